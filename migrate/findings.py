@@ -80,6 +80,7 @@ class FileResult:
     message: str = ""  # why it failed or was skipped
     old: bytes | None = None  # original bytes, kept only when the file changed
     new: bytes | None = None  # rewritten bytes, only when the file changed
+    diff: str = ""  # unified diff, when asked for
 
     @property
     def needs_human(self) -> bool:
@@ -93,4 +94,6 @@ class FileResult:
         }
         if self.message:
             out["message"] = self.message
+        if self.diff:
+            out["diff"] = self.diff
         return out

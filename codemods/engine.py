@@ -1,0 +1,157 @@
+"""Run the rules over one file's bytes and return a result value; never raises, never writes.
+
+The guarantees of DESIGN.md live here: a cheap byte prefilter before any parse; decoding as
+Python does (BOM, PEP 263 cookie); the rewritten text must parse again (with libcst, and with
+`ast` when the original did) and a second pass over it must change nothing; the encoding and
+newline style of the original are kept.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import difflib
+import re
+from collections.abc import Sequence
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+
+from codemods import BY_CODE
+from codemods.base import FileState, Options, Rule
+from migrate.files import SourceError, decode_python, read_bytes
+from migrate.findings import FileResult, Finding, Status
+
+# Files that cannot mention TRL are never parsed. `\b` keeps `ctrl` and `trlx` out.
+PREFILTER = re.compile(rb"\btrl\b")
+
+
+def needs_parse(data: bytes) -> bool:
+    return PREFILTER.search(data) is not None
+
+
+def fix_text(text: str, *, path: str, rules: Sequence[Rule], options: Options) -> tuple[str, list[Finding]]:
+    """Apply `rules` in order; raises libcst.ParserSyntaxError for text that is not Python.
+
+    Each rule runs one or more passes; a pass sees the output of the one before, so the line
+    of a finding made in a later pass is mapped back to the original text.
+    """
+    module = cst.parse_module(text)
+    state = FileState(path=path, options=options)
+    stages: list[tuple[int, str]] = []  # (first finding index of the pass, text the pass saw)
+    current = text
+    for rule in rules:
+        if not rule.triggered(text):
+            continue
+        for transformer in rule.transformers:
+            stages.append((len(state.findings), current))
+            module = transformer(CodemodContext(filename=path), state).transform_module(module)
+            current = module.code
+    return current, _map_back(state.findings, stages, text)
+
+
+def _map_back(findings: list[Finding], stages: list[tuple[int, str]], original: str) -> list[Finding]:
+    """Rewrite each finding's line from the text its pass saw to the original text's line."""
+    maps: list[dict[int, int] | None] = []  # per stage: its text's lines -> previous stage's lines
+    previous = original
+    for _, seen in stages:
+        maps.append(None if seen == previous else _line_map(seen, previous))
+        previous = seen
+    out = list(findings)
+    for stage_index, (start, _) in enumerate(stages):
+        end = stages[stage_index + 1][0] if stage_index + 1 < len(stages) else len(findings)
+        for i in range(start, end):
+            line = out[i].line
+            for m in reversed(maps[: stage_index + 1]):
+                if m is not None and line:
+                    line = m.get(line, line)
+            if line != out[i].line:
+                out[i] = dataclasses.replace(out[i], line=line)
+    return out
+
+
+def _line_map(new: str, old: str) -> dict[int, int]:
+    """1-based lines of `new` -> the line of `old` they came from (or stand nearest to)."""
+    a, b = old.splitlines(), new.splitlines()
+    mapping: dict[int, int] = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        for k, j in enumerate(range(j1, j2)):
+            mapping[j + 1] = (i1 + k + 1) if tag == "equal" else min(i1 + 1 + min(k, max(i2 - i1 - 1, 0)), len(a))
+    return mapping
+
+
+def scan(path: str, display: str, *, explicit: bool) -> tuple[FileResult | None, bytes]:
+    """Read the file; a result when it needs no parse (skipped or unreadable), else None."""
+    try:
+        data = read_bytes(path)
+    except SourceError as e:
+        return FileResult(display, Status.FAILED, message=str(e)), b""
+    if not data.strip():
+        return FileResult(display, Status.SKIPPED, message="empty file"), data
+    nul = data.find(b"\x00")
+    if nul != -1:
+        return FileResult(display, Status.FAILED, message=f"binary file: NUL byte at offset {nul}"), data
+    if not explicit and not needs_parse(data):
+        return FileResult(display, Status.SKIPPED, message="does not mention trl"), data
+    return None, data
+
+
+def process(
+    display: str, data: bytes, *, codes: Sequence[str], options: Options, want_diff: bool = False
+) -> FileResult:
+    """Rewrite one file's bytes with the rules named by `codes`; the result carries new bytes."""
+    rules = [BY_CODE[c] for c in codes]
+    try:
+        decoded = decode_python(data)
+    except SourceError as e:
+        return FileResult(display, Status.FAILED, message=str(e))
+    try:
+        new_text, findings = fix_text(decoded.text, path=display, rules=rules, options=options)
+    except cst.ParserSyntaxError as e:
+        return FileResult(display, Status.FAILED, message=f"syntax error at line {e.raw_line}, column "
+                          f"{e.raw_column + 1}: {e.message}")
+    except RecursionError:
+        return FileResult(display, Status.FAILED, message="too deeply nested for the parser")
+    except Exception as e:  # a rule's bug must not take the batch down; report it as this file's
+        return FileResult(display, Status.FAILED, message=f"internal error ({type(e).__name__}: {e}); "
+                          "please report it with this file")
+    if new_text == decoded.text:
+        return FileResult(display, Status.UNCHANGED, findings=findings)
+    problem = _verify(decoded.text, new_text, path=display, rules=rules, options=options)
+    if problem:
+        return FileResult(display, Status.FAILED, findings=findings, message=problem)
+    try:
+        new = decoded.encode(new_text)
+    except SourceError as e:
+        return FileResult(display, Status.FAILED, findings=findings, message=str(e))
+    diff = unified_diff(display, decoded.text, new_text) if want_diff else ""
+    return FileResult(display, Status.CHANGED, findings=findings, old=data, new=new, diff=diff)
+
+
+def _verify(old: str, new: str, *, path: str, rules: Sequence[Rule], options: Options) -> str:
+    """Why the rewrite must not be written, or "" when it is sound."""
+    try:
+        again, _ = fix_text(new, path=path, rules=rules, options=options)
+    except cst.ParserSyntaxError as e:
+        return f"internal error: the rewrite does not parse ({e.message}); file left as it was"
+    if again != new:
+        return "internal error: a second pass would change the rewrite again; file left as it was"
+    try:
+        ast.parse(old)
+    except (SyntaxError, ValueError):
+        return ""  # newer syntax than this interpreter knows; libcst's parse is the check
+    try:
+        ast.parse(new)
+    except (SyntaxError, ValueError) as e:
+        return f"internal error: the rewrite is not valid Python ({e}); file left as it was"
+    return ""
+
+
+def unified_diff(path: str, old: str, new: str) -> str:
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}"
+    )
+    out = []
+    for line in lines:
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)

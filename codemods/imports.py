@@ -1,0 +1,278 @@
+"""TRL101 imports: every TRL import path that 1.13 moved goes to its new home; removed ones get a TODO.
+
+Driven by the symbol table (`codemods/data/trl_symbols.json`, built from the wheels of TRL
+0.4-1.13). Handles `from trl... import X [as Y]` anywhere (module level, functions, try/except),
+`import trl` / `import trl.core as c` followed by attribute use, and star imports. Value-head
+classes are TRL102's; PPO classes get a manual finding until the PPO rewrite rule takes them.
+Release notes: https://github.com/huggingface/trl/releases/tag/v1.13.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.helpers import get_full_name_for_node
+
+from codemods import symbols
+from codemods.base import Rule, RuleTransformer
+from codemods.symbols import Symbol
+from migrate.findings import Severity
+
+_PPO_HINT = (
+    "migrate to RLOOTrainer/RLOOConfig (or GRPOTrainer/GRPOConfig); see docs/migration.md"
+)
+
+
+def _dotted(path: str) -> cst.BaseExpression:
+    return cst.parse_expression(path)
+
+
+def message_for(sym: Symbol) -> str:
+    """The one sentence a user reads about an old import path."""
+    gone = f"removed in TRL {sym.gone_in}" if sym.gone_in else "gone in TRL 1.13"
+    if sym.fate == symbols.MOVED and sym.deprecated:
+        return f"`{sym.path}` is deprecated in TRL 1.13 (it warns when used); import it from `{sym.to}`"
+    if sym.fate == symbols.MOVED:
+        return f"`{sym.path}` was {gone}; it lives at `{sym.to}`"
+    if sym.fate == symbols.PPO:
+        return f"`{sym.path}` was {gone} and TRL 1.13 has no PPO: {_PPO_HINT}"
+    hint = f": {sym.hint}" if sym.hint else "; TRL 1.13 has no replacement"
+    return f"`{sym.path}` was {gone}{hint}"
+
+
+def _import_from(module: str, aliases: list[cst.ImportAlias]) -> cst.SimpleStatementLine:
+    fixed = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in aliases]
+    return cst.SimpleStatementLine(body=[cst.ImportFrom(module=_dotted(module), names=fixed)])  # type: ignore[arg-type]
+
+
+def _alias_name(alias: cst.ImportAlias) -> str:
+    return get_full_name_for_node(alias.name) or ""
+
+
+def _asname(alias: cst.ImportAlias) -> str | None:
+    if alias.asname is None:
+        return None
+    return get_full_name_for_node(alias.asname.name)
+
+
+class _BoundAndUsedNames(cst.CSTVisitor):
+    """Names a module uses, and names it binds itself (for resolving star imports)."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+        self.bound: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.used.add(node.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.bound.add(node.name.value)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.bound.add(node.name.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if isinstance(node.target, cst.Name):
+            self.bound.add(node.target.value)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        bound = _asname(node) or _alias_name(node).split(".")[0]
+        self.bound.add(bound)
+
+
+class RewriteImports(RuleTransformer):
+    CODE = "TRL101"
+
+    def __init__(self, context, state) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(context, state)
+        self.table = symbols.load()
+        self._import_depth = 0
+        self._free: set[str] = set()
+
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        names = _BoundAndUsedNames()
+        node.visit(names)
+        self._free = names.used - names.bound
+
+    # -- attribute use: trl.core.set_seed(...) -------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> None:
+        self._import_depth += 1
+        for alias in node.names:
+            module = _alias_name(alias)
+            if self._gone_module(module):
+                RemoveImportsVisitor.remove_unused_import(self.context, module, asname=_asname(alias))
+
+    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import) -> cst.Import:
+        self._import_depth -= 1
+        return updated_node
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._import_depth += 1
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
+        self._import_depth -= 1
+        return updated_node
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        if self._import_depth:
+            return updated_node
+        for qname in sorted(self.qualified_names(original_node)):
+            sym = self.table.get(qname)
+            if sym is None or sym.fate == symbols.VALUE_HEAD:
+                continue
+            if sym.fate == symbols.MOVED:
+                AddImportsVisitor.add_needed_import(self.context, sym.to_module)
+                self.report(original_node, message_for(sym), severity=self._severity(sym))
+                return _dotted(sym.to)
+            self.todo(original_node, message_for(sym))
+            break
+        return updated_node
+
+    # -- from X import a, b as c ----------------------------------------------------------------
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine | cst.FlattenSentinel[cst.SimpleStatementLine]:
+        if len(updated_node.body) != 1 or not isinstance(updated_node.body[0], cst.ImportFrom):
+            return updated_node
+        node = updated_node.body[0]
+        if node.relative or node.module is None:
+            return updated_node  # relative imports are a package's own business
+        module = get_full_name_for_node(node.module) or ""
+        if not (module == "trl" or module.startswith("trl.")):
+            return updated_node
+        if isinstance(node.names, cst.ImportStar):
+            return self._star(original_node, updated_node, module)
+        return self._names(original_node, updated_node, node, module)
+
+    def _names(self, original, updated, node: cst.ImportFrom, module: str):  # type: ignore[no-untyped-def]
+        assert not isinstance(node.names, cst.ImportStar)
+        kept: list[cst.ImportAlias] = []
+        moved: dict[str, list[cst.ImportAlias]] = {}
+        orig_aliases = original.body[0].names
+        for alias, orig_alias in zip(node.names, orig_aliases):
+            name = _alias_name(alias)
+            full = f"{module}.{name}"
+            sym = self.table.get(full)
+            if sym is None:
+                kept.append(alias)
+                if self._gone_module(full):
+                    RemoveImportsVisitor.remove_unused_import(self.context, module, name, _asname(alias))
+                elif self._gone_module(module):
+                    self.todo(orig_alias, f"`{module}` does not exist in TRL 1.13; `{name}` has no known new home")
+                continue
+            if sym.fate == symbols.MOVED:
+                asname = _asname(alias) or (name if sym.to_name != name else None)
+                new = cst.ImportAlias(
+                    name=cst.Name(sym.to_name),
+                    asname=cst.AsName(name=cst.Name(asname)) if asname else None,
+                )
+                moved.setdefault(sym.to_module, []).append(new)
+                self.report(orig_alias, message_for(sym), severity=self._severity(sym))
+                continue
+            kept.append(alias)
+            if sym.fate != symbols.VALUE_HEAD:
+                self.todo(orig_alias, message_for(sym))
+        if not moved:
+            return updated
+        new_lines = [_import_from(target, aliases) for target, aliases in moved.items()]
+        if not kept:
+            first = new_lines[0].with_changes(
+                leading_lines=updated.leading_lines, trailing_whitespace=updated.trailing_whitespace
+            )
+            if len(new_lines) == 1:
+                return first
+            return cst.FlattenSentinel([first, *new_lines[1:]])
+        trailing_comma = not isinstance(node.names[-1].comma, cst.MaybeSentinel)
+        if not trailing_comma:
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        rest = node.with_changes(names=kept)
+        return cst.FlattenSentinel([updated.with_changes(body=[rest]), *new_lines])
+
+    def _star(self, original, updated, module: str):  # type: ignore[no-untyped-def]
+        exported = self.table.names_by_module.get(module, {})
+        used = [exported[n] for n in sorted(self._free & exported.keys())]
+        moved = [s for s in used if s.fate == symbols.MOVED]
+        manual = [s for s in used if s.fate in (symbols.REMOVED, symbols.PPO)]
+        for sym in manual:
+            self.todo(original, f"`from {module} import *` provides `{sym.name}`: " + message_for(sym))
+        by_target: dict[str, list[cst.ImportAlias]] = {}
+        for sym in moved:
+            asname = sym.name if sym.to_name != sym.name else None
+            by_target.setdefault(sym.to_module, []).append(
+                cst.ImportAlias(name=cst.Name(sym.to_name), asname=cst.AsName(name=cst.Name(asname)) if asname else None)
+            )
+            self.report(original, message_for(sym), severity=self._severity(sym))
+        new_lines = [_import_from(t, a) for t, a in by_target.items()]
+        if self._gone_module(module) and not manual:
+            if new_lines:
+                new_lines[0] = new_lines[0].with_changes(leading_lines=updated.leading_lines)
+                return cst.FlattenSentinel(new_lines)
+            self.todo(original, f"`{module}` does not exist in TRL 1.13: remove this star import")
+            return updated
+        if not new_lines:
+            return updated
+        return cst.FlattenSentinel([updated, *new_lines])
+
+    # -- helpers -----------------------------------------------------------------------------------
+    def _gone_module(self, module: str) -> bool:
+        parts = module.split(".")
+        return any(self.table.module_gone(".".join(parts[:i])) for i in range(1, len(parts) + 1))
+
+    @staticmethod
+    def _severity(sym: Symbol) -> Severity:
+        return Severity.WARNING if sym.deprecated else Severity.ERROR
+
+
+class GoneModuleImports(RuleTransformer):
+    """Second pass: imports of modules TRL 1.13 no longer has, still used after the rewrite."""
+
+    CODE = "TRL101"
+
+    def __init__(self, context, state) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(context, state)
+        self.table = symbols.load()
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self._flag(node, (_alias_name(a) for a in node.names))
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        module = get_full_name_for_node(node.module) or ""
+        self._flag(node, (f"{module}.{_alias_name(a)}" for a in node.names), exact=True)
+
+    def _flag(self, node: cst.CSTNode, modules: Iterable[str], *, exact: bool = False) -> None:
+        """TODO for each import of a gone module; `exact`: the name itself must be that module."""
+        for module in modules:
+            if self.table.get(module) is not None:
+                continue  # a symbol, handled by the first pass
+            candidates = [module] if exact else _prefixes(module)
+            gone = next((m for m in candidates if self.table.module_gone(m)), None)
+            if gone is None:
+                continue
+            version = self.table.gone_modules[gone]
+            when = f" (removed in TRL {version})" if version else ""
+            self.todo(node, f"module `{gone}` does not exist in TRL 1.13{when}; move what this file uses from it")
+
+
+def _prefixes(module: str) -> list[str]:
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+class Imports(Rule):
+    code = "TRL101"
+    name = "imports"
+    summary = "Move TRL imports that 1.13 relocated; mark the ones it removed."
+    before = "from trl import set_seed, create_reference_model\nfrom trl.core import LengthSampler\n"
+    after = (
+        "from transformers import set_seed\n"
+        "from trl.experimental.utils import create_reference_model\n"
+        "# TODO(trl-migrate TRL101): `trl.core.LengthSampler` was removed in TRL 0.25.0; ...\n"
+        "from trl.core import LengthSampler\n"
+    )
+    transformers = (RewriteImports, GoneModuleImports)
+

@@ -1,0 +1,91 @@
+"""The TRL symbol table: every historical import path that TRL 1.13 moved or removed.
+
+The data is `codemods/data/trl_symbols.json`, generated from the real wheels by
+`tools/build_symbol_table.py` (see tools/README.md). This module only loads and queries it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from importlib import resources
+
+MOVED = "moved"
+REMOVED = "removed"
+VALUE_HEAD = "value_head"
+PPO = "ppo"
+
+
+@dataclasses.dataclass(frozen=True)
+class Symbol:
+    path: str  # old fully qualified dotted path, e.g. "trl.core.set_seed"
+    fate: str  # moved | removed | value_head | ppo
+    to: str = ""  # new fully qualified path when moved
+    seen: tuple[str, str] = ("", "")  # first and last TRL version where `path` imported
+    gone_in: str = ""
+    hint: str = ""
+    deprecated: bool = False  # still imports in 1.13 but warns
+
+    @property
+    def module(self) -> str:
+        return self.path.rpartition(".")[0]
+
+    @property
+    def name(self) -> str:
+        return self.path.rpartition(".")[2]
+
+    @property
+    def to_module(self) -> str:
+        return self.to.rpartition(".")[0]
+
+    @property
+    def to_name(self) -> str:
+        return self.to.rpartition(".")[2]
+
+    def history(self) -> str:
+        """`trl.core.LengthSampler (TRL 0.4.7-0.24.0)`: where and when the old path worked."""
+        first, last = self.seen
+        return f"{self.path} (TRL {first}-{last})" if first else self.path
+
+
+@dataclasses.dataclass(frozen=True)
+class Table:
+    target: str
+    symbols: dict[str, Symbol]
+    gone_modules: dict[str, str]  # module -> version it disappeared in
+
+    def get(self, path: str) -> Symbol | None:
+        return self.symbols.get(path)
+
+    def module_gone(self, module: str) -> bool:
+        return module in self.gone_modules
+
+    @functools.cached_property
+    def names_by_module(self) -> dict[str, dict[str, Symbol]]:
+        out: dict[str, dict[str, Symbol]] = {}
+        for sym in self.symbols.values():
+            out.setdefault(sym.module, {})[sym.name] = sym
+        return out
+
+    def by_fate(self, fate: str) -> dict[str, Symbol]:
+        return {p: s for p, s in self.symbols.items() if s.fate == fate}
+
+
+@functools.cache
+def load() -> Table:
+    raw = json.loads(resources.files("codemods").joinpath("data/trl_symbols.json").read_text("utf-8"))
+    symbols = {}
+    for path, entry in raw["symbols"].items():
+        seen = entry.get("seen") or ("", "")
+        symbols[path] = Symbol(
+            path=path,
+            fate=entry["fate"],
+            to=entry.get("to", ""),
+            seen=(seen[0], seen[1]),
+            gone_in=entry.get("gone_in", ""),
+            hint=entry.get("hint", ""),
+            deprecated=bool(entry.get("deprecated", False)),
+        )
+    gone = {m: e.get("gone_in", "") for m, e in raw.get("modules", {}).items()}
+    return Table(target=raw["target"], symbols=symbols, gone_modules=gone)

@@ -1,0 +1,278 @@
+"""TRL102 value-heads: `AutoModelFor*WithValueHead` become the plain transformers model classes.
+
+TRL 1.13 removed `AutoModelForCausalLMWithValueHead`, `AutoModelForSeq2SeqLMWithValueHead` and
+`PreTrainedModelWrapper` (trl.experimental.ppo, deleted by huggingface/trl#7020). Loading calls
+keep their model kwargs; value-head-only kwargs are dropped, `peft_config` moves to
+`peft.get_peft_model`, 8/4-bit flags become a `BitsAndBytesConfig`, wrapping a loaded model
+yields that model, and `.pretrained_model` becomes the model itself. What needs a decision
+(`.v_head`, isinstance checks, reward adapters, encoder-decoder policies) gets a TODO.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.helpers import get_full_name_for_node
+
+from codemods import symbols
+from codemods.base import Rule, RuleTransformer
+from migrate.findings import Severity
+
+CAUSAL = "AutoModelForCausalLMWithValueHead"
+SEQ2SEQ = "AutoModelForSeq2SeqLMWithValueHead"
+REPLACEMENT = {CAUSAL: "AutoModelForCausalLM", SEQ2SEQ: "AutoModelForSeq2SeqLM"}
+
+# Keyword arguments only the value-head wrapper understood (W:0.11.4 modeling_value_head.py
+# `supported_args`, modeling_base.py `from_pretrained`): a plain model rejects them.
+DROPPED_KWARGS = ("summary_dropout_prob", "v_head_initializer_range", "v_head_init_strategy", "is_trainable")
+REWARD_ADAPTER_KWARGS = ("reward_adapter", "reward_adapter_name")
+QUANT_KWARGS = ("load_in_8bit", "load_in_4bit")
+ENCODER_DECODER_TODO = (
+    "no TRL 1.13 online-RL trainer (GRPO, RLOO) takes encoder-decoder models: stay on TRL <= 1.12 "
+    "for this policy or move to a decoder-only model"
+)
+# Calls whose result is already a loaded model (wrapping it in a value head yields the model).
+MODEL_FACTORIES = ("from_pretrained", "from_config", "get_peft_model")
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _kwarg(call: cst.Call, name: str) -> cst.Arg | None:
+    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def _without_trailing_comma(args: list[cst.Arg]) -> list[cst.Arg]:
+    if args and not isinstance(args[-1].comma, cst.MaybeSentinel):
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return args
+
+
+class RewriteValueHeads(RuleTransformer):
+    CODE = "TRL102"
+
+    def __init__(self, context, state) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(context, state)
+        table = symbols.load()
+        self.paths = {p: s.name for p, s in table.by_fate(symbols.VALUE_HEAD).items()}
+        self.model_vars: set[str] = set()  # names bound to value-head models in this file
+        self.loaded_vars: set[str] = set()  # names bound to already-loaded transformers/peft models
+        self._handled: set[int] = set()
+        self._import_depth = 0
+
+    # -- which class does a node name? -----------------------------------------------------------
+    def _vh_class(self, node: cst.CSTNode) -> str | None:
+        for qname in self.qualified_names(node):
+            if qname in self.paths:
+                return self.paths[qname]
+        return None
+
+    def _construction(self, call: cst.Call) -> tuple[str, cst.BaseExpression] | None:
+        """(class name, class node) when `call` is `X.from_pretrained(...)` or `X(...)`."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
+            cls = self._vh_class(func.value)
+            if cls in REPLACEMENT:
+                return cls, func.value
+        cls = self._vh_class(func)
+        if cls in REPLACEMENT:
+            return cls, func
+        return None
+
+    def _is_loaded_model(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            name = func.attr.value if isinstance(func, cst.Attribute) else get_full_name_for_node(func) or ""
+            return name.split(".")[-1] in MODEL_FACTORIES
+        return (get_full_name_for_node(expr) or "") in self.loaded_vars
+
+    # -- imports -------------------------------------------------------------------------------
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._import_depth += 1
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        module = get_full_name_for_node(node.module) or ""
+        for alias in node.names:
+            name = get_full_name_for_node(alias.name) or ""
+            if f"{module}.{name}" in self.paths:
+                asname = get_full_name_for_node(alias.asname.name) if alias.asname else None
+                RemoveImportsVisitor.remove_unused_import(self.context, module, name, asname)
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
+        self._import_depth -= 1
+        return updated_node
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self._import_depth += 1
+
+    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import) -> cst.Import:
+        self._import_depth -= 1
+        return updated_node
+
+    # -- assignments: remember which names hold models ------------------------------------------
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        value = original_node.value
+        is_vh = isinstance(value, cst.Call) and self._construction(value) is not None
+        for target in original_node.targets:
+            name = get_full_name_for_node(target.target)
+            if name is None:
+                continue
+            if is_vh:
+                self.model_vars.add(name)
+            elif self._is_loaded_model(value):
+                self.loaded_vars.add(name)
+        return updated_node
+
+    # -- calls: X.from_pretrained(...) and X(model) ------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        found = self._construction(node)
+        if found is not None:
+            self._handled.add(id(found[1]))
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        found = self._construction(original_node)
+        if found is None:
+            return updated_node
+        cls, cls_node = found
+        if cls == SEQ2SEQ:
+            self.todo(original_node, ENCODER_DECODER_TODO, severity=Severity.WARNING)
+        kept: list[cst.Arg] = []
+        peft_arg = None
+        quant: list[tuple[cst.Arg, cst.Arg]] = []  # (original for positions, updated)
+        for orig, arg in zip(original_node.args, updated_node.args):
+            key = arg.keyword.value if arg.keyword is not None else None
+            if key in DROPPED_KWARGS:
+                self.report(orig, f"`{key}` configured the value head, which TRL 1.13 does not have; dropped",
+                            severity=Severity.INFO)
+            elif key in REWARD_ADAPTER_KWARGS:
+                self.todo(original_node, f"`{_code(arg).strip().rstrip(',')}` was dropped: TRL 1.13 has no "
+                          "multi-adapter reward; pass a reward model or a reward function to the trainer's reward_funcs")
+            elif key == "peft_config":
+                peft_arg = arg
+                self.report(orig, "`peft_config` moved to `peft.get_peft_model` (TRL 1.13 trainers also take "
+                            "`peft_config=`)", severity=Severity.WARNING)
+            elif key in QUANT_KWARGS and _kwarg(original_node, "quantization_config") is None:
+                quant.append((orig, arg))
+            else:
+                kept.append(arg)
+        first = next((a for a in kept if a.keyword is None), None)
+        wraps_model = first is not None and self._is_loaded_model(first.value)
+        if wraps_model and first is not None:
+            rest = [a for a in kept if a is not first]
+            if rest or quant:
+                self.todo(original_node, "this wraps an already-loaded model; move these arguments to where it is loaded: "
+                          + ", ".join(_code(a).strip().rstrip(",") for a in [*rest, *(q for _, q in quant)]))
+            result: cst.BaseExpression = first.value
+            self.report(original_node, f"`{cls}` wrapped an already-loaded model; TRL 1.13 uses the model itself")
+        else:
+            if quant:
+                kept.append(self._quantization_arg(quant))
+            result = updated_node.with_changes(
+                func=updated_node.func.with_changes(value=self._replacement(cls, cls_node))
+                if isinstance(updated_node.func, cst.Attribute) and updated_node.func.attr.value == "from_pretrained"
+                else cst.Attribute(value=self._replacement(cls, cls_node), attr=cst.Name("from_pretrained")),
+                args=_without_trailing_comma(kept),
+            )
+            self.report(original_node, f"`{cls}` was removed in TRL 1.13; loading `{REPLACEMENT[cls]}` instead")
+        if peft_arg is not None:
+            AddImportsVisitor.add_needed_import(self.context, "peft", "get_peft_model")
+            result = cst.Call(
+                func=cst.Name("get_peft_model"),
+                args=[cst.Arg(result), peft_arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT,
+                                                              comma=cst.MaybeSentinel.DEFAULT)],
+            )
+        return result
+
+    def _replacement(self, cls: str, cls_node: cst.BaseExpression) -> cst.BaseExpression:
+        new = REPLACEMENT[cls]
+        if isinstance(cls_node, cst.Name):
+            AddImportsVisitor.add_needed_import(self.context, "transformers", new)
+            return cst.Name(new)
+        AddImportsVisitor.add_needed_import(self.context, "transformers")
+        return cst.parse_expression(f"transformers.{new}")
+
+    def _quantization_arg(self, quant: list[tuple[cst.Arg, cst.Arg]]) -> cst.Arg:
+        AddImportsVisitor.add_needed_import(self.context, "transformers", "BitsAndBytesConfig")
+        for orig, arg in quant:
+            self.report(orig, f"`{arg.keyword.value if arg.keyword else ''}` is not a from_pretrained argument in "
+                        "transformers 5; moved into `quantization_config=BitsAndBytesConfig(...)`",
+                        severity=Severity.WARNING)
+        inner = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for _, a in quant]
+        call = cst.Call(func=cst.Name("BitsAndBytesConfig"), args=inner)
+        return cst.Arg(keyword=cst.Name("quantization_config"), value=call,
+                       equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                             whitespace_after=cst.SimpleWhitespace("")))
+
+    # -- other references: .pretrained_model, .v_head, isinstance(...) -----------------------------
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        if self._import_depth:
+            return updated_node
+        owner = get_full_name_for_node(original_node.value)
+        attr = original_node.attr.value
+        if owner in self.model_vars:
+            if attr == "pretrained_model":
+                self.report(original_node, f"`{owner}.pretrained_model` is `{owner}` itself without the value head")
+                return updated_node.value
+            if attr == "current_device":
+                self.report(original_node, f"`{owner}.current_device` is `{owner}.device` on a plain model")
+                return updated_node.with_changes(attr=cst.Name("device"))
+            if attr == "v_head":
+                self.todo(original_node, "the value head is gone in TRL 1.13 (GRPO/RLOO need no critic); if a value "
+                          "model is really needed, load AutoModelForSequenceClassification(..., num_labels=1)")
+        self._other_reference(original_node)
+        return updated_node
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        if not self._import_depth:
+            self._other_reference(original_node)
+        return updated_node
+
+    def _other_reference(self, node: cst.BaseExpression) -> None:
+        if id(node) in self._handled:
+            return
+        cls = self._vh_class(node)
+        if cls is None:
+            return
+        self._handled.add(id(node))
+        hint = "use `transformers.PreTrainedModel` for type and isinstance checks" if cls != "ValueHead" else \
+            "there is no value head in TRL 1.13"
+        self.todo(node, f"`{cls}` does not exist in TRL 1.13: {hint}")
+
+
+class LeftoverValueHeadImports(RuleTransformer):
+    """Second pass: a value-head import still used after the rewrite would fail on 1.13."""
+
+    CODE = "TRL102"
+    NAMES: ClassVar[tuple[str, ...]] = ()
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        module = get_full_name_for_node(node.module) or ""
+        paths = symbols.load().by_fate(symbols.VALUE_HEAD)
+        for alias in node.names:
+            sym = paths.get(f"{module}.{get_full_name_for_node(alias.name)}")
+            if sym is not None:
+                self.todo(node, f"`{sym.name}` does not exist in TRL 1.13; finish the TODOs on its remaining uses, "
+                          "then delete this import")
+
+
+class ValueHeads(Rule):
+    code = "TRL102"
+    name = "value-heads"
+    summary = "Replace value-head model wrappers with plain transformers models."
+    before = (
+        "from trl import AutoModelForCausalLMWithValueHead\n"
+        "model = AutoModelForCausalLMWithValueHead.from_pretrained(name, v_head_init_strategy=\"normal\")\n"
+        "device = model.pretrained_model.device\n"
+    )
+    after = (
+        "from transformers import AutoModelForCausalLM\n"
+        "model = AutoModelForCausalLM.from_pretrained(name)\n"
+        "device = model.device\n"
+    )
+    transformers = (RewriteValueHeads, LeftoverValueHeadImports)
+    triggers = ("ValueHead", "PreTrainedModelWrapper", "SUPPORTED_ARCHITECTURES")

@@ -1,0 +1,134 @@
+"""Which files a command looks at: paths as given, folders walked honouring .gitignore.
+
+Folders are walked recursively, skipping DEFAULT_EXCLUDES and whatever the .gitignore files
+(of the folder, its subfolders and its enclosing git repository) and .git/info/exclude ignore.
+A path named on the command line is always taken, excluded or not.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable, Iterator, Sequence
+
+import pathspec
+
+DEFAULT_EXCLUDES = frozenset(
+    {".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "build", "dist", "site-packages",
+     "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints"}
+)
+PYTHON_SUFFIXES = (".py",)
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    path: str  # as the user will read it: the argument joined with the walked part
+    explicit: bool  # named on the command line
+
+
+@dataclasses.dataclass(frozen=True)
+class Missing:
+    path: str
+    message: str
+
+
+def _spec_for(folder: str) -> pathspec.PathSpec | None:
+    lines: list[str] = []
+    for name in (".gitignore", os.path.join(".git", "info", "exclude")):
+        try:
+            with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as fh:
+                lines.extend(fh.read().splitlines())
+        except OSError:
+            continue
+    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+
+
+def _git_root(folder: str) -> str | None:
+    current = os.path.abspath(folder)
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _ancestor_specs(folder: str) -> list[tuple[str, pathspec.PathSpec]]:
+    """The ignore specs of the enclosing repository's folders above `folder` (exclusive)."""
+    root = _git_root(folder)
+    if root is None:
+        return []
+    specs = []
+    current = os.path.abspath(folder)
+    chain = []
+    while current != root:
+        current = os.path.dirname(current)
+        chain.append(current)
+    for base in reversed(chain):
+        spec = _spec_for(base)
+        if spec is not None:
+            specs.append((base, spec))
+    return specs
+
+
+def _ignored(abspath: str, is_dir: bool, specs: Sequence[tuple[str, pathspec.PathSpec]]) -> bool:
+    for base, spec in specs:
+        rel = os.path.relpath(abspath, base).replace(os.sep, "/")
+        if spec.match_file(rel + "/" if is_dir else rel):
+            return True
+    return False
+
+
+def walk(folder: str, *, suffixes: Sequence[str] = PYTHON_SUFFIXES,
+         excludes: Iterable[str] = DEFAULT_EXCLUDES) -> Iterator[str]:
+    """Files under `folder` with one of `suffixes`, in sorted order, ignored ones left out."""
+    exclude = frozenset(excludes)
+    base_specs = _ancestor_specs(folder)
+    stack: list[tuple[str, list[tuple[str, pathspec.PathSpec]]]] = [(folder, base_specs)]
+    while stack:
+        current, specs = stack.pop()
+        spec = _spec_for(current)
+        here = [*specs, (os.path.abspath(current), spec)] if spec is not None else specs
+        try:
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if entry.name in exclude or _ignored(os.path.abspath(entry.path), True, here):
+                    continue
+                subdirs.append(entry.path)
+            elif entry.name.endswith(tuple(suffixes)):
+                if not _ignored(os.path.abspath(entry.path), False, here):
+                    yield os.path.normpath(entry.path)
+        stack.extend((d, here) for d in reversed(subdirs))
+
+
+def discover(paths: Sequence[str], *, suffixes: Sequence[str] = PYTHON_SUFFIXES,
+             excludes: Iterable[str] = DEFAULT_EXCLUDES) -> tuple[list[Candidate], list[Missing]]:
+    """Expand command-line paths into candidate files, each once (by real path), in order."""
+    seen: set[str] = set()
+    found: list[Candidate] = []
+    missing: list[Missing] = []
+
+    def add(path: str, explicit: bool) -> None:
+        key = os.path.realpath(path)
+        if key not in seen:
+            seen.add(key)
+            found.append(Candidate(path, explicit))
+
+    for raw in paths:
+        if os.path.isdir(raw):
+            for path in walk(raw, suffixes=suffixes, excludes=excludes):
+                add(path, False)
+        elif os.path.lexists(raw):
+            add(os.path.normpath(raw), True)
+        else:
+            missing.append(Missing(raw, "no such file or directory"))
+    return found, missing
