@@ -82,6 +82,32 @@ class _BoundAndUsedNames(cst.CSTVisitor):
         self.bound.add(bound)
 
 
+class _QualifiedUses(cst.CSTVisitor):
+    """Qualified names of every outermost name or attribute chain outside import statements."""
+
+    def __init__(self, owner: RuleTransformer) -> None:
+        self.owner = owner
+        self.names: list[str] = []
+        self._inner: set[int] = set()
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._inner.add(id(node.value))
+        self._record(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self._record(node)
+
+    def _record(self, node: cst.CSTNode) -> None:
+        if id(node) not in self._inner:
+            self.names.extend(self.owner.qualified_names(node))
+
+
 class RewriteImports(RuleTransformer):
     CODE = "TRL101"
 
@@ -96,6 +122,33 @@ class RewriteImports(RuleTransformer):
         names = _BoundAndUsedNames()
         node.visit(names)
         self._free = names.used - names.bound
+        uses = _QualifiedUses(self)
+        node.visit(uses)
+        self._uses = uses.names
+
+    def _still_used(self, module: str) -> list[str]:
+        """Uses of `module` (or names under it) that this pass will not rewrite away."""
+        out = []
+        for use in self._uses:
+            if use == module or use.startswith(module + "."):
+                sym = self.table.get(use)
+                if sym is None or sym.fate != symbols.MOVED:
+                    out.append(use)
+        return out
+
+    def _unused_gone_import(self, alias: cst.ImportAlias, module: str, name: str | None) -> bool:
+        """Schedule removal of an import of a gone module whose every use is rewritten."""
+        full = f"{module}.{name}" if name else module
+        if self._still_used(full):
+            return False
+        binding = _asname(alias) or (name if name else None)
+        if binding is None and self._still_used(module.split(".")[0]):
+            return False  # `import trl.core` also binds `trl`, which other code uses: leave_Import
+        RemoveImportsVisitor.remove_unused_import(self.context, module, name, _asname(alias))
+        version = self.table.gone_modules.get(full) or self._gone_version(full)
+        self.report(alias, f"module `{full}` does not exist in TRL 1.13 (removed in TRL {version}); "
+                    "its uses were rewritten and the import removed")
+        return True
 
     # -- attribute use: trl.core.set_seed(...) -------------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:
@@ -103,11 +156,22 @@ class RewriteImports(RuleTransformer):
         for alias in node.names:
             module = _alias_name(alias)
             if self._gone_module(module):
-                RemoveImportsVisitor.remove_unused_import(self.context, module, asname=_asname(alias))
+                self._unused_gone_import(alias, module, None)
 
     def leave_Import(self, original_node: cst.Import, updated_node: cst.Import) -> cst.Import:
         self._import_depth -= 1
-        return updated_node
+        names = []
+        for orig, alias in zip(original_node.names, updated_node.names):
+            module = _alias_name(alias)
+            root = module.split(".")[0]
+            if (alias.asname is None and module != root and self._gone_module(module)
+                    and not self._still_used(module) and self._still_used(root)):
+                # `import trl.core` when only `trl.X` is used: keep the binding, drop the gone module
+                self.report(orig, f"module `{module}` does not exist in TRL 1.13; this file only uses "
+                            f"`{root}` through it, so `import {root}` stays")
+                alias = alias.with_changes(name=cst.Name(root))
+            names.append(alias)
+        return updated_node.with_changes(names=names)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         self._import_depth += 1
@@ -159,7 +223,7 @@ class RewriteImports(RuleTransformer):
             if sym is None:
                 kept.append(alias)
                 if self._gone_module(full):
-                    RemoveImportsVisitor.remove_unused_import(self.context, module, name, _asname(alias))
+                    self._unused_gone_import(orig_alias, module, name)
                 elif self._gone_module(module):
                     self.todo(orig_alias, f"`{module}` does not exist in TRL 1.13; `{name}` has no known new home")
                 continue
@@ -218,8 +282,10 @@ class RewriteImports(RuleTransformer):
 
     # -- helpers -----------------------------------------------------------------------------------
     def _gone_module(self, module: str) -> bool:
-        parts = module.split(".")
-        return any(self.table.module_gone(".".join(parts[:i])) for i in range(1, len(parts) + 1))
+        return any(self.table.module_gone(m) for m in _prefixes(module))
+
+    def _gone_version(self, module: str) -> str:
+        return next((self.table.gone_modules[m] for m in _prefixes(module) if self.table.module_gone(m)), "")
 
     @staticmethod
     def _severity(sym: Symbol) -> Severity:
