@@ -35,6 +35,7 @@ class FileState:
     path: str
     options: Options
     findings: list[Finding] = dataclasses.field(default_factory=list)
+    scratch: dict[str, set[str]] = dataclasses.field(default_factory=dict)  # between passes of a rule
 
 
 class RuleTransformer(VisitorBasedCodemodCommand):

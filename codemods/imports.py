@@ -17,6 +17,7 @@ from libcst.helpers import get_full_name_for_node
 
 from codemods import symbols
 from codemods.base import Rule, RuleTransformer
+from codemods.edits import KEEP, alias_asname, alias_name, import_from, new_alias, rewrite_import_from
 from codemods.symbols import Symbol
 from migrate.findings import Severity
 
@@ -42,21 +43,6 @@ def message_for(sym: Symbol) -> str:
     return f"`{sym.path}` was {gone}{hint}"
 
 
-def _import_from(module: str, aliases: list[cst.ImportAlias]) -> cst.SimpleStatementLine:
-    fixed = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in aliases]
-    return cst.SimpleStatementLine(body=[cst.ImportFrom(module=_dotted(module), names=fixed)])  # type: ignore[arg-type]
-
-
-def _alias_name(alias: cst.ImportAlias) -> str:
-    return get_full_name_for_node(alias.name) or ""
-
-
-def _asname(alias: cst.ImportAlias) -> str | None:
-    if alias.asname is None:
-        return None
-    return get_full_name_for_node(alias.asname.name)
-
-
 class _BoundAndUsedNames(cst.CSTVisitor):
     """Names a module uses, and names it binds itself (for resolving star imports)."""
 
@@ -78,7 +64,7 @@ class _BoundAndUsedNames(cst.CSTVisitor):
             self.bound.add(node.target.value)
 
     def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-        bound = _asname(node) or _alias_name(node).split(".")[0]
+        bound = alias_asname(node) or alias_name(node).split(".")[0]
         self.bound.add(bound)
 
 
@@ -141,10 +127,10 @@ class RewriteImports(RuleTransformer):
         full = f"{module}.{name}" if name else module
         if self._still_used(full):
             return False
-        binding = _asname(alias) or (name if name else None)
+        binding = alias_asname(alias) or (name if name else None)
         if binding is None and self._still_used(module.split(".")[0]):
             return False  # `import trl.core` also binds `trl`, which other code uses: leave_Import
-        RemoveImportsVisitor.remove_unused_import(self.context, module, name, _asname(alias))
+        RemoveImportsVisitor.remove_unused_import(self.context, module, name, alias_asname(alias))
         version = self.table.gone_modules.get(full) or self._gone_version(full)
         self.report(alias, f"module `{full}` does not exist in TRL 1.13 (removed in TRL {version}); "
                     "its uses were rewritten and the import removed")
@@ -154,7 +140,7 @@ class RewriteImports(RuleTransformer):
     def visit_Import(self, node: cst.Import) -> None:
         self._import_depth += 1
         for alias in node.names:
-            module = _alias_name(alias)
+            module = alias_name(alias)
             if self._gone_module(module):
                 self._unused_gone_import(alias, module, None)
 
@@ -162,7 +148,7 @@ class RewriteImports(RuleTransformer):
         self._import_depth -= 1
         names = []
         for orig, alias in zip(original_node.names, updated_node.names):
-            module = _alias_name(alias)
+            module = alias_name(alias)
             root = module.split(".")[0]
             if (alias.asname is None and module != root and self._gone_module(module)
                     and not self._still_used(module) and self._still_used(root)):
@@ -213,47 +199,24 @@ class RewriteImports(RuleTransformer):
 
     def _names(self, original, updated, node: cst.ImportFrom, module: str):  # type: ignore[no-untyped-def]
         assert not isinstance(node.names, cst.ImportStar)
-        kept: list[cst.ImportAlias] = []
-        moved: dict[str, list[cst.ImportAlias]] = {}
-        orig_aliases = original.body[0].names
-        for alias, orig_alias in zip(node.names, orig_aliases):
-            name = _alias_name(alias)
+        decisions: list = []
+        for alias, orig_alias in zip(node.names, original.body[0].names):
+            name = alias_name(alias)
             full = f"{module}.{name}"
             sym = self.table.get(full)
+            decisions.append(KEEP)
             if sym is None:
-                kept.append(alias)
                 if self._gone_module(full):
                     self._unused_gone_import(orig_alias, module, name)
                 elif self._gone_module(module):
                     self.todo(orig_alias, f"`{module}` does not exist in TRL 1.13; `{name}` has no known new home")
-                continue
-            if sym.fate == symbols.MOVED:
-                asname = _asname(alias) or (name if sym.to_name != name else None)
-                new = cst.ImportAlias(
-                    name=cst.Name(sym.to_name),
-                    asname=cst.AsName(name=cst.Name(asname)) if asname else None,
-                )
-                moved.setdefault(sym.to_module, []).append(new)
+            elif sym.fate == symbols.MOVED:
+                asname = alias_asname(alias) or (name if sym.to_name != name else None)
+                decisions[-1] = (sym.to_module, new_alias(sym.to_name, asname))
                 self.report(orig_alias, message_for(sym), severity=self._severity(sym))
-                continue
-            kept.append(alias)
-            if sym.fate != symbols.VALUE_HEAD:
+            elif sym.fate != symbols.VALUE_HEAD:
                 self.todo(orig_alias, message_for(sym))
-        if not moved:
-            return updated
-        new_lines = [_import_from(target, aliases) for target, aliases in moved.items()]
-        if not kept:
-            first = new_lines[0].with_changes(
-                leading_lines=updated.leading_lines, trailing_whitespace=updated.trailing_whitespace
-            )
-            if len(new_lines) == 1:
-                return first
-            return cst.FlattenSentinel([first, *new_lines[1:]])
-        trailing_comma = not isinstance(node.names[-1].comma, cst.MaybeSentinel)
-        if not trailing_comma:
-            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        rest = node.with_changes(names=kept)
-        return cst.FlattenSentinel([updated.with_changes(body=[rest]), *new_lines])
+        return rewrite_import_from(updated, decisions)
 
     def _star(self, original, updated, module: str):  # type: ignore[no-untyped-def]
         exported = self.table.names_by_module.get(module, {})
@@ -265,11 +228,9 @@ class RewriteImports(RuleTransformer):
         by_target: dict[str, list[cst.ImportAlias]] = {}
         for sym in moved:
             asname = sym.name if sym.to_name != sym.name else None
-            by_target.setdefault(sym.to_module, []).append(
-                cst.ImportAlias(name=cst.Name(sym.to_name), asname=cst.AsName(name=cst.Name(asname)) if asname else None)
-            )
+            by_target.setdefault(sym.to_module, []).append(new_alias(sym.to_name, asname))
             self.report(original, message_for(sym), severity=self._severity(sym))
-        new_lines = [_import_from(t, a) for t, a in by_target.items()]
+        new_lines = [import_from(t, a) for t, a in by_target.items()]
         if self._gone_module(module) and not manual:
             if new_lines:
                 new_lines[0] = new_lines[0].with_changes(leading_lines=updated.leading_lines)
@@ -302,13 +263,13 @@ class GoneModuleImports(RuleTransformer):
         self.table = symbols.load()
 
     def visit_Import(self, node: cst.Import) -> None:
-        self._flag(node, (_alias_name(a) for a in node.names))
+        self._flag(node, (alias_name(a) for a in node.names))
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
             return
         module = get_full_name_for_node(node.module) or ""
-        self._flag(node, (f"{module}.{_alias_name(a)}" for a in node.names), exact=True)
+        self._flag(node, (f"{module}.{alias_name(a)}" for a in node.names), exact=True)
 
     def _flag(self, node: cst.CSTNode, modules: Iterable[str], *, exact: bool = False) -> None:
         """TODO for each import of a gone module; `exact`: the name itself must be that module."""

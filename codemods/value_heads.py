@@ -10,14 +10,14 @@ yields that model, and `.pretrained_model` becomes the model itself. What needs 
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import libcst as cst
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
+from libcst.metadata import PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from codemods import symbols
 from codemods.base import Rule, RuleTransformer
+from codemods.edits import KEEP, REMOVE, alias_asname, alias_name, new_alias, rewrite_import_from
 from migrate.findings import Severity
 
 CAUSAL = "AutoModelForCausalLMWithValueHead"
@@ -89,17 +89,9 @@ class RewriteValueHeads(RuleTransformer):
             return name.split(".")[-1] in MODEL_FACTORIES
         return (get_full_name_for_node(expr) or "") in self.loaded_vars
 
-    # -- imports -------------------------------------------------------------------------------
+    # -- imports (rewritten by the second pass, once uses are known) ------------------------------
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         self._import_depth += 1
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
-            return
-        module = get_full_name_for_node(node.module) or ""
-        for alias in node.names:
-            name = get_full_name_for_node(alias.name) or ""
-            if f"{module}.{name}" in self.paths:
-                asname = get_full_name_for_node(alias.asname.name) if alias.asname else None
-                RemoveImportsVisitor.remove_unused_import(self.context, module, name, asname)
 
     def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
         self._import_depth -= 1
@@ -189,7 +181,7 @@ class RewriteValueHeads(RuleTransformer):
     def _replacement(self, cls: str, cls_node: cst.BaseExpression) -> cst.BaseExpression:
         new = REPLACEMENT[cls]
         if isinstance(cls_node, cst.Name):
-            AddImportsVisitor.add_needed_import(self.context, "transformers", new)
+            self.state.scratch.setdefault("needed", set()).add(new)
             return cst.Name(new)
         AddImportsVisitor.add_needed_import(self.context, "transformers")
         return cst.parse_expression(f"transformers.{new}")
@@ -242,22 +234,69 @@ class RewriteValueHeads(RuleTransformer):
         self.todo(node, f"`{cls}` does not exist in TRL 1.13: {hint}")
 
 
-class LeftoverValueHeadImports(RuleTransformer):
-    """Second pass: a value-head import still used after the rewrite would fail on 1.13."""
+class FinishValueHeadImports(RuleTransformer):
+    """Second pass: swap unused value-head imports for the classes the rewrite needs, in place.
+
+    An import whose name is still used (say by an isinstance check left with a TODO) stays,
+    with a TODO of its own: it would fail on TRL 1.13.
+    """
 
     CODE = "TRL102"
-    NAMES: ClassVar[tuple[str, ...]] = ()
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider)
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
-            return
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self.paths = {p: s.name for p, s in symbols.load().by_fate(symbols.VALUE_HEAD).items()}
+        self.needed = set(self.state.scratch.get("needed", set()))
+        self.have = _imported_from(node, "transformers")
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
+                                  updated_node: cst.SimpleStatementLine):  # type: ignore[no-untyped-def]
+        node = original_node.body[0] if len(original_node.body) == 1 else None
+        if not isinstance(node, cst.ImportFrom) or node.relative or node.module is None \
+                or isinstance(node.names, cst.ImportStar):
+            return updated_node
         module = get_full_name_for_node(node.module) or ""
-        paths = symbols.load().by_fate(symbols.VALUE_HEAD)
+        decisions: list = []
         for alias in node.names:
-            sym = paths.get(f"{module}.{get_full_name_for_node(alias.name)}")
-            if sym is not None:
-                self.todo(node, f"`{sym.name}` does not exist in TRL 1.13; finish the TODOs on its remaining uses, "
+            cls = self.paths.get(f"{module}.{alias_name(alias)}")
+            if cls is None:
+                decisions.append(KEEP)
+            elif self._referenced(node, alias_asname(alias) or alias_name(alias)):
+                decisions.append(KEEP)
+                self.todo(alias, f"`{cls}` does not exist in TRL 1.13; finish the TODOs on its remaining uses, "
                           "then delete this import")
+            elif REPLACEMENT.get(cls) in self.needed - self.have:
+                decisions.append(("transformers", new_alias(REPLACEMENT[cls])))
+                self.have.add(REPLACEMENT[cls])
+            else:
+                decisions.append(REMOVE)
+        return rewrite_import_from(updated_node, decisions)
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        for name in sorted(self.needed - self.have):  # the value head came in some other way (star)
+            AddImportsVisitor.add_needed_import(self.context, "transformers", name)
+        return updated_node
+
+    def _referenced(self, import_node: cst.ImportFrom, bound: str) -> bool:
+        scope = self.get_metadata(ScopeProvider, import_node, None)
+        if scope is None:
+            return True
+        return any(a.references for a in scope.assignments[bound] if getattr(a, "node", None) is import_node)
+
+
+def _imported_from(module: cst.Module, source: str) -> set[str]:
+    """Names a file already imports from `source` with `from source import name`."""
+    found: set[str] = set()
+
+    class _Collect(cst.CSTVisitor):
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            if (not node.relative and node.module is not None and not isinstance(node.names, cst.ImportStar)
+                    and get_full_name_for_node(node.module) == source):
+                found.update(alias_asname(a) or alias_name(a) for a in node.names)
+
+    module.visit(_Collect())
+    return found
 
 
 class ValueHeads(Rule):
@@ -274,5 +313,5 @@ class ValueHeads(Rule):
         "model = AutoModelForCausalLM.from_pretrained(name)\n"
         "device = model.device\n"
     )
-    transformers = (RewriteValueHeads, LeftoverValueHeadImports)
+    transformers = (RewriteValueHeads, FinishValueHeadImports)
     triggers = ("ValueHead", "PreTrainedModelWrapper", "SUPPORTED_ARCHITECTURES")

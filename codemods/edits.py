@@ -1,0 +1,63 @@
+"""Edit helpers shared by rules: rewrite a `from X import ...` statement in place.
+
+Moving a name to another module keeps the statement where it was (module level, function
+body, try/except), so lazy and guarded imports stay lazy and guarded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+KEEP = "keep"
+REMOVE = "remove"
+# A decision per alias: KEEP, REMOVE, or (new module, new alias) to move it.
+Decision = str | tuple[str, cst.ImportAlias]
+
+
+def alias_name(alias: cst.ImportAlias) -> str:
+    return get_full_name_for_node(alias.name) or ""
+
+
+def alias_asname(alias: cst.ImportAlias) -> str | None:
+    return get_full_name_for_node(alias.asname.name) if alias.asname is not None else None
+
+
+def new_alias(name: str, asname: str | None = None) -> cst.ImportAlias:
+    return cst.ImportAlias(name=cst.Name(name), asname=cst.AsName(name=cst.Name(asname)) if asname else None)
+
+
+def import_from(module: str, aliases: Sequence[cst.ImportAlias]) -> cst.SimpleStatementLine:
+    fixed = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in aliases]
+    return cst.SimpleStatementLine(body=[cst.ImportFrom(module=cst.parse_expression(module), names=fixed)])  # type: ignore[arg-type]
+
+
+def rewrite_import_from(stmt: cst.SimpleStatementLine, decisions: Sequence[Decision]):  # type: ignore[no-untyped-def]
+    """Apply one decision per alias of the statement's only `from ... import` (not a star).
+
+    Returns the statement unchanged when every decision is KEEP, a removal when nothing is
+    left, the edited statement, or a FlattenSentinel of it and the new `from ... import`s.
+    """
+    node = stmt.body[0]
+    assert isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar)
+    if all(d == KEEP for d in decisions):
+        return stmt
+    kept = [a for a, d in zip(node.names, decisions) if d == KEEP]
+    moved: dict[str, list[cst.ImportAlias]] = {}
+    for decision in decisions:
+        if isinstance(decision, tuple):
+            moved.setdefault(decision[0], []).append(decision[1])
+    new_lines = [import_from(module, aliases) for module, aliases in moved.items()]
+    if not kept:
+        if not new_lines:
+            return cst.RemovalSentinel.REMOVE
+        new_lines[0] = new_lines[0].with_changes(
+            leading_lines=stmt.leading_lines, trailing_whitespace=stmt.trailing_whitespace
+        )
+        return new_lines[0] if len(new_lines) == 1 else cst.FlattenSentinel(new_lines)
+    if isinstance(node.names[-1].comma, cst.MaybeSentinel):  # no trailing comma to keep
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    rest = stmt.with_changes(body=[node.with_changes(names=kept)])
+    return cst.FlattenSentinel([rest, *new_lines]) if new_lines else rest
