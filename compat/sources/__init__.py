@@ -1,0 +1,101 @@
+"""Find declared-requirement sources under a path and read each with its format's reader."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Callable
+
+from compat.model import SourceRead, decode_text
+from migrate.files import SourceError, decode_python, read_bytes
+
+_SKIP_DIRS = {
+    ".git", ".hg", ".svn", ".venv", "venv", "env", ".env", "node_modules", "__pycache__", ".tox",
+    ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", "build", "dist",
+    ".ipynb_checkpoints", ".eggs",
+}
+
+
+def format_of(path: str) -> str | None:
+    """The reader a file name calls for, or None when it is not a requirements source."""
+    name = os.path.basename(path)
+    lower = name.lower()
+    parent = os.path.basename(os.path.dirname(path)).lower()
+    if lower in ("pyproject.toml",):
+        return "pyproject"
+    if lower == "setup.cfg":
+        return "setup.cfg"
+    if lower == "setup.py":
+        return "setup.py"
+    if name == "Pipfile":
+        return "Pipfile"
+    if lower in ("uv.lock", "poetry.lock"):
+        return lower
+    if lower == "pylock.toml" or fnmatch.fnmatch(lower, "pylock.*.toml"):
+        return "pylock"
+    if fnmatch.fnmatch(lower, "environment*.yml") or fnmatch.fnmatch(lower, "environment*.yaml"):
+        return "conda"
+    if lower.endswith(".ipynb"):
+        return "notebook"
+    if fnmatch.fnmatch(lower, "requirements*.txt") or fnmatch.fnmatch(lower, "constraints*.txt"):
+        return "requirements"
+    if lower.endswith(".in") and lower != "manifest.in":
+        return "requirements"
+    if parent == "requirements" and lower.endswith(".txt"):
+        return "requirements"
+    return None
+
+
+def discover(root: str) -> list[str]:
+    """Every requirements source under `root` (or `root` itself when it is a file), sorted."""
+    if os.path.isfile(root):
+        return [os.path.abspath(root)]
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.endswith(".egg-info"))
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            if format_of(path) is not None:
+                found.append(os.path.abspath(path))
+    return sorted(found)
+
+
+def _readers() -> dict[str, Callable[[SourceRead], None]]:
+    from compat.sources import conda, locks, notebook, pipfile, pyproject, requirements, setupcfg, setuppy
+
+    return {
+        "requirements": requirements.read,
+        "pyproject": pyproject.read,
+        "setup.cfg": setupcfg.read,
+        "setup.py": setuppy.read,
+        "Pipfile": pipfile.read,
+        "conda": conda.read,
+        "uv.lock": locks.read,
+        "poetry.lock": locks.read,
+        "pylock": locks.read,
+        "notebook": notebook.read,
+    }
+
+
+def read_source(path: str, display: str, fmt: str | None = None) -> SourceRead:
+    """Read one source; any problem is a TRL200 error on the result, never an exception."""
+    fmt = fmt or format_of(path) or "requirements"
+    src = SourceRead(path=path, display=display, fmt=fmt)
+    try:
+        src.data = read_bytes(path)
+        if fmt == "setup.py":
+            decoded = decode_python(src.data)
+            src.text, src.encoding = decoded.text, decoded.encoding
+        else:
+            src.text, src.encoding = decode_text(src.data)
+    except SourceError as e:
+        src.error(0, str(e))
+        src.fatal = True
+        return src
+    except UnicodeDecodeError as e:
+        line = src.data[: e.start].count(b"\n") + 1
+        src.error(line, f"cannot decode as UTF-8 (byte 0x{src.data[e.start]:02x})")
+        src.fatal = True
+        return src
+    _readers()[fmt](src)
+    return src

@@ -1,0 +1,51 @@
+"""`trl-migrate compat`: parse options, call compat.check_path, render; nothing else."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+
+@click.command("compat")
+@click.argument("path", default=".", type=click.Path())
+@click.option("--no-installed", is_flag=True, help="Check only the declared requirement sources.")
+@click.option("--python", "python", metavar="PATH", help="Check this interpreter's environment instead of the running one.")
+@click.option("--all-platforms", is_flag=True, help="Check requirements whose markers are false on this platform too.")
+@click.option("--fix", is_flag=True, help="Rewrite declared floors in place (lock files and hash pins are reported).")
+@click.option("--target-trl", default="1.13.0", show_default=True, help="The TRL release to check against.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True)
+def compat_command(
+    path: str, no_installed: bool, python: str | None, all_platforms: bool, fix: bool, target_trl: str, fmt: str
+) -> None:
+    """Check the installed environment and every requirements file under PATH against TRL 1.13."""
+    from compat.api import check_path
+    from compat.rules import RulesError
+
+    if not os.path.exists(path):
+        click.echo(f"error: {path}: no such file or folder", err=True)
+        sys.exit(2)
+    try:
+        report = check_path(
+            path, installed=not no_installed, python=python, all_platforms=all_platforms, fix=fix, target_trl=target_trl
+        )
+    except RulesError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(2)
+    click.echo(_render(report, fmt), nl=False)
+    sys.exit(report.exit_code)
+
+
+def _render(report, fmt: str) -> str:  # type: ignore[no-untyped-def]
+    from compat.codes import sarif_rules
+    from migrate.render import render_json, render_sarif, summarize, use_color
+
+    if fmt == "json":
+        summary = summarize(report.results, exit_code=report.exit_code)
+        return render_json("compat", report.results, summary, extra=report.to_json_extra())
+    if fmt == "sarif":
+        return render_sarif(report.results, sarif_rules())
+    from compat.report import render_text
+
+    return render_text(report, color=use_color(sys.stdout))
