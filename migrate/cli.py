@@ -78,8 +78,7 @@ def fix(paths: tuple[str, ...], diff: bool, check: bool, select: tuple[str, ...]
             for res in report.results:
                 if res.diff:
                     click.echo(res.diff, nl=False)
-        err = click.get_text_stream("stderr")
-        click.echo(render_text_findings(report.reported(), color=use_color(err)), nl=False, err=True)
+        click.echo(render_text_findings(report.reported(), color=use_color(sys.stderr)), nl=False, err=True)
         click.echo(_summary_line(report), err=True)
     sys.exit(report.exit_code)
 

@@ -1,0 +1,128 @@
+"""The `trl-migrate` CLI: exit codes, output formats, rule selection, and its import cost."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from migrate.cli import main
+
+SCHEMA = json.loads((pathlib.Path(__file__).parents[2] / "docs" / "report.schema.json").read_text())
+VH = 'from trl import AutoModelForCausalLMWithValueHead\nm = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")\n'
+TODO_ONLY = "from trl.core import LengthSampler\n"
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "vh.py").write_text(VH)
+    (tmp_path / "clean.py").write_text("import trl\ntrainer = trl.SFTTrainer\n")
+    return tmp_path
+
+
+def test_check_exit_1_then_fix_then_check_exit_0(project):
+    result = invoke("fix", "--check", str(project))
+    assert result.exit_code == 1
+    assert f"{project / 'vh.py'}:2:5: TRL102 error [fixable]" in result.stderr
+    assert (project / "vh.py").read_text() == VH
+    assert invoke("fix", str(project)).exit_code == 0
+    assert "AutoModelForCausalLM.from_pretrained" in (project / "vh.py").read_text()
+    again = invoke("fix", "--check", str(project))
+    assert again.exit_code == 0
+    assert "0 files would be rewritten" in again.stderr
+
+
+def test_diff_prints_a_patch_and_writes_nothing(project):
+    result = invoke("fix", "--diff", str(project / "vh.py"))
+    assert result.exit_code == 1
+    assert result.stdout.startswith(f"--- a/{project / 'vh.py'}\n+++ b/{project / 'vh.py'}\n")
+    assert (project / "vh.py").read_text() == VH
+
+
+def test_manual_todos_keep_exit_1_after_writing(tmp_path):
+    (tmp_path / "a.py").write_text(TODO_ONLY)
+    assert invoke("fix", str(tmp_path)).exit_code == 1
+    assert invoke("fix", "--check", str(tmp_path)).exit_code == 1  # the TODO still needs a human
+    assert (tmp_path / "a.py").read_text().count("TODO(trl-migrate TRL101)") == 1
+
+
+def test_failed_file_gives_exit_2_and_others_still_fixed(project):
+    (project / "broken.py").write_text("import trl\ndef f(:\n")
+    result = invoke("fix", str(project))
+    assert result.exit_code == 2
+    assert "broken.py: error: syntax error at line 2" in result.stderr
+    assert "AutoModelForCausalLM.from_pretrained" in (project / "vh.py").read_text()
+
+
+def test_json_matches_the_documented_schema(project):
+    (project / "broken.py").write_text("import trl\ndef f(:\n")
+    result = invoke("fix", "--check", "--format", "json", str(project))
+    doc = json.loads(result.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["command"] == "fix"
+    statuses = {pathlib.Path(f["path"]).name: f["status"] for f in doc["files"]}
+    assert statuses == {"broken.py": "failed", "clean.py": "unchanged", "vh.py": "changed"}
+    assert doc["summary"]["exit_code"] == 2 == result.exit_code
+    vh = next(f for f in doc["files"] if f["path"].endswith("vh.py"))
+    assert vh["findings"][0] == {
+        "code": "TRL102", "severity": "error", "line": 2, "col": 5, "fix": "available",
+        "message": "`AutoModelForCausalLMWithValueHead` was removed in TRL 1.13; loading `AutoModelForCausalLM` instead",
+    }
+
+
+def test_sarif_is_2_1_0_with_rules_and_locations(project):
+    result = invoke("fix", "--check", "--format", "sarif", str(project))
+    doc = json.loads(result.stdout)
+    assert doc["version"] == "2.1.0"
+    run = doc["runs"][0]
+    assert {r["id"] for r in run["tool"]["driver"]["rules"]} >= {"TRL101", "TRL102"}
+    first = run["results"][0]
+    assert first["ruleId"] == "TRL102" and first["level"] == "error"
+    assert first["locations"][0]["physicalLocation"]["region"] == {"startLine": 2, "startColumn": 5}
+
+
+def test_select_and_ignore(project):
+    assert invoke("fix", "--check", "--select", "TRL101", str(project)).exit_code == 0
+    assert invoke("fix", "--check", "--ignore", "TRL102", str(project)).exit_code == 0
+    assert invoke("fix", "--check", "--select", "TRL1", str(project)).exit_code == 1
+    assert invoke("fix", "--check", "--select", "value-heads", str(project)).exit_code == 1
+    bad = CliRunner().invoke(main, ["fix", "--select", "TRL999", str(project)])
+    assert bad.exit_code == 2 and "unknown rule 'TRL999'" in bad.output
+
+
+def test_diff_and_check_together_is_a_usage_error(project):
+    result = CliRunner().invoke(main, ["fix", "--diff", "--check", str(project)])
+    assert result.exit_code == 2 and "--diff and --check" in result.output
+
+
+def test_rules_lists_and_explains():
+    listing = invoke("rules")
+    assert listing.exit_code == 0
+    assert "TRL101  imports" in listing.stdout and "TRL102  value-heads" in listing.stdout
+    one = invoke("rules", "TRL102")
+    assert "Before:" in one.stdout and "AutoModelForCausalLMWithValueHead.from_pretrained" in one.stdout
+    assert "docs/rules.md#trl102" in one.stdout
+    assert CliRunner().invoke(main, ["rules", "TRL999"]).exit_code == 2
+
+
+def test_console_script_and_module_run_without_heavy_imports(tmp_path):
+    (tmp_path / "vh.py").write_text(VH)
+    probe = (
+        "import sys, runpy; sys.argv = ['trl-migrate', 'fix', '--check', sys.argv[1]];"
+        "code = 0\n"
+        "try:\n    runpy.run_module('migrate', run_name='__main__')\n"
+        "except SystemExit as e:\n    code = e.code\n"
+        "heavy = sorted(m for m in ('torch', 'transformers', 'trl', 'datasets') if m in sys.modules)\n"
+        "print('HEAVY', heavy, 'EXIT', code)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert "HEAVY [] EXIT 1" in out.stdout, out.stderr
