@@ -13,8 +13,8 @@ from libcst.helpers import get_full_name_for_node
 
 KEEP = "keep"
 REMOVE = "remove"
-# A decision per alias: KEEP, REMOVE, or (new module, new alias) to move it.
-Decision = str | tuple[str, cst.ImportAlias]
+# A decision per alias: KEEP, REMOVE, or (new module, new aliases) to replace it.
+Decision = str | tuple[str, Sequence[cst.ImportAlias]]
 
 
 def alias_name(alias: cst.ImportAlias) -> str:
@@ -48,7 +48,7 @@ def rewrite_import_from(stmt: cst.SimpleStatementLine, decisions: Sequence[Decis
     moved: dict[str, list[cst.ImportAlias]] = {}
     for decision in decisions:
         if isinstance(decision, tuple):
-            moved.setdefault(decision[0], []).append(decision[1])
+            moved.setdefault(decision[0], []).extend(decision[1])
     new_lines = [import_from(module, aliases) for module, aliases in moved.items()]
     if not kept:
         if not new_lines:

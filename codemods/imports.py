@@ -212,7 +212,7 @@ class RewriteImports(RuleTransformer):
                     self.todo(orig_alias, f"`{module}` does not exist in TRL 1.13; `{name}` has no known new home")
             elif sym.fate == symbols.MOVED:
                 asname = alias_asname(alias) or (name if sym.to_name != name else None)
-                decisions[-1] = (sym.to_module, new_alias(sym.to_name, asname))
+                decisions[-1] = (sym.to_module, [new_alias(sym.to_name, asname)])
                 self.report(orig_alias, message_for(sym), severity=self._severity(sym))
             elif sym.fate != symbols.VALUE_HEAD:
                 self.todo(orig_alias, message_for(sym))

@@ -187,7 +187,7 @@ class RewriteValueHeads(RuleTransformer):
         return cst.parse_expression(f"transformers.{new}")
 
     def _quantization_arg(self, quant: list[tuple[cst.Arg, cst.Arg]]) -> cst.Arg:
-        AddImportsVisitor.add_needed_import(self.context, "transformers", "BitsAndBytesConfig")
+        self.state.scratch.setdefault("needed", set()).add("BitsAndBytesConfig")
         for orig, arg in quant:
             self.report(orig, f"`{arg.keyword.value if arg.keyword else ''}` is not a from_pretrained argument in "
                         "transformers 5; moved into `quantization_config=BitsAndBytesConfig(...)`",
@@ -267,8 +267,9 @@ class FinishValueHeadImports(RuleTransformer):
                 self.todo(alias, f"`{cls}` does not exist in TRL 1.13; finish the TODOs on its remaining uses, "
                           "then delete this import")
             elif REPLACEMENT.get(cls) in self.needed - self.have:
-                decisions.append(("transformers", new_alias(REPLACEMENT[cls])))
-                self.have.add(REPLACEMENT[cls])
+                names = sorted(self.needed - self.have)  # the replacement and its helpers, in one import
+                decisions.append(("transformers", [new_alias(n) for n in names]))
+                self.have.update(names)
             else:
                 decisions.append(REMOVE)
         return rewrite_import_from(updated_node, decisions)
