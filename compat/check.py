@@ -164,11 +164,12 @@ def _fix_of(d: Declared, rule: PackageRule, new: str) -> tuple[Fix, str]:
 def _shown(d: Declared, rule: PackageRule, new: str) -> str:
     """The fixed requirement as a user would write it in that file."""
     if d.name == "python":
-        return new
+        return f"python{new}" if d.dialect == "conda" else new
     if " = " in d.display:  # a TOML table entry: poetry or Pipfile
         return f'{d.display.split(" = ", 1)[0]} = "{new}"'
     extras = f"[{','.join(sorted(d.extras))}]" if d.extras else ""
-    return f"{rule.name}{extras}{new}"
+    space = " " if d.specifier and f" {d.specifier}" in d.display else ""
+    return f"{rule.name}{extras}{space}{new}"
 
 
 def _message(verdict: Verdict, d: Declared, rule: PackageRule, fix_text: str, target: str) -> str:
@@ -176,7 +177,7 @@ def _message(verdict: Verdict, d: Declared, rule: PackageRule, fix_text: str, ta
     need = f"{rule.name}{rule.specifier}" if rule.name != "python" else f"Python {rule.specifier}"
     why = _why(rule)
     if d.locked:
-        return f"{what} is locked at a version TRL {target} cannot use : it needs {need}{why}; a lock is not edited in place: {fix_text}"
+        return f"{what} is locked at a version TRL {target} cannot use: it needs {need}{why}; a lock is not edited in place: {fix_text}"
     if verdict is Verdict.NONE_WORKS:
         head = f"{what}: no version it admits works with TRL {target}, which needs {need}{why}"
     elif verdict is Verdict.TOO_OLD:
@@ -222,10 +223,11 @@ def _declared_defects(
             needs = canonicalize_name(defect.needs)
             if needs in names or (defect.satisfied_by_extra and has_vllm_extra):
                 continue
-            msg = (f"{defect.summary.format(trl=rules.target)}; add `{defect.needs}` next to `{trl.display}` "
+            where = "to the project's dependencies and lock again" if src.is_lock else f"next to `{trl.display}`"
+            msg = (f"{defect.summary.format(trl=rules.target)}; add `{defect.needs}` {where} "
                    f"(or use trl[{defect.satisfied_by_extra}])")
             out.findings.append(_finding("TRL205", src, trl, msg, Fix.MANUAL))
-        elif defect.kind == "notice":
+        elif defect.kind == "notice" and not src.is_lock:
             msg = defect.summary.format(trl=rules.target)
             out.findings.append(_finding("TRL207", src, trl, msg, Fix.NONE))
 

@@ -246,8 +246,10 @@ def _rewrite_clause(c: Clause, floor, ceiling, required: list[Clause], space: st
         return c.raw
     ivs = c.intervals()
     if c.is_lower:
-        lo = ivs[0][0]
+        lo, hi = ivs[0][0], ivs[0][2]
         if floor is not None and lo is not None and _below(lo, floor):
+            if hi is not None and hi > floor[0]:  # ~=, ^ and ~ keep the upper end they implied
+                return f">={space}{floor[0]},{space and ' '}<{space}{hi}"
             return f">={space}{floor[0]}"
         return c.raw
     if c.is_upper:
