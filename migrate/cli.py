@@ -131,3 +131,4 @@ def _indent(text: str) -> str:
 
 
 # subcommands registered by their own modules
+main.add_command(__import__("migrate.cli_compat", fromlist=["compat_command"]).compat_command)
