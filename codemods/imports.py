@@ -73,7 +73,7 @@ class _QualifiedUses(cst.CSTVisitor):
 
     def __init__(self, owner: RuleTransformer) -> None:
         self.owner = owner
-        self.names: list[str] = []
+        self.names: list[tuple[str, str]] = []  # (dotted text as written, qualified name)
         self._inner: set[int] = set()
 
     def visit_Import(self, node: cst.Import) -> bool:
@@ -91,7 +91,8 @@ class _QualifiedUses(cst.CSTVisitor):
 
     def _record(self, node: cst.CSTNode) -> None:
         if id(node) not in self._inner:
-            self.names.extend(self.owner.qualified_names(node))
+            text = get_full_name_for_node(node) or ""
+            self.names.extend((text, q) for q in self.owner.qualified_names(node))
 
 
 class RewriteImports(RuleTransformer):
@@ -112,10 +113,14 @@ class RewriteImports(RuleTransformer):
         node.visit(uses)
         self._uses = uses.names
 
-    def _still_used(self, module: str) -> list[str]:
-        """Uses of `module` (or names under it) that this pass will not rewrite away."""
+    def _still_used(self, module: str, binding: str | None = None) -> list[str]:
+        """Uses of `module` (or names under it), made through the local name `binding`
+        (default: the module's own dotted name), that this pass will not rewrite away."""
+        local = binding or module
         out = []
-        for use in self._uses:
+        for text, use in self._uses:
+            if not (text == local or text.startswith(local + ".")):
+                continue
             if use == module or use.startswith(module + "."):
                 sym = self.table.get(use)
                 if sym is None or sym.fate != symbols.MOVED:
@@ -125,9 +130,9 @@ class RewriteImports(RuleTransformer):
     def _unused_gone_import(self, alias: cst.ImportAlias, module: str, name: str | None) -> bool:
         """Schedule removal of an import of a gone module whose every use is rewritten."""
         full = f"{module}.{name}" if name else module
-        if self._still_used(full):
-            return False
         binding = alias_asname(alias) or (name if name else None)
+        if self._still_used(full, binding):
+            return False
         if binding is None and self._still_used(module.split(".")[0]):
             return False  # `import trl.core` also binds `trl`, which other code uses: leave_Import
         RemoveImportsVisitor.remove_unused_import(self.context, module, name, alias_asname(alias))
@@ -206,7 +211,7 @@ class RewriteImports(RuleTransformer):
             sym = self.table.get(full)
             decisions.append(KEEP)
             if sym is None:
-                if self._gone_module(full):
+                if self.table.module_gone(full):  # `from trl import core`: a gone submodule
                     self._unused_gone_import(orig_alias, module, name)
                 elif self._gone_module(module):
                     self.todo(orig_alias, f"`{module}` does not exist in TRL 1.13; `{name}` has no known new home")

@@ -45,9 +45,11 @@ def _kwarg(call: cst.Call, name: str) -> cst.Arg | None:
     return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
 
 
-def _without_trailing_comma(args: list[cst.Arg]) -> list[cst.Arg]:
-    if args and not isinstance(args[-1].comma, cst.MaybeSentinel):
-        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+def _ending_like(args: list[cst.Arg], original: cst.Call) -> list[cst.Arg]:
+    """The new last argument ends as the old last one did: its comma carries a multi-line
+    call's final newline, so `)` stays on its own line."""
+    if args and original.args:
+        args[-1] = args[-1].with_changes(comma=original.args[-1].comma)
     return args
 
 
@@ -147,13 +149,15 @@ class RewriteValueHeads(RuleTransformer):
                 self.report(orig, "`peft_config` moved to `peft.get_peft_model` (TRL 1.13 trainers also take "
                             "`peft_config=`)", severity=Severity.WARNING)
             elif key in QUANT_KWARGS and _kwarg(original_node, "quantization_config") is None:
+                if not quant:
+                    kept.append(arg)  # placeholder: becomes quantization_config=... in the same place
                 quant.append((orig, arg))
             else:
                 kept.append(arg)
         first = next((a for a in kept if a.keyword is None), None)
         wraps_model = first is not None and self._is_loaded_model(first.value)
         if wraps_model and first is not None:
-            rest = [a for a in kept if a is not first]
+            rest = [a for a in kept if a is not first and not (quant and a is quant[0][1])]
             if rest or quant:
                 self.todo(original_node, "this wraps an already-loaded model; move these arguments to where it is loaded: "
                           + ", ".join(_code(a).strip().rstrip(",") for a in [*rest, *(q for _, q in quant)]))
@@ -161,12 +165,13 @@ class RewriteValueHeads(RuleTransformer):
             self.report(original_node, f"`{cls}` wrapped an already-loaded model; TRL 1.13 uses the model itself")
         else:
             if quant:
-                kept.append(self._quantization_arg(quant))
+                placeholder = quant[0][1]
+                kept = [self._quantization_arg(quant) if a is placeholder else a for a in kept]
             result = updated_node.with_changes(
                 func=updated_node.func.with_changes(value=self._replacement(cls, cls_node))
                 if isinstance(updated_node.func, cst.Attribute) and updated_node.func.attr.value == "from_pretrained"
                 else cst.Attribute(value=self._replacement(cls, cls_node), attr=cst.Name("from_pretrained")),
-                args=_without_trailing_comma(kept),
+                args=_ending_like(kept, updated_node),
             )
             self.report(original_node, f"`{cls}` was removed in TRL 1.13; loading `{REPLACEMENT[cls]}` instead")
         if peft_arg is not None:
@@ -193,10 +198,10 @@ class RewriteValueHeads(RuleTransformer):
                         "transformers 5; moved into `quantization_config=BitsAndBytesConfig(...)`",
                         severity=Severity.WARNING)
         inner = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for _, a in quant]
+        inner = [a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in inner[:-1]] + inner[-1:]
         call = cst.Call(func=cst.Name("BitsAndBytesConfig"), args=inner)
-        return cst.Arg(keyword=cst.Name("quantization_config"), value=call,
-                       equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                             whitespace_after=cst.SimpleWhitespace("")))
+        # Take the place, comma and spacing of the first 8/4-bit flag, so the call keeps its layout.
+        return quant[0][1].with_changes(keyword=cst.Name("quantization_config"), value=call)
 
     # -- other references: .pretrained_model, .v_head, isinstance(...) -----------------------------
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
