@@ -66,3 +66,14 @@ def test_registered_on_the_main_group() -> None:
     from migrate.cli import main
 
     assert "compat" in main.commands
+
+
+def test_docs_have_a_section_per_code() -> None:
+    import os
+
+    from compat.codes import CODES
+
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "compat.md")
+    with open(path, encoding="utf-8") as fh:
+        doc = fh.read()
+    assert [c for c in CODES if f"\n### {c}\n" not in doc] == []
