@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from packaging.markers import Marker
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
@@ -104,8 +103,14 @@ def _installed(env: Environment | None, name: str) -> str:
 def _check_one(
     out: Checked, src: SourceRead, d: Declared, rule: PackageRule, *, env: Environment | None, markers, target
 ) -> None:
-    row = dict(source=src.display, line=d.line, package=rule.name, declared=d.specifier or d.url or "(any)",
-               installed=_installed(env, rule.name), required=rule.specifier)
+    row = {
+        "source": src.display,
+        "line": d.line,
+        "package": rule.name,
+        "declared": d.specifier or d.url or "(any)",
+        "installed": _installed(env, rule.name),
+        "required": rule.specifier,
+    }
     if not _applies(d, markers):
         out.rows.append(Row(**row, verdict=f"skipped: marker {d.marker} is false here"))
         return

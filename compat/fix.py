@@ -6,10 +6,10 @@ writes the result with migrate.files.atomic_write.
 
 from __future__ import annotations
 
-import tomllib
 from typing import Any
 
 import tomlkit
+from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import String
 
 from compat.check import Edit
@@ -88,8 +88,8 @@ def _like(item: String, value: str, new_value: str, start: int, end: int, new: s
 
 def _verify(out: str, expected: list[tuple[tuple[Any, ...], str]]) -> None:
     try:
-        parsed = tomllib.loads(out)
-    except tomllib.TOMLDecodeError as e:
+        parsed = tomlkit.parse(out).unwrap()
+    except TOMLKitError as e:
         raise SourceError(f"the fixed TOML does not parse ({e}); not rewritten") from e
     for key, value in expected:
         node: Any = parsed

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tomllib
 
+import tomlkit
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -92,8 +92,8 @@ def load_rules(target_trl: str = "1.13.0") -> Rules:
     if not os.path.exists(path):
         known = ", ".join(available_targets())
         raise RulesError(f"no compat rules for TRL {series}; known: {known}")
-    with open(path, "rb") as fh:
-        data = tomllib.load(fh)
+    with open(path, encoding="utf-8") as fh:
+        data = tomlkit.parse(fh.read()).unwrap()
     try:
         return _build(data, path, wanted)
     except (KeyError, TypeError, InvalidSpecifier, InvalidVersion) as e:

@@ -61,7 +61,16 @@ def discover(root: str) -> list[str]:
 
 
 def _readers() -> dict[str, Callable[[SourceRead], None]]:
-    from compat.sources import conda, locks, notebook, pipfile, pyproject, requirements, setupcfg, setuppy
+    from compat.sources import (
+        conda,
+        locks,
+        notebook,
+        pipfile,
+        pyproject,
+        requirements,
+        setupcfg,
+        setuppy,
+    )
 
     return {
         "requirements": requirements.read,

@@ -22,11 +22,11 @@ def probe(path=None):
             meta = dist.metadata
             name = meta["Name"] if meta is not None else None
             version = meta["Version"] if meta is not None else None
-        except Exception as e:  # a broken dist-info must not stop the listing
-            problem = "%s: %s" % (type(e).__name__, e)
+        except Exception as e:  # noqa: BLE001 - a broken dist-info must not stop the listing
+            problem = f"{type(e).__name__}: {e}"
         dists.append({"name": name, "version": version, "path": str(path or ""), "problem": problem})
     return {
-        "python": "%d.%d.%d" % sys.version_info[:3],
+        "python": "{}.{}.{}".format(*sys.version_info[:3]),
         "executable": sys.executable,
         "dists": dists,
     }
@@ -45,7 +45,7 @@ try:
     out["bf16"] = ok
 except Exception as e:
     out["bf16"] = False
-    out["error"] = "%s: %s" % (type(e).__name__, e)
+    out["error"] = "{}: {}".format(type(e).__name__, e)
 print(json.dumps(out))
 """
 

@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from typing import Any
+
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
 
 from compat.model import Declared, SourceRead, Where, line_of
 from compat.sources import pep508
 
-_AT_LINE = re.compile(r"\(at line (\d+), column (\d+)\)")
+_AT_LINE = re.compile(r"\s*at line \d+ col \d+$")
 
 
 def load(src: SourceRead) -> dict[str, Any] | None:
-    """The document, or None with a TRL200 error at the line tomllib names."""
+    """The document as plain values, or None with a TRL200 error at the line the parser names.
+
+    tomlkit, not tomllib: tomllib is not in Python 3.10's standard library.
+    """
     try:
-        return tomllib.loads(src.text)
-    except tomllib.TOMLDecodeError as e:
-        m = _AT_LINE.search(str(e))
-        line, col = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+        return tomlkit.parse(src.text).unwrap()
+    except TOMLKitError as e:
+        line, col = getattr(e, "line", 0) or 0, getattr(e, "col", 0) or 0
         message = _AT_LINE.sub("", str(e)).strip()
         src.error(line, f"not valid TOML: {message}", col=col)
         src.fatal = True

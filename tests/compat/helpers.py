@@ -10,9 +10,21 @@ from compat import CompatReport, check_path
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 
 
+# Written at test time, not committed: linters and config loaders that walk the repo would
+# choke on a broken pyproject.toml or setup.py.
+GENERATED = {
+    "malformed": {
+        "pyproject.toml": b'[project\nname = "x"\n',
+        "setup.py": b'from setuptools import setup\nsetup(install_requires=["trl==0.11.4"\n',
+    }
+}
+
+
 def copy_fixture(name: str, tmp_path) -> str:  # type: ignore[no-untyped-def]
     dest = tmp_path / name
     shutil.copytree(os.path.join(FIXTURES, name), dest)
+    for file, data in GENERATED.get(name, {}).items():
+        (dest / file).write_bytes(data)
     return str(dest)
 
 
