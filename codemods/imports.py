@@ -208,7 +208,7 @@ class RewriteImports(RuleTransformer):
         for alias, orig_alias in zip(node.names, original.body[0].names):
             name = alias_name(alias)
             full = f"{module}.{name}"
-            sym = self.table.get(full)
+            sym = self.table.get(full) or self.table.same_name(full)
             decisions.append(KEEP)
             if sym is None:
                 if self.table.module_gone(full):  # `from trl import core`: a gone submodule
@@ -299,12 +299,19 @@ class Imports(Rule):
     code = "TRL101"
     name = "imports"
     summary = "Move TRL imports that 1.13 relocated; mark the ones it removed."
-    before = "from trl import set_seed, create_reference_model\nfrom trl.core import LengthSampler\n"
+    before = (
+        "import trl.core\n"
+        "from trl import XPOTrainer, create_reference_model, set_seed\n"
+        "\n"
+        "trl.core.set_seed(0)\n"
+    )
     after = (
-        "from transformers import set_seed\n"
+        "from trl.experimental.xpo import XPOTrainer\n"
         "from trl.experimental.utils import create_reference_model\n"
-        "# TODO(trl-migrate TRL101): `trl.core.LengthSampler` was removed in TRL 0.25.0; ...\n"
-        "from trl.core import LengthSampler\n"
+        "from transformers import set_seed\n"
+        "import transformers\n"
+        "\n"
+        "transformers.set_seed(0)\n"
     )
     transformers = (RewriteImports, GoneModuleImports)
 

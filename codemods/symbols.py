@@ -68,6 +68,23 @@ class Table:
             out.setdefault(sym.module, {})[sym.name] = sym
         return out
 
+    @functools.cached_property
+    def _by_name(self) -> dict[str, list[Symbol]]:
+        out: dict[str, list[Symbol]] = {}
+        for sym in self.symbols.values():
+            out.setdefault(sym.name, []).append(sym)
+        return out
+
+    def same_name(self, path: str) -> Symbol | None:
+        """For a path the table lacks (a name re-exported by an old module, say
+        `trl.trainer.ppov2_trainer.PPOv2Config`): the fate every known path of that name shares."""
+        module, _, name = path.rpartition(".")
+        known = self._by_name.get(name, [])
+        fates = {(s.fate, s.to) for s in known}
+        if len(fates) != 1 or not self.module_gone(module):
+            return None
+        return dataclasses.replace(known[0], path=path, seen=("", ""), gone_in=self.gone_modules[module])
+
     def by_fate(self, fate: str) -> dict[str, Symbol]:
         return {p: s for p, s in self.symbols.items() if s.fate == fate}
 

@@ -130,6 +130,19 @@ def _as_available(result: FileResult) -> FileResult:
     return dataclasses.replace(result, findings=findings)
 
 
+def copy_example(dest: str | None = None) -> str:
+    """Copy the bundled example PPO project into `dest` (default: a new temporary folder)."""
+    import shutil
+    import tempfile
+    from importlib import resources
+
+    target = dest or tempfile.mkdtemp(prefix="trl-migrate-demo-")
+    source = resources.files("migrate").joinpath("examples/ppo_project")
+    with resources.as_file(source) as folder:
+        shutil.copytree(folder, target, dirs_exist_ok=True)
+    return target
+
+
 def rules_catalogue() -> list[dict[str, str]]:
     """Every rule's code, name, summary and example: what `trl-migrate rules` shows."""
     from migrate.findings import link_for
@@ -141,4 +154,4 @@ def rules_catalogue() -> list[dict[str, str]]:
     ]
 
 
-__all__ = ["FixReport", "fix_paths", "rules_catalogue", "Options", "Severity", "WRITE", "CHECK", "DIFF"]
+__all__ = ["FixReport", "fix_paths", "copy_example", "rules_catalogue", "Options", "Severity", "WRITE", "CHECK", "DIFF"]

@@ -126,6 +126,33 @@ def rules(code: str | None, fmt: str) -> None:
             click.echo(f"Docs: {rule['link']}")
 
 
+@main.command()
+@click.option("--dest", type=click.Path(file_okay=False), default=None,
+              help="Copy the example here instead of a new temporary folder.")
+def demo(dest: str | None) -> None:
+    """Upgrade a bundled example PPO project (a copy of it) and show what changed.
+
+    \b
+    Example:
+      trl-migrate demo
+    """
+    from migrate import api
+    from migrate.render import render_text_findings, use_color
+
+    where = api.copy_example(dest)
+    click.echo(f"trl-migrate demo: copied the example PPO project to {where}\n")
+    preview = api.fix_paths([where], mode=api.DIFF)
+    for res in preview.results:
+        if res.diff:
+            click.echo(res.diff, nl=False)
+    report = api.fix_paths([where])
+    click.echo("")
+    click.echo(render_text_findings(report.reported(), color=use_color(sys.stdout)), nl=False)
+    click.echo(_summary_line(report))
+    click.echo(f"\nThe upgraded copy is in {where}; TODO(trl-migrate ...) comments mark what needs a human.")
+    sys.exit(2 if report.exit_code == 2 else 0)
+
+
 def _indent(text: str) -> str:
     return "".join(f"    {line}\n" for line in text.splitlines())
 

@@ -7,3 +7,15 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+
+
+def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
+    """`slow` tests (full corpus runs, long benchmarks) run only with TRL_MIGRATE_SLOW=1."""
+    import pytest
+
+    if os.environ.get("TRL_MIGRATE_SLOW") == "1":
+        return
+    skip = pytest.mark.skip(reason="slow: set TRL_MIGRATE_SLOW=1 to run")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
