@@ -159,3 +159,4 @@ def _indent(text: str) -> str:
 
 # subcommands registered by their own modules
 main.add_command(__import__("migrate.cli_compat", fromlist=["compat_command"]).compat_command)
+main.add_command(__import__("migrate.cli_smoke", fromlist=["smoke_command"]).smoke_command)
