@@ -1,0 +1,214 @@
+"""TRL101 imports: before/after tables, no-op cases, second run changes nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from codemods import symbols
+from codemods.imports import message_for
+from migrate.findings import Fix, Severity
+from tests.codemods.helpers import assert_fixes, assert_noop, dedent, run
+
+SELECT = ("TRL101",)
+
+
+def todo(path: str) -> str:
+    return "# TODO(trl-migrate TRL101): " + message_for(symbols.load().symbols[path])
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param("import os\n", id="unrelated"),
+        pytest.param("from trl import SFTConfig, SFTTrainer, GRPOTrainer\n", id="still-in-1.13"),
+        pytest.param("import trl\ntrainer = trl.SFTTrainer\n", id="module-attribute-still-in-1.13"),
+        pytest.param("from trl.experimental.utils import create_reference_model\n", id="already-canonical"),
+        pytest.param("from .core import set_seed\nfrom ..trl import set_seed\n", id="relative"),
+        pytest.param("from trlx import core\nfrom mytrl.core import set_seed\n", id="other-packages"),
+        pytest.param("x = trl.core.set_seed\n", id="unbound-name"),
+        pytest.param("import transformers\ntransformers.set_seed(0)\n", id="already-migrated"),
+        pytest.param("s = 'from trl import set_seed'\n# from trl import set_seed\n", id="strings-and-comments"),
+        pytest.param("def f(trl):\n    return trl.set_seed\n", id="parameter-shadows-module"),
+        pytest.param("from trl import *\nprint(SFTTrainer)\n", id="star-using-live-names"),
+    ],
+)
+def test_noop(src):
+    assert assert_noop(src, select=SELECT) == []
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        pytest.param(
+            "from trl import set_seed\nset_seed(0)\n",
+            "from transformers import set_seed\nset_seed(0)\n",
+            id="moved-to-transformers",
+        ),
+        pytest.param(
+            "from trl.core import set_seed as seed_all\n",
+            "from transformers import set_seed as seed_all\n",
+            id="alias-kept",
+        ),
+        pytest.param(
+            "from trl import SFTTrainer, set_seed  # training utils\n",
+            "from trl import SFTTrainer  # training utils\nfrom transformers import set_seed\n",
+            id="partial-move-keeps-comment",
+        ),
+        pytest.param(
+            """
+            from trl import (
+                SFTConfig,
+                set_seed,
+                SFTTrainer,
+            )
+            """,
+            """
+            from trl import (
+                SFTConfig,
+                SFTTrainer,
+            )
+            from transformers import set_seed
+            """,
+            id="parenthesized-trailing-comma",
+        ),
+        pytest.param(
+            "from trl import XPOTrainer, OnlineDPOConfig\n",
+            "from trl.experimental.xpo import XPOTrainer\nfrom trl.experimental.online_dpo import OnlineDPOConfig\n",
+            id="trainers-moved-to-experimental",
+        ),
+        pytest.param(
+            """
+            def main():
+                from trl import set_seed
+                set_seed(1)
+            """,
+            """
+            def main():
+                from transformers import set_seed
+                set_seed(1)
+            """,
+            id="lazy-import-stays-in-function",
+        ),
+        pytest.param(
+            """
+            try:
+                from trl import XPOTrainer
+            except ImportError:
+                XPOTrainer = None
+            """,
+            """
+            try:
+                from trl.experimental.xpo import XPOTrainer
+            except ImportError:
+                XPOTrainer = None
+            """,
+            id="guarded-import",
+        ),
+        pytest.param(
+            "import trl\ntrl.set_seed(0)\n",
+            "import trl\nimport transformers\n\ntransformers.set_seed(0)\n",
+            id="import-trl-attribute",
+        ),
+        pytest.param(
+            "import trl.core\ntrl.core.set_seed(0)\n",
+            "import transformers\n\ntransformers.set_seed(0)\n",
+            id="gone-module-import-removed",
+        ),
+        pytest.param(
+            "import trl.core as core\ncore.set_seed(0)\n",
+            "import transformers\n\ntransformers.set_seed(0)\n",
+            id="gone-module-alias",
+        ),
+        pytest.param(
+            "from trl import core\ncore.set_seed(0)\n",
+            "import transformers\n\ntransformers.set_seed(0)\n",
+            id="from-trl-import-gone-submodule",
+        ),
+        pytest.param(
+            "import trl.core\nprint(trl.SFTTrainer)\n",
+            "import trl\nprint(trl.SFTTrainer)\n",
+            id="gone-submodule-import-narrowed-to-package",
+        ),
+        pytest.param(
+            "from trl import *\nset_seed(0)\n",
+            "from trl import *\nfrom transformers import set_seed\nset_seed(0)\n",
+            id="star-gains-explicit-import",
+        ),
+        pytest.param(
+            "from trl.core import *\nset_seed(0)\n",
+            "from transformers import set_seed\nset_seed(0)\n",
+            id="star-of-gone-module-replaced",
+        ),
+        pytest.param(
+            "from trl.trainer.utils import first_true_indices\n",
+            "from trl.experimental.utils import first_true_indices\n",
+            id="helper-moved-to-experimental-utils",
+        ),
+    ],
+)
+def test_fixes(before, after):
+    assert_fixes(dedent(before), dedent(after), select=SELECT)
+
+
+def test_deprecated_path_is_a_warning_and_renamed_import_kept():
+    findings = assert_fixes(
+        "from trl import create_reference_model as make_ref\nref = make_ref(model)\n",
+        "from trl.experimental.utils import create_reference_model as make_ref\nref = make_ref(model)\n",
+        select=SELECT,
+    )
+    assert [(f.line, f.col, f.severity, f.fix) for f in findings] == [(1, 17, Severity.WARNING, Fix.APPLIED)]
+    assert findings[0].message == (
+        "`trl.create_reference_model` is deprecated in TRL 1.13 (it warns when used); "
+        "import it from `trl.experimental.utils.create_reference_model`"
+    )
+
+
+def test_removed_names_keep_their_import_with_one_todo_each():
+    before = dedent(
+        """
+        from trl.core import LengthSampler, respond_to_batch, set_seed
+        import trl.core
+
+        sampler = trl.core.LengthSampler(2, 8)
+        """
+    )
+    after = "\n".join(
+        [
+            todo("trl.core.LengthSampler"),
+            todo("trl.core.respond_to_batch"),
+            "from trl.core import LengthSampler, respond_to_batch",
+            "from transformers import set_seed",
+            "# TODO(trl-migrate TRL101): module `trl.core` does not exist in TRL 1.13 (removed in TRL 0.25.0); "
+            "move what this file uses from it",
+            "import trl.core",
+            "",
+            todo("trl.core.LengthSampler"),
+            "sampler = trl.core.LengthSampler(2, 8)",
+            "",
+        ]
+    )
+    findings = assert_fixes(before, after, select=SELECT)
+    assert sorted((f.line, f.fix.value) for f in findings) == [
+        (1, "applied"), (1, "manual"), (1, "manual"), (2, "manual"), (4, "manual"),
+    ]
+    assert todo("trl.core.LengthSampler").endswith("cap generation with `max_completion_length`.")
+
+
+def test_unknown_name_from_gone_module_gets_a_todo():
+    out, findings = run("from trl.environment import SomethingNew\n", select=SELECT)
+    assert out.startswith(
+        "# TODO(trl-migrate TRL101): `trl.environment` does not exist in TRL 1.13; `SomethingNew` has no known new home\n"
+    )
+    assert [f.fix for f in findings] == [Fix.MANUAL]
+
+
+def test_ppo_names_re_exported_by_old_modules_are_recognised():
+    out, findings = run("from trl.trainer.ppov2_trainer import PPOv2Config, PPOv2Trainer\n", select=SELECT)
+    assert "`trl.trainer.ppov2_trainer.PPOv2Config` was removed in TRL 0.13.0" in out
+    assert len([f for f in findings if f.fix is Fix.MANUAL]) == 2
+
+
+def test_positions_point_at_the_original_text():
+    src = "import os\nfrom trl import set_seed, XPOTrainer\n\n\nimport trl\nx = trl.set_seed\n"
+    _, findings = run(src, select=SELECT)
+    assert sorted((f.line, f.col) for f in findings) == [(2, 17), (2, 27), (6, 5)]
