@@ -55,6 +55,11 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         self._first = node.body[0] if node.body else None
         self._header = {line.comment.value for line in node.header if line.comment is not None}
 
+    @classmethod
+    def wanted(cls, state: FileState) -> bool:
+        """Whether this pass can do anything given what earlier passes left in `state`."""
+        return True
+
     # -- findings ---------------------------------------------------------------------------
     def report(
         self, node: cst.CSTNode, message: str, *, severity: Severity = Severity.ERROR, fix: Fix = Fix.APPLIED

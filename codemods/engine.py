@@ -22,8 +22,17 @@ from codemods.base import FileState, Options, Rule
 from migrate.files import SourceError, decode_python, read_bytes
 from migrate.findings import FileResult, Finding, Status
 
-# Files that cannot mention TRL are never parsed. `\b` keeps `ctrl` and `trlx` out.
-PREFILTER = re.compile(rb"\btrl\b")
+# Files that cannot use TRL are never parsed: a file must import trl (`import trl`,
+# `import os, trl.core`, `from trl... import`, also after `;`) or name it in a string
+# (`mock.patch("trl.core...")`, `importlib.import_module("trl")`). Mentions in prose, relative
+# imports inside trl itself, `ctrl` and `trlx` do not count.
+PREFILTER = re.compile(
+    rb"(?m)(?:^(?:\xef\xbb\xbf)?|;)[ \t]*(?:from[ \t]+trl\b|import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*trl\b)"
+    rb"|[\"']trl[\"'.]"
+)
+
+
+NOT_TRL = "does not import trl"  # the prefilter's verdict: never parsed, never listed
 
 
 def needs_parse(data: bytes) -> bool:
@@ -44,6 +53,8 @@ def fix_text(text: str, *, path: str, rules: Sequence[Rule], options: Options) -
         if not rule.triggered(text):
             continue
         for transformer in rule.transformers:
+            if not transformer.wanted(state):
+                continue
             stages.append((len(state.findings), current))
             module = transformer(CodemodContext(filename=path), state).transform_module(module)
             current = module.code
@@ -86,13 +97,13 @@ def scan(path: str, display: str, *, explicit: bool) -> tuple[FileResult | None,
         data = read_bytes(path)
     except SourceError as e:
         return FileResult(display, Status.FAILED, message=str(e)), b""
+    if not explicit and not needs_parse(data):
+        return FileResult(display, Status.SKIPPED, message=NOT_TRL), data
     if not data.strip():
         return FileResult(display, Status.SKIPPED, message="empty file"), data
     nul = data.find(b"\x00")
     if nul != -1:
         return FileResult(display, Status.FAILED, message=f"binary file: NUL byte at offset {nul}"), data
-    if not explicit and not needs_parse(data):
-        return FileResult(display, Status.SKIPPED, message="does not mention trl"), data
     return None, data
 
 

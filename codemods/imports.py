@@ -3,7 +3,8 @@
 Driven by the symbol table (`codemods/data/trl_symbols.json`, built from the wheels of TRL
 0.4-1.13). Handles `from trl... import X [as Y]` anywhere (module level, functions, try/except),
 `import trl` / `import trl.core as c` followed by attribute use, and star imports. Value-head
-classes are TRL102's; PPO classes get a manual finding until the PPO rewrite rule takes them.
+classes are TRL102's; PPO classes are TRL103's (configs) and TRL104's (trainers), which move their
+imports once their uses are rewritten and mark them when not.
 Release notes: https://github.com/huggingface/trl/releases/tag/v1.13.0
 """
 
@@ -21,6 +22,8 @@ from codemods.edits import KEEP, alias_asname, alias_name, import_from, new_alia
 from codemods.symbols import Symbol
 from migrate.findings import Severity
 
+# Fates other rules own: they rewrite the uses, then the imports (TRL102; TRL103/TRL104 for PPO).
+OTHER_RULES = (symbols.VALUE_HEAD, symbols.PPO)
 _PPO_HINT = (
     "migrate to RLOOTrainer/RLOOConfig (or GRPOTrainer/GRPOConfig); see docs/migration.md"
 )
@@ -129,6 +132,7 @@ class RewriteImports(RuleTransformer):
 
     def _unused_gone_import(self, alias: cst.ImportAlias, module: str, name: str | None) -> bool:
         """Schedule removal of an import of a gone module whose every use is rewritten."""
+        self.state.scratch.setdefault("gone_modules", set()).add(module)  # GoneModuleImports runs
         full = f"{module}.{name}" if name else module
         binding = alias_asname(alias) or (name if name else None)
         if self._still_used(full, binding):
@@ -176,7 +180,7 @@ class RewriteImports(RuleTransformer):
             return updated_node
         for qname in sorted(self.qualified_names(original_node)):
             sym = self.table.get(qname)
-            if sym is None or sym.fate == symbols.VALUE_HEAD:
+            if sym is None or sym.fate in OTHER_RULES:
                 continue
             if sym.fate == symbols.MOVED:
                 AddImportsVisitor.add_needed_import(self.context, sym.to_module)
@@ -219,7 +223,7 @@ class RewriteImports(RuleTransformer):
                 asname = alias_asname(alias) or (name if sym.to_name != name else None)
                 decisions[-1] = (sym.to_module, [new_alias(sym.to_name, asname)])
                 self.report(orig_alias, message_for(sym), severity=self._severity(sym))
-            elif sym.fate != symbols.VALUE_HEAD:
+            elif sym.fate not in OTHER_RULES:
                 self.todo(orig_alias, message_for(sym))
         return rewrite_import_from(updated, decisions)
 
@@ -227,7 +231,7 @@ class RewriteImports(RuleTransformer):
         exported = self.table.names_by_module.get(module, {})
         used = [exported[n] for n in sorted(self._free & exported.keys())]
         moved = [s for s in used if s.fate == symbols.MOVED]
-        manual = [s for s in used if s.fate in (symbols.REMOVED, symbols.PPO)]
+        manual = [s for s in used if s.fate == symbols.REMOVED]
         for sym in manual:
             self.todo(original, f"`from {module} import *` provides `{sym.name}`: " + message_for(sym))
         by_target: dict[str, list[cst.ImportAlias]] = {}
@@ -266,6 +270,10 @@ class GoneModuleImports(RuleTransformer):
     def __init__(self, context, state) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context, state)
         self.table = symbols.load()
+
+    @classmethod
+    def wanted(cls, state) -> bool:  # type: ignore[no-untyped-def]
+        return bool(state.scratch.get("gone_modules"))
 
     def visit_Import(self, node: cst.Import) -> None:
         self._flag(node, (alias_name(a) for a in node.names))

@@ -17,7 +17,7 @@ from functools import partial
 
 import codemods
 from codemods.base import Options
-from codemods.engine import process, scan
+from codemods.engine import NOT_TRL, process, scan
 from migrate.discovery import discover
 from migrate.files import SourceError, atomic_write
 from migrate.findings import FileResult, Fix, Severity, Status
@@ -48,7 +48,7 @@ class FixReport:
 
     def reported(self) -> list[FileResult]:
         """The results worth listing: all but files skipped by the prefilter during a walk."""
-        return [r for r in self.results if not (r.status is Status.SKIPPED and r.message == "does not mention trl")]
+        return [r for r in self.results if not (r.status is Status.SKIPPED and r.message == NOT_TRL)]
 
     def summary(self) -> dict[str, object]:
         from migrate.render import summarize

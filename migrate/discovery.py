@@ -85,6 +85,8 @@ def walk(folder: str, *, suffixes: Sequence[str] = PYTHON_SUFFIXES,
     """Files under `folder` with one of `suffixes`, in sorted order, ignored ones left out."""
     exclude = frozenset(excludes)
     base_specs = _ancestor_specs(folder)
+    if _ignored(os.path.abspath(folder), True, base_specs):
+        base_specs = []  # the user named an ignored folder: its contents are what they asked for
     stack: list[tuple[str, list[tuple[str, pathspec.PathSpec]]]] = [(folder, base_specs)]
     while stack:
         current, specs = stack.pop()

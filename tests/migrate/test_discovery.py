@@ -68,3 +68,11 @@ def test_symlinked_folders_are_not_followed(tmp_path):
     (tmp_path / "loop").symlink_to(tmp_path)
     found, _ = discover([str(tmp_path)])
     assert rel(tmp_path, found) == ["real/a.py"]
+
+
+def test_named_folder_inside_an_ignored_one_is_walked(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text(".venv/\n")
+    touch(tmp_path, ".venv/lib/site-packages/pkg/a.py", ".venv/lib/site-packages/pkg/sub/b.py")
+    found, _ = discover([str(tmp_path / ".venv" / "lib" / "site-packages")])
+    assert rel(tmp_path / ".venv" / "lib" / "site-packages", found) == ["pkg/a.py", "pkg/sub/b.py"]
