@@ -6,9 +6,11 @@ from collections.abc import Iterable
 
 from codemods.base import Rule
 from codemods.imports import Imports
+from codemods.ppo_config import PPOConfigRule
+from codemods.ppo_trainer import PPOTrainerRule
 from codemods.value_heads import ValueHeads
 
-RULES: tuple[Rule, ...] = (Imports(), ValueHeads())
+RULES: tuple[Rule, ...] = (Imports(), ValueHeads(), PPOConfigRule(), PPOTrainerRule())
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 
 

@@ -37,6 +37,8 @@ def import_from(module: str, aliases: Sequence[cst.ImportAlias]) -> cst.SimpleSt
 def rewrite_import_from(stmt: cst.SimpleStatementLine, decisions: Sequence[Decision]):  # type: ignore[no-untyped-def]
     """Apply one decision per alias of the statement's only `from ... import` (not a star).
 
+    A decision that moves a name to the statement's own module replaces it where it stands.
+
     Returns the statement unchanged when every decision is KEEP, a removal when nothing is
     left, the edited statement, or a FlattenSentinel of it and the new `from ... import`s.
     """
@@ -44,10 +46,16 @@ def rewrite_import_from(stmt: cst.SimpleStatementLine, decisions: Sequence[Decis
     assert isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar)
     if all(d == KEEP for d in decisions):
         return stmt
-    kept = [a for a, d in zip(node.names, decisions) if d == KEEP]
+    here = get_full_name_for_node(node.module) if node.module is not None and not node.relative else None
+    kept: list[cst.ImportAlias] = []
     moved: dict[str, list[cst.ImportAlias]] = {}
-    for decision in decisions:
-        if isinstance(decision, tuple):
+    for alias, decision in zip(node.names, decisions):
+        if decision == KEEP:
+            kept.append(alias)
+        elif isinstance(decision, tuple) and decision[0] == here:  # same module: replace in place
+            new = [a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in decision[1]]
+            kept.extend([*new[:-1], new[-1].with_changes(comma=alias.comma)] if new else [])
+        elif isinstance(decision, tuple):
             moved.setdefault(decision[0], []).extend(decision[1])
     new_lines = [import_from(module, aliases) for module, aliases in moved.items()]
     if not kept:

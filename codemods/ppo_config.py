@@ -1,0 +1,500 @@
+"""TRL103 ppo-config: `PPOConfig(...)` / `PPOv2Config(...)` of every era become `RLOOConfig(...)`
+(or `GRPOConfig(...)` with `--target grpo`), field by field from `codemods/data/ppo_mapping.json`.
+
+TRL 1.13 removed PPO (huggingface/trl#7020). Renames keep the user's expressions; values that
+change form (`total_episodes`, `steps`, `batch_size`) are computed when the inputs are literals,
+else a TODO gives the formula; value-model fields are dropped with a warning. A call that cannot
+be rewritten whole (positional or `**d` arguments, unknown keywords, an era it cannot tell) stays
+as it is with a TODO. Also `HfArgumentParser((..., PPOConfig))` and reads of the config's fields.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+from codemods import ppo
+from codemods.base import Rule, RuleTransformer
+from migrate.findings import Severity
+
+PARSE_METHODS = ("parse_args_into_dataclasses", "parse_args_and_config")
+LEGACY_EXTRA = {"lr_scheduler_type": '"constant"'}  # legacy used Adam with no scheduler (W:0.11.4 ppo_trainer.py)
+
+
+@dataclasses.dataclass
+class Plan:
+    """How one config call is rewritten, decided from the original call without side effects."""
+
+    era: str = ""
+    args: list[tuple[int, str, str | None]] = dataclasses.field(default_factory=list)  # (arg index, new name, new value code)
+    extra: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (name, value code) appended
+    notes: list[tuple[Severity, str]] = dataclasses.field(default_factory=list)  # applied findings
+    todos: list[str] = dataclasses.field(default_factory=list)
+    reads: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # field -> ("attr"|"value"|"todo", text)
+    fail: str = ""
+
+
+def _fmt(value: Any) -> str:
+    return repr(value)
+
+
+def plan_call(call: cst.Call, era: str | None, target: str) -> Plan:
+    """Decide the rewrite of `PPOConfig(...)`; `plan.fail` says why it must stay as it is."""
+    plan = Plan()
+    given: dict[str, tuple[int, cst.BaseExpression]] = {}
+    for i, arg in enumerate(call.args):
+        if arg.keyword is None:
+            plan.fail = "it has positional or `*`/`**` arguments; write the keywords out" if arg.star != "**" \
+                else f"`**{ppo.code(arg.value).strip()}` holds PPO field names that must be renamed one by one"
+            return plan
+        given[arg.keyword.value] = (i, arg.value)
+    if era is None:
+        plan.fail = "cannot tell whether it is legacy (<= 0.11) or v2 PPOConfig from its keywords or this file"
+        return plan
+    plan.era = era
+    table = ppo.mapping()["legacy_config" if era == ppo.LEGACY else "v2_config"]
+    fields = ppo.config_fields(target)
+    values = {k: ppo.literal(v) for k, (_, v) in given.items()}
+    unknown = [k for k in given if k not in table and k not in fields]
+    if unknown:
+        plan.fail = f"`{'`, `'.join(unknown)}` is neither a known {ppo.ERA_TEXT[era]} field nor a field of " \
+                    f"{ppo.target_config(target)}"
+        return plan
+    special = _legacy if era == ppo.LEGACY else _v2
+    handled = special(plan, given, values, target)
+    for name, (i, expr) in given.items():
+        if name in handled:
+            continue
+        row = table.get(name, {"kind": "same"})
+        kind, value = row["kind"], values[name]
+        shown = ppo.code(expr).strip()
+        if kind in ("same", "rename"):
+            new = row.get("to", name)
+            plan.args.append((i, new, None))
+            if new != name:
+                plan.reads[name] = ("attr", new)
+        elif kind == "drop":
+            plan.notes.append((Severity.INFO, f"`{name}` is not used by TRL 1.13 ({row.get('why', 'runtime')}); dropped"))
+            _read_value(plan, name, expr, value)
+        elif kind == "gone":
+            plan.notes.append((Severity.WARNING, f"`{name}={shown}` dropped: {row['why']}; that behaviour is gone"))
+            _read_value(plan, name, expr, value)
+        elif kind == "todo" or (kind == "flag" and value != row["off"]):
+            plan.todos.append(f"`{name}={shown}` was dropped: " + row["todo"].format(value=shown))
+            _read_value(plan, name, expr, value)
+        else:  # a flag at its harmless value
+            plan.notes.append((Severity.INFO, f"`{name}={shown}` is what TRL 1.13 does anyway; dropped"))
+            _read_value(plan, name, expr, value)
+    for name, row in table.items():  # target defaults that differ from PPO's: keep PPO's
+        emit = row.get("emit")
+        if isinstance(emit, dict):
+            emit = emit.get(era)
+        new = row.get("to", name)
+        if emit is not None and name not in given and new not in given and all(new != n for _, n, _ in plan.args):
+            plan.extra.append((new, emit))
+    if era == ppo.LEGACY:
+        for name, value in LEGACY_EXTRA.items():
+            if name not in given:
+                plan.extra.append((name, value))
+    return plan
+
+
+def _read_value(plan: Plan, name: str, expr: cst.BaseExpression, value: Any) -> None:
+    """Reads of a dropped field (`config.model_name`) get its literal value, else a TODO."""
+    if value is not ppo.NOT_LITERAL:
+        plan.reads[name] = ("value", ppo.code(expr).strip())
+    else:
+        plan.reads[name] = ("todo", f"`{name}` is not a field of the new config; keep the value in a variable of your own")
+
+
+def _int(values: dict[str, Any], name: str, default: int) -> int | None:
+    value = values.get(name, default)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _legacy(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
+    """Legacy fields whose value changes form (research section 4.2)."""
+    handled = {"log_with", "steps", "batch_size", "mini_batch_size", "forward_batch_size", "adap_kl_ctrl",
+               "max_grad_norm", "optimize_cuda_cache", "optimize_device_cache", "score_clip"}
+    shown = {k: ppo.code(e).strip() for k, (_, e) in given.items()}
+    idx = {k: i for k, (i, _) in given.items()}
+    if "log_with" in given:
+        value = values["log_with"]
+        if value is None:
+            plan.notes.append((Severity.INFO, "`log_with=None` dropped: TRL 1.13 reports to nothing by default"))
+        elif isinstance(value, str):
+            plan.args.append((idx["log_with"], "report_to", _fmt([value])))
+        else:
+            plan.todos.append(f"`log_with={shown['log_with']}` was dropped: set `report_to=[<tracker>]` (a list; [] for none)")
+    mini_key = "forward_batch_size" if "forward_batch_size" in given else "mini_batch_size"
+    if mini_key in given:
+        plan.args.append((idx[mini_key], "per_device_train_batch_size", None))
+        plan.reads[mini_key] = ("attr", "per_device_train_batch_size")
+    else:
+        plan.extra.append(("per_device_train_batch_size", "128"))  # the legacy default mini_batch_size
+    if "forward_batch_size" in given and "mini_batch_size" in given:
+        plan.notes.append((Severity.INFO, "`mini_batch_size` dropped: `forward_batch_size` overrode it in legacy TRL"))
+    bs, mini, ga, epochs = _int(values, "batch_size", 128), _int(values, mini_key, 128), \
+        _int(values, "gradient_accumulation_steps", 1), _int(values, "ppo_epochs", 4)
+    spg = None
+    if bs is not None and mini and ga and bs % (mini * ga) == 0:
+        spg = bs // mini
+        if spg != ga:
+            plan.extra.append(("steps_per_generation", str(spg)))
+        if "batch_size" in given:
+            plan.notes.append((Severity.INFO, f"`batch_size={bs}` became steps_per_generation={spg} (batch_size // "
+                               "mini_batch_size): one generation covers the same samples"))
+    else:
+        plan.todos.append("set `steps_per_generation = batch_size // mini_batch_size` "
+                          f"(batch_size={shown.get('batch_size', '128')}, mini_batch_size={shown.get(mini_key, '128')}) so one "
+                          "generation covers batch_size samples as in legacy PPO")
+    if "batch_size" in given:
+        plan.reads["batch_size"] = ("todo", "`batch_size` is per_device_train_batch_size * steps_per_generation now")
+        if bs is not None:
+            plan.reads["batch_size"] = ("value", shown["batch_size"])
+    if "steps" in given:
+        steps = _int(values, "steps", 20000)
+        if steps is not None and spg is not None and epochs is not None:
+            max_steps = math.ceil(steps / bs) * epochs * spg // ga  # type: ignore[operator]
+            plan.args.append((idx["steps"], "max_steps", str(max_steps)))
+            plan.notes.append((Severity.INFO, f"`steps={steps}` became max_steps={max_steps}: ceil(steps / batch_size) "
+                               "rollouts x ppo_epochs x batch_size / (mini_batch_size x gradient_accumulation_steps)"))
+        else:
+            plan.todos.append(f"`steps={shown['steps']}` was dropped: set `max_steps = ceil(steps / batch_size) * ppo_epochs * "
+                              "batch_size // (mini_batch_size * gradient_accumulation_steps)`")
+    adaptive = values.get("adap_kl_ctrl", True)
+    if adaptive is not False:
+        plan.notes.append((Severity.WARNING, "legacy PPO adapted the KL coefficient (adap_kl_ctrl, on by default); "
+                           "TRL 1.13 keeps `beta` fixed at the initial value"))
+    if "max_grad_norm" in given:
+        value = values["max_grad_norm"]
+        plan.args.append((idx["max_grad_norm"], "max_grad_norm", "0.0" if value is None else None))
+    for key in ("optimize_cuda_cache", "optimize_device_cache"):
+        if key in given:
+            if values[key] is True:
+                plan.args.append((idx[key], "torch_empty_cache_steps", "1"))
+            elif values[key] is not False:
+                plan.todos.append(f"`{key}={shown[key]}` was dropped: set `torch_empty_cache_steps=1` if it is true")
+    if "score_clip" in given and values["score_clip"] is not None:
+        if target == "rloo":
+            c = shown["score_clip"]
+            plan.args.append((idx["score_clip"], "reward_clip_range", f"(-{c}, {c})" if values["score_clip"] is not ppo.NOT_LITERAL
+                              else f"(-({c}), {c})"))
+        else:
+            plan.todos.append(f"`score_clip={shown['score_clip']}` was dropped: GRPOConfig has no reward clipping; "
+                              "clip inside your reward function")
+    if bs is not None and bs % (2 if target == "rloo" else 8):
+        if bs % 2 == 0 and bs >= 2:
+            plan.extra.append(("num_generations", "2"))
+        else:
+            plan.todos.append(f"`num_generations` (>= 2) must divide the generation batch ({bs} samples): "
+                              "raise batch_size or set per_device_train_batch_size/steps_per_generation")
+    return handled
+
+
+def _v2(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
+    """v2 fields whose value changes form (research section 4.1)."""
+    handled = {"kl_estimator", "total_episodes", "num_mini_batches", "num_sample_generations"}
+    shown = {k: ppo.code(e).strip() for k, (_, e) in given.items()}
+    idx = {k: i for k, (i, _) in given.items()}
+    if "kl_estimator" in given:
+        native = "k1" if target == "rloo" else "k3"
+        if values["kl_estimator"] == native:
+            plan.notes.append((Severity.INFO, f"`kl_estimator={shown['kl_estimator']}` is what {ppo.target_config(target)[:4]} uses; dropped"))
+        else:
+            plan.todos.append(f"`kl_estimator={shown['kl_estimator']}` was dropped: {ppo.target_config(target)[:4]} always "
+                              f"uses the {native} estimator ({'GRPO uses k3' if native == 'k1' else 'RLOO uses k1'})")
+    nmb = _int(values, "num_mini_batches", 1)
+    old_meaning = plan.era == ppo.PPOV2 or (plan.era == ppo.V2 and nmb == 1)  # 0.9-0.16; 1 means the same in both
+    new_meaning = plan.era == ppo.EXPERIMENTAL or (plan.era == ppo.V2 and nmb == 1)
+    p, ga, mu = _int(values, "per_device_train_batch_size", 8), _int(values, "gradient_accumulation_steps", 1), \
+        _int(values, "num_ppo_epochs", 4)
+    if "num_mini_batches" in given:
+        if new_meaning:
+            plan.notes.append((Severity.INFO, "`num_mini_batches` dropped: since TRL 0.17 it only split the rollout"))
+        elif old_meaning and nmb is not None and ga is not None:
+            if ga * nmb != ga:
+                plan.args.append((idx["num_mini_batches"], "steps_per_generation", str(ga * nmb)))
+        else:
+            plan.todos.append(f"`num_mini_batches={shown['num_mini_batches']}` was dropped: on TRL 0.12-0.16 set "
+                              "`steps_per_generation = gradient_accumulation_steps * num_mini_batches`; on 0.17+ drop it")
+    if "total_episodes" in given and values["total_episodes"] is not None:
+        te = _int(values, "total_episodes", 0)
+        if te is not None and p and ga and mu and nmb and (old_meaning or new_meaning):
+            k = nmb if old_meaning else 1
+            max_steps = math.ceil(te / (p * ga * k)) * mu * k
+            plan.args.append((idx["total_episodes"], "max_steps", str(max_steps)))
+            plan.notes.append((Severity.WARNING, f"`total_episodes={shown['total_episodes']}` became max_steps={max_steps} = "
+                               "ceil(total_episodes / (per_device_train_batch_size * gradient_accumulation_steps"
+                               f"{' * num_mini_batches' if k > 1 else ''})) * num_ppo_epochs{' * num_mini_batches' if k > 1 else ''}"
+                               " for one process; divide the episodes by the number of processes for more"))
+        else:
+            plan.todos.append(f"`total_episodes={shown['total_episodes']}` was dropped: set `max_steps = "
+                              "ceil(total_episodes / (per_device_train_batch_size * gradient_accumulation_steps * "
+                              "num_processes)) * num_ppo_epochs` (TRL 0.12-0.16: also x num_mini_batches inside and out)")
+        plan.reads["total_episodes"] = ("todo", "`total_episodes` is gone: training length is `max_steps`")
+    if "num_sample_generations" in given:
+        value = values["num_sample_generations"]
+        if value == 0:
+            plan.notes.append((Severity.INFO, "`num_sample_generations=0` dropped"))
+        elif isinstance(value, int):
+            plan.args.append((idx["num_sample_generations"], "log_completions", "True"))
+            plan.notes.append((Severity.INFO, "sample completions are logged every logging_steps (`log_completions=True`)"))
+        else:
+            plan.todos.append(f"`num_sample_generations={shown['num_sample_generations']}` was dropped: set "
+                              "`log_completions=True` to log samples every logging_steps")
+    return handled
+
+
+class RewritePPOConfig(RuleTransformer):
+    CODE = "TRL103"
+
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        facts = ppo.FileFacts(self)
+        node.visit(facts)
+        self.file_era = facts.era()
+        self.target = self.state.options.target
+        self.new_name = ppo.target_config(self.target)
+        self.reads: dict[str, Plan] = {}  # config variable -> the plan of the call that built it
+        self.parsers: dict[str, tuple[int, str | None]] = {}  # HfArgumentParser variable -> (index of the config, era)
+        self._handled: set[int] = set()
+        self._targets: set[int] = set()
+        self._import_depth = 0
+        node.visit(_Prescan(self))
+
+    def era_of(self, call: cst.Call, hint: str | None) -> str | None:
+        keys = {a.keyword.value for a in call.args if a.keyword is not None}
+        m = ppo.mapping()
+        legacy, v2 = bool(keys & set(m["legacy_only"])), bool(keys & set(m["v2_only"]))
+        if hint is not None:
+            return None if legacy else hint
+        if legacy != v2:
+            return ppo.LEGACY if legacy else ppo.V2
+        return None if legacy else self.file_era
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self._import_depth += 1
+
+    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import) -> cst.Import:
+        self._import_depth -= 1
+        return updated_node
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._import_depth += 1
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
+        self._import_depth -= 1
+        return updated_node
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        for base in node.bases:  # subclasses are TRL107's
+            self._handled.add(id(base.value))
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._targets.add(id(node.target))
+
+    # -- the call ------------------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        if ppo.ppo_class(self.qualified_names(node.func), ppo.CONFIG_NAMES):
+            self._handled.add(id(node.func))
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        found = ppo.ppo_class(self.qualified_names(original_node.func), ppo.CONFIG_NAMES)
+        if found is None:
+            return updated_node
+        name, hint = found
+        expanded = _expand_dict_literal(original_node)
+        plan = plan_call(expanded, self.era_of(expanded, hint), self.target)
+        func = self._renamed(original_node.func)
+        if plan.fail or func is None:
+            self.todo(original_node, f"`{name}` is gone in TRL 1.13 and this call was left as it is: "
+                      f"{plan.fail or 'import the new config from trl'}; rewrite it as `{self.new_name}(...)` "
+                      "following docs/rules.md (TRL103)")
+            return updated_node
+        call = _expand_dict_literal(updated_node)
+        args: list[cst.Arg] = []
+        fresh: set[int] = set()
+        for i, new, value in sorted(plan.args):
+            arg = call.args[i].with_changes(keyword=cst.Name(new))
+            if value is not None:
+                arg = arg.with_changes(value=cst.parse_expression(value))
+            if i == len(call.args) - 1:
+                fresh.add(id(arg))  # the old last argument: its comma ends the call
+            args.append(arg)
+        for new, value in plan.extra:
+            arg = ppo.new_kwarg(new, value)
+            fresh.add(id(arg))
+            args.append(arg)
+        for severity, message in plan.notes:
+            self.report(original_node, message, severity=severity)
+        for message in plan.todos:
+            self.todo(original_node, message, severity=Severity.WARNING)
+        self.report(original_node, f"`{name}` ({ppo.ERA_TEXT[plan.era]}) was removed; rewritten as `{self.new_name}`")
+        return call.with_changes(func=func, args=ppo.relayout(call, args, fresh))
+
+    def _renamed(self, ref: cst.BaseExpression) -> cst.BaseExpression | None:
+        """`PPOConfig` -> `RLOOConfig`; `trl.PPOConfig` -> `trl.RLOOConfig`; None when it cannot say."""
+        if isinstance(ref, cst.Name):
+            self.state.scratch.setdefault("ppo_needed_config", set()).add(self.new_name)
+            return cst.Name(self.new_name)
+        root = (get_full_name_for_node(ref) or "").split(".")[0]
+        if root == "trl":
+            return cst.parse_expression(f"trl.{self.new_name}")
+        return None
+
+    # -- other references: HfArgumentParser((..., PPOConfig)), annotations, reads of fields --------
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        return self._reference(original_node, updated_node)
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        owner = get_full_name_for_node(original_node.value) or ""
+        plan = self.reads.get(owner)
+        field = original_node.attr.value
+        if plan is not None and field in plan.reads and not self._import_depth:
+            how, text = plan.reads[field]
+            if how == "attr":
+                self.report(original_node, f"`{owner}.{field}` is `{owner}.{text}` in the new config")
+                return updated_node.with_changes(attr=cst.Name(text))
+            if how == "value" and id(original_node) not in self._targets:
+                self.report(original_node, f"`{owner}.{field}` is not a field of the new config; its value {text} is used")
+                return cst.parse_expression(text)
+            self.todo(original_node, f"`{owner}.{field}`: {text}")
+            return updated_node
+        return self._reference(original_node, updated_node)
+
+    def _reference(self, original, updated):  # type: ignore[no-untyped-def]
+        if self._import_depth or id(original) in self._handled:
+            return updated
+        found = ppo.ppo_class(self.qualified_names(original), ppo.CONFIG_NAMES)
+        if found is None:
+            return updated
+        self._handled.add(id(original))
+        new = self._renamed(original)
+        if new is None:
+            self.todo(original, f"`{found[0]}` is gone in TRL 1.13: use `trl.{self.new_name}`")
+            return updated
+        era = found[1] or self.file_era
+        self.report(original, f"`{found[0]}` was removed; `{self.new_name}` takes its place. Command-line flags "
+                    f"change too: {_flag_renames(era)}", severity=Severity.WARNING)
+        return new
+
+
+def _flag_renames(era: str | None) -> str:
+    if era is None:
+        return "see the TRL103 table in docs/rules.md"
+    table = ppo.mapping()["legacy_config" if era == ppo.LEGACY else "v2_config"]
+    renames = [f"--{k} -> --{r['to']}" for k, r in table.items() if r["kind"] == "rename"]
+    return ", ".join(renames) + "; the rest in docs/rules.md (TRL103)"
+
+
+def _expand_dict_literal(call: cst.Call) -> cst.Call:
+    """`PPOConfig(**{"a": 1})` -> `PPOConfig(a=1)` when every key is a string literal."""
+    if not any(a.star == "**" and isinstance(a.value, cst.Dict) for a in call.args):
+        return call
+    args: list[cst.Arg] = []
+    for arg in call.args:
+        if arg.star == "**" and isinstance(arg.value, cst.Dict):
+            elements = arg.value.elements
+            keys = [ppo.literal(e.key) if isinstance(e, cst.DictElement) else None for e in elements]
+            if not all(isinstance(k, str) and k.isidentifier() for k in keys):
+                return call
+            for key, element in zip(keys, elements):
+                args.append(ppo.new_kwarg(key, element.value).with_changes(  # type: ignore[union-attr, arg-type]
+                    comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))))
+        else:
+            args.append(arg)
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=args)
+
+
+class _Prescan(cst.CSTVisitor):
+    """Which names hold a PPO config (from a call, or from HfArgumentParser), and how it is rewritten."""
+
+    def __init__(self, owner: RewritePPOConfig) -> None:
+        self.owner = owner
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if not isinstance(value, cst.Call):
+            return
+        owner = self.owner
+        found = ppo.ppo_class(owner.qualified_names(value.func), ppo.CONFIG_NAMES)
+        if found is not None:
+            expanded = _expand_dict_literal(value)
+            plan = plan_call(expanded, owner.era_of(expanded, found[1]), owner.target)
+            for t in node.targets:
+                name = get_full_name_for_node(t.target)
+                if name and not plan.fail:
+                    owner.reads[name] = plan
+            return
+        func_name = get_full_name_for_node(value.func) or ""
+        if func_name.endswith("HfArgumentParser") or func_name.endswith("TrlParser"):
+            first = value.args[0].value if value.args else None
+            items = first.elements if isinstance(first, (cst.Tuple, cst.List)) else []
+            for i, el in enumerate(items):
+                hit = ppo.ppo_class(owner.qualified_names(el.value), ppo.CONFIG_NAMES)
+                if hit is not None:
+                    for t in node.targets:
+                        name = get_full_name_for_node(t.target)
+                        if name:
+                            owner.parsers[name] = (i, hit[1] or owner.file_era)
+            return
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value in PARSE_METHODS:
+            parser = owner.parsers.get(get_full_name_for_node(value.func.value) or "")
+            target = node.targets[0].target if len(node.targets) == 1 else None
+            if parser is None or not isinstance(target, (cst.Tuple, cst.List)):
+                return
+            index, era = parser
+            if index < len(target.elements) and era is not None:
+                name = get_full_name_for_node(target.elements[index].value)
+                if name:
+                    owner.reads[name] = _parsed_plan(era, owner.target)
+
+
+def _parsed_plan(era: str, target: str) -> Plan:
+    """Reads of a config parsed from the command line: renames, and TODOs for fields that are gone."""
+    plan = Plan(era=era)
+    table = ppo.mapping()["legacy_config" if era == ppo.LEGACY else "v2_config"]
+    for name, row in table.items():
+        if row["kind"] in ("same",):
+            continue
+        if row["kind"] == "rename":
+            plan.reads[name] = ("attr", row["to"])
+        elif name in ("sft_model_path", "reward_model_path", "model_name", "base_model"):
+            plan.reads[name] = ("todo", f"{ppo.target_config(target)} has no `{name}`: add it to your own "
+                                "script-arguments dataclass (and to the command line you run)")
+        elif name in ("mini_batch_size", "forward_batch_size") and era == ppo.LEGACY:
+            plan.reads[name] = ("attr", "per_device_train_batch_size")
+        else:
+            plan.reads[name] = ("todo", f"{ppo.target_config(target)} has no `{name}`; see docs/rules.md (TRL103)")
+    return plan
+
+
+class PPOConfigImports(ppo.FinishPPOImports):
+    CODE = "TRL103"
+    OWNED = ppo.CONFIG_NAMES
+    NEEDED = "ppo_needed_config"
+    STILL_USED = "finish the TODOs on its remaining uses, then import RLOOConfig (or GRPOConfig) from trl instead"
+
+
+class PPOConfigRule(Rule):
+    code = "TRL103"
+    name = "ppo-config"
+    summary = "Rewrite PPOConfig/PPOv2Config of every era as RLOOConfig (or GRPOConfig), field by field."
+    before = (
+        "from trl import PPOConfig\n"
+        "config = PPOConfig(output_dir=\"out\", total_episodes=10000, num_ppo_epochs=4, kl_coef=0.05, response_length=53)\n"
+    )
+    after = (
+        "from trl import RLOOConfig\n"
+        "config = RLOOConfig(output_dir=\"out\", max_steps=5000, num_iterations=4, beta=0.05, max_completion_length=53, "
+        "learning_rate=5e-05, temperature=0.7)\n"
+    )
+    transformers = (RewritePPOConfig, PPOConfigImports)
+    triggers = ("PPOConfig", "PPOv2Config")

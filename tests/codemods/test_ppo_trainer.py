@@ -1,0 +1,162 @@
+"""TRL104 ppo-trainer: constructor of every era, method uses, imports; no-op cases; run twice."""
+
+from __future__ import annotations
+
+import pytest
+
+from migrate.findings import Fix, Severity
+from tests.codemods.helpers import assert_fixes, assert_noop, dedent, run
+
+SELECT = ("TRL104",)
+TODO = "# TODO(trl-migrate TRL104): "
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param("import os\n", id="unrelated"),
+        pytest.param("from trl import RLOOTrainer\nt = RLOOTrainer(model='m', reward_funcs=f)\nt.train()\n", id="already-rloo"),
+        pytest.param("from mylib import PPOTrainer\nt = PPOTrainer(config, model)\nt.step(q, r, s)\n", id="other-library"),
+        pytest.param("trainer.save_pretrained('x')\n", id="unknown-object"),
+    ],
+)
+def test_noop(src):
+    assert assert_noop(src, select=SELECT) == []
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "target"),
+    [
+        pytest.param(
+            """
+            from trl.experimental.ppo import PPOConfig, PPOTrainer
+            trainer = PPOTrainer(
+                args=config,
+                processing_class=tokenizer,
+                model=policy,
+                ref_model=ref_policy,
+                reward_model=reward_model,
+                value_model=value_model,
+                train_dataset=train_dataset,
+                eval_dataset=eval_dataset,  # held out
+                peft_config=peft_config,
+            )
+            trainer.train()
+            trainer.save_model("out")
+            """,
+            """
+            from trl.experimental.ppo import PPOConfig
+            from trl import GRPOTrainer
+            trainer = GRPOTrainer(
+                args=config,
+                processing_class=tokenizer,
+                model=policy,
+                reward_funcs=reward_model,
+                reward_processing_classes=tokenizer,
+                train_dataset=train_dataset,
+                eval_dataset=eval_dataset,  # held out
+                peft_config=peft_config,
+            )
+            trainer.train()
+            trainer.save_model("out")
+            """,
+            "grpo",
+            id="experimental-keywords-grpo",
+        ),
+        pytest.param(
+            """
+            from trl import PPOv2Trainer
+            trainer = PPOv2Trainer(config=config, tokenizer=tok, policy=policy, ref_policy=ref, reward_model=rm, value_model=vm, train_dataset=ds)
+            """,
+            """
+            from trl import RLOOTrainer
+            trainer = RLOOTrainer(args=config, processing_class=tok, model=policy, reward_funcs=rm, reward_processing_classes=tok, train_dataset=ds)
+            """,
+            "rloo",
+            id="ppov2-old-keyword-names",
+        ),
+        pytest.param(
+            """
+            from trl import PPOTrainer
+            ppo_trainer = PPOTrainer(config, model, ref_model, tokenizer, dataset=dataset, data_collator=collator, optimizer=opt)
+            for batch in ppo_trainer.dataloader:
+                stats = ppo_trainer.step(q, r, s)
+            ppo_trainer.save_pretrained("out")
+            device = ppo_trainer.current_device
+            """,
+            """
+            from trl import RLOOTrainer
+            ppo_trainer = RLOOTrainer(args=config, model=model, processing_class=tokenizer, train_dataset=dataset, optimizers=(opt, None))
+            for batch in ppo_trainer.dataloader:
+                stats = ppo_trainer.step(q, r, s)
+            ppo_trainer.save_model("out")
+            device = ppo_trainer.accelerator.device
+            """,
+            "rloo",
+            id="legacy-positional-loop-left-for-trl106",
+        ),
+    ],
+)
+def test_fixes(before, after, target):
+    assert_fixes(dedent(before), dedent(after), select=SELECT, target=target)
+
+
+def test_legacy_without_a_loop_needs_a_reward_function():
+    before = dedent(
+        """
+        from trl import PPOTrainer
+        trainer = PPOTrainer(config, model, None, tokenizer)
+        """
+    )
+    out, findings = run(before, select=SELECT)
+    assert out == dedent(
+        f"""
+        from trl import RLOOTrainer
+        {TODO}RLOOTrainer needs `reward_funcs`: legacy PPO got rewards from your loop. Write `def reward_fn(prompts, completions, **kwargs) -> list[float]` with your reward computation and pass `reward_funcs=reward_fn`
+        trainer = RLOOTrainer(args=config, model=model, processing_class=tokenizer)
+        """
+    )
+    assert ("error", "manual") in {(f.severity.value, f.fix.value) for f in findings}
+
+
+def test_reference_built_in_memory_is_a_warning():
+    before = dedent(
+        """
+        from trl import PPOTrainer
+        policy = build_policy()
+        trainer = PPOTrainer(args=a, processing_class=t, model=policy, ref_model=ref, reward_model=rm, value_model=vm, train_dataset=d)
+        """
+    )
+    _, findings = run(before, select=SELECT)
+    ref = [f for f in findings if f.message.startswith("reference model dropped")]
+    assert len(ref) == 1 and ref[0].severity is Severity.WARNING and "this model was built in memory" in ref[0].message
+
+
+def test_methods_without_a_counterpart_get_todos():
+    before = dedent(
+        """
+        from trl import PPOTrainer
+        trainer = PPOTrainer(args=a, processing_class=t, model="m", reward_model=rm, value_model=vm, train_dataset=d)
+        trainer.generate_completions()
+        print(trainer.kl_ctl.value)
+        """
+    )
+    out, findings = run(before, select=SELECT)
+    assert f"{TODO}`generate_completions()` is gone: set `log_completions=True`" in out
+    assert f"{TODO}`trainer.kl_ctl` has no counterpart on RLOOTrainer" in out
+    assert sum(f.fix is Fix.MANUAL for f in findings) == 2
+    assert run(out, select=SELECT)[0] == out
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param("from trl import PPOTrainer\nt = PPOTrainer(*args)\n", id="star-args"),
+        pytest.param("from trl import PPOTrainer\nt = PPOTrainer(config, model, ref, tok, ds, opt, coll, 2, sched, coll2, extra)\n", id="too-many-positional"),
+    ],
+)
+def test_all_or_nothing(src):
+    out, findings = run(src, select=SELECT)
+    assert "PPOTrainer(" in out and "this call was left as it is" in out
+    assert f"{TODO}`trl.PPOTrainer` does not exist in TRL 1.13; finish the TODOs" in out
+    assert run(out, select=SELECT)[0] == out

@@ -1,0 +1,37 @@
+"""Write codemods/data/ppo_targets.json: the 1.13 config fields and trainer keywords TRL103-TRL105 may emit.
+
+Run with TRL 1.13 installed: `python tools/ppo_target_fields.py`. The codemods read the file
+(they never import trl); tests/codemods/test_ppo_mapping.py checks it against the installed classes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import pathlib
+
+import transformers
+import trl
+
+OUT = pathlib.Path(__file__).parents[1] / "codemods" / "data" / "ppo_targets.json"
+
+
+def main() -> None:
+    data = {
+        "trl": trl.__version__,
+        "transformers": transformers.__version__,
+        "config_fields": {
+            "rloo": sorted(f.name for f in dataclasses.fields(trl.RLOOConfig)),
+            "grpo": sorted(f.name for f in dataclasses.fields(trl.GRPOConfig)),
+        },
+        "trainer_kwargs": {
+            "rloo": [p for p in inspect.signature(trl.RLOOTrainer.__init__).parameters if p != "self"],
+            "grpo": [p for p in inspect.signature(trl.GRPOTrainer.__init__).parameters if p != "self"],
+        },
+    }
+    OUT.write_text(json.dumps(data, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
