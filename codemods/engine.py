@@ -24,11 +24,11 @@ from migrate.findings import FileResult, Finding, Status
 
 # Files that cannot use TRL are never parsed: a file must import trl (`import trl`,
 # `import os, trl.core`, `from trl... import`, also after `;`) or name it in a string
-# (`mock.patch("trl.core...")`, `importlib.import_module("trl")`). Mentions in prose, relative
+# (`mock.patch("trl.core...")`). Mentions in prose, `tags=["trl"]`, relative
 # imports inside trl itself, `ctrl` and `trlx` do not count.
 PREFILTER = re.compile(
     rb"(?m)(?:^(?:\xef\xbb\xbf)?|;)[ \t]*(?:from[ \t]+trl\b|import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*trl\b)"
-    rb"|[\"']trl[\"'.]"
+    rb"|[\"']trl\."
 )
 
 

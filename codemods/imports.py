@@ -323,3 +323,6 @@ class Imports(Rule):
     )
     transformers = (RewriteImports, GoneModuleImports)
 
+    def triggered(self, text: str) -> bool:
+        return symbols.load().mention.search(text) is not None
+

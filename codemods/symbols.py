@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import re
 from importlib import resources
 
 MOVED = "moved"
@@ -84,6 +85,13 @@ class Table:
         if len(fates) != 1 or not self.module_gone(module):
             return None
         return dataclasses.replace(known[0], path=path, seen=("", ""), gone_in=self.gone_modules[module])
+
+    @functools.cached_property
+    def mention(self) -> re.Pattern[str]:
+        """A word from any old path (symbol or gone module): text without one needs no TRL101."""
+        words = {s.name for s in self.symbols.values()}
+        words |= {part for m in self.gone_modules for part in m.split(".")[1:]}
+        return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, words))) + r")\b")
 
     def by_fate(self, fate: str) -> dict[str, Symbol]:
         return {p: s for p, s in self.symbols.items() if s.fate == fate}
