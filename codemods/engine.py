@@ -19,6 +19,7 @@ from libcst.codemod import CodemodContext
 
 from codemods import BY_CODE
 from codemods.base import FileState, Options, Rule
+from migrate import notebooks
 from migrate.files import SourceError, decode_python, read_bytes
 from migrate.findings import FileResult, Finding, Status
 
@@ -32,11 +33,13 @@ PREFILTER = re.compile(
 )
 
 
+# In a notebook the code sits inside JSON strings, so line starts cannot anchor the match.
+NOTEBOOK_PREFILTER = re.compile(rb"\b(?:from|import)[ \t]+trl\b|,[ \t]*trl\b|[\"']trl\.")
 NOT_TRL = "does not import trl"  # the prefilter's verdict: never parsed, never listed
 
 
-def needs_parse(data: bytes) -> bool:
-    return PREFILTER.search(data) is not None
+def needs_parse(data: bytes, *, notebook: bool = False) -> bool:
+    return (NOTEBOOK_PREFILTER if notebook else PREFILTER).search(data) is not None
 
 
 def fix_text(text: str, *, path: str, rules: Sequence[Rule], options: Options) -> tuple[str, list[Finding]]:
@@ -97,7 +100,7 @@ def scan(path: str, display: str, *, explicit: bool) -> tuple[FileResult | None,
         data = read_bytes(path)
     except SourceError as e:
         return FileResult(display, Status.FAILED, message=str(e)), b""
-    if not explicit and not needs_parse(data):
+    if not explicit and not needs_parse(data, notebook=path.endswith(".ipynb")):
         return FileResult(display, Status.SKIPPED, message=NOT_TRL), data
     if not data.strip():
         return FileResult(display, Status.SKIPPED, message="empty file"), data
@@ -112,31 +115,78 @@ def process(
 ) -> FileResult:
     """Rewrite one file's bytes with the rules named by `codes`; the result carries new bytes."""
     rules = [BY_CODE[c] for c in codes]
+    if display.endswith(".ipynb"):
+        return _process_notebook(display, data, rules=rules, options=options, want_diff=want_diff)
     try:
         decoded = decode_python(data)
     except SourceError as e:
         return FileResult(display, Status.FAILED, message=str(e))
-    try:
-        new_text, findings = fix_text(decoded.text, path=display, rules=rules, options=options)
-    except cst.ParserSyntaxError as e:
-        return FileResult(display, Status.FAILED, message=f"syntax error at line {e.raw_line}, column "
-                          f"{e.raw_column + 1}: {e.message}")
-    except RecursionError:
-        return FileResult(display, Status.FAILED, message="too deeply nested for the parser")
-    except Exception as e:  # a rule's bug must not take the batch down; report it as this file's
-        return FileResult(display, Status.FAILED, message=f"internal error ({type(e).__name__}: {e}); "
-                          "please report it with this file")
+    outcome = _rewrite(decoded.text, path=display, rules=rules, options=options)
+    if isinstance(outcome, str):
+        return FileResult(display, Status.FAILED, message=outcome)
+    new_text, findings = outcome
     if new_text == decoded.text:
         return FileResult(display, Status.UNCHANGED, findings=findings)
-    problem = _verify(decoded.text, new_text, path=display, rules=rules, options=options)
-    if problem:
-        return FileResult(display, Status.FAILED, findings=findings, message=problem)
     try:
         new = decoded.encode(new_text)
     except SourceError as e:
         return FileResult(display, Status.FAILED, findings=findings, message=str(e))
     diff = unified_diff(display, decoded.text, new_text) if want_diff else ""
     return FileResult(display, Status.CHANGED, findings=findings, old=data, new=new, diff=diff)
+
+
+def _rewrite(text: str, *, path: str, rules: Sequence[Rule], options: Options) -> tuple[str, list[Finding]] | str:
+    """The verified rewrite of `text` and its findings, or why there is none (a message)."""
+    try:
+        new_text, findings = fix_text(text, path=path, rules=rules, options=options)
+    except cst.ParserSyntaxError as e:
+        return f"syntax error at line {e.raw_line}, column {e.raw_column + 1}: {e.message}"
+    except RecursionError:
+        return "too deeply nested for the parser"
+    except Exception as e:  # a rule's bug must not take the batch down; report it as this file's
+        return f"internal error ({type(e).__name__}: {e}); please report it with this file"
+    if new_text != text:
+        problem = _verify(text, new_text, path=path, rules=rules, options=options)
+        if problem:
+            return problem
+    return new_text, findings
+
+
+def _process_notebook(
+    display: str, data: bytes, *, rules: Sequence[Rule], options: Options, want_diff: bool
+) -> FileResult:
+    """All code cells run as one module (cells share a namespace), then split back per cell."""
+    try:
+        bom = data.startswith(b"\xef\xbb\xbf")
+        nb = notebooks.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as e:
+        return FileResult(display, Status.FAILED, message=f"not a notebook: not UTF-8 (byte offset {e.start})")
+    except SourceError as e:
+        return FileResult(display, Status.FAILED, message=str(e))
+    if not nb.is_python:
+        return FileResult(display, Status.SKIPPED, message="not a Python notebook")
+    cells = nb.code_cells()
+    joined = notebooks.join_cells([notebooks.cell_source(c) for _, c in cells])
+    outcome = _rewrite(joined.text, path=display, rules=rules, options=options)
+    if isinstance(outcome, str):
+        return FileResult(display, Status.FAILED, message=joined.locate_message(outcome, [i for i, _ in cells]))
+    new_text, findings = outcome
+    findings = [joined.locate(f, [i for i, _ in cells]) for f in findings]
+    if new_text == joined.text:
+        return FileResult(display, Status.UNCHANGED, findings=findings)
+    try:
+        sources = joined.split(new_text)
+    except SourceError as e:
+        return FileResult(display, Status.FAILED, findings=findings, message=str(e))
+    diffs = []
+    for (index, cell), source in zip(cells, sources):
+        old_source = notebooks.cell_source(cell)
+        if source != old_source:
+            if want_diff:
+                diffs.append(unified_diff(f"{display}:cell {index}", old_source, source))
+            notebooks.set_cell_source(cell, source)
+    new = nb.dumps().encode("utf-8-sig" if bom else "utf-8")
+    return FileResult(display, Status.CHANGED, findings=findings, old=data, new=new, diff="".join(diffs))
 
 
 def _verify(old: str, new: str, *, path: str, rules: Sequence[Rule], options: Options) -> str:

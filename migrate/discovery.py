@@ -17,7 +17,7 @@ DEFAULT_EXCLUDES = frozenset(
     {".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "build", "dist", "site-packages",
      "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints"}
 )
-PYTHON_SUFFIXES = (".py",)
+PYTHON_SUFFIXES = (".py", ".ipynb")
 
 
 @dataclasses.dataclass(frozen=True)

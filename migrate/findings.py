@@ -48,19 +48,28 @@ class Finding:
     message: str
     fix: Fix = Fix.NONE
     link: str = ""
+    cell: int = 0  # notebooks: 1-based cell position, and `line` counts within the cell
 
     def __post_init__(self) -> None:
         if not self.link:
             object.__setattr__(self, "link", link_for(self.code))
 
-    def sort_key(self) -> tuple[str, int, int, str, str]:
-        return (self.path, self.line, self.col, self.code, self.message)
+    def sort_key(self) -> tuple[str, int, int, int, str, str]:
+        return (self.path, self.cell, self.line, self.col, self.code, self.message)
+
+    @property
+    def where(self) -> str:
+        """`path:line:col`, `path:cell 3:line:col` in a notebook, or `path` for a whole file."""
+        if self.line == 0:
+            return self.path
+        cell = f"cell {self.cell}:" if self.cell else ""
+        return f"{self.path}:{cell}{self.line}:{self.col}"
 
     def with_fix(self, fix: Fix) -> Finding:
         return dataclasses.replace(self, fix=fix)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "code": self.code,
             "severity": self.severity.value,
             "line": self.line,
@@ -68,6 +77,9 @@ class Finding:
             "message": self.message,
             "fix": self.fix.value,
         }
+        if self.cell:
+            out["cell"] = self.cell
+        return out
 
 
 @dataclasses.dataclass

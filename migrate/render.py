@@ -40,7 +40,7 @@ def _paint(text: str, style: str, color: bool) -> str:
 
 def format_finding(f: Finding, *, color: bool = False) -> str:
     """`path:line:col: CODE severity [fix] message`, the shape editors and CI logs link."""
-    where = f.path if f.line == 0 else f"{f.path}:{f.line}:{f.col}"
+    where = f.where
     fix = _FIX_WORDS[f.fix]
     tag = f" [{fix}]" if fix else ""
     return (

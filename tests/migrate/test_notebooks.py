@@ -1,0 +1,157 @@
+"""Notebooks: code cells rewritten as one module, IPython syntax and every other byte kept."""
+
+from __future__ import annotations
+
+import ast
+import json
+import pathlib
+
+import nbformat
+import pytest
+
+from migrate import api, notebooks
+from migrate.findings import Status
+
+FIXTURE = pathlib.Path(__file__).parents[1] / "fixtures" / "notebooks" / "gpt2_sentiment.ipynb"
+SELECT = ["TRL101", "TRL102"]
+
+
+def code_sources(doc):
+    return ["".join(c["source"]) for c in doc["cells"] if c["cell_type"] == "code"]
+
+
+@pytest.fixture
+def notebook(tmp_path):
+    path = tmp_path / "gpt2_sentiment.ipynb"
+    path.write_bytes(FIXTURE.read_bytes())
+    return path
+
+
+def test_fixed_notebook_keeps_everything_but_the_rewritten_code(notebook):
+    before = json.loads(notebook.read_text())
+    report = api.fix_paths([str(notebook)], select=SELECT)
+    assert report.results[0].status is Status.CHANGED
+    after_text = notebook.read_text()
+    after = json.loads(after_text)
+    nbformat.validate(nbformat.reads(after_text, as_version=nbformat.NO_CONVERT))
+    assert after_text.endswith("}\n") and after_text.startswith('{\n "cells": [\n  {\n   "attachments"')
+    for old, new in zip(before["cells"], after["cells"]):  # outputs, ids, metadata, attachments kept
+        assert {k: v for k, v in old.items() if k != "source"} == {k: v for k, v in new.items() if k != "source"}
+    assert before["metadata"] == after["metadata"]
+    sources = code_sources(after)
+    assert sources[0] == "%pip install transformers==4.44.2 \\\n    trl==0.11.4 \\\n    datasets\n!nvidia-smi"
+    assert sources[1].endswith(
+        "from trl import PPOConfig, PPOTrainer\n"
+        "from transformers import AutoModelForCausalLM\n"
+        "from transformers import set_seed\n"
+        "# TODO(trl-migrate TRL101): `trl.core.LengthSampler` was removed in TRL 0.25.0: No replacement in TRL. "
+        "Draw lengths yourself (e.g. `random.randint(lo, hi)`); GRPO/RLOO in 1.13 cap generation with "
+        "`max_completion_length`.\nfrom trl.core import LengthSampler"
+    )
+    assert sources[1].startswith("%load_ext autoreload\n%autoreload 2\n")
+    assert sources[2].endswith("AutoModelForCausalLMWithValueHead?")  # help syntax left exactly
+    assert sources[3] == (
+        "model = AutoModelForCausalLM.from_pretrained(config.model_name)\n"
+        "ref_model = AutoModelForCausalLM.from_pretrained(config.model_name)\n"
+        "tokenizer = AutoTokenizer.from_pretrained(config.model_name)\n"
+        "print(model.device)"
+    )
+    assert sources[4] == "%%bash\nls -la | grep trl\necho 'from trl import set_seed'"  # not Python: untouched
+    assert sources[5].startswith("if torch.cuda.is_available():\n    !nvidia-smi\n    files = !ls\n")
+    for source in sources:  # every code cell is Python once its IPython lines are set aside
+        ast.parse(notebooks.to_python(source)[0])
+
+
+def test_findings_name_the_cell_and_the_line_within_it(notebook):
+    report = api.fix_paths([str(notebook)], select=SELECT, mode=api.CHECK)
+    where = sorted({(f.cell, f.line, f.code) for f in report.results[0].findings})
+    assert where == [(3, 7, "TRL101"), (3, 8, "TRL101"), (5, 1, "TRL102"), (5, 2, "TRL102"), (5, 4, "TRL102")]
+    first = min(report.results[0].findings, key=lambda f: (f.cell, f.line, f.col))
+    assert first.where == f"{notebook}:cell 3:7:75"  # `set_seed` in `from trl import ..., set_seed`
+
+
+def test_second_run_changes_nothing_and_unchanged_notebook_is_byte_identical(notebook, tmp_path):
+    api.fix_paths([str(notebook)], select=SELECT)
+    once = notebook.read_bytes()
+    again = api.fix_paths([str(notebook)], select=SELECT)
+    assert notebook.read_bytes() == once
+    assert again.results[0].status is Status.UNCHANGED
+    plain = tmp_path / "plain.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import trl\nprint(trl.__version__)")]
+    plain.write_text(nbformat.writes(nb))
+    original = plain.read_bytes()
+    assert api.fix_paths([str(plain)]).results[0].status is Status.UNCHANGED
+    assert plain.read_bytes() == original
+
+
+def test_other_json_layouts_round_trip(tmp_path):
+    doc = json.loads(FIXTURE.read_text())
+    path = tmp_path / "two_space.ipynb"
+    path.write_text(json.dumps(doc, indent=2, ensure_ascii=True))  # no trailing newline, escaped
+    report = api.fix_paths([str(path)], select=SELECT)
+    assert report.results[0].status is Status.CHANGED
+    text = path.read_text()
+    assert not text.endswith("\n") and "\\u2615" in text and '\n  "cells": [' in text
+
+
+def test_layout_that_cannot_be_reproduced_is_reported_not_rewritten(tmp_path):
+    path = tmp_path / "odd.ipynb"
+    text = FIXTURE.read_text().replace('"cells": [', '"cells":   [', 1)
+    path.write_text(text)
+    result = api.fix_paths([str(path)], select=SELECT).results[0]
+    assert result.status is Status.FAILED
+    assert result.message.startswith("notebook JSON layout is not one trl-migrate can reproduce byte for byte")
+    assert path.read_text() == text
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"cells": [{"cell_type": "code", "source": "from trl import set_seed"', "not a notebook: invalid JSON at line 1"),
+        ('{"nbformat": 4, "metadata": {}}\n', "not a notebook: no list of cells (nbformat 4 is supported)"),
+        ('{"nbformat": 3, "cells": [], "worksheets": []}\n', "nbformat 3 notebooks are not supported"),
+    ],
+)
+def test_corrupt_notebooks_fail_clearly(tmp_path, content, message):
+    path = tmp_path / "bad.ipynb"
+    path.write_text(content)
+    result = api.fix_paths([str(path)]).results[0]
+    assert result.status is Status.FAILED and result.message.startswith(message)
+
+
+def test_syntax_error_names_the_cell(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("from trl import set_seed"), nbformat.v4.new_code_cell("x = (")]
+    path = tmp_path / "broken.ipynb"
+    path.write_text(nbformat.writes(nb))
+    result = api.fix_paths([str(path)]).results[0]
+    assert result.status is Status.FAILED
+    assert result.message.startswith("syntax error in cell 2 at line 1")
+
+
+def test_non_python_notebook_is_skipped(tmp_path):
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"language": "R", "name": "ir", "display_name": "R"}})
+    nb.cells = [nbformat.v4.new_code_cell("library(trl)\n# from trl import set_seed")]
+    path = tmp_path / "r.ipynb"
+    path.write_text(nbformat.writes(nb))
+    result = api.fix_paths([str(path)]).results[0]
+    assert (result.status, result.message) == (Status.SKIPPED, "not a Python notebook")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "%pip install trl==0.11.4 \\\n  peft\nimport trl",
+        "if True:\n    !pip install \\\n        trl\n    x = 1",
+        "files = !ls\nx = %env HOME\ntrl.PPOTrainer??\n?trl",
+        "%%bash\nfor f in *; do echo $f; done",
+        "%%time\nfrom trl import set_seed\n",
+        "",
+    ],
+)
+def test_ipython_lines_round_trip_and_leave_python(source):
+    text, saved = notebooks.to_python(source)
+    ast.parse(text)
+    assert notebooks.from_python(text, saved) == source
+    assert len(text.splitlines()) == len(source.splitlines())
