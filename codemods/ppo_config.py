@@ -291,12 +291,16 @@ class RewritePPOConfig(RuleTransformer):
         self._import_depth -= 1
         return updated_node
 
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        target = node.target  # a monkeypatch of a PPO class is TRL107's
+        while isinstance(target, cst.Attribute):
+            target = target.value
+            self._handled.add(id(target))
+        self._targets.add(id(node.target))
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         for base in node.bases:  # subclasses are TRL107's
             self._handled.add(id(base.value))
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._targets.add(id(node.target))
 
     # -- the call ------------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:

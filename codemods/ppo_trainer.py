@@ -57,6 +57,12 @@ class RewritePPOTrainer(RuleTransformer):
         self._import_depth -= 1
         return updated_node
 
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        target = node.target  # a monkeypatch of a PPO class is TRL107's
+        while isinstance(target, cst.Attribute):
+            target = target.value
+            self._handled.add(id(target))
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         for base in node.bases:  # subclasses are TRL107's
             self._handled.add(id(base.value))
@@ -117,6 +123,9 @@ class RewritePPOTrainer(RuleTransformer):
                             "`reward_processing_classes` (the policy tokenizer, as PPO used)", severity=Severity.WARNING)
             elif key in ("optimizer", "lr_scheduler"):
                 optimizer[0 if key == "optimizer" else 1] = value
+        for key in ("train_dataset", "eval_dataset"):  # TRL105 gives them a "prompt" column
+            if key in out and get_full_name_for_node(out[key][1]):
+                self.state.scratch.setdefault("ppo_datasets", set()).add(get_full_name_for_node(out[key][1]) or "")
         if any(o is not None for o in optimizer):
             parts = ", ".join(ppo.code(o).strip() if o is not None else "None" for o in optimizer)
             out["optimizers"] = (None, cst.parse_expression(f"({parts})"))

@@ -1,0 +1,382 @@
+"""TRL106 ppo-loop: the legacy `for batch in ppo_trainer.dataloader: generate / reward / step` loop
+becomes a reward function, `reward_funcs=reward_fn` on the trainer, and `trainer.train()`.
+
+All or nothing: every statement of the loop must be recognised (the query tensors, one
+`.generate(...)` with `return_prompt=False`, the decode of the responses, the user's own reward
+computation, `.step(q, r, rewards)`, `.log_stats(...)`), and the trainer and its config must be
+built in the same block. Generation settings move to the config. Otherwise the loop stays with
+one TODO holding a skeleton of the reward function and the trainer call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.helpers import get_full_name_for_node
+
+from codemods import ppo
+from codemods.base import Rule, RuleTransformer, _with_todos
+from migrate.findings import Fix, Severity
+
+# generate() keyword -> config field (W:0.11.4 ppo_trainer.generate passes them to model.generate;
+# 1.13 GRPO/RLOO build GenerationConfig from these fields, grpo_trainer L1126-1141).
+GEN_FIELDS = {"max_new_tokens": "max_completion_length", "temperature": "temperature", "top_k": "top_k",
+              "top_p": "top_p", "min_p": "min_p", "repetition_penalty": "repetition_penalty"}
+GEN_DROPPED = {"do_sample": True, "min_length": -1, "pad_token_id": None, "eos_token_id": None}  # what 1.13 does itself
+REWARD_FN = "reward_fn"
+
+
+class _Fail(Exception):
+    """The loop is not the recognised shape; the message says which part."""
+
+
+class RewritePPOLoop(RuleTransformer):
+    CODE = "TRL106"
+
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        facts = ppo.FileFacts(self)
+        node.visit(facts)
+        self.trainers = set(facts.trainer_vars) | _target_trainer_vars(self, node)  # TRL104 may have run first
+        self.dicts = _dict_literals(node)
+        self.samplers = _length_samplers(node)
+        self.trainer_cls = ppo.target_trainer(self.state.options.target)
+        self.config_cls = ppo.target_config(self.state.options.target)
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        return updated_node.with_changes(body=self._body(original_node.body, updated_node.body, top=True))
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        return updated_node.with_changes(body=self._body(original_node.body, updated_node.body, top=False))
+
+    # -- one block: find the loops, rewrite each whole or leave it with a TODO -------------------------
+    def _body(self, original: Sequence[cst.BaseStatement], body: Sequence[cst.BaseStatement], *,
+              top: bool) -> list[cst.BaseStatement]:
+        out = list(body)
+        for i, stmt in enumerate(original):
+            if not isinstance(stmt, cst.For) or not self._is_ppo_loop(stmt):
+                continue
+            trainer = self._trainer_of(stmt)
+            try:
+                out = self._rewrite(out, i, stmt, trainer, top=top)
+            except _Fail as e:
+                skeleton = (f"`def {REWARD_FN}(prompts, completions, **kwargs): return [<your score for p + c> for p, c in "
+                            f"zip(prompts, completions)]`, then `{trainer} = {self.trainer_cls}(model=..., "
+                            f"reward_funcs={REWARD_FN}, args=config, train_dataset=dataset, processing_class=tokenizer)` "
+                            f"and `{trainer}.train()` in place of this loop")
+                message = (f"TRL 1.13 has no PPO step loop and this one was left as it is ({e}); write {skeleton}; "
+                           "generation settings go in the config (max_completion_length, temperature, top_k, top_p, "
+                           "generation_kwargs)")
+                self.report(stmt, message, fix=Fix.MANUAL)
+                out[i] = _with_todos(out[i], self.CODE, [message], set())
+            break  # one loop per block: the statement indexes below it have moved
+        return out
+
+    def _is_ppo_loop(self, loop: cst.For) -> bool:
+        return any(self._trainer_call(s, "step") for s in _statements(loop.body))
+
+    def _trainer_of(self, loop: cst.For) -> str:
+        for s in _statements(loop.body):
+            call = self._trainer_call(s, "step")
+            if call is not None:
+                return get_full_name_for_node(call.func.value) or "trainer"  # type: ignore[attr-defined]
+        return "trainer"
+
+    def _trainer_call(self, stmt: cst.BaseSmallStatement, method: str) -> cst.Call | None:
+        value = stmt.value if isinstance(stmt, (cst.Expr, cst.Assign)) else None
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == method:
+            if (get_full_name_for_node(value.func.value) or "") in self.trainers:
+                return value
+        return None
+
+    def _rewrite(self, body: list[cst.BaseStatement], index: int, loop: cst.For, trainer: str, *,
+                 top: bool) -> list[cst.BaseStatement]:
+        if loop.orelse is not None:
+            raise _Fail("it has an else block")
+        if trainer + ".dataloader" not in ppo.code(loop.iter):
+            raise _Fail(f"it does not iterate over `{trainer}.dataloader`")
+        batch = _loop_batch(loop.target)
+        statements = list(_statements(loop.body))
+        step = next(self._trainer_call(s, "step") for s in statements if self._trainer_call(s, "step"))
+        if len(step.args) != 3 or any(a.keyword or a.star for a in step.args):
+            raise _Fail("`.step(...)` does not take (queries, responses, rewards)")
+        queries, responses, rewards = (get_full_name_for_node(a.value) for a in step.args)
+        gen_kwargs: dict[str, cst.BaseExpression] = {}
+        reward_body: list[cst.BaseSmallStatement] = []
+        completions = None
+        for s in statements:
+            if self._trainer_call(s, "step") is not None or self._trainer_call(s, "log_stats") is not None:
+                continue
+            if isinstance(s, cst.Assign) and len(s.targets) == 1:
+                target = get_full_name_for_node(s.targets[0].target)
+                if target == queries and m.matches(s.value, m.Subscript(value=m.Name(batch or ""))):
+                    continue
+                if target == responses and self._trainer_call(s, "generate") is not None:
+                    gen_kwargs = self._generation(self._trainer_call(s, "generate"), queries)  # type: ignore[arg-type]
+                    continue
+                if m.matches(s.value, m.Call(func=m.Attribute(attr=m.Name("batch_decode")))) and \
+                        get_full_name_for_node(s.value.args[0].value) == responses:  # type: ignore[attr-defined]
+                    completions = _column(s.targets[0].target, batch)
+                    if completions is None:
+                        raise _Fail("the decoded responses are not stored in the batch")
+                    continue
+            reward_body.append(s)
+        if completions is None:
+            raise _Fail("the responses are not decoded with `tokenizer.batch_decode`")
+        new_body = self._reward_body(reward_body, batch, completions, {queries, responses, trainer}, rewards)
+        trainer_at, config_at, config_name = self._trainer_and_config(body[:index], trainer)
+        body = list(body)
+        config_stmt = body[config_at]
+        body[config_at] = self._with_generation(config_stmt, gen_kwargs, loop)
+        blank = [cst.EmptyLine(), cst.EmptyLine()] if top else [cst.EmptyLine()]
+        trainer_stmt = _with_reward(body[trainer_at], REWARD_FN)
+        comments = [line for line in trainer_stmt.leading_lines if line.comment is not None]
+        body[trainer_at] = trainer_stmt.with_changes(leading_lines=[*blank, *comments])
+        fn = _reward_function(new_body, rewards).with_changes(leading_lines=blank)
+        body.insert(trainer_at, fn)
+        train = cst.SimpleStatementLine(body=[cst.Expr(cst.parse_expression(f"{trainer}.train()"))],
+                                        leading_lines=body[index + 1].leading_lines)
+        body[index + 1] = train
+        self.report(loop, f"the PPO loop became `{REWARD_FN}` (your reward code), `reward_funcs={REWARD_FN}` on the trainer "
+                    f"and `{trainer}.train()`; generation settings moved to `{config_name}`")
+        return body
+
+    def _generation(self, call: cst.Call, queries: str | None) -> dict[str, cst.BaseExpression]:
+        """generate(...) keywords -> config fields; raises for what has no place."""
+        if not call.args or get_full_name_for_node(call.args[0].value) != queries:
+            raise _Fail("`.generate(...)` does not take the batch's query tensors")
+        out: dict[str, cst.BaseExpression] = {}
+        extra: dict[str, str] = {}
+        for arg in call.args[1:]:
+            if arg.star == "**":
+                literal = self.dicts.get(get_full_name_for_node(arg.value) or "")
+                if literal is None:
+                    raise _Fail(f"`**{ppo.code(arg.value).strip()}` is not a dict literal in this file")
+                pairs = literal
+            elif arg.keyword is not None:
+                pairs = {arg.keyword.value: arg.value}
+            else:
+                raise _Fail("`.generate(...)` has extra positional arguments")
+            for key, value in pairs.items():
+                shown = ppo.code(value).strip()
+                if key == "return_prompt":
+                    if ppo.literal(value) is not False:
+                        raise _Fail("`.generate(...)` returns the prompt too (return_prompt is not False)")
+                elif key == "length_sampler":
+                    bounds = self.samplers.get(shown)
+                    if bounds is None:
+                        raise _Fail(f"`length_sampler={shown}` is not a LengthSampler(min, max) with literal bounds")
+                    out.setdefault("max_completion_length", cst.parse_expression(str(bounds[1] - 1)))
+                    self.report(value, f"`length_sampler={shown}` drew a random length per sample; TRL 1.13 generates up to "
+                                f"max_completion_length={bounds[1] - 1} (its largest draw)", severity=Severity.WARNING)
+                elif key in GEN_FIELDS:
+                    lit = ppo.literal(value)
+                    if key == "top_k" and isinstance(lit, float) and lit.is_integer():
+                        value = cst.parse_expression(str(int(lit)))  # GenerationConfig top_k is an int
+                    out[GEN_FIELDS[key]] = value
+                elif key in GEN_DROPPED:
+                    continue
+                elif key == "batch_size" or key == "generate_ref_response":
+                    raise _Fail(f"`{key}` has no place in TRL 1.13 generation")
+                else:
+                    extra[key] = shown
+        if extra:
+            out["generation_kwargs"] = cst.parse_expression("{" + ", ".join(f"{k!r}: {v}" for k, v in extra.items()) + "}")
+        return out
+
+    def _reward_body(self, stmts: list[cst.BaseSmallStatement], batch: str | None, completions: str,
+                     forbidden: set[str | None], rewards: str | None) -> list[cst.BaseStatement]:
+        """The user's reward statements, with batch["query"]/batch[<completions>] as the function's arguments."""
+        out = []
+        banned = {n for n in (*forbidden, batch) if n}
+        for s in stmts:
+            code = ppo.code(s).strip()
+            replaced = code.replace(f'{batch}["query"]', "prompts").replace(f'{batch}["{completions}"]', "completions")
+            stmt = cst.parse_statement(replaced + "\n")
+            if _names(stmt) & banned:
+                raise _Fail(f"`{code}` uses the loop's tensors, batch or trainer")
+            out.append(stmt)
+        if not any(rewards in _bound(s) for s in stmts):
+            raise _Fail(f"`{rewards}` is not computed inside the loop")
+        return out
+
+    def _trainer_and_config(self, before: list[cst.BaseStatement], trainer: str) -> tuple[int, int, str]:
+        trainer_at = config_at = None
+        config_name = ""
+        for i, stmt in enumerate(before):
+            assign = _assign(stmt)
+            if assign is None:
+                continue
+            target = get_full_name_for_node(assign.targets[0].target)
+            if target == trainer and isinstance(assign.value, cst.Call):
+                trainer_at = i
+                arg = ppo.kwarg(assign.value, "args")
+                config_name = get_full_name_for_node(arg.value) if arg else ""  # type: ignore[assignment]
+        if trainer_at is None:
+            raise _Fail(f"`{trainer}` is not built in the same block as the loop")
+        for i, stmt in enumerate(before):
+            assign = _assign(stmt)
+            if assign is not None and get_full_name_for_node(assign.targets[0].target) == config_name and \
+                    isinstance(assign.value, cst.Call) and (get_full_name_for_node(assign.value.func) or "").endswith(self.config_cls):
+                config_at = i
+        if config_at is None:
+            raise _Fail(f"the trainer's config is not a `{self.config_cls}(...)` call in the same block")
+        return trainer_at, config_at, config_name
+
+    def _with_generation(self, stmt: cst.BaseStatement, gen: dict[str, cst.BaseExpression], loop: cst.For) -> cst.BaseStatement:
+        assign = _assign(stmt)
+        assert assign is not None and isinstance(assign.value, cst.Call)
+        call = assign.value
+        have = {a.keyword.value for a in call.args if a.keyword is not None}
+        if "max_steps" not in have and "num_train_epochs" not in have:
+            gen = {**gen, "num_train_epochs": cst.Integer("1")}  # the loop made one pass over the dataloader
+        new = [ppo.new_kwarg(k, v) for k, v in gen.items() if k not in have]
+        if not new:
+            return stmt
+        args = [*call.args, *new]
+        fresh = {id(a) for a in new} | ({id(call.args[-1])} if call.args else set())
+        new_call = call.with_changes(args=ppo.relayout(call, args, fresh))
+        return stmt.with_deep_changes(assign, value=new_call)  # type: ignore[arg-type]
+
+
+def _statements(block: cst.BaseSuite) -> list[cst.BaseSmallStatement]:
+    """The small statements of a loop body; a compound statement makes the loop unrecognisable."""
+    out: list = []
+    for stmt in getattr(block, "body", []):
+        if isinstance(stmt, cst.SimpleStatementLine):
+            out.extend(stmt.body)
+        else:
+            out.append(stmt)
+    return out
+
+
+def _loop_batch(target: cst.BaseAssignTargetExpression) -> str | None:
+    if isinstance(target, cst.Name):
+        return target.value
+    if isinstance(target, cst.Tuple) and len(target.elements) == 2 and isinstance(target.elements[1].value, cst.Name):
+        return target.elements[1].value.value
+    return None
+
+
+def _column(target: cst.BaseExpression, batch: str | None) -> str | None:
+    if m.matches(target, m.Subscript(value=m.Name(batch or ""), slice=[m.SubscriptElement(m.Index(m.SimpleString()))])):
+        return ppo.literal(target.slice[0].slice.value)  # type: ignore[attr-defined]
+    return None
+
+
+def _assign(stmt: cst.BaseStatement) -> cst.Assign | None:
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign):
+        return stmt.body[0] if len(stmt.body[0].targets) == 1 else None
+    return None
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    found: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.add(n.value)
+
+    node.visit(_V())
+    return found
+
+
+def _bound(stmt: cst.CSTNode) -> set[str]:
+    if isinstance(stmt, cst.Assign):
+        return {get_full_name_for_node(t.target) or "" for t in stmt.targets}
+    return set()
+
+
+def _reward_function(body: list[cst.BaseStatement], rewards: str | None) -> cst.FunctionDef:
+    ret = cst.parse_statement(f"return [float(r) for r in {rewards}]\n")
+    return cst.FunctionDef(
+        name=cst.Name(REWARD_FN),
+        params=cst.parse_expression("lambda prompts, completions, **kwargs: 0").params,  # type: ignore[attr-defined]
+        body=cst.IndentedBlock(body=[*body, ret]),
+        returns=cst.Annotation(cst.parse_expression("list[float]")),
+        leading_lines=[],
+    )
+
+
+def _with_reward(stmt: cst.BaseStatement, fn: str) -> cst.BaseStatement:
+    assign = _assign(stmt)
+    assert assign is not None and isinstance(assign.value, cst.Call)
+    call = assign.value
+    if ppo.kwarg(call, "reward_funcs") is not None:
+        return stmt
+    arg = ppo.new_kwarg("reward_funcs", fn)
+    args = [*call.args, arg]
+    new_call = call.with_changes(args=ppo.relayout(call, args, {id(arg), id(call.args[-1])} if call.args else {id(arg)}))
+    return stmt.with_deep_changes(assign, value=new_call)  # type: ignore[arg-type]
+
+
+def _target_trainer_vars(owner: RuleTransformer, module: cst.Module) -> set[str]:
+    """Names bound to an RLOO/GRPO trainer: one with a `.step(` loop was a PPO trainer (TRL104 ran)."""
+    found: set[str] = set()
+    names = tuple(ppo.TARGETS[t][1] for t in ppo.TARGETS)
+
+    class _V(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if isinstance(node.value, cst.Call) and ppo.ppo_class(owner.qualified_names(node.value.func), names):
+                found.update(get_full_name_for_node(t.target) or "" for t in node.targets)
+
+    module.visit(_V())
+    return found
+
+
+def _dict_literals(module: cst.Module) -> dict[str, dict[str, cst.BaseExpression]]:
+    """Module-level `name = {"k": v, ...}` with string keys: generation kwargs the loop expands."""
+    out: dict[str, dict[str, cst.BaseExpression]] = {}
+    for stmt in module.body:
+        assign = _assign(stmt)
+        if assign is not None and isinstance(assign.value, cst.Dict):
+            keys = [ppo.literal(e.key) if isinstance(e, cst.DictElement) else None for e in assign.value.elements]
+            if all(isinstance(k, str) for k in keys):
+                out[get_full_name_for_node(assign.targets[0].target) or ""] = {
+                    k: e.value for k, e in zip(keys, assign.value.elements)}  # type: ignore[misc]
+    return out
+
+
+def _length_samplers(module: cst.Module) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    for stmt in module.body:
+        assign = _assign(stmt)
+        if assign is not None and m.matches(assign.value, m.Call(func=m.Name("LengthSampler"))):
+            bounds = [ppo.literal(a.value) for a in assign.value.args]  # type: ignore[attr-defined]
+            if len(bounds) == 2 and all(isinstance(b, int) for b in bounds):
+                out[get_full_name_for_node(assign.targets[0].target) or ""] = (bounds[0], bounds[1])
+    return out
+
+
+class PPOLoopRule(Rule):
+    code = "TRL106"
+    name = "ppo-loop"
+    summary = "Turn the legacy generate/reward/step loop into a reward function and trainer.train()."
+    before = (
+        "from trl import RLOOConfig, RLOOTrainer\n"
+        "config = RLOOConfig(beta=0.2)\n"
+        "trainer = RLOOTrainer(args=config, model=model, processing_class=tok, train_dataset=ds)\n"
+        "for batch in trainer.dataloader:\n"
+        "    query_tensors = batch[\"input_ids\"]\n"
+        "    response_tensors = trainer.generate(query_tensors, return_prompt=False, max_new_tokens=16)\n"
+        "    batch[\"response\"] = tok.batch_decode(response_tensors)\n"
+        "    rewards = [score(q + r) for q, r in zip(batch[\"query\"], batch[\"response\"])]\n"
+        "    trainer.step(query_tensors, response_tensors, rewards)\n"
+    )
+    after = (
+        "from trl import RLOOConfig, RLOOTrainer\n"
+        "config = RLOOConfig(beta=0.2, max_completion_length=16, num_train_epochs=1)\n"
+        "\n"
+        "\n"
+        "def reward_fn(prompts, completions, **kwargs) -> list[float]:\n"
+        "    rewards = [score(q + r) for q, r in zip(prompts, completions)]\n"
+        "    return [float(r) for r in rewards]\n"
+        "\n"
+        "\n"
+        "trainer = RLOOTrainer(args=config, model=model, processing_class=tok, train_dataset=ds, reward_funcs=reward_fn)\n"
+        "trainer.train()\n"
+    )
+    transformers = (RewritePPOLoop,)
+    triggers = (".step(",)
