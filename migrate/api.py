@@ -11,7 +11,7 @@ import multiprocessing
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 
@@ -69,6 +69,9 @@ def fix_paths(
     ignore: Sequence[str] = (),
     options: Options = Options(),
     jobs: int | None = None,
+    exclude: Sequence[str] = (),
+    exclude_root: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> FixReport:
     """Rewrite (or, with mode check/diff, only report on) every Python file under `paths`.
 
@@ -79,7 +82,7 @@ def fix_paths(
         raise ValueError(f"mode must be one of write, check, diff; got {mode!r}")
     started = time.perf_counter()
     codes = tuple(r.code for r in codemods.select(select, ignore))
-    candidates, missing = discover(paths)
+    candidates, missing = discover(paths, patterns=exclude, patterns_root=exclude_root)
     results = [FileResult(m.path, Status.FAILED, message=m.message) for m in missing]
     todo: list[tuple[str, bytes]] = []
     for cand in candidates:
@@ -89,7 +92,7 @@ def fix_paths(
         else:
             todo.append((cand.path, data))
     work = partial(_process_one, codes=codes, options=options, want_diff=mode == DIFF)
-    results.extend(_run(work, todo, jobs))
+    results.extend(_run(work, todo, jobs, progress))
     if mode == WRITE:
         results = [_write(r) for r in results]
     else:
@@ -103,15 +106,25 @@ def _process_one(item: tuple[str, bytes], *, codes: Sequence[str], options: Opti
     return process(path, data, codes=codes, options=options, want_diff=want_diff)
 
 
-def _run(work, todo: list[tuple[str, bytes]], jobs: int | None) -> list[FileResult]:  # type: ignore[no-untyped-def]
+def _run(work, todo: list[tuple[str, bytes]], jobs: int | None,  # type: ignore[no-untyped-def]
+         progress: Callable[[int, int], None] | None = None) -> list[FileResult]:
     workers = min(jobs or os.cpu_count() or 1, len(todo))
+    results: list[FileResult] = []
     if workers <= 1 or len(todo) < PARALLEL_THRESHOLD:
-        return [work(item) for item in todo]
+        for item in todo:
+            results.append(work(item))
+            if progress:
+                progress(len(results), len(todo))
+        return results
     # fork: workers inherit the imported rules and symbol table instead of importing them again.
     method = "fork" if sys.platform.startswith("linux") else None
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method)) as pool:
         chunk = max(1, len(todo) // (workers * 8))
-        return list(pool.map(work, todo, chunksize=chunk))
+        for result in pool.map(work, todo, chunksize=chunk):
+            results.append(result)
+            if progress:
+                progress(len(results), len(todo))
+    return results
 
 
 def _write(result: FileResult) -> FileResult:

@@ -12,7 +12,7 @@ import click
 
 from migrate import __version__
 
-FORMATS = ("text", "json", "sarif")
+FIX_FORMATS = ("text", "json", "sarif", "github")
 
 
 def _codes(values: tuple[str, ...]) -> list[str]:
@@ -39,48 +39,102 @@ def main() -> None:
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if anything would change.")
 @click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes or prefixes (comma-separated).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes or prefixes.")
-@click.option("--target", type=click.Choice(["rloo", "grpo"]), default="rloo", show_default=True,
-              help="Trainer that PPO code moves to.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--target", type=click.Choice(["rloo", "grpo"]), default=None,
+              help="Trainer that PPO code moves to [default: rloo, or [tool.trl-migrate] target].")
+@click.option("--format", "fmt", type=click.Choice(FIX_FORMATS), default="text", show_default=True)
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Worker processes [default: CPU count].")
+@click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
+@click.option("--quiet", "-q", is_flag=True, help="Only failures and the summary line.")
+@click.option("--verbose", "-v", is_flag=True, help="Also list unchanged and skipped files, and where settings came from.")
 def fix(paths: tuple[str, ...], diff: bool, check: bool, select: tuple[str, ...], ignore: tuple[str, ...],
-        target: str, fmt: str, jobs: int | None) -> None:
-    """Rewrite TRL code under PATHS for TRL 1.13.
+        target: str | None, fmt: str, jobs: int | None, statistics: bool, quiet: bool, verbose: bool) -> None:
+    """Rewrite TRL code under PATHS (.py files and notebooks) for TRL 1.13.
 
     Folders are walked recursively, honouring .gitignore; files named here are always
-    processed. Exit 0: nothing left to do; 1: changes to make (--check/--diff) or TODOs
+    processed. Settings may come from [tool.trl-migrate] in the nearest pyproject.toml;
+    flags win. Exit 0: nothing left to do; 1: changes to make (--check/--diff) or TODOs
     left for a human; 2: a file could not be processed.
 
     \b
     Examples:
       trl-migrate fix --check .
-      trl-migrate fix --diff train_ppo.py
+      trl-migrate fix --diff train_ppo.py notebooks/
       trl-migrate fix --select TRL101 --format json src/
+      trl-migrate fix --target grpo --statistics .
     """
     from codemods import UnknownRuleError
     from migrate import api
-    from migrate.render import render_json, render_sarif, render_text_findings, use_color
+    from migrate.config import ConfigError, load
+    from migrate.render import render_github, render_json, render_sarif, render_statistics, render_text_findings, use_color
 
     if diff and check:
         raise click.UsageError("--diff and --check do not go together: --diff already writes nothing")
-    mode = api.DIFF if diff else api.CHECK if check else api.WRITE
+    if quiet and verbose:
+        raise click.UsageError("--quiet and --verbose do not go together")
     try:
-        report = api.fix_paths(list(paths), mode=mode, select=_codes(select), ignore=_codes(ignore),
-                               options=api.Options(target=target), jobs=jobs)
-    except UnknownRuleError as e:
+        settings = load(paths[0])
+    except ConfigError as e:
         raise click.UsageError(str(e)) from e
+    mode = api.DIFF if diff else api.CHECK if check else api.WRITE
+    err = sys.stderr
+    bar = _Progress(err) if fmt == "text" and not quiet and err.isatty() else None
+    try:
+        report = api.fix_paths(
+            list(paths), mode=mode, select=_codes(select) or list(settings.select),
+            ignore=_codes(ignore) or list(settings.ignore), options=api.Options(target=target or settings.target),
+            jobs=jobs or settings.jobs, exclude=settings.exclude, exclude_root=settings.root,
+            progress=bar.update if bar else None,
+        )
+    except UnknownRuleError as e:
+        where = f" (from {settings.source})" if settings.source and not (select or ignore) else ""
+        raise click.UsageError(f"{e}{where}") from e
+    finally:
+        if bar:
+            bar.close()
+    results = report.results if verbose else report.reported()
     if fmt == "json":
-        click.echo(render_json("fix", report.reported(), report.summary()), nl=False)
+        click.echo(render_json("fix", results, report.summary()), nl=False)
     elif fmt == "sarif":
-        click.echo(render_sarif(report.reported(), api.rules_catalogue()), nl=False)
+        click.echo(render_sarif(results, api.rules_catalogue()), nl=False)
+    elif fmt == "github":
+        click.echo(render_github(results), nl=False)
     else:
         if diff:
             for res in report.results:
                 if res.diff:
                     click.echo(res.diff, nl=False)
-        click.echo(render_text_findings(report.reported(), color=use_color(sys.stderr)), nl=False, err=True)
+        color = use_color(err)
+        if verbose and settings.source:
+            click.echo(f"settings from {settings.source}", err=True)
+        if statistics:
+            click.echo(render_statistics(results, {r["id"]: r["name"] for r in api.rules_catalogue()}), nl=False, err=True)
+        else:
+            shown = [r for r in results if r.status.value == "failed"] if quiet else results
+            click.echo(render_text_findings(shown, color=color, findings=not quiet, statuses=verbose), nl=False, err=True)
         click.echo(_summary_line(report), err=True)
     sys.exit(report.exit_code)
+
+
+class _Progress:
+    """A progress bar on stderr for runs with enough files to parse; drawn only on a terminal."""
+
+    MIN_FILES = 50
+
+    def __init__(self, stream) -> None:  # type: ignore[no-untyped-def]
+        self.stream = stream
+        self.bar = None
+
+    def update(self, done: int, total: int) -> None:
+        if total < self.MIN_FILES:
+            return
+        if self.bar is None:
+            self.bar = click.progressbar(length=total, label="trl-migrate", file=self.stream)
+            self.bar.__enter__()
+        self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
 
 
 def _summary_line(report) -> str:  # type: ignore[no-untyped-def]

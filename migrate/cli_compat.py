@@ -19,7 +19,17 @@ import click
 def compat_command(
     path: str, no_installed: bool, python: str | None, all_platforms: bool, fix: bool, target_trl: str, fmt: str
 ) -> None:
-    """Check the installed environment and every requirements file under PATH against TRL 1.13."""
+    """Check the installed environment and every requirements file under PATH against TRL 1.13.
+
+    Reads requirements*.txt / *.in, pyproject.toml, setup.cfg, setup.py (statically), Pipfile,
+    environment.yml, uv.lock / poetry.lock / pylock.toml and `%pip install` lines in notebooks.
+
+    \b
+    Examples:
+      trl-migrate compat .
+      trl-migrate compat --no-installed --fix .
+      trl-migrate compat --python .venv/bin/python --format json .
+    """
     from compat.api import check_path
     from compat.rules import RulesError
 

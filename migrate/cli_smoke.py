@@ -31,6 +31,11 @@ def smoke_command(
     """Prove that training works here: `--env` trains the bundled tiny reference stack.
 
     Exit 0 when it trains, 1 on a failed verdict, 2 when the check itself could not run.
+
+    \b
+    Examples:
+      trl-migrate smoke --env
+      trl-migrate smoke --env --lora --loss-parity --steps 8
     """
     if script is None and not env:
         raise click.UsageError("pass --env to check this environment, or a SCRIPT to smoke-run")

@@ -81,12 +81,17 @@ def _ignored(abspath: str, is_dir: bool, specs: Sequence[tuple[str, pathspec.Pat
 
 
 def walk(folder: str, *, suffixes: Sequence[str] = PYTHON_SUFFIXES,
-         excludes: Iterable[str] = DEFAULT_EXCLUDES) -> Iterator[str]:
-    """Files under `folder` with one of `suffixes`, in sorted order, ignored ones left out."""
+         excludes: Iterable[str] = DEFAULT_EXCLUDES,
+         extra: Sequence[tuple[str, pathspec.PathSpec]] = ()) -> Iterator[str]:
+    """Files under `folder` with one of `suffixes`, in sorted order, ignored ones left out.
+
+    `extra`: more (anchor folder, spec) pairs to honour, such as configured excludes.
+    """
     exclude = frozenset(excludes)
     base_specs = _ancestor_specs(folder)
     if _ignored(os.path.abspath(folder), True, base_specs):
         base_specs = []  # the user named an ignored folder: its contents are what they asked for
+    base_specs = [*base_specs, *extra]
     stack: list[tuple[str, list[tuple[str, pathspec.PathSpec]]]] = [(folder, base_specs)]
     while stack:
         current, specs = stack.pop()
@@ -113,8 +118,15 @@ def walk(folder: str, *, suffixes: Sequence[str] = PYTHON_SUFFIXES,
 
 
 def discover(paths: Sequence[str], *, suffixes: Sequence[str] = PYTHON_SUFFIXES,
-             excludes: Iterable[str] = DEFAULT_EXCLUDES) -> tuple[list[Candidate], list[Missing]]:
-    """Expand command-line paths into candidate files, each once (by real path), in order."""
+             excludes: Iterable[str] = DEFAULT_EXCLUDES, patterns: Sequence[str] = (),
+             patterns_root: str | None = None) -> tuple[list[Candidate], list[Missing]]:
+    """Expand command-line paths into candidate files, each once (by real path), in order.
+
+    `patterns` are .gitignore-style excludes anchored at `patterns_root` (default: cwd).
+    """
+    extra = []
+    if patterns:
+        extra.append((os.path.abspath(patterns_root or "."), pathspec.GitIgnoreSpec.from_lines(patterns)))
     seen: set[str] = set()
     found: list[Candidate] = []
     missing: list[Missing] = []
@@ -127,7 +139,7 @@ def discover(paths: Sequence[str], *, suffixes: Sequence[str] = PYTHON_SUFFIXES,
 
     for raw in paths:
         if os.path.isdir(raw):
-            for path in walk(raw, suffixes=suffixes, excludes=excludes):
+            for path in walk(raw, suffixes=suffixes, excludes=excludes, extra=extra):
                 add(path, False)
         elif os.path.lexists(raw):
             add(os.path.normpath(raw), True)

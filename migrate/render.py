@@ -49,14 +49,60 @@ def format_finding(f: Finding, *, color: bool = False) -> str:
     )
 
 
-def render_text_findings(results: Iterable[FileResult], *, color: bool = False) -> str:
-    """Every finding and failure, grouped by file in path order."""
+def render_text_findings(results: Iterable[FileResult], *, color: bool = False, findings: bool = True,
+                         statuses: bool = False) -> str:
+    """Every failure and (with `findings`) finding, grouped by file in path order; with
+    `statuses`, also a line for each file that changed, stayed or was skipped."""
     lines: list[str] = []
     for res in sorted(results, key=lambda r: r.path):
         if res.status is Status.FAILED:
             lines.append(f"{_paint(res.path, 'path', color)}: {_paint('error', 'error', color)}: {res.message}")
+        elif statuses:
+            why = f" ({res.message})" if res.message else ""
+            lines.append(_paint(f"{res.path}: {res.status.value}{why}", "dim", color))
+        if findings:
+            for f in sorted(res.findings, key=Finding.sort_key):
+                lines.append(format_finding(f, color=color))
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def render_statistics(results: Iterable[FileResult], names: Mapping[str, str]) -> str:
+    """One line per code: how many findings, how many fixed or fixable, how many manual."""
+    by_code: dict[str, Counter[str]] = {}
+    for res in results:
+        for f in res.findings:
+            by_code.setdefault(f.code, Counter())[f.fix.value] += 1
+    lines = []
+    for code in sorted(by_code):
+        c = by_code[code]
+        total = sum(c.values())
+        auto = c["applied"] + c["available"]
+        lines.append(f"{total:6d}  {code}  {names.get(code, ''):<16} {auto} auto, {c['manual']} manual")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _github_escape(text: str, *, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+
+
+_GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def render_github(results: Iterable[FileResult]) -> str:
+    """GitHub Actions workflow commands: one annotation per finding and failed file."""
+    lines = []
+    for res in sorted(results, key=lambda r: r.path):
+        path = _github_escape(_uri(res.path), prop=True)
+        if res.status is Status.FAILED:
+            lines.append(f"::error file={path},title=trl-migrate::{_github_escape(res.message)}")
         for f in sorted(res.findings, key=Finding.sort_key):
-            lines.append(format_finding(f, color=color))
+            where = f"file={path}"
+            if f.line and not f.cell:  # notebook lines count within a cell: GitHub cannot place them
+                where += f",line={f.line},col={f.col}"
+            cell = f"cell {f.cell}, line {f.line}: " if f.cell else ""
+            title = _github_escape(f"trl-migrate {f.code} [{f.fix.value}]", prop=True)
+            lines.append(f"::{_GITHUB_LEVEL[f.severity]} {where},title={title}::{_github_escape(cell + f.message)}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
