@@ -1,0 +1,116 @@
+"""TRL105 ppo-datasets, TRL106 ppo-loop, TRL107 ppo-unsupported: no-op, fix, TODO, run twice."""
+
+from __future__ import annotations
+
+import pytest
+
+from migrate.findings import Fix
+from tests.codemods.helpers import assert_fixes, assert_noop, dedent, run
+
+PPO = ("TRL103", "TRL104", "TRL105", "TRL106")
+
+
+@pytest.mark.parametrize(
+    ("src", "select"),
+    [
+        pytest.param("ds = ds.map(tokenize)\n", ("TRL105",), id="datasets-no-trainer"),
+        pytest.param("for b in loader:\n    opt.step()\n", ("TRL106",), id="loop-optimizer-step"),
+        pytest.param("from trl import RLOOTrainer\nclass T(RLOOTrainer):\n    pass\n", ("TRL107",), id="subclass-of-1-13-class"),
+        pytest.param("from unittest import mock\nmock.patch('trl.RLOOTrainer.train')\n", ("TRL107",), id="patch-of-existing-path"),
+    ],
+)
+def test_noop(src, select):
+    assert assert_noop(src, select=select) == []
+
+
+def test_legacy_query_column_becomes_prompt():
+    before = dedent(
+        """
+        from trl import PPOTrainer
+        def tok(sample):
+            sample["input_ids"] = tokenizer.encode(sample["review"])[:8]
+            sample["query"] = tokenizer.decode(sample["input_ids"])
+            return sample
+        ds = ds.map(tok)
+        t = PPOTrainer(config, model, None, tokenizer, dataset=ds)
+        """
+    )
+    out, _ = run(before, select=("TRL105",))
+    assert 'sample["prompt"] = tokenizer.decode(sample["input_ids"])' in out
+    assert run(out, select=("TRL105",))[0] == out
+
+
+def test_unrecognised_dataset_gets_a_todo_where_it_is_built():
+    before = "from trl import PPOTrainer\nds = load_tokenized()\nt = PPOTrainer(args=a, processing_class=tok, model=m, reward_model=r, value_model=v, train_dataset=ds)\n"
+    out, findings = run(before, select=("TRL105",))
+    assert out.splitlines()[1].startswith('# TODO(trl-migrate TRL105): RLOOTrainer reads a "prompt" column')
+    assert [f.fix for f in findings] == [Fix.MANUAL]
+    assert run(out, select=("TRL105",))[0] == out
+
+
+SENTIMENT = """
+from trl import PPOConfig, PPOTrainer
+config = PPOConfig(batch_size=4, mini_batch_size=2)
+trainer = PPOTrainer(config, model, None, tokenizer, dataset=ds)
+gen_kwargs = {"top_k": 0.0, "top_p": 1.0, "do_sample": True, "max_new_tokens": 8, "no_repeat_ngram_size": 3}
+for batch in tqdm(trainer.dataloader):
+    q = batch["input_ids"]
+    r = trainer.generate(q, return_prompt=False, **gen_kwargs)
+    batch["response"] = tokenizer.batch_decode(r)
+    rewards = [torch.tensor(len(c)) for c in batch["response"]]
+    stats = trainer.step(q, r, rewards)
+    trainer.log_stats(stats, batch, rewards)
+"""
+
+
+@pytest.mark.parametrize("target", ["rloo", "grpo"])
+def test_recognised_loop_becomes_reward_function_and_train(target):
+    cls = target.upper()
+    ng = " num_generations=2," if target == "grpo" else ""  # the generation batch (4) must divide by it
+    after = dedent(
+        f"""
+        from trl import {cls}Config, {cls}Trainer
+        config = {cls}Config(per_device_train_batch_size=2, steps_per_generation=2,{ng} seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, gradient_checkpointing=False, lr_scheduler_type="constant", top_k=0, top_p=1.0, max_completion_length=8, generation_kwargs={{'no_repeat_ngram_size': 3}}, num_train_epochs=1)
+
+
+        def reward_fn(prompts, completions, **kwargs) -> list[float]:
+            rewards = [torch.tensor(len(c)) for c in completions]
+            return [float(r) for r in rewards]
+
+
+        trainer = {cls}Trainer(args=config, model=model, processing_class=tokenizer, train_dataset=ds, reward_funcs=reward_fn)
+        gen_kwargs = {{"top_k": 0.0, "top_p": 1.0, "do_sample": True, "max_new_tokens": 8, "no_repeat_ngram_size": 3}}
+        trainer.train()
+        """
+    )
+    findings = assert_fixes(dedent(SENTIMENT), after, select=PPO, target=target)
+    assert not [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
+
+
+def test_unrecognised_loop_stays_with_one_todo_and_a_skeleton():
+    src = dedent(SENTIMENT).replace("return_prompt=False", "return_prompt=True")
+    out, findings = run(src, select=PPO)
+    todos = [line for line in out.splitlines() if line.startswith("# TODO(trl-migrate TRL106)")]
+    assert len(todos) == 1 and "returns the prompt too" in todos[0]
+    assert "def reward_fn(prompts, completions, **kwargs)" in todos[0] and "trainer.train()" in todos[0]
+    assert "for batch in tqdm(trainer.dataloader):" in out
+    assert run(out, select=PPO)[0] == out
+
+
+def test_unsupported_shapes_get_todos():
+    src = dedent(
+        """
+        import trl
+        from unittest import mock
+        from trl import PPOConfig
+        class MyConfig(PPOConfig):
+            pass
+        trl.trainer.ppo_trainer.PPOTrainer.loss = my_loss
+        with mock.patch("trl.trainer.ppo_trainer.PPOTrainer.step"):
+            pass
+        """
+    )
+    out, findings = run(src, select=("TRL107",))
+    assert sum(f.code == "TRL107" and f.fix is Fix.MANUAL for f in findings) == 3
+    assert "trl.trainer.ppo_trainer.PPOTrainer.loss = my_loss" in run(src)[0]  # no rule renames a monkeypatch
+    assert run(out, select=("TRL107",))[0] == out
