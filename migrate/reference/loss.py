@@ -16,8 +16,8 @@ __all__ = ["DEFAULT_CHUNK_BYTES", "auto_chunk_size", "chunked_nll"]
 
 # Bytes of one chunk of logits in the compute dtype when `chunk_size` is not given: large enough
 # that the grad_weight GEMM (inner dimension = chunk size) runs near peak, small enough that the
-# chunk stays a fraction of the weight itself at 150k-250k vocabularies.
-DEFAULT_CHUNK_BYTES = 128 * 2**20
+# chunk stays well under TRL 1.13's one (256 x V) chunk at 150k-250k vocabularies.
+DEFAULT_CHUNK_BYTES = 64 * 2**20
 # fp32 scratch for one block of rows on CPU: well inside a shared L3 cache, so the softmax passes
 # stay on chip, yet few enough blocks that a busy machine's thread stragglers cost little.
 _CPU_BLOCK_BYTES = 8 * 2**20
@@ -36,7 +36,7 @@ class _Options:
 def auto_chunk_size(vocab_size: int, *, itemsize: int = 2) -> int:
     """Tokens per chunk so that one (C, V) chunk of logits takes about DEFAULT_CHUNK_BYTES.
 
-    A power of two between 64 and 1024: 1024 for V = 32k, 256 for V = 152k and 248k (bf16).
+    A power of two between 64 and 1024: 1024 for V = 32k, 128 for V = 152k and 248k (bf16).
     """
     c = DEFAULT_CHUNK_BYTES // max(1, vocab_size * itemsize)
     c = 1 << max(6, min(10, c.bit_length() - 1)) if c > 0 else 64

@@ -157,8 +157,8 @@ def test_bad_shapes_raise():
 
 def test_auto_chunk_size():
     assert auto_chunk_size(32768) == 1024
-    assert auto_chunk_size(151936) == 256
-    assert auto_chunk_size(248320) == 256
+    assert auto_chunk_size(151936) == 128
+    assert auto_chunk_size(248320) == 128
     assert auto_chunk_size(10**7) == 64
 
 
