@@ -1,0 +1,44 @@
+"""Edge cases the fuzzers found in the engine, kept as plain regression tests."""
+
+from __future__ import annotations
+
+import pytest
+
+import codemods
+from codemods.base import Options
+from codemods.engine import needs_parse, process
+from migrate.findings import Status
+
+CODES = tuple(r.code for r in codemods.RULES)
+VH = "from trl import AutoModelForCausalLMWithValueHead{nl}m = AutoModelForCausalLMWithValueHead.from_pretrained('g'){nl}"
+
+
+@pytest.mark.parametrize("src", [b"import trl\rx = 1\r", b"# c\rimport trl\r", b"import trl\r\rx = (1,\r 2)\r"])
+def test_bare_cr_line_ends_are_not_a_change(src):
+    # libcst drops a final bare CR; the engine must not report that as a rewrite.
+    assert process("x.py", src, codes=CODES, options=Options()).status is Status.UNCHANGED
+
+
+def test_bare_cr_file_keeps_its_last_line_end():
+    result = process("x.py", VH.format(nl="\r").encode(), codes=CODES, options=Options())
+    assert result.status is Status.CHANGED and result.new is not None
+    assert result.new.endswith(b"\r") and b"\n" not in result.new
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        b"if TYPE_CHECKING: import trl\n",
+        b"try: from trl import PPOConfig\nexcept ImportError: pass\n",
+        b"x = 1\rfrom trl import PPOConfig\r",
+        b"import os; import trl\n",
+        b"\xef\xbb\xbfimport trl\n",
+    ],
+)
+def test_prefilter_sees_imports_in_odd_places(src):
+    assert needs_parse(src)
+
+
+@pytest.mark.parametrize("src", [b"import ctrl\n", b"x = 'trl'\n", b"# uses trl\n", b"from . import trl_utils\n"])
+def test_prefilter_skips_what_cannot_use_trl(src):
+    assert not needs_parse(src)
