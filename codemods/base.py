@@ -36,6 +36,7 @@ class FileState:
     options: Options
     findings: list[Finding] = dataclasses.field(default_factory=list)
     scratch: dict[str, set[str]] = dataclasses.field(default_factory=dict)  # between passes of a rule
+    codes: frozenset[str] = frozenset()  # the rules running on this file
 
 
 class RuleTransformer(VisitorBasedCodemodCommand):

@@ -22,10 +22,11 @@ from codemods.edits import KEEP, alias_asname, alias_name, import_from, new_alia
 from codemods.symbols import Symbol
 from migrate.findings import Severity
 
-# Fates other rules own: they rewrite the uses, then the imports (TRL102; TRL103/TRL104 for PPO).
-OTHER_RULES = (symbols.VALUE_HEAD, symbols.PPO)
+# Fates other rules own: they rewrite the uses, then the imports. When those rules are not
+# selected (--select TRL101), this rule marks the names instead, so nothing is left unmarked.
+OWNERS = {symbols.VALUE_HEAD: ("TRL102",), symbols.PPO: ("TRL103", "TRL104")}
 _PPO_HINT = (
-    "migrate to RLOOTrainer/RLOOConfig (or GRPOTrainer/GRPOConfig); see docs/migration.md"
+    "migrate to RLOOTrainer/RLOOConfig (or GRPOTrainer/GRPOConfig); rules TRL103-TRL107 do it (docs/rules.md)"
 )
 
 
@@ -42,6 +43,9 @@ def message_for(sym: Symbol) -> str:
         return f"`{sym.path}` was {gone}; it lives at `{sym.to}`"
     if sym.fate == symbols.PPO:
         return f"`{sym.path}` was {gone} and TRL 1.13 has no PPO: {_PPO_HINT}"
+    if sym.fate == symbols.VALUE_HEAD:
+        return (f"`{sym.path}` was {gone}: load the plain transformers model (AutoModelForCausalLM); "
+                "rule TRL102 does it")
     hint = f": {sym.hint}" if sym.hint else "; TRL 1.13 has no replacement"
     return f"`{sym.path}` was {gone}{hint}"
 
@@ -180,7 +184,7 @@ class RewriteImports(RuleTransformer):
             return updated_node
         for qname in sorted(self.qualified_names(original_node)):
             sym = self.table.get(qname)
-            if sym is None or sym.fate in OTHER_RULES:
+            if sym is None or self._owned(sym):
                 continue
             if sym.fate == symbols.MOVED:
                 AddImportsVisitor.add_needed_import(self.context, sym.to_module)
@@ -223,7 +227,7 @@ class RewriteImports(RuleTransformer):
                 asname = alias_asname(alias) or (name if sym.to_name != name else None)
                 decisions[-1] = (sym.to_module, [new_alias(sym.to_name, asname)])
                 self.report(orig_alias, message_for(sym), severity=self._severity(sym))
-            elif sym.fate not in OTHER_RULES:
+            elif not self._owned(sym):
                 self.todo(orig_alias, message_for(sym))
         return rewrite_import_from(updated, decisions)
 
@@ -231,7 +235,7 @@ class RewriteImports(RuleTransformer):
         exported = self.table.names_by_module.get(module, {})
         used = [exported[n] for n in sorted(self._free & exported.keys())]
         moved = [s for s in used if s.fate == symbols.MOVED]
-        manual = [s for s in used if s.fate == symbols.REMOVED]
+        manual = [s for s in used if s.fate == symbols.REMOVED or (s.fate in OWNERS and not self._owned(s))]
         for sym in manual:
             self.todo(original, f"`from {module} import *` provides `{sym.name}`: " + message_for(sym))
         by_target: dict[str, list[cst.ImportAlias]] = {}
@@ -251,6 +255,10 @@ class RewriteImports(RuleTransformer):
         return cst.FlattenSentinel([updated, *new_lines])
 
     # -- helpers -----------------------------------------------------------------------------------
+    def _owned(self, sym: Symbol) -> bool:
+        """Whether another selected rule takes this name."""
+        return any(code in self.state.codes for code in OWNERS.get(sym.fate, ()))
+
     def _gone_module(self, module: str) -> bool:
         return any(self.table.module_gone(m) for m in _prefixes(module))
 

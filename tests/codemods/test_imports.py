@@ -204,7 +204,6 @@ def test_unknown_name_from_gone_module_gets_a_todo():
 
 def test_ppo_names_are_left_to_the_ppo_rules():
     src = "from trl.trainer.ppov2_trainer import PPOv2Config, PPOv2Trainer\nclass T(PPOv2Trainer):\n    pass\n"
-    assert run(src, select=SELECT) == (src, [])
     out, findings = run(src, select=(*SELECT, "TRL103", "TRL104"))
     assert "# TODO(trl-migrate TRL104): `trl.trainer.ppov2_trainer.PPOv2Trainer` does not exist in TRL 1.13" in out
     assert "PPOv2Config" not in out  # unused: TRL103 removed it
@@ -214,3 +213,20 @@ def test_positions_point_at_the_original_text():
     src = "import os\nfrom trl import set_seed, XPOTrainer\n\n\nimport trl\nx = trl.set_seed\n"
     _, findings = run(src, select=SELECT)
     assert sorted((f.line, f.col) for f in findings) == [(2, 17), (2, 27), (6, 5)]
+
+
+def test_without_the_owning_rules_imports_marks_ppo_and_value_head_names():
+    src = "from trl.trainer.ppov2_trainer import PPOv2Config\nfrom trl import AutoModelForCausalLMWithValueHead\n"
+    out, findings = run(src, select=SELECT)
+    assert out == (
+        "# TODO(trl-migrate TRL101): `trl.trainer.ppov2_trainer.PPOv2Config` was removed in TRL 0.13.0 and TRL 1.13 "
+        "has no PPO: migrate to RLOOTrainer/RLOOConfig (or GRPOTrainer/GRPOConfig); rules TRL103-TRL107 do it "
+        "(docs/rules.md)\n"
+        "from trl.trainer.ppov2_trainer import PPOv2Config\n"
+        "# TODO(trl-migrate TRL101): `trl.AutoModelForCausalLMWithValueHead` was removed in TRL 0.29.0: load the "
+        "plain transformers model (AutoModelForCausalLM); rule TRL102 does it\n"
+        "from trl import AutoModelForCausalLMWithValueHead\n"
+    )
+    assert [f.fix.value for f in findings] == ["manual", "manual"]
+    owned, _ = run(src, select=("TRL101", "TRL102", "TRL103", "TRL104"))
+    assert "TRL101" not in owned
