@@ -90,11 +90,18 @@ def test_sarif_is_2_1_0_with_rules_and_locations(project):
     assert first["locations"][0]["physicalLocation"]["region"] == {"startLine": 2, "startColumn": 5}
 
 
+def codes_found(*args: str) -> dict[str, int]:
+    return json.loads(invoke("fix", "--check", "--format", "json", *args).stdout)["summary"]["by_code"]
+
+
 def test_select_and_ignore(project):
-    assert invoke("fix", "--check", "--select", "TRL101", str(project)).exit_code == 0
-    assert invoke("fix", "--check", "--ignore", "TRL102", str(project)).exit_code == 0
-    assert invoke("fix", "--check", "--select", "TRL1", str(project)).exit_code == 1
-    assert invoke("fix", "--check", "--select", "value-heads", str(project)).exit_code == 1
+    (project / "seed.py").write_text("from trl import set_seed
+")
+    assert codes_found("--select", "TRL101", str(project)) == {"TRL101": 2}  # it marks the value head itself
+    assert codes_found("--select", "TRL101,TRL102", str(project)) == {"TRL101": 1, "TRL102": 1}
+    assert codes_found("--select", "TRL1", "--ignore", "TRL101", str(project)) == {"TRL102": 1}
+    assert codes_found("--select", "value-heads", str(project)) == {"TRL102": 1}
+    assert codes_found("--ignore", "TRL1", str(project)) == {}
     bad = CliRunner().invoke(main, ["fix", "--select", "TRL999", str(project)])
     assert bad.exit_code == 2 and "unknown rule 'TRL999'" in bad.output
 

@@ -63,7 +63,7 @@ def test_config_select_applies_and_flags_win(tmp_path):
     only_vh = json.loads(invoke("fix", "--check", "--format", "json", str(tmp_path / "src")).stdout)
     assert only_vh["summary"]["by_code"] == {"TRL102": 1}
     flag = json.loads(invoke("fix", "--check", "--format", "json", "--select", "TRL101", str(tmp_path / "src")).stdout)
-    assert flag["summary"]["by_code"] == {"TRL101": 1}
+    assert flag["summary"]["by_code"] == {"TRL101": 2}  # seed.py, and the value head TRL102 would have taken
 
 
 def test_config_exclude_is_anchored_at_the_pyproject(tmp_path):

@@ -67,7 +67,7 @@ def test_findings_name_the_cell_and_the_line_within_it(notebook):
     where = sorted({(f.cell, f.line, f.code) for f in report.results[0].findings})
     assert where == [(3, 7, "TRL101"), (3, 8, "TRL101"), (5, 1, "TRL102"), (5, 2, "TRL102"), (5, 4, "TRL102")]
     first = min(report.results[0].findings, key=lambda f: (f.cell, f.line, f.col))
-    assert first.where == f"{notebook}:cell 3:7:75"  # `set_seed` in `from trl import ..., set_seed`
+    assert first.where == f"{notebook}:cell 3:7:52"  # `PPOConfig` in `from trl import ..., PPOConfig, ...`
 
 
 def test_second_run_changes_nothing_and_unchanged_notebook_is_byte_identical(notebook, tmp_path):
