@@ -95,8 +95,7 @@ def codes_found(*args: str) -> dict[str, int]:
 
 
 def test_select_and_ignore(project):
-    (project / "seed.py").write_text("from trl import set_seed
-")
+    (project / "seed.py").write_text("from trl import set_seed\n")
     assert codes_found("--select", "TRL101", str(project)) == {"TRL101": 2}  # it marks the value head itself
     assert codes_found("--select", "TRL101,TRL102", str(project)) == {"TRL101": 1, "TRL102": 1}
     assert codes_found("--select", "TRL1", "--ignore", "TRL101", str(project)) == {"TRL102": 1}
