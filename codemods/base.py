@@ -50,6 +50,7 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         self.state = state
         self._pending: list[list[str]] = []
         self._first: cst.CSTNode | None = None
+        self._import_depth = 0  # > 0 while inside an import statement
         self._header: set[str] = set()  # comments above the first statement live in Module.header
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -87,12 +88,21 @@ class RuleTransformer(VisitorBasedCodemodCommand):
             return set()
 
     # -- statement frames: where TODOs land --------------------------------------------------
+    @property
+    def in_import(self) -> bool:
+        """Inside `import ...` / `from ... import ...`: names there are bindings, not uses."""
+        return self._import_depth > 0
+
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             self._pending.append([])
+        elif isinstance(node, (cst.Import, cst.ImportFrom)):
+            self._import_depth += 1
         return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        if isinstance(original_node, (cst.Import, cst.ImportFrom)):
+            self._import_depth -= 1
         result = super().on_leave(original_node, updated_node)
         if isinstance(original_node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             messages = self._pending.pop()

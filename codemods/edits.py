@@ -69,3 +69,17 @@ def rewrite_import_from(stmt: cst.SimpleStatementLine, decisions: Sequence[Decis
         kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     rest = stmt.with_changes(body=[node.with_changes(names=kept)])
     return cst.FlattenSentinel([rest, *new_lines]) if new_lines else rest
+
+
+def imported_names(module: cst.Module, source: str) -> set[str]:
+    """Local names a file binds with `from source import name [as local]`, anywhere in it."""
+    found: set[str] = set()
+
+    class _Collect(cst.CSTVisitor):
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            if (not node.relative and node.module is not None and not isinstance(node.names, cst.ImportStar)
+                    and get_full_name_for_node(node.module) == source):
+                found.update(alias_asname(a) or alias_name(a) for a in node.names)
+
+    module.visit(_Collect())
+    return found

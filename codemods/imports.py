@@ -108,7 +108,6 @@ class RewriteImports(RuleTransformer):
     def __init__(self, context, state) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context, state)
         self.table = symbols.load()
-        self._import_depth = 0
         self._free: set[str] = set()
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -151,14 +150,12 @@ class RewriteImports(RuleTransformer):
 
     # -- attribute use: trl.core.set_seed(...) -------------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:
-        self._import_depth += 1
         for alias in node.names:
             module = alias_name(alias)
             if self._gone_module(module):
                 self._unused_gone_import(alias, module, None)
 
     def leave_Import(self, original_node: cst.Import, updated_node: cst.Import) -> cst.Import:
-        self._import_depth -= 1
         names = []
         for orig, alias in zip(original_node.names, updated_node.names):
             module = alias_name(alias)
@@ -172,15 +169,8 @@ class RewriteImports(RuleTransformer):
             names.append(alias)
         return updated_node.with_changes(names=names)
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self._import_depth += 1
-
-    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
-        self._import_depth -= 1
-        return updated_node
-
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
-        if self._import_depth:
+        if self.in_import:
             return updated_node
         for qname in sorted(self.qualified_names(original_node)):
             sym = self.table.get(qname)

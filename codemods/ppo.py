@@ -20,7 +20,7 @@ from libcst.helpers import get_full_name_for_node
 from libcst.metadata import PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from codemods.base import RuleTransformer
-from codemods.edits import KEEP, REMOVE, alias_asname, alias_name, new_alias, rewrite_import_from
+from codemods.edits import KEEP, REMOVE, alias_asname, alias_name, imported_names, new_alias, rewrite_import_from
 
 LEGACY, PPOV2, V2, EXPERIMENTAL = "legacy", "ppov2", "v2", "experimental"
 CONFIG_NAMES = ("PPOConfig", "PPOv2Config")
@@ -185,7 +185,7 @@ class FinishPPOImports(RuleTransformer):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self.needed = set(self.state.scratch.get(self.NEEDED, set()))
-        self.have = _imported_from(node, "trl")
+        self.have = imported_names(node, "trl")
         self.top_trl = any(_is_import_from(s, "trl") for s in node.body)
         self.depth = 0
         self.star = any(_is_import_from(s, "trl", star=True) for s in node.body)
@@ -245,15 +245,3 @@ def _is_import_from(stmt: cst.CSTNode, source: str, *, star: bool = False) -> bo
             and not stmt.body[0].relative and get_full_name_for_node(stmt.body[0].module) == source
             and isinstance(stmt.body[0].names, cst.ImportStar) == star)
 
-
-def _imported_from(module: cst.Module, source: str) -> set[str]:
-    found: set[str] = set()
-
-    class _Collect(cst.CSTVisitor):
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-            if (not node.relative and node.module is not None and not isinstance(node.names, cst.ImportStar)
-                    and get_full_name_for_node(node.module) == source):
-                found.update(alias_asname(a) or alias_name(a) for a in node.names)
-
-    module.visit(_Collect())
-    return found

@@ -264,7 +264,6 @@ class RewritePPOConfig(RuleTransformer):
         self.parsers: dict[str, tuple[int, str | None]] = {}  # HfArgumentParser variable -> (index of the config, era)
         self._handled: set[int] = set()
         self._targets: set[int] = set()
-        self._import_depth = 0
         node.visit(_Prescan(self))
 
     def era_of(self, call: cst.Call, hint: str | None) -> str | None:
@@ -276,20 +275,6 @@ class RewritePPOConfig(RuleTransformer):
         if legacy != v2:
             return ppo.LEGACY if legacy else ppo.V2
         return None if legacy else self.file_era
-
-    def visit_Import(self, node: cst.Import) -> None:
-        self._import_depth += 1
-
-    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import) -> cst.Import:
-        self._import_depth -= 1
-        return updated_node
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self._import_depth += 1
-
-    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
-        self._import_depth -= 1
-        return updated_node
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         target = node.target  # a monkeypatch of a PPO class is TRL107's
@@ -359,7 +344,7 @@ class RewritePPOConfig(RuleTransformer):
         owner = get_full_name_for_node(original_node.value) or ""
         plan = self.reads.get(owner)
         field = original_node.attr.value
-        if plan is not None and field in plan.reads and not self._import_depth:
+        if plan is not None and field in plan.reads and not self.in_import:
             how, text = plan.reads[field]
             if how == "attr":
                 self.report(original_node, f"`{owner}.{field}` is `{owner}.{text}` in the new config")
@@ -372,7 +357,7 @@ class RewritePPOConfig(RuleTransformer):
         return self._reference(original_node, updated_node)
 
     def _reference(self, original, updated):  # type: ignore[no-untyped-def]
-        if self._import_depth or id(original) in self._handled:
+        if self.in_import or id(original) in self._handled:
             return updated
         found = ppo.ppo_class(self.qualified_names(original), ppo.CONFIG_NAMES)
         if found is None:

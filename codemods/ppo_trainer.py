@@ -39,23 +39,8 @@ class RewritePPOTrainer(RuleTransformer):
         self.loaded = _loaded_from_path(node)
         self.assignments: dict[str, cst.Call] = {}  # variable -> the call assigned to it
         self._handled: set[int] = set()
-        self._import_depth = 0
         table = ppo.mapping()["trainer"]
         self.kwargs, self.positional, self.methods = table["kwargs"], table["positional"], table["methods"]
-
-    def visit_Import(self, node: cst.Import) -> None:
-        self._import_depth += 1
-
-    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import) -> cst.Import:
-        self._import_depth -= 1
-        return updated_node
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self._import_depth += 1
-
-    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
-        self._import_depth -= 1
-        return updated_node
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         target = node.target  # a monkeypatch of a PPO class is TRL107's
@@ -199,7 +184,7 @@ class RewritePPOTrainer(RuleTransformer):
     # -- uses of the trainer: methods and attributes ------------------------------------------------
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         owner = get_full_name_for_node(original_node.value) or ""
-        if owner not in self.trainer_vars or self._import_depth:
+        if owner not in self.trainer_vars or self.in_import:
             return self._reference(original_node, updated_node)
         attr = original_node.attr.value
         if attr in LOOP_METHODS:
@@ -224,7 +209,7 @@ class RewritePPOTrainer(RuleTransformer):
         return self._reference(original_node, updated_node)
 
     def _reference(self, original, updated):  # type: ignore[no-untyped-def]
-        if self._import_depth or id(original) in self._handled:
+        if self.in_import or id(original) in self._handled:
             return updated
         found = ppo.ppo_class(self.qualified_names(original), (*ppo.TRAINER_NAMES, *ppo.TRAINER_HELPERS))
         if found is None:

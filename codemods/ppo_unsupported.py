@@ -29,21 +29,6 @@ class FlagUnsupported(RuleTransformer):
         super().visit_Module(node)
         self.table = symbols.load()
         self.target = self.state.options.target
-        self._import_depth = 0
-
-    def visit_Import(self, node: cst.Import) -> None:
-        self._import_depth += 1
-
-    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import) -> cst.Import:
-        self._import_depth -= 1
-        return updated_node
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self._import_depth += 1
-
-    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
-        self._import_depth -= 1
-        return updated_node
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         for base in node.bases:
@@ -68,7 +53,7 @@ class FlagUnsupported(RuleTransformer):
         self._gone(node)
 
     def _gone(self, node: cst.BaseExpression) -> None:
-        if self._import_depth:
+        if self.in_import:
             return
         for q in self.qualified_names(node):
             name = q.rpartition(".")[2]

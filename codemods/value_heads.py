@@ -17,7 +17,7 @@ from libcst.metadata import PositionProvider, QualifiedNameProvider, ScopeProvid
 
 from codemods import symbols
 from codemods.base import Rule, RuleTransformer
-from codemods.edits import KEEP, REMOVE, alias_asname, alias_name, new_alias, rewrite_import_from
+from codemods.edits import KEEP, REMOVE, alias_asname, alias_name, imported_names, new_alias, rewrite_import_from
 from migrate.findings import Severity
 
 CAUSAL = "AutoModelForCausalLMWithValueHead"
@@ -63,7 +63,6 @@ class RewriteValueHeads(RuleTransformer):
         self.model_vars: set[str] = set()  # names bound to value-head models in this file
         self.loaded_vars: set[str] = set()  # names bound to already-loaded transformers/peft models
         self._handled: set[int] = set()
-        self._import_depth = 0
 
     # -- which class does a node name? -----------------------------------------------------------
     def _vh_class(self, node: cst.CSTNode) -> str | None:
@@ -92,20 +91,6 @@ class RewriteValueHeads(RuleTransformer):
         return (get_full_name_for_node(expr) or "") in self.loaded_vars
 
     # -- imports (rewritten by the second pass, once uses are known) ------------------------------
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self._import_depth += 1
-
-    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> cst.ImportFrom:
-        self._import_depth -= 1
-        return updated_node
-
-    def visit_Import(self, node: cst.Import) -> None:
-        self._import_depth += 1
-
-    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import) -> cst.Import:
-        self._import_depth -= 1
-        return updated_node
-
     # -- assignments: remember which names hold models ------------------------------------------
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
         value = original_node.value
@@ -205,7 +190,7 @@ class RewriteValueHeads(RuleTransformer):
 
     # -- other references: .pretrained_model, .v_head, isinstance(...) -----------------------------
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
-        if self._import_depth:
+        if self.in_import:
             return updated_node
         owner = get_full_name_for_node(original_node.value)
         attr = original_node.attr.value
@@ -223,7 +208,7 @@ class RewriteValueHeads(RuleTransformer):
         return updated_node
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
-        if not self._import_depth:
+        if not self.in_import:
             self._other_reference(original_node)
         return updated_node
 
@@ -253,7 +238,7 @@ class FinishValueHeadImports(RuleTransformer):
         super().visit_Module(node)
         self.paths = {p: s.name for p, s in symbols.load().by_fate(symbols.VALUE_HEAD).items()}
         self.needed = set(self.state.scratch.get("needed", set()))
-        self.have = _imported_from(node, "transformers")
+        self.have = imported_names(node, "transformers")
 
     def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
                                   updated_node: cst.SimpleStatementLine):  # type: ignore[no-untyped-def]
@@ -289,20 +274,6 @@ class FinishValueHeadImports(RuleTransformer):
         if scope is None:
             return True
         return any(a.references for a in scope.assignments[bound] if getattr(a, "node", None) is import_node)
-
-
-def _imported_from(module: cst.Module, source: str) -> set[str]:
-    """Names a file already imports from `source` with `from source import name`."""
-    found: set[str] = set()
-
-    class _Collect(cst.CSTVisitor):
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-            if (not node.relative and node.module is not None and not isinstance(node.names, cst.ImportStar)
-                    and get_full_name_for_node(node.module) == source):
-                found.update(alias_asname(a) or alias_name(a) for a in node.names)
-
-    module.visit(_Collect())
-    return found
 
 
 class ValueHeads(Rule):
