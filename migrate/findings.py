@@ -63,7 +63,8 @@ class Finding:
         if self.line == 0:
             return self.path
         cell = f"cell {self.cell}:" if self.cell else ""
-        return f"{self.path}:{cell}{self.line}:{self.col}"
+        col = f":{self.col}" if self.col else ""
+        return f"{self.path}:{cell}{self.line}{col}"
 
     def with_fix(self, fix: Fix) -> Finding:
         return dataclasses.replace(self, fix=fix)
