@@ -51,7 +51,7 @@ def chunked_nll(
     bias: torch.Tensor | None = None,
     chunk_size: int | None = None,
     ignore_index: int = -100,
-    num_items_in_batch: int | float | torch.Tensor | None = None,
+    num_items_in_batch: float | torch.Tensor | None = None,
     shift: bool = True,
     softcap: float | None = None,
 ) -> torch.Tensor:
@@ -131,7 +131,7 @@ def _compute_dtype(hidden: torch.Tensor) -> torch.dtype:
     return hidden.dtype
 
 
-def _denominator(num_items_in_batch: int | float | torch.Tensor | None, n_valid: int) -> float:
+def _denominator(num_items_in_batch: float | torch.Tensor | None, n_valid: int) -> float:
     if num_items_in_batch is None:
         return float(max(n_valid, 1))
     value = float(num_items_in_batch)
@@ -207,8 +207,10 @@ def _run_chunks(
     want_grad = opts.grad_hidden or opts.grad_weight or opts.grad_bias
     logits = h.new_empty((c, vocab))  # (C, V) reused: logits, then the chunk's grad_logits
     block = _block_rows(c, vocab, h.device)
-    scratch = h.new_empty((block, vocab), dtype=torch.float32)  # (R, V) fp32
-    cap = torch.empty_like(scratch) if opts.softcap is not None else None  # (R, V) tanh values
+    scratch = cap = None
+    if _softmax_in_place(h.device):
+        scratch = h.new_empty((block, vocab), dtype=torch.float32)  # (R, V) fp32
+        cap = torch.empty_like(scratch) if opts.softcap is not None else None  # (R, V) tanh values
     bias32 = bias.detach().float() if bias is not None else None  # (V,)
     nll = h.new_empty((n, 1), dtype=torch.float32)  # (n, 1) per-token loss
     grad_rows = h.new_empty((n, h.shape[1]) if opts.grad_hidden else (0, h.shape[1]))  # (n, H)
@@ -249,36 +251,62 @@ def _block_rows(c: int, vocab: int, device: torch.device) -> int:
     return max(1, min(c, _CPU_BLOCK_BYTES // (4 * vocab)))
 
 
+def _softmax_in_place(device: torch.device) -> bool:
+    """CPU: reuse one fp32 scratch block, since fresh pages cost page faults on every chunk. GPU:
+    the caching allocator makes fresh buffers free, and kernels then never see aliased memory."""
+    return device.type == "cpu"
+
+
+def _log_probs(
+    z: torch.Tensor,  # (R, V) compute dtype
+    *,
+    scratch: torch.Tensor | None,  # (>= R, V) fp32, or None to allocate
+    cap: torch.Tensor | None,  # (>= R, V) fp32, or None to allocate (softcap only)
+    bias32: torch.Tensor | None,  # (V,) fp32
+    softcap: float | None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """fp32 log-softmax (R, V) of the logits after bias and softcap, and tanh(x / softcap) if capped."""
+    r = z.shape[0]
+    if scratch is None and bias32 is None and softcap is None and z.is_cuda and z.dtype != torch.float32:
+        return torch._log_softmax(z, 1, True), None  # the upcast happens inside the kernel
+    if scratch is not None:
+        x = scratch[:r]
+        x.copy_(z)
+    else:
+        x = z.to(torch.float32, copy=True)
+    if bias32 is not None:
+        x.add_(bias32)
+    t = None
+    if softcap is not None:
+        t = cap[:r] if cap is not None else torch.empty_like(x)
+        torch.div(x, softcap, out=t).tanh_()  # (R, V)
+        torch.mul(t, softcap, out=x)
+    if scratch is not None:
+        torch._log_softmax(x, 1, False, out=x)  # in place, row by row
+        return x, t
+    return torch.log_softmax(x, 1), t
+
+
 def _softmax_block(
     z: torch.Tensor,  # (R, V) compute dtype: logits in, grad_logits out (when grad)
     targets: torch.Tensor,  # (R,) int64
     nll: torch.Tensor,  # (R, 1) fp32 out: -log p(target)
     *,
-    scratch: torch.Tensor,  # (>= R, V) fp32
-    cap: torch.Tensor | None,  # (>= R, V) fp32 when softcap
+    scratch: torch.Tensor | None,  # (>= R, V) fp32, or None to allocate
+    cap: torch.Tensor | None,  # (>= R, V) fp32 when softcap, or None to allocate
     bias32: torch.Tensor | None,  # (V,) fp32
     softcap: float | None,
     grad: bool,
     grad_bias32: torch.Tensor | None,  # (V,) fp32 accumulator
 ) -> None:
     """fp32 log-softmax of one block of rows; writes the NLL and, when asked, dL/dlogits into z."""
-    r = z.shape[0]
-    x = scratch[:r]  # (R, V) fp32
-    x.copy_(z)
-    if bias32 is not None:
-        x.add_(bias32)
-    t = None
-    if softcap is not None and cap is not None:
-        t = cap[:r]
-        torch.div(x, softcap, out=t).tanh_()  # (R, V)
-        torch.mul(t, softcap, out=x)
-    torch._log_softmax(x, 1, False, out=x)  # in place, row by row
+    x, t = _log_probs(z, scratch=scratch, cap=cap, bias32=bias32, softcap=softcap)  # (R, V) fp32
     col = targets.unsqueeze(1)  # (R, 1)
     torch.gather(x, 1, col, out=nll).neg_()
     if not grad:
         return
     x.exp_()  # softmax
-    x.scatter_add_(1, col, x.new_full((r, 1), -1.0))  # p - onehot
+    x.scatter_add_(1, col, x.new_full((z.shape[0], 1), -1.0))  # p - onehot
     if t is not None:
         x.mul_(t.square_().neg_().add_(1.0))  # d softcap / d logits = 1 - tanh^2
     if grad_bias32 is not None:

@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
-from migrate.reference.loss import auto_chunk_size, chunked_nll  # noqa: E402
+from migrate.reference.loss import auto_chunk_size, chunked_nll
 
 # Tolerances per compute dtype: relative error of the loss, and relative L2 error of each
 # gradient, against fp64 math on the same (already rounded) inputs. bf16/fp16 error comes from
@@ -148,6 +148,17 @@ def test_autocast_computes_in_bf16_and_returns_fp32_grads():
     ref = _reference(hidden.bfloat16(), weight.bfloat16(), labels)
     _check(ours, ref, torch.bfloat16)
     assert ours[1].dtype == torch.float32 and ours[2].dtype == torch.float32
+
+
+@pytest.mark.parametrize("softcap", [None, 4.0])
+def test_allocating_softmax_path_used_on_gpus(monkeypatch, softcap):
+    """The GPU path (fresh fp32 buffers, whole-chunk blocks) gives the same answers on CPU."""
+    from migrate.reference import loss as loss_mod
+
+    monkeypatch.setattr(loss_mod, "_softmax_in_place", lambda device: False)
+    hidden, weight, labels, bias = _inputs(2, 33, 16, 300, torch.float32, bias=softcap is not None)
+    ours = _ours(hidden, weight, labels, bias=bias, softcap=softcap, chunk_size=20)
+    _check(ours, _reference(hidden, weight, labels, bias=bias, softcap=softcap), torch.float32)
 
 
 def test_bad_shapes_raise():

@@ -14,10 +14,10 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from click.testing import CliRunner  # noqa: E402
+from click.testing import CliRunner
 
-from migrate.cli_smoke import smoke_command  # noqa: E402
-from migrate.reference import tiny, train  # noqa: E402
+from migrate.cli_smoke import smoke_command
+from migrate.reference import tiny, train
 
 
 def _codes(result):
