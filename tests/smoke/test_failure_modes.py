@@ -1,0 +1,157 @@
+"""`trl-migrate smoke SCRIPT` on small scripts written to fail in one way each: every failure is a
+finding at the user's line, the run is offline and time-limited, and its folder is removed."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import textwrap
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("trl")
+
+from click.testing import CliRunner  # noqa: E402
+
+from migrate.cli import main  # noqa: E402
+from migrate.smoke import smoke_script  # noqa: E402
+
+
+def _script(tmp_path: pathlib.Path, body: str, name: str = "train.py") -> str:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body).lstrip())
+    return str(path)
+
+
+def _codes(result) -> list[str]:  # type: ignore[no-untyped-def]
+    return [f.code for f in result.findings]
+
+
+def test_a_grpo_script_with_hub_ids_trains_two_steps(tmp_path, store):
+    # A model id as a string: GRPOTrainer loads it (and its reference model) through
+    # create_model_from_path and the config's _name_or_path; the dataset comes from the table.
+    script = _script(tmp_path, """
+        from datasets import load_dataset
+        from trl import GRPOConfig, GRPOTrainer
+
+        def reward_len(completions, **kwargs):
+            return [-abs(20 - len(c)) / 20 for c in completions]
+
+        if __name__ == "__main__":
+            dataset = load_dataset("trl-lib/tldr", split="train")
+            args = GRPOConfig(output_dir="/abs/Qwen2-0.5B-GRPO", beta=0.04, per_device_train_batch_size=16,
+                              num_generations=8, max_completion_length=256, report_to="wandb", push_to_hub=True)
+            trainer = GRPOTrainer(model="Qwen/Qwen2-0.5B-Instruct", reward_funcs=reward_len, args=args,
+                                  train_dataset=dataset)
+            trainer.train()
+            trainer.push_to_hub()
+            print("OUTPUT_DIR", trainer.args.output_dir)
+    """)
+    result = smoke_script(script, store=store, timeout=180)
+    assert _codes(result) == ["TRL410"], result.log_tail
+    assert result.exit_code == 0 and result.steps_run == 2 and len(result.losses) == 2
+    out_dir = next(ln.split()[1] for ln in result.log_tail.splitlines() if ln.startswith("OUTPUT_DIR"))
+    assert "trl-migrate-smoke-" in out_dir and not os.path.exists(out_dir)  # redirected, then removed
+
+
+def test_a_script_that_raises_reports_the_users_line(tmp_path, store):
+    script = _script(tmp_path, """
+        from transformers import AutoModelForCausalLM
+
+        model = AutoModelForCausalLM.from_pretrained("gpt2")
+        config = {"lr": 1e-5}
+        print(config["learning_rate"])
+    """)
+    result = smoke_script(script, store=store, timeout=120)
+    assert _codes(result) == ["TRL412"] and result.exit_code == 1
+    f = result.findings[0]
+    assert f.line == 5 and "KeyError" in f.message and "learning_rate" in f.message
+
+
+def test_an_import_that_trl_1_13_lacks_names_what_and_where(tmp_path, store):
+    script = _script(tmp_path, """
+        import os
+        # TODO(trl-migrate TRL101): `trl.core.LengthSampler` was removed in TRL 0.25.0
+        from trl.core import LengthSampler
+        from trl import PPOTrainer
+    """)
+    result = smoke_script(script, store=store, timeout=120)
+    assert _codes(result) == ["TRL411"] and result.findings[0].line == 3
+    message = result.findings[0].message
+    assert "`LengthSampler` from `trl.core`" in message and "TODO(trl-migrate TRL101)" in message
+
+
+def test_a_script_that_sleeps_past_the_timeout_is_killed(tmp_path, store):
+    script = _script(tmp_path, """
+        import time
+        time.sleep(600)
+    """)
+    result = smoke_script(script, store=store, timeout=5)
+    assert _codes(result) == ["TRL415"] and result.exit_code == 1
+    assert result.seconds < 30 and "5 s timeout" in result.findings[0].message
+
+
+@pytest.mark.parametrize("call", [
+    'urllib.request.urlopen("https://huggingface.co/api/models", timeout=5)',
+    'huggingface_hub.hf_hub_download("gpt2", "config.json")',
+], ids=["urllib", "hf_hub_download"])
+def test_a_script_that_tries_the_network_gets_the_offline_error(tmp_path, store, call):
+    script = _script(tmp_path, f"""
+        import urllib.request
+        import huggingface_hub
+
+        {call}
+    """)
+    result = smoke_script(script, store=store, timeout=120)
+    assert _codes(result) == ["TRL416"], result.findings
+    assert result.findings[0].line == 4 and "offline" in result.findings[0].message
+
+
+def test_the_temporary_folder_is_removed_and_outputs_stay_in_it(tmp_path, store):
+    script = _script(tmp_path, """
+        import os, tempfile
+        open("checkpoint.bin", "w").write("x")
+        print("CWD", os.getcwd(), tempfile.gettempdir())
+    """)
+    result = smoke_script(script, store=store, timeout=120)
+    assert _codes(result) == ["TRL413"]  # it ran to the end, but trained nothing
+    cwd, tmp = next(ln.split()[1:] for ln in result.log_tail.splitlines() if ln.startswith("CWD"))
+    assert "trl-migrate-smoke-" in cwd and tmp.startswith(os.path.dirname(cwd))
+    assert not os.path.exists(cwd) and not (tmp_path / "checkpoint.bin").exists()
+
+
+def test_a_non_finite_loss_is_reported(tmp_path, store):
+    script = _script(tmp_path, """
+        from datasets import Dataset
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+        class NanTrainer(Trainer):
+            def compute_loss(self, model, inputs, **kwargs):
+                return model(**inputs).loss * float("nan")
+
+        ids = [[5, 6, 7, 8, 9, 10]] * 8
+        data = Dataset.from_dict({"input_ids": ids, "labels": ids})
+        model = AutoModelForCausalLM.from_pretrained("gpt2")
+        NanTrainer(model=model, args=TrainingArguments(output_dir="out", max_steps=100), train_dataset=data).train()
+    """)
+    result = smoke_script(script, store=store, timeout=120)
+    assert _codes(result) == ["TRL414"] and "nan" in result.findings[0].message
+    assert result.steps_run == 2  # max_steps capped to --steps
+
+
+def test_script_arguments_go_after_a_double_dash(tmp_path, store):
+    script = _script(tmp_path, """
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--dataset_name", required=True)
+        print("DATASET", parser.parse_args().dataset_name)
+    """)
+    missing = smoke_script(script, store=store, timeout=120)
+    assert _codes(missing) == ["TRL417"] and "--dataset_name" in missing.findings[0].message
+    runner = CliRunner()
+    run = runner.invoke(main, ["smoke", script, "--format", "json", "--", "--dataset_name", "trl-lib/tldr"])
+    doc = json.loads(run.output)
+    assert run.exit_code == 1 and doc["files"][0]["findings"][0]["code"] == "TRL413"  # ran; trained nothing
+    assert doc["smoke"][0]["args"] == ["--dataset_name", "trl-lib/tldr"] and doc["summary"]["exit_code"] == 1
