@@ -220,7 +220,12 @@ def _judge(result: SmokeResult, data: dict[str, Any] | None, *, timed_out: bool,
                  f"{err.get('exception')}: {err.get('message')}{todo}", line)
     elif outcome == "error":
         where = "" if line else f" (raised in {err.get('raised_in')})"
-        _finding(result, CRASH, Severity.ERROR, f"the script raised {err.get('exception')}: {err.get('message')}{where}{todo}", line)
+        after = ""
+        if result.steps_run:
+            shown = ", ".join(f"{x:.4f}" if isinstance(x, float) else str(x) for x in result.losses)
+            after = f"after training {result.steps_run} steps (loss {shown}), "
+        _finding(result, CRASH, Severity.ERROR,
+                 f"{after}the script raised {err.get('exception')}: {err.get('message')}{where}{todo}", line)
     if result.findings:
         return
     losses = result.losses

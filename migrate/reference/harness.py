@@ -106,20 +106,23 @@ def _is_local(name: Any) -> bool:
 _TOKENIZER_KWARGS = ("padding_side", "truncation_side", "model_max_length")
 
 
-def _patch_auto_classes() -> None:
-    import transformers
+_AUTO_KINDS = {
+    "AutoModel": "causal",
+    "AutoModelForCausalLM": "causal",
+    "AutoModelForSequenceClassification": "seqcls",
+    "AutoModelForSeq2SeqLM": "seq2seq",
+    "AutoConfig": "causal",
+    "AutoTokenizer": "tokenizer",
+    "AutoProcessor": "tokenizer",
+}
 
-    kinds = {
-        "AutoModel": "causal",
-        "AutoModelForCausalLM": "causal",
-        "AutoModelForSequenceClassification": "seqcls",
-        "AutoModelForSeq2SeqLM": "seq2seq",
-        "AutoConfig": "causal",
-        "AutoTokenizer": "tokenizer",
-        "AutoProcessor": "tokenizer",
-    }
-    for name, kind in kinds.items():
-        cls = getattr(transformers, name)
+
+def _patch_auto_classes(module: Any) -> None:
+    """The Auto classes defined in `module` (one of transformers.models.auto.*)."""
+    for name, kind in _AUTO_KINDS.items():
+        cls = module.__dict__.get(name)
+        if cls is None:
+            continue
         original = cls.from_pretrained.__func__
 
         def from_pretrained(cls, name_or_path, *args, _original=original, _kind=kind, **kwargs):  # type: ignore[no-untyped-def]
@@ -135,17 +138,15 @@ def _patch_auto_classes() -> None:
             return _original(cls, tiny_dir(_kind))
 
         setattr(cls, "from_pretrained", classmethod(from_pretrained))
-    _patch_concrete_classes()
 
 
-def _patch_concrete_classes() -> None:
-    """`Qwen3ForCausalLM.from_pretrained(id)`, `GPT2Tokenizer.from_pretrained(id)`...: the tiny
-    stand-in of the same kind (TRL's `create_model_from_path` loads models this way)."""
+def _patch_models(module: Any) -> None:
+    """`Qwen3ForCausalLM.from_pretrained(id)` and the like (TRL's `create_model_from_path` loads
+    models this way): the tiny stand-in of the same kind, through the Auto classes."""
     import transformers
-    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+    PreTrainedModel = module.PreTrainedModel
     model_original = PreTrainedModel.from_pretrained.__func__
-    auto_model = transformers.AutoModelForCausalLM.from_pretrained
 
     def model_from_pretrained(cls, name_or_path, *args, **kwargs):  # type: ignore[no-untyped-def]
         if _is_local(name_or_path):
@@ -156,19 +157,25 @@ def _patch_concrete_classes() -> None:
                 tiny_dir("seqcls", int(kwargs.get("num_labels", 1))))
         if getattr(getattr(cls, "config_class", None), "is_encoder_decoder", False) or "Seq2Seq" in name:
             return transformers.AutoModelForSeq2SeqLM.from_pretrained(tiny_dir("seq2seq"))
-        return auto_model(tiny_dir("causal"))
+        return transformers.AutoModelForCausalLM.from_pretrained(tiny_dir("causal"))
 
-    PreTrainedModel.from_pretrained = classmethod(model_from_pretrained)  # type: ignore[assignment]
+    PreTrainedModel.from_pretrained = classmethod(model_from_pretrained)
 
-    tok_original = PreTrainedTokenizerBase.from_pretrained.__func__
-    auto_tok = transformers.AutoTokenizer.from_pretrained
+
+def _patch_tokenizers(module: Any) -> None:
+    """`GPT2Tokenizer.from_pretrained(id)` and the like: the shared tiny tokenizer."""
+    import transformers
+
+    base = module.PreTrainedTokenizerBase
+    tok_original = base.from_pretrained.__func__
 
     def tok_from_pretrained(cls, name_or_path, *args, **kwargs):  # type: ignore[no-untyped-def]
         if _is_local(name_or_path):
             return tok_original(cls, name_or_path, *args, **kwargs)
-        return auto_tok(tiny_dir("causal"), **{k: v for k, v in kwargs.items() if k in _TOKENIZER_KWARGS})
+        kept = {k: v for k, v in kwargs.items() if k in _TOKENIZER_KWARGS}
+        return transformers.AutoTokenizer.from_pretrained(tiny_dir("causal"), **kept)
 
-    PreTrainedTokenizerBase.from_pretrained = classmethod(tok_from_pretrained)  # type: ignore[assignment]
+    base.from_pretrained = classmethod(tok_from_pretrained)
 
 
 # -- datasets ---------------------------------------------------------------------------------
@@ -219,9 +226,7 @@ def tiny_dataset(columns: tuple[str, ...], n: int = 64) -> Any:
     return Dataset.from_dict({c: [value(c, i) for i in range(n)] for c in columns})
 
 
-def _patch_datasets() -> None:
-    import datasets
-
+def _patch_datasets(datasets: Any) -> None:
     original = datasets.load_dataset
     _ORIGINAL["load_dataset"] = original
 
@@ -276,23 +281,19 @@ class TinyScorer:
         return out
 
 
-def _patch_pipeline() -> None:
-    import transformers
-
-    original = transformers.pipeline
+def _patch_pipeline(module: Any) -> None:
+    """`transformers.pipeline` (from transformers.pipelines): text classification is a TinyScorer."""
+    original = module.pipeline
 
     def pipeline(task: Any = None, *args: Any, **kwargs: Any) -> Any:
         if task in ("sentiment-analysis", "text-classification"):
             return TinyScorer()
         return original(task, *args, **kwargs)
 
-    transformers.pipeline = pipeline
-    try:
-        import transformers.pipelines as pipelines
-
-        pipelines.pipeline = pipeline
-    except ImportError:
-        pass
+    module.pipeline = pipeline
+    top = sys.modules.get("transformers")
+    if top is not None and "pipeline" in vars(top):
+        top.pipeline = pipeline
 
 
 # -- training caps ----------------------------------------------------------------------------
@@ -348,10 +349,8 @@ def cap_args(args: Any, steps: int) -> None:
             put(name, min(getattr(args, name), limit))
 
 
-def _patch_training(steps: int) -> None:
-    import transformers
-
-    ta = transformers.TrainingArguments
+def _patch_training_args(module: Any, steps: int) -> None:
+    ta = module.TrainingArguments
     post_init = ta.__post_init__
 
     def __post_init__(self):  # type: ignore[no-untyped-def]
@@ -360,22 +359,25 @@ def _patch_training(steps: int) -> None:
 
     ta.__post_init__ = __post_init__
 
-    trainer_init = transformers.Trainer.__init__
+
+def _no_push(self: Any, *args: Any, **kwargs: Any) -> None:
+    print("trl-migrate smoke: push_to_hub skipped", file=sys.stderr)
+
+
+def _patch_trainer(module: Any, steps: int) -> None:
+    trainer_init = module.Trainer.__init__
 
     def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         trainer_init(self, *args, **kwargs)
         self.args.max_steps = steps  # in case the script changed it after building the config
         TRAINERS.append(self)
 
-    transformers.Trainer.__init__ = __init__
+    module.Trainer.__init__ = __init__
+    module.Trainer.push_to_hub = _no_push
 
-    def push_to_hub(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        print("trl-migrate smoke: push_to_hub skipped", file=sys.stderr)
 
-    transformers.Trainer.push_to_hub = push_to_hub
-    from transformers.utils import PushToHubMixin
-
-    PushToHubMixin.push_to_hub = push_to_hub
+def _patch_hub(module: Any) -> None:
+    module.PushToHubMixin.push_to_hub = _no_push
 
 
 # -- network ----------------------------------------------------------------------------------
@@ -415,17 +417,25 @@ def _patch_network() -> None:
 
 
 def bootstrap(steps: int) -> None:
-    """Block the network now; patch transformers and datasets once the script imports them
-    (a script that never imports them does not pay for importing them)."""
+    """Block the network now; patch each module of transformers and datasets right after the
+    script (or a library) imports it: nothing is imported early, so import order and cycles
+    (peft <-> transformers) stay the script's own."""
     _patch_network()
-
-    def on_transformers() -> None:
-        _patch_auto_classes()
-        _patch_pipeline()
-        _patch_training(steps)
-
-    _after_import("transformers", on_transformers)
-    _after_import("datasets", _patch_datasets)
+    hooks = {
+        "transformers.training_args": lambda m: _patch_training_args(m, steps),
+        "transformers.trainer": lambda m: _patch_trainer(m, steps),
+        "transformers.utils.hub": _patch_hub,
+        "transformers.modeling_utils": _patch_models,
+        "transformers.tokenization_utils_base": _patch_tokenizers,
+        "transformers.models.auto.modeling_auto": _patch_auto_classes,
+        "transformers.models.auto.configuration_auto": _patch_auto_classes,
+        "transformers.models.auto.tokenization_auto": _patch_auto_classes,
+        "transformers.models.auto.processing_auto": _patch_auto_classes,
+        "transformers.pipelines": _patch_pipeline,
+        "datasets": _patch_datasets,
+    }
+    for name, hook in hooks.items():
+        _after_import(name, hook)
 
 
 class _PostImportFinder:
@@ -454,7 +464,7 @@ class _PostImportFinder:
                 loader.exec_module(module)
                 if finder in sys.meta_path:
                     sys.meta_path.remove(finder)
-                hook()
+                hook(module)
 
         spec.loader = _Loader()  # type: ignore[assignment]
         return spec
@@ -462,7 +472,7 @@ class _PostImportFinder:
 
 def _after_import(name: str, hook: Any) -> None:
     if name in sys.modules:
-        hook()
+        hook(sys.modules[name])
     else:
         sys.meta_path.insert(0, _PostImportFinder(name, hook))
 
