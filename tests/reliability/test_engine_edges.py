@@ -6,7 +6,7 @@ import pytest
 
 import codemods
 from codemods.base import Options
-from codemods.engine import needs_parse, process
+from codemods.engine import needs_parse, process, uses_trl
 from migrate.findings import Status
 
 CODES = tuple(r.code for r in codemods.RULES)
@@ -42,3 +42,25 @@ def test_prefilter_sees_imports_in_odd_places(src):
 @pytest.mark.parametrize("src", [b"import ctrl\n", b"x = 'trl'\n", b"# uses trl\n", b"from . import trl_utils\n"])
 def test_prefilter_skips_what_cannot_use_trl(src):
     assert not needs_parse(src)
+
+
+@pytest.mark.parametrize(
+    ("src", "uses"),
+    [
+        ('"""Usage:\n\nfrom trl import AutoModelForCausalLMWithValueHead\n"""\nx = 1\n', False),
+        ("from .core import respond_to_batch\n", False),
+        ("def f():\n    from trl import PPOConfig\n", True),
+        ("import os, trl.core as c\n", True),
+        ("patch('trl.core.respond_to_batch')\n", True),
+        ("def broken(:\n", True),  # ast cannot tell: libcst parses it and reports the error
+    ],
+)
+def test_uses_trl_gate(src, uses):
+    assert uses_trl(src) is uses
+
+
+def test_docstring_example_is_not_parsed_for_rules():
+    src = b'"""Load it so:\n\nfrom trl import AutoModelForCausalLMWithValueHead\n"""\nx = 1\n'
+    assert needs_parse(src)  # the byte prefilter cannot tell a docstring from code
+    result = process("x.py", src, codes=CODES, options=Options())
+    assert result.status is Status.UNCHANGED and not result.findings
