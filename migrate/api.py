@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
+from typing import Any
 
 import codemods
 from codemods.base import Options
@@ -156,6 +157,125 @@ def copy_example(dest: str | None = None) -> str:
     return target
 
 
+@dataclasses.dataclass
+class UpgradeReport:
+    """`upgrade`: the fix report, the compat report, one smoke result per migrated entry point."""
+
+    path: str
+    fix: FixReport
+    compat: Any = None  # compat.api.CompatReport, or None when it could not run
+    compat_error: str = ""
+    smokes: list[Any] = dataclasses.field(default_factory=list)  # migrate.smoke.SmokeResult
+    smoke_note: str = ""  # why no script was smoke-run, when none was
+    seconds: float = 0.0
+
+    @property
+    def exit_code(self) -> int:
+        """0 nothing left for a human; 1 TODOs, pins or smoke failures need one; 2 something could not run."""
+        codes = [self.fix.exit_code, 2 if self.compat_error else self.compat.exit_code if self.compat else 0]
+        codes += [s.exit_code for s in self.smokes if s.outcome != "skipped"]
+        return 2 if 2 in codes else 1 if 1 in codes else 0
+
+    def results(self) -> list[FileResult]:
+        """Every file's findings from all three stages; a smoked script carries its smoke findings."""
+        fixed = {r.path: r for r in self.fix.reported()}
+        for smoke in self.smokes:
+            own = smoke.file_result()
+            base = fixed.get(smoke.path)
+            fixed[smoke.path] = own if base is None else dataclasses.replace(base, findings=base.findings + own.findings)
+        compat = list(self.compat.results) if self.compat else []
+        return sorted(fixed.values(), key=lambda r: r.path) + compat
+
+    def summary(self) -> dict[str, object]:
+        from migrate.render import summarize
+
+        out = summarize(self.results(), exit_code=self.exit_code)
+        out["seconds"] = round(self.seconds, 3)
+        out["smoked"] = {s.outcome: sum(x.outcome == s.outcome for x in self.smokes) for s in self.smokes}
+        return out
+
+    def to_json_extra(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {"fix": self.fix.summary()}
+        if self.compat is not None:
+            extra.update(self.compat.to_json_extra())
+        extra["smoke"] = [s.to_json() for s in self.smokes]
+        if self.smoke_note:
+            extra["smoke_note"] = self.smoke_note
+        return extra
+
+
+def entry_points(results: Sequence[FileResult]) -> list[str]:
+    """The rewritten .py files a user runs: a `__main__` guard, or `.train()` at the top level."""
+    return [r.path for r in results if r.status is Status.CHANGED and r.path.endswith(".py") and _is_entry_point(r.new or b"")]
+
+
+def _is_entry_point(source: bytes) -> bool:
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.If) and "__name__" in ast.unparse(node.test) and "__main__" in ast.unparse(node.test):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "train":
+            return True
+        todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def upgrade_path(
+    path: str,
+    *,
+    options: Options = Options(),
+    dry_run: bool = False,
+    smoke: bool = True,
+    steps: int = 2,
+    timeout: float = 300.0,
+    installed: bool = True,
+    jobs: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> UpgradeReport:
+    """`fix` (writing; with `dry_run`, a diff only), then `compat` on `path` and the environment
+    (pins fixed in place unless `dry_run`), then `smoke` of every rewritten entry-point script.
+
+    Never raises for a user's file or script: every problem is a finding in the report.
+    """
+    started = time.perf_counter()
+    say = progress or (lambda message: None)
+    say(f"fix: rewriting {path}" if not dry_run else f"fix --diff: {path}")
+    report = UpgradeReport(path, fix_paths([path], mode=DIFF if dry_run else WRITE, options=options, jobs=jobs))
+    say("compat: checking pins and the environment")
+    try:
+        from compat.api import check_path
+
+        report.compat = check_path(path, installed=installed, fix=not dry_run)
+    except Exception as e:  # noqa: BLE001 - a compat failure is reported; the smoke stage still runs
+        report.compat_error = f"{type(e).__name__}: {e}"
+    scripts = entry_points(report.fix.results)
+    if dry_run or not smoke:
+        report.smoke_note = "dry run: nothing was written or run" if dry_run else "--no-smoke"
+    elif not scripts:
+        report.smoke_note = "no rewritten entry-point script (a __main__ guard or a top-level .train())"
+    else:
+        from migrate import smoke as smoking
+
+        missing = smoking.missing_packages()
+        for script in scripts:
+            if missing:
+                report.smokes.append(smoking.skipped(script, missing, steps=steps, timeout=timeout))
+                continue
+            say(f"smoke: {script}")
+            report.smokes.append(smoking.smoke_script(script, steps=steps, timeout=timeout))
+    report.seconds = time.perf_counter() - started
+    return report
+
+
 def rules_catalogue() -> list[dict[str, str]]:
     """Every rule's code, name, summary and example: what `trl-migrate rules` shows."""
     from migrate.findings import link_for
@@ -167,4 +287,4 @@ def rules_catalogue() -> list[dict[str, str]]:
     ]
 
 
-__all__ = ["FixReport", "fix_paths", "copy_example", "rules_catalogue", "Options", "Severity", "WRITE", "CHECK", "DIFF"]
+__all__ = ["FixReport", "UpgradeReport", "entry_points", "upgrade_path", "fix_paths", "copy_example", "rules_catalogue", "Options", "Severity", "WRITE", "CHECK", "DIFF"]

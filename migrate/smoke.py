@@ -88,7 +88,7 @@ class SmokeResult:
 
 
 def _finding(result: SmokeResult, code: str, severity: Severity, message: str, line: int = 0) -> None:
-    fix = Fix.NONE if code == PASSED else Fix.MANUAL
+    fix = Fix.NONE if code in (PASSED, SKIPPED) else Fix.MANUAL
     result.findings.append(Finding(code, severity, result.path, line, 1 if line else 0, message, fix))
 
 
