@@ -119,9 +119,11 @@ def _run(work, todo: list[tuple[str, bytes]], jobs: int | None,  # type: ignore[
         return results
     # fork: workers inherit the imported rules and symbol table instead of importing them again.
     method = "fork" if sys.platform.startswith("linux") else None
+    # Largest first, one file per task: a file's cost grows with its size (milliseconds to tens of
+    # seconds), and contiguous chunks or big files handed out last leave one worker running alone.
+    ordered = sorted(todo, key=lambda item: len(item[1]), reverse=True)
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method)) as pool:
-        chunk = max(1, len(todo) // (workers * 8))
-        for result in pool.map(work, todo, chunksize=chunk):
+        for result in pool.map(work, ordered, chunksize=1):
             results.append(result)
             if progress:
                 progress(len(results), len(todo))
