@@ -33,9 +33,11 @@ def test_entry_points_have_a_main_guard_or_train_at_the_top_level(source, entry)
 def test_dry_run_writes_nothing_and_runs_nothing(tmp_path):
     where = pathlib.Path(api.copy_example(str(tmp_path / "p")))
     before = {p.name: p.read_bytes() for p in where.iterdir()}
-    run = CliRunner().invoke(main, ["upgrade", "--dry-run", "--format", "json", str(where)])
+    run = CliRunner().invoke(main, ["upgrade", "--dry-run", "--no-installed", "--format", "json", str(where)])
     assert run.exit_code == 1, run.output
     doc = json.loads(run.output)
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(doc, json.loads((pathlib.Path(__file__).parents[2] / "docs" / "report.schema.json").read_text()))
     assert doc["command"] == "upgrade" and doc["smoke"] == [] and doc["smoke_note"].startswith("dry run")
     assert doc["fix"]["mode"] == "diff" and doc["compat"]["rows"]
     assert {p.name: p.read_bytes() for p in where.iterdir()} == before
@@ -57,7 +59,7 @@ def test_without_the_smoke_extra_the_demo_says_how_to_install_it_and_exits_0(tmp
 
 def test_upgrade_no_smoke_reports_code_and_pins(tmp_path):
     where = api.copy_example(str(tmp_path / "p"))
-    report = api.upgrade_path(where, smoke=False)
+    report = api.upgrade_path(where, smoke=False, installed=False)
     assert report.smokes == [] and report.smoke_note == "--no-smoke"
     assert report.fix.summary()["changed"] == 3 and report.compat is not None
     assert report.exit_code == 1  # TODOs remain for a human
