@@ -16,9 +16,9 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
-from codemods import symbols
+from codemods import inline, symbols
 from codemods.base import Rule, RuleTransformer
-from codemods.edits import KEEP, alias_asname, alias_name, import_from, new_alias, rewrite_import_from
+from codemods.edits import KEEP, REMOVE, alias_asname, alias_name, import_from, new_alias, rewrite_import_from
 from codemods.symbols import Symbol
 from migrate.findings import Severity
 
@@ -109,6 +109,8 @@ class RewriteImports(RuleTransformer):
         super().__init__(context, state)
         self.table = symbols.load()
         self._free: set[str] = set()
+        self._block_depth = 0
+        self._top_written: set[int] = set()
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
@@ -203,6 +205,7 @@ class RewriteImports(RuleTransformer):
     def _names(self, original, updated, node: cst.ImportFrom, module: str):  # type: ignore[no-untyped-def]
         assert not isinstance(node.names, cst.ImportStar)
         decisions: list = []
+        written: list[cst.BaseStatement] = []  # definitions of removed helpers (codemods/data/inline.toml)
         for alias, orig_alias in zip(node.names, original.body[0].names):
             name = alias_name(alias)
             full = f"{module}.{name}"
@@ -217,9 +220,44 @@ class RewriteImports(RuleTransformer):
                 asname = alias_asname(alias) or (name if sym.to_name != name else None)
                 decisions[-1] = (sym.to_module, [new_alias(sym.to_name, asname)])
                 self.report(orig_alias, message_for(sym), severity=self._severity(sym))
+            elif sym.fate == symbols.REMOVED and inline.lookup(full) is not None:
+                decisions[-1] = REMOVE
+                written.extend(inline.statements(inline.lookup(full) or "", alias_asname(alias) or name))
+                gone = f"removed in TRL {sym.gone_in}" if sym.gone_in else "gone in TRL 1.13"
+                self.report(orig_alias, f"`{full}` was {gone}; an equivalent definition was written into this file")
             elif not self._owned(sym):
                 self.todo(orig_alias, message_for(sym))
-        return rewrite_import_from(updated, decisions)
+        if written and self._block_depth == 0:
+            self._top_written.update(id(stmt) for stmt in written)  # leave_Module moves them below the imports
+        return _followed_by(rewrite_import_from(updated, decisions), written, updated)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._block_depth += 1
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        self._block_depth -= 1
+        return updated_node
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        """Definitions written in place of a module-level import go after the import block it
+        was part of, so the imports stay together at the top."""
+        body = list(updated_node.body)
+        written = [n for n in body if id(n) in self._top_written]
+        if not written:
+            return updated_node
+        start = body.index(written[0])
+        end = start
+        for i in range(start, len(body)):
+            if id(body[i]) in self._top_written:
+                continue
+            if not _is_import_block(body[i]):
+                break
+            end = i
+        if end == start:
+            return updated_node
+        rest = [n for n in body if id(n) not in self._top_written]
+        at = rest.index(body[end]) + 1
+        return updated_node.with_changes(body=[*rest[:at], *written, *rest[at:]])
 
     def _star(self, original, updated, module: str):  # type: ignore[no-untyped-def]
         exported = self.table.names_by_module.get(module, {})
@@ -294,6 +332,30 @@ class GoneModuleImports(RuleTransformer):
             version = self.table.gone_modules[gone]
             when = f" (removed in TRL {version})" if version else ""
             self.todo(node, f"module `{gone}` does not exist in TRL 1.13{when}; move what this file uses from it")
+
+
+def _followed_by(result, written: list[cst.BaseStatement], original: cst.SimpleStatementLine):  # type: ignore[no-untyped-def]
+    """`result` (what became of an import statement) followed by the `written` statements."""
+    if not written:
+        return result
+    for i in range(1, len(written)):  # a blank line after a written class or function
+        if isinstance(written[i - 1], (cst.ClassDef, cst.FunctionDef)) and not written[i].leading_lines:
+            written[i] = written[i].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+    if isinstance(result, cst.RemovalSentinel):
+        first = written[0]
+        written[0] = first.with_changes(leading_lines=[*original.leading_lines, *first.leading_lines])
+        return cst.FlattenSentinel(written)
+    head = list(result.nodes) if isinstance(result, cst.FlattenSentinel) else [result]
+    return cst.FlattenSentinel([*head, *written])
+
+
+def _is_import_block(stmt: cst.CSTNode) -> bool:
+    """An import statement, or a `try:` whose body holds only imports (a guarded import)."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+    if isinstance(stmt, cst.Try) and isinstance(stmt.body, cst.IndentedBlock):
+        return all(_is_import_block(s) for s in stmt.body.body)
+    return False
 
 
 def _prefixes(module: str) -> list[str]:

@@ -166,24 +166,24 @@ def test_deprecated_path_is_a_warning_and_renamed_import_kept():
 def test_removed_names_keep_their_import_with_one_todo_each():
     before = dedent(
         """
-        from trl.core import LengthSampler, respond_to_batch, set_seed
+        from trl.core import whiten, respond_to_batch, set_seed
         import trl.core
 
-        sampler = trl.core.LengthSampler(2, 8)
+        values = trl.core.whiten(values)
         """
     )
     after = "\n".join(
         [
-            todo("trl.core.LengthSampler"),
+            todo("trl.core.whiten"),
             todo("trl.core.respond_to_batch"),
-            "from trl.core import LengthSampler, respond_to_batch",
+            "from trl.core import whiten, respond_to_batch",
             "from transformers import set_seed",
             "# TODO(trl-migrate TRL101): module `trl.core` does not exist in TRL 1.13 (removed in TRL 0.25.0); "
             "move what this file uses from it",
             "import trl.core",
             "",
-            todo("trl.core.LengthSampler"),
-            "sampler = trl.core.LengthSampler(2, 8)",
+            todo("trl.core.whiten"),
+            "values = trl.core.whiten(values)",
             "",
         ]
     )
@@ -191,7 +191,73 @@ def test_removed_names_keep_their_import_with_one_todo_each():
     assert sorted((f.line, f.fix.value) for f in findings) == [
         (1, "applied"), (1, "manual"), (1, "manual"), (2, "manual"), (4, "manual"),
     ]
-    assert todo("trl.core.LengthSampler").endswith("cap generation with `max_completion_length`.")
+    assert todo("trl.core.whiten").endswith("inline `(values - values.mean()) * torch.rsqrt(values.var() + 1e-8)`.")
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        pytest.param(
+            """
+            import os
+            from trl.core import LengthSampler as Sampler, respond_to_batch
+            from trl import SFTTrainer
+
+            length = Sampler(2, 8)
+            """,
+            """
+            import os
+            # TODO(trl-migrate TRL101): `trl.core.respond_to_batch` was removed in TRL 0.14.0: Sample with `model.generate(...)`; in 1.13 GRPOTrainer/RLOOTrainer generate completions themselves.
+            from trl.core import respond_to_batch
+            from trl import SFTTrainer
+
+            class Sampler:
+                \"\"\"trl.core.LengthSampler, which TRL 0.25.0 removed (written in by trl-migrate).\"\"\"
+
+                def __init__(self, min_value, max_value):
+                    self.values = list(range(min_value, max_value))
+
+                def __call__(self):
+                    import numpy as np
+
+                    return np.random.choice(self.values)
+
+            length = Sampler(2, 8)
+            """,
+            id="class-after-the-import-block",
+        ),
+        pytest.param(
+            """
+            def tokenizer_with_template(tokenizer):
+                from trl.trainer.utils import SIMPLE_CHAT_TEMPLATE
+                tokenizer.chat_template = SIMPLE_CHAT_TEMPLATE
+            """,
+            """
+            def tokenizer_with_template(tokenizer):
+                # The chat template TRL shipped as SIMPLE_CHAT_TEMPLATE until 1.0 (written in by trl-migrate).
+                SIMPLE_CHAT_TEMPLATE = "{% for message in messages %}{{message['role'].capitalize() + ': ' + message['content'] + '\\n\\n'}}{% endfor %}{% if add_generation_prompt %}{{ 'Assistant:' }}{% endif %}"
+                tokenizer.chat_template = SIMPLE_CHAT_TEMPLATE
+            """,
+            id="constant-in-a-function",
+        ),
+    ],
+)
+def test_small_removed_helpers_are_written_in(before, after):
+    findings = assert_fixes(dedent(before), dedent(after), select=SELECT)
+    written = [f for f in findings if "equivalent definition was written into this file" in f.message]
+    assert len(written) == 1 and written[0].fix is Fix.APPLIED
+
+
+def test_written_in_helpers_behave_like_the_originals():
+    namespace: dict = {}
+    out, _ = run("from trl.core import LengthSampler\n", select=SELECT)
+    exec(compile(out, "t.py", "exec"), namespace)
+    sampler = namespace["LengthSampler"](2, 5)
+    assert sampler.values == [2, 3, 4] and {int(sampler()) for _ in range(200)} == {2, 3, 4}
+    out, _ = run("from trl.trainer.utils import SIMPLE_CHAT_TEMPLATE\n", select=SELECT)
+    exec(compile(out, "t.py", "exec"), namespace)
+    assert namespace["SIMPLE_CHAT_TEMPLATE"].endswith("{% if add_generation_prompt %}{{ 'Assistant:' }}{% endif %}")
+    assert "+ '\n\n'}}" in namespace["SIMPLE_CHAT_TEMPLATE"]  # two real newlines, as TRL's constant held
 
 
 def test_unknown_name_from_gone_module_gets_a_todo():
