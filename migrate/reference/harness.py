@@ -100,7 +100,14 @@ def _tiny_seq2seq() -> Any:
 
 
 def _is_local(name: Any) -> bool:
-    return not isinstance(name, str) or os.path.isdir(name) or os.path.isfile(name)
+    """Whether `from_pretrained(name)` can load without a download (so it is not stood in for).
+    None, which an unset command-line argument gives, is stood in for like a hub id."""
+    if name is None:
+        return False
+    if not isinstance(name, (str, os.PathLike)):
+        return True  # a config or model object: the real loader handles it
+    path = os.fspath(name)
+    return os.path.isdir(path) or os.path.isfile(path)
 
 
 _TOKENIZER_KWARGS = ("padding_side", "truncation_side", "model_max_length")
