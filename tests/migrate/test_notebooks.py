@@ -40,13 +40,12 @@ def test_fixed_notebook_keeps_everything_but_the_rewritten_code(notebook):
     assert before["metadata"] == after["metadata"]
     sources = code_sources(after)
     assert sources[0] == "%pip install transformers==4.44.2 \\\n    trl==0.11.4 \\\n    datasets\n!nvidia-smi"
-    assert sources[1].endswith(
-        "from trl import PPOConfig, PPOTrainer\n"
-        "from transformers import AutoModelForCausalLM\n"
-        "from transformers import set_seed\n"
-        "# TODO(trl-migrate TRL101): `trl.core.LengthSampler` was removed in TRL 0.25.0: No replacement in TRL. "
-        "Draw lengths yourself (e.g. `random.randint(lo, hi)`); GRPO/RLOO in 1.13 cap generation with "
-        "`max_completion_length`.\nfrom trl.core import LengthSampler"
+    assert "from trl import PPOConfig, PPOTrainer\nfrom transformers import AutoModelForCausalLM\n" in sources[1]
+    assert sources[1].endswith(  # a removed helper is written into the cell that imported it
+        "from transformers import set_seed\n\nclass LengthSampler:\n"
+        '    """trl.core.LengthSampler, which TRL 0.25.0 removed (written in by trl-migrate)."""\n\n'
+        "    def __init__(self, min_value, max_value):\n        self.values = list(range(min_value, max_value))\n\n"
+        "    def __call__(self):\n        import numpy as np\n\n        return np.random.choice(self.values)"
     )
     assert sources[1].startswith("%load_ext autoreload\n%autoreload 2\n")
     assert sources[2].endswith("AutoModelForCausalLMWithValueHead?")  # help syntax left exactly
