@@ -156,16 +156,21 @@ def _summary_line(report) -> str:  # type: ignore[no-untyped-def]
 def rules(code: str | None, fmt: str) -> None:
     """List every rule, or explain one: code, summary and a before/after example.
 
+    Code rules (TRL1nn, `fix`) come with examples; the checks of `compat` (TRL2nn declared
+    requirements, TRL3nn installed environment) with their summaries.
+
     \b
     Examples:
       trl-migrate rules
       trl-migrate rules TRL102
+      trl-migrate rules TRL201
     """
     import json
 
+    from compat.codes import sarif_rules
     from migrate.api import rules_catalogue
 
-    catalogue = rules_catalogue()
+    catalogue = rules_catalogue() + sarif_rules()
     if code is not None:
         catalogue = [r for r in catalogue if r["id"] == code.upper() or r["name"] == code.lower()]
         if not catalogue:
@@ -176,7 +181,8 @@ def rules(code: str | None, fmt: str) -> None:
     for rule in catalogue:
         click.echo(f"{rule['id']}  {rule['name']:<14} {rule['summary']}")
         if code is not None:
-            click.echo("\nBefore:\n" + _indent(rule["before"]) + "\nAfter:\n" + _indent(rule["after"]))
+            if "before" in rule:
+                click.echo("\nBefore:\n" + _indent(rule["before"]) + "\nAfter:\n" + _indent(rule["after"]))
             click.echo(f"Docs: {rule['link']}")
 
 

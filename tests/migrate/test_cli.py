@@ -118,6 +118,9 @@ def test_rules_lists_and_explains():
     assert "Before:" in one.stdout and "AutoModelForCausalLMWithValueHead.from_pretrained" in one.stdout
     assert "docs/rules.md#trl102" in one.stdout
     assert CliRunner().invoke(main, ["rules", "TRL999"]).exit_code == 2
+    compat = invoke("rules", "TRL201")
+    assert compat.stdout.startswith("TRL201  no-version-works") and "docs/compat.md#trl201" in compat.stdout
+    assert "TRL309  torch-bf16" in listing.stdout
 
 
 def test_console_script_and_module_run_without_heavy_imports(tmp_path):
