@@ -115,29 +115,5 @@ def _pip_spec(src: SourceRead, node: yaml.ScalarNode) -> None:
     line = node.start_mark.line + 1
     if text.strip().startswith("-"):
         return  # -r, -e and options inside the pip section
-    try:
-        parsed = pep508.parse(text)
-    except pep508.InvalidRequirement as e:
-        src.error(line, f"pip section: invalid requirement {text!r}: {str(e).splitlines()[0]}")
-        return
-    if not parsed.name:
-        return
-    offset = _value_offset(src, node)
-    where = None
-    if offset is not None and not parsed.url:
-        where = Where(offset + parsed.span[0], offset + parsed.span[1])
-    src.declared.append(
-        Declared(
-            name=parsed.name,
-            display=text.strip(),
-            specifier=parsed.specifier,
-            dialect="pep440",
-            line=line,
-            col=node.start_mark.column + 1,
-            extras=parsed.extras,
-            marker=parsed.marker,
-            url=parsed.url,
-            url_version=parsed.url_version,
-            where=where,
-        )
-    )
+    pep508.declare(src, text, line, label="pip section", col=node.start_mark.column + 1,
+                   offset=_value_offset(src, node), display=text.strip())

@@ -6,7 +6,7 @@ import json
 import re
 import shlex
 
-from compat.model import Declared, SourceRead
+from compat.model import SourceRead
 from compat.sources import pep508
 
 _INSTALL = re.compile(r"^\s*[%!]\s*(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\s+(.*)$")
@@ -61,23 +61,5 @@ def _install(src: SourceRead, cell: int, line: int, args: str) -> None:
             continue
         if "{" in word or "$" in word:
             continue  # a notebook variable: unknown until run
-        try:
-            parsed = pep508.parse(word)
-        except pep508.InvalidRequirement as e:
-            src.error(line, f"cell {cell}: pip would reject {word!r}: {str(e).splitlines()[0]}")
-            continue
-        if parsed.name:
-            src.declared.append(
-                Declared(
-                    name=parsed.name,
-                    display=word,
-                    specifier=parsed.specifier,
-                    dialect="pep440",
-                    line=line,
-                    extras=parsed.extras,
-                    marker=parsed.marker,
-                    url=parsed.url,
-                    url_version=parsed.url_version,
-                    note=f"notebook cell {cell}: edit the install line by hand",
-                )
-            )
+        pep508.declare(src, word, line, label=f"cell {cell}", message=f"pip would reject {word!r}",
+                       note=f"notebook cell {cell}: edit the install line by hand")

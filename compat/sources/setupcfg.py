@@ -65,24 +65,4 @@ def _split(text: str) -> list[tuple[int, str]]:
 
 def _requirement(src: SourceRead, number: int, offset: int, text: str, key: str) -> None:
     text = re.sub(r"\s+#.*$", "", text)
-    try:
-        parsed = pep508.parse(text)
-    except pep508.InvalidRequirement as e:
-        src.error(number, f"{key}: invalid requirement {text!r}: {str(e).splitlines()[0]}")
-        return
-    if not parsed.name:
-        return
-    src.declared.append(
-        Declared(
-            name=parsed.name,
-            display=text,
-            specifier=parsed.specifier,
-            dialect="pep440",
-            line=number,
-            extras=parsed.extras,
-            marker=parsed.marker,
-            url=parsed.url,
-            url_version=parsed.url_version,
-            where=None if parsed.url else Where(offset + parsed.span[0], offset + parsed.span[1]),
-        )
-    )
+    pep508.declare(src, text, number, label=key, offset=offset)

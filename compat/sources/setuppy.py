@@ -95,29 +95,4 @@ def _string(src: SourceRead, node: ast.Constant, starts: list[int], *, python: b
         where = Where(offset + lead, offset + lead + len(spec)) if offset is not None else None
         src.declared.append(Declared("python", f"python {spec}", spec, "pep440", node.lineno, where=where, note=note))
         return
-    try:
-        parsed = pep508.parse(value)
-    except pep508.InvalidRequirement as e:
-        src.error(node.lineno, f"invalid requirement {value!r}: {str(e).splitlines()[0]}", col=node.col_offset + 1)
-        return
-    if not parsed.name:
-        return
-    where = None
-    if offset is not None and not parsed.url:
-        where = Where(offset + parsed.span[0], offset + parsed.span[1])
-    src.declared.append(
-        Declared(
-            name=parsed.name,
-            display=value,
-            specifier=parsed.specifier,
-            dialect="pep440",
-            line=node.lineno,
-            col=node.col_offset + 1,
-            extras=parsed.extras,
-            marker=parsed.marker,
-            url=parsed.url,
-            url_version=parsed.url_version,
-            where=where,
-            note=note,
-        )
-    )
+    pep508.declare(src, value, node.lineno, col=node.col_offset + 1, offset=offset, note=note)

@@ -73,28 +73,7 @@ def pep508_item(
     """One PEP 508 string of a TOML array: a Declared, or a TRL200 error at its line."""
     if not isinstance(value, str):
         return  # e.g. {include-group = "..."} in dependency-groups
-    line = cursor.string(value)
-    try:
-        parsed = pep508.parse(value)
-    except pep508.InvalidRequirement as e:
-        src.error(line, f"{label}: invalid requirement {value!r}: {str(e).splitlines()[0]}")
-        return
-    if not parsed.name:
-        return
-    src.declared.append(
-        Declared(
-            name=parsed.name,
-            display=value,
-            specifier=parsed.specifier,
-            dialect="pep440",
-            line=line,
-            extras=parsed.extras,
-            marker=parsed.marker,
-            url=parsed.url,
-            url_version=parsed.url_version,
-            where=None if parsed.url else Where(parsed.span[0], parsed.span[1], key),
-        )
-    )
+    pep508.declare(src, value, cursor.string(value), label=label, key=key)
 
 
 def python_item(src: SourceRead, value: Any, key: tuple[str | int, ...], line: int, dialect: str) -> None:
