@@ -132,7 +132,7 @@ class KillStats:
     mixed: int = 0  # kills that left some files new and some old: the kill landed mid-write
     all_new: int = 0
     all_old: int = 0
-    leftover_tmp: int = 0  # temporary files left by kills (all ignored by the next run)
+    leftover_tmp: int = 0  # distinct temporary files left by kills (all ignored by the next run)
     run_seconds: float = 0.0  # one unkilled run, for the kill schedule
 
     def as_dict(self) -> dict[str, float | int]:
@@ -148,6 +148,7 @@ def kill_loop(tree: Tree, *, kills: int, seed: int = 0, jobs: int = 2) -> KillSt
     """
     rng = random.Random(seed)
     stats = KillStats()
+    seen_tmp: set[Path] = set()
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     started = time.perf_counter()
     subprocess.run(fix_command(tree, jobs), check=False, capture_output=True, env=env)
@@ -174,7 +175,8 @@ def kill_loop(tree: Tree, *, kills: int, seed: int = 0, jobs: int = 2) -> KillSt
         stats.mixed += bool(n_new and n_old)
         stats.all_new += n_old == 0
         stats.all_old += n_new == 0
-        stats.leftover_tmp += len(tree.leftovers())
+        seen_tmp.update(tree.leftovers())
+        stats.leftover_tmp = len(seen_tmp)
     # Whatever state the kills left, one clean run finishes the job and a second finds nothing.
     done = subprocess.run(fix_command(tree, jobs), check=False, capture_output=True, env=env)
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
