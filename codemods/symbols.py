@@ -90,7 +90,7 @@ class Table:
     def mention(self) -> re.Pattern[str]:
         """A word from any old path (symbol or gone module): text without one needs no TRL101."""
         words = {s.name for s in self.symbols.values()}
-        words |= {part for m in self.gone_modules for part in m.split(".")[1:]}
+        words |= {m.rpartition(".")[2] for m in self.gone_modules}  # `from trl import core`, `trl.core.x`
         return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, words))) + r")\b")
 
     def by_fate(self, fate: str) -> dict[str, Symbol]:
