@@ -13,23 +13,25 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX p
 
 
 def run_on_tty(args, env_extra=None):
+    """Run `python -m migrate ARGS` with stderr on a pseudo-terminal; read it while it runs
+    (a full pty buffer would otherwise block the child)."""
     leader, follower = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     env.update(env_extra or {})
-    proc = subprocess.run([sys.executable, "-m", "migrate", *args], stdout=subprocess.PIPE, stderr=follower,
-                          env=env, timeout=300)
+    proc = subprocess.Popen([sys.executable, "-m", "migrate", *args], stdout=subprocess.DEVNULL, stderr=follower,
+                            env=env)
     os.close(follower)
     chunks = []
     while True:
         try:
             data = os.read(leader, 65536)
-        except OSError:
+        except OSError:  # EIO: the child closed its end
             break
         if not data:
             break
         chunks.append(data)
     os.close(leader)
-    return proc.returncode, b"".join(chunks).decode()
+    return proc.wait(timeout=300), b"".join(chunks).decode()
 
 
 @pytest.fixture(scope="module")
