@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import libcst as cst
 from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
-from libcst.metadata import PositionProvider, QualifiedNameProvider
+from libcst.metadata import PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from migrate.findings import Finding, Fix, Severity
 
@@ -86,6 +86,13 @@ class RuleTransformer(VisitorBasedCodemodCommand):
             return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
         except KeyError:
             return set()
+
+    def import_referenced(self, import_node: cst.ImportFrom, bound: str) -> bool:
+        """Whether the name `bound` by this import is still used (needs ScopeProvider metadata)."""
+        scope = self.get_metadata(ScopeProvider, import_node, None)
+        if scope is None:
+            return True
+        return any(a.references for a in scope.assignments[bound] if getattr(a, "node", None) is import_node)
 
     # -- statement frames: where TODOs land --------------------------------------------------
     @property

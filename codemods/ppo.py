@@ -211,7 +211,7 @@ class FinishPPOImports(RuleTransformer):
             name = alias_name(alias)
             if name not in self.OWNED:
                 decisions.append(KEEP)
-            elif self._referenced(node, alias_asname(alias) or name):
+            elif self.import_referenced(node, alias_asname(alias) or name):
                 decisions.append(KEEP)
                 self.todo(alias, f"`{module}.{name}` does not exist in TRL 1.13; {self.STILL_USED}")
             else:
@@ -232,11 +232,6 @@ class FinishPPOImports(RuleTransformer):
                 AddImportsVisitor.add_needed_import(self.context, "trl", name)
         return updated_node
 
-    def _referenced(self, import_node: cst.ImportFrom, bound: str) -> bool:
-        scope = self.get_metadata(ScopeProvider, import_node, None)
-        if scope is None:
-            return True
-        return any(a.references for a in scope.assignments[bound] if getattr(a, "node", None) is import_node)
 
 
 def _is_import_from(stmt: cst.CSTNode, source: str, *, star: bool = False) -> bool:
@@ -244,4 +239,3 @@ def _is_import_from(stmt: cst.CSTNode, source: str, *, star: bool = False) -> bo
             and isinstance(stmt.body[0], cst.ImportFrom) and stmt.body[0].module is not None
             and not stmt.body[0].relative and get_full_name_for_node(stmt.body[0].module) == source
             and isinstance(stmt.body[0].names, cst.ImportStar) == star)
-

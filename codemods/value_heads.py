@@ -252,7 +252,7 @@ class FinishValueHeadImports(RuleTransformer):
             cls = self.paths.get(f"{module}.{alias_name(alias)}")
             if cls is None:
                 decisions.append(KEEP)
-            elif self._referenced(node, alias_asname(alias) or alias_name(alias)):
+            elif self.import_referenced(node, alias_asname(alias) or alias_name(alias)):
                 decisions.append(KEEP)
                 self.todo(alias, f"`{cls}` does not exist in TRL 1.13; finish the TODOs on its remaining uses, "
                           "then delete this import")
@@ -269,11 +269,6 @@ class FinishValueHeadImports(RuleTransformer):
             AddImportsVisitor.add_needed_import(self.context, "transformers", name)
         return updated_node
 
-    def _referenced(self, import_node: cst.ImportFrom, bound: str) -> bool:
-        scope = self.get_metadata(ScopeProvider, import_node, None)
-        if scope is None:
-            return True
-        return any(a.references for a in scope.assignments[bound] if getattr(a, "node", None) is import_node)
 
 
 class ValueHeads(Rule):
