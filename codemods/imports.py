@@ -15,6 +15,7 @@ from collections.abc import Iterable
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.helpers import get_full_name_for_node
+from libcst.metadata import PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from codemods import inline, symbols
 from codemods.base import Rule, RuleTransformer
@@ -56,6 +57,20 @@ class _BoundAndUsedNames(cst.CSTVisitor):
     def __init__(self) -> None:
         self.used: set[str] = set()
         self.bound: set[str] = set()
+        self.exported: set[str] = set()  # the strings of `__all__ = [...]` / `__all__ += [...]`
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(isinstance(t.target, cst.Name) and t.target.value == "__all__" for t in node.targets):
+            self._export(node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name) and node.target.value == "__all__":
+            self._export(node.value)
+
+    def _export(self, value: cst.BaseExpression) -> None:
+        for element in getattr(value, "elements", ()):
+            if isinstance(element.value, cst.SimpleString):
+                self.exported.add(element.value.evaluated_value)  # type: ignore[arg-type]
 
     def visit_Name(self, node: cst.Name) -> None:
         self.used.add(node.value)
@@ -104,6 +119,7 @@ class _QualifiedUses(cst.CSTVisitor):
 
 class RewriteImports(RuleTransformer):
     CODE = "TRL101"
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider)
 
     def __init__(self, context, state) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context, state)
@@ -117,6 +133,7 @@ class RewriteImports(RuleTransformer):
         names = _BoundAndUsedNames()
         node.visit(names)
         self._free = names.used - names.bound
+        self._exported = names.exported
         uses = _QualifiedUses(self)
         node.visit(uses)
         self._uses = uses.names
@@ -225,6 +242,11 @@ class RewriteImports(RuleTransformer):
                 written.extend(inline.statements(inline.lookup(full) or "", alias_asname(alias) or name))
                 gone = f"removed in TRL {sym.gone_in}" if sym.gone_in else "gone in TRL 1.13"
                 self.report(orig_alias, f"`{full}` was {gone}; an equivalent definition was written into this file")
+            elif sym.fate == symbols.REMOVED and self._unused(original, alias_asname(alias) or name, module):
+                decisions[-1] = REMOVE
+                gone = f"removed in TRL {sym.gone_in}" if sym.gone_in else "gone in TRL 1.13"
+                self.report(orig_alias, f"`{full}` was {gone}; this file never uses it, so the import was removed",
+                            severity=Severity.INFO)
             elif not self._owned(sym):
                 self.todo(orig_alias, message_for(sym))
         if written and self._block_depth == 0:
@@ -283,6 +305,20 @@ class RewriteImports(RuleTransformer):
         return cst.FlattenSentinel([updated, *new_lines])
 
     # -- helpers -----------------------------------------------------------------------------------
+    def _unused(self, stmt: cst.SimpleStatementLine, bound: str, module: str) -> bool:
+        """A removed name this file imports and never uses (nor lists in `__all__`). A `# noqa`
+        on the line says it is a deliberate re-export, which a human must replace; comments above
+        a statement that would vanish whole would be lost, so it keeps its TODO instead."""
+        comment = stmt.trailing_whitespace.comment
+        if comment is not None and "noqa" in comment.value:
+            return False
+        if any(line.comment is not None for line in stmt.leading_lines):
+            names = stmt.body[0].names  # type: ignore[attr-defined]
+            others = [self.table.get(f"{module}.{alias_name(a)}") for a in names if alias_name(a) != bound]
+            if not any(s is None or s.fate != symbols.REMOVED for s in others):
+                return False
+        return bound not in self._exported and not self.import_referenced(stmt.body[0], bound)  # type: ignore[arg-type]
+
     def _owned(self, sym: Symbol) -> bool:
         """Whether another selected rule takes this name."""
         return any(code in self.state.codes for code in OWNERS.get(sym.fate, ()))

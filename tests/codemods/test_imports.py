@@ -170,13 +170,13 @@ def test_removed_names_keep_their_import_with_one_todo_each():
         import trl.core
 
         values = trl.core.whiten(values)
+        response = respond_to_batch(model, query)
         """
     )
     after = "\n".join(
         [
-            todo("trl.core.whiten"),
             todo("trl.core.respond_to_batch"),
-            "from trl.core import whiten, respond_to_batch",
+            "from trl.core import respond_to_batch",  # whiten: only used as trl.core.whiten, so dropped
             "from transformers import set_seed",
             "# TODO(trl-migrate TRL101): module `trl.core` does not exist in TRL 1.13 (removed in TRL 0.25.0); "
             "move what this file uses from it",
@@ -184,12 +184,13 @@ def test_removed_names_keep_their_import_with_one_todo_each():
             "",
             todo("trl.core.whiten"),
             "values = trl.core.whiten(values)",
+            "response = respond_to_batch(model, query)",
             "",
         ]
     )
     findings = assert_fixes(before, after, select=SELECT)
     assert sorted((f.line, f.fix.value) for f in findings) == [
-        (1, "applied"), (1, "manual"), (1, "manual"), (2, "manual"), (4, "manual"),
+        (1, "applied"), (1, "applied"), (1, "manual"), (2, "manual"), (4, "manual"),
     ]
     assert todo("trl.core.whiten").endswith("inline `(values - values.mean()) * torch.rsqrt(values.var() + 1e-8)`.")
 
@@ -204,6 +205,7 @@ def test_removed_names_keep_their_import_with_one_todo_each():
             from trl import SFTTrainer
 
             length = Sampler(2, 8)
+            response = respond_to_batch(model, query)
             """,
             """
             import os
@@ -223,6 +225,7 @@ def test_removed_names_keep_their_import_with_one_todo_each():
                     return np.random.choice(self.values)
 
             length = Sampler(2, 8)
+            response = respond_to_batch(model, query)
             """,
             id="class-after-the-import-block",
         ),
@@ -296,3 +299,49 @@ def test_without_the_owning_rules_imports_marks_ppo_and_value_head_names():
     assert [f.fix.value for f in findings] == ["manual", "manual"]
     owned, _ = run(src, select=("TRL101", "TRL102", "TRL103", "TRL104"))
     assert "TRL101" not in owned
+
+
+UNUSED = "`trl.core.respond_to_batch` was removed in TRL 0.14.0; this file never uses it, so the import was removed"
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        pytest.param("import os\nfrom trl.core import respond_to_batch\n", "import os\n", id="whole-statement"),
+        pytest.param(
+            "from trl.core import respond_to_batch as sample, set_seed\nset_seed(0)\n",
+            "from transformers import set_seed\nset_seed(0)\n",
+            id="alias-next-to-a-moved-name",
+        ),
+        pytest.param(
+            "try:\n    from trl.core import respond_to_batch\nexcept ImportError:\n    pass\n",
+            "try:\n    pass\nexcept ImportError:\n    pass\n",
+            id="only-statement-of-a-block",
+        ),
+        pytest.param(
+            "# helpers\nfrom trl.core import respond_to_batch, set_seed\n",
+            "# helpers\nfrom transformers import set_seed\n",
+            id="comment-above-kept-by-what-stays",
+        ),
+    ],
+)
+def test_removed_names_the_file_never_uses_are_dropped(before, after):
+    findings = assert_fixes(before, after, select=SELECT)
+    dropped = [f for f in findings if f.message == UNUSED]
+    assert len(dropped) == 1 and dropped[0].severity is Severity.INFO and dropped[0].fix is Fix.APPLIED
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param("from trl.core import respond_to_batch  # noqa: F401\n", id="noqa-re-export"),
+        pytest.param("from trl.core import respond_to_batch\n__all__ = ['respond_to_batch']\n", id="in-__all__"),
+        pytest.param("from trl.core import respond_to_batch\n__all__ += ('respond_to_batch',)\n", id="added-to-__all__"),
+        pytest.param("import os\n\n# sampling\nfrom trl.core import respond_to_batch\n", id="comment-above-would-be-lost"),
+        pytest.param("from trl.core import respond_to_batch\nr = respond_to_batch(m, q)\n", id="used"),
+    ],
+)
+def test_removed_names_that_stay_keep_their_todo(src):
+    out, findings = run(src, select=SELECT)
+    assert out == src.replace("from trl.core", todo("trl.core.respond_to_batch") + "\nfrom trl.core")
+    assert [f.fix for f in findings] == [Fix.MANUAL]
