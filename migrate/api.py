@@ -207,11 +207,24 @@ class UpgradeReport:
 
 
 def entry_points(results: Sequence[FileResult]) -> list[str]:
-    """The rewritten .py files a user runs: a `__main__` guard, or `.train()` at the top level."""
-    return [r.path for r in results if r.status is Status.CHANGED and r.path.endswith(".py") and _is_entry_point(r.new or b"")]
+    """The rewritten files a user runs: a .py file with a `__main__` guard or `.train()` at the
+    top level, or a notebook whose code cells call `.train()` at the top level."""
+    return [r.path for r in results if r.status is Status.CHANGED and _is_entry_point(r.path, r.new or b"")]
 
 
-def _is_entry_point(source: bytes) -> bool:
+def _is_entry_point(path: str, source: bytes) -> bool:
+    if path.endswith(".ipynb"):
+        from migrate import notebooks
+        from migrate.files import SourceError
+
+        try:
+            return _runs_training(notebooks.runnable(source.decode("utf-8")).text.encode("utf-8"))
+        except (UnicodeDecodeError, SourceError):
+            return False
+    return path.endswith(".py") and _runs_training(source)
+
+
+def _runs_training(source: bytes) -> bool:
     import ast
 
     try:

@@ -203,3 +203,46 @@ def join_cells(sources: list[str]) -> Joined:
         saved_all.append(saved)
         line += body.count("\n")
     return Joined("".join(parts), starts, saved_all, [s.endswith("\n") for s in sources])
+
+
+@dataclasses.dataclass
+class Runnable:
+    """The code cells of a notebook as one script a smoke run can execute, and the way back."""
+
+    text: str
+    starts: list[int]  # 1-based line of `text` where each code cell begins
+    numbers: list[int]  # each code cell's 1-based position in the notebook
+    skipped: list[str]  # the IPython lines that became `pass`
+
+    def locate(self, finding):  # type: ignore[no-untyped-def]
+        """The finding with its script line made cell-relative and its cell number set."""
+        if not finding.line or not self.starts:
+            return finding
+        k = max((i for i, start in enumerate(self.starts) if start <= finding.line), default=0)
+        return dataclasses.replace(finding, line=finding.line - self.starts[k] + 1, cell=self.numbers[k])
+
+
+def runnable(text: str) -> Runnable:
+    """Join a notebook's code cells into a script, every IPython line (`%pip ...`, `!cmd`, a
+    `%%bash` cell's body) replaced by `pass` at its indentation so line numbers stay; raises
+    SourceError for what is not a Python notebook."""
+    book = loads(text)
+    if not book.is_python:
+        raise SourceError("not a Python notebook (kernel language)")
+    parts: list[str] = []
+    starts: list[int] = []
+    numbers: list[int] = []
+    skipped: list[str] = []
+    line = 1
+    for number, cell in book.code_cells():
+        body, saved = to_python(cell_source(cell))
+        lines = []
+        for raw in body.splitlines():
+            match = _PLACEHOLDER_LINE.match(raw)
+            lines.append(f"{match.group(1)}pass" if match else raw)
+        skipped.extend(saved)
+        starts.append(line)
+        numbers.append(number)
+        parts.extend(lines)
+        line += len(lines)
+    return Runnable("\n".join(parts) + "\n", starts, numbers, skipped)

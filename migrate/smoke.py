@@ -50,6 +50,7 @@ class SmokeResult:
     error: dict[str, Any] | None = None
     log_tail: str = ""
     tmpdir_removed: bool = True
+    ran: str = ""  # the file the harness executed: the script, or the script made of a notebook's cells
 
     @property
     def losses(self) -> list[float | str]:
@@ -151,7 +152,13 @@ def smoke_script(
         for sub in ("run", "tmp", "hf-home"):
             os.makedirs(os.path.join(tmp, sub))
         out_json, log_path = os.path.join(tmp, "result.json"), os.path.join(tmp, "output.log")
-        cmd = [python or sys.executable, "-m", "migrate.reference.harness", out_json, os.path.abspath(script), *args]
+        cells = None
+        result.ran = os.path.abspath(script)
+        if script.endswith(".ipynb"):
+            cells = _notebook_script(result, tmp)
+            if cells is None:
+                return result
+        cmd = [python or sys.executable, "-m", "migrate.reference.harness", out_json, result.ran, *args]
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(cmd, cwd=os.path.join(tmp, "run"), env=_env(tmp, steps, store),
                                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -163,12 +170,14 @@ def smoke_script(
                 _kill(proc)
         result.seconds = time.perf_counter() - started
         with open(log_path, encoding="utf-8", errors="replace") as fh:
-            result.log_tail = fh.read()[-4000:]
+            result.log_tail = (result.log_tail + fh.read())[-4000:]
         data = None
         if not timed_out and os.path.exists(out_json):
             with open(out_json, encoding="utf-8") as fh:
                 data = json.load(fh)
         _judge(result, data, timed_out=timed_out, returncode=proc.returncode)
+        if cells is not None:
+            result.findings = [cells.locate(f) for f in result.findings]
     finally:
         if keep:
             result.tmpdir_removed = False
@@ -176,6 +185,26 @@ def smoke_script(
         else:
             shutil.rmtree(tmp, ignore_errors=True)
     return result
+
+
+def _notebook_script(result: SmokeResult, tmp: str):  # type: ignore[no-untyped-def]
+    """Write the notebook's code cells as one script under `tmp` (IPython lines become `pass`);
+    None, with a finding, when the notebook cannot be read."""
+    from migrate import notebooks
+    from migrate.files import SourceError
+
+    try:
+        with open(result.path, encoding="utf-8") as fh:
+            cells = notebooks.runnable(fh.read())
+    except (OSError, UnicodeDecodeError, SourceError) as e:
+        _finding(result, HARNESS, Severity.ERROR, f"{result.path}: cannot run this notebook: {e}")
+        return None
+    result.ran = os.path.join(tmp, os.path.splitext(os.path.basename(result.path))[0] + ".py")
+    with open(result.ran, "w", encoding="utf-8") as fh:
+        fh.write(cells.text)
+    if cells.skipped:
+        result.log_tail = "IPython lines not run: " + "; ".join(cells.skipped) + "\n"
+    return cells
 
 
 def _kill(proc: subprocess.Popen) -> None:  # type: ignore[type-arg]
@@ -201,7 +230,7 @@ def _judge(result: SmokeResult, data: dict[str, Any] | None, *, timed_out: bool,
     outcome = data.get("outcome")
     err = result.error or {}
     line = int(err.get("line") or 0)
-    todo = _todo_near(result.path, line)
+    todo = _todo_near(result.ran or result.path, line)
     if outcome == "harness":
         _finding(result, HARNESS, Severity.ERROR,
                  f"the smoke harness could not start: {err.get('exception')}: {err.get('message')}")
@@ -231,7 +260,7 @@ def _judge(result: SmokeResult, data: dict[str, Any] | None, *, timed_out: bool,
     losses = result.losses
     bad = [x for x in losses if not isinstance(x, (int, float)) or not math.isfinite(x)]
     if result.steps_run == 0:
-        todos = sorted(set(_TODO.findall(_read(result.path))))
+        todos = sorted(set(_TODO.findall(_read(result.ran or result.path))))
         hint = f"; the rewrite left TODOs ({', '.join(todos)}) in it" if todos else ""
         built = ", ".join(t["class"] for t in result.trainers)
         what = f"built {built} but never trained" if built else "built no Trainer"
