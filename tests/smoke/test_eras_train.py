@@ -1,10 +1,11 @@
 """End to end on real TRL 1.13: every era fixture, as `fix` rewrites it (the goldens of
 tests/codemods/test_eras.py), smoke-trains for 2 steps, or is reported precisely.
 
-Some fixtures keep a TODO that TRL 1.13 cannot run past (an import with no 1.13 home, a config
-field RLOO/GRPO lack, a value the script never defined): for those the test pins the exact
-finding and line. The demo's v2 script is then edited the way its TODOs say, and must train
-with a finite loss; its legacy script trains as rewritten.
+Every fixture that is a training script trains as rewritten, on both targets, except one: the
+stack-llama script's reward came from a reward adapter on the policy, which TRL 1.13 has no
+equivalent for, so the rewrite leaves a TODO there and the run stops on that line. That script
+is then edited the way its TODO says, and must train. The two library-only fixtures build no
+trainer at all, and are reported as such.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import math
 import os
 import pathlib
-import re
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
@@ -23,44 +23,43 @@ pytest.importorskip("trl")
 from migrate.smoke import SmokeResult, smoke_script  # noqa: E402
 from tests.codemods.test_eras import SCRIPTS, TARGETS, expected_path  # noqa: E402
 
+TRAINS = ("TRL410", 0, "2 steps")
 # name -> (code, line, words in the message); the same for both targets.
 EXPECTED = {
-    "ppo_v2_0_14.py": ("TRL410", 0, "2 steps"),
-    "sentiment_legacy.py": ("TRL410", 0, "2 steps"),  # loop -> reward_fn, LengthSampler written in
-    # Library helpers only: after the rewrite nothing in it trains.
-    "core_helpers_0_13.py": ("TRL413", 0, "built no Trainer"),
-    "hello_world_0_4.py": ("TRL411", 9, "`respond_to_batch` from `trl.core`"),
-    "stack_llama_lora_0_8.py": ("TRL411", 13, "`respond_to_batch` from `trl.core`"),
-    # v2 configs had reward_model_path / sft_model_path; RLOO/GRPO configs do not (TRL103's TODO).
-    "ppov2_0_10.py": ("TRL412", 13, "object has no attribute 'reward_model_path'"),
-    "tldr_v2.py": ("TRL412", 21, "object has no attribute 'reward_model_path'"),
-    # The fixture (like the script it imitates) never defines `train_dataset`.
-    "experimental_1_12.py": ("TRL412", 19, "NameError: name 'train_dataset' is not defined"),
+    "ppo_v2_0_14.py": TRAINS,
+    "sentiment_legacy.py": TRAINS,  # loop -> reward_fn, LengthSampler written in
+    "hello_world_0_4.py": TRAINS,  # the fixed-prompt loop -> reward_fn + an in-memory dataset
+    "ppov2_0_10.py": TRAINS,  # reward/sft model paths -> the script's own arguments
+    "tldr_v2.py": TRAINS,
+    "experimental_1_12.py": TRAINS,
+    # The reward adapter has no 1.13 home: TRL104's TODO sits on the trainer call.
+    "stack_llama_lora_0_8.py": ("TRL412", 52, "reward_funcs"),
     # Library code: no trainer at all.
+    "core_helpers_0_13.py": ("TRL413", 0, "built no Trainer"),
     "valuehead_only.py": ("TRL413", 0, "built no Trainer"),
 }
-TODO_CODES = {"TRL411": "TRL101", "TRL412": "TRL103"}  # the rewrite's TODO that sits on the failing line
+TODO_CODES = {"TRL411": "TRL101", "TRL412": "TRL104"}  # the rewrite's TODO that sits on the failing line
 
 
-def _tldr_by_hand(src: str) -> str:
-    """TRL101: own chat template; TRL103: the two paths move to the script's own arguments;
-    TRL104: generate_completions() goes (log_completions=True does it)."""
-    src = src.replace("from trl.trainer.utils import SIMPLE_CHAT_TEMPLATE", "SIMPLE_CHAT_TEMPLATE = None")
-    src = re.sub(r"training_args\.(reward_model_path|sft_model_path)", r"script_args.\1", src)
-    src = src.replace("    trainer.generate_completions()\n", "")
-    paths = (
-        "@dataclass\nclass PathArguments(ScriptArguments):\n"
-        "    reward_model_path: str = \"EleutherAI/pythia-1b-deduped-rm\"\n"
-        "    sft_model_path: str = \"EleutherAI/pythia-1b-deduped\"\n\n\n"
+def _stack_llama_by_hand(src: str) -> str:
+    """TRL104's TODO done: a reward function of the user's own replaces the reward adapter; the
+    fixture stops before the PPO loop, so a prompt dataset and train() stand in for it."""
+    todo = next(line for line in src.splitlines() if line.startswith("# TODO(trl-migrate TRL104)"))
+    reward = (
+        "def reward_fn(prompts, completions, **kwargs):\n"
+        "    return [-abs(32 - len(c)) / 32 for c in completions]\n\n\n"
+        "train_dataset = Dataset.from_dict({\"prompt\": [\"How do I sort a list in Python?\"] * 16})\n"
     )
-    src = src.replace('if __name__ == "__main__":', "from dataclasses import dataclass\n\n\n" + paths + 'if __name__ == "__main__":')
-    return src.replace("HfArgumentParser((ScriptArguments,", "HfArgumentParser((PathArguments,")
+    src = src.replace(todo + "\n", reward)
+    src = src.replace("optimizers=(optimizer, None))", "optimizers=(optimizer, None), reward_funcs=reward_fn, "
+                      "train_dataset=train_dataset)")
+    return "from datasets import Dataset\n" + src + "ppo_trainer.train()\n"
 
 
 TLDR_ARGS = ["--dataset_name", "trl-internal-testing/tldr-preference-sft-trl-style",
              "--model_name_or_path", "EleutherAI/pythia-1b-deduped", "--output_dir", "models/minimal/ppo"]
 GOLDEN_ARGS = {"tldr_v2.py": TLDR_ARGS, "ppov2_0_10.py": TLDR_ARGS[2:]}  # scripts that parse their own CLI
-BY_HAND = {"tldr_v2.py": (_tldr_by_hand, TLDR_ARGS)}
+BY_HAND = {"stack_llama_lora_0_8.py": (_stack_llama_by_hand, [])}
 
 GOLDEN_CASES = [(target, script.name) for target in TARGETS for script in SCRIPTS]
 HAND_CASES = [(target, name) for target in TARGETS for name in BY_HAND]
@@ -106,12 +105,12 @@ def test_migrated_era_fixture_smoke_trains_or_says_why(target, name, store, fold
     assert words in result.findings[0].message
     if code == "TRL410":
         assert result.steps_run == 2 and len(result.losses) == 2 and all(math.isfinite(x) for x in result.losses)
-    if code in TODO_CODES and name != "experimental_1_12.py":  # failures sit under the rewrite's TODO
+    if code in TODO_CODES:  # failures sit under the rewrite's TODO
         assert f"TODO(trl-migrate {TODO_CODES[code]})" in result.findings[0].message
 
 
 @pytest.mark.parametrize(("target", "name"), HAND_CASES, ids=[f"{t}-{n}" for t, n in HAND_CASES])
-def test_the_demo_scripts_train_once_their_todos_are_done(target, name, store, folder):
+def test_scripts_left_with_a_todo_train_once_it_is_done(target, name, store, folder):
     result = _result("hand", target, name, store, folder)
     assert [f.code for f in result.findings] == ["TRL410"], (result.findings, result.log_tail)
     assert result.steps_run == 2 and all(math.isfinite(x) for x in result.losses)
