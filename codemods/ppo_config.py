@@ -190,10 +190,24 @@ def _legacy(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
     if bs is not None and bs % (2 if target == "rloo" else 8):
         if bs % 2 == 0 and bs >= 2:
             plan.extra.append(("num_generations", "2"))
+        elif spg is not None and mini_key in given:
+            _two_per_prompt(plan, idx[mini_key], mini_key, bs, mini, shown[mini_key])  # type: ignore[arg-type]
         else:
             plan.todos.append(f"`num_generations` (>= 2) must divide the generation batch ({bs} samples): "
                               "raise batch_size or set per_device_train_batch_size/steps_per_generation")
     return handled
+
+
+def _two_per_prompt(plan: Plan, index: int, mini_key: str, bs: int, mini: int, shown: str) -> None:
+    """Odd legacy batch_size: RLOO/GRPO need >= 2 completions per prompt, so each of the batch_size
+    prompts gets 2 and the per-device batch doubles (steps_per_generation stays batch_size // mini)."""
+    plan.args = [(i, n, str(2 * mini) if i == index else v) for i, n, v in plan.args]
+    plan.extra.append(("num_generations", "2"))
+    plan.reads[mini_key] = ("value", shown)
+    message = (f"`batch_size={bs}` is odd and RLOO/GRPO need >= 2 completions per prompt: each prompt now gets 2 "
+               f"(num_generations=2), so a generation holds 2 * batch_size = {2 * bs} samples and "
+               f"per_device_train_batch_size is 2 * {mini_key} = {2 * mini}")
+    plan.notes.append((Severity.WARNING, message))
 
 
 def _v2(plan: Plan, given: dict, values: dict, target: str) -> set[str]:

@@ -171,3 +171,48 @@ def test_all_or_nothing(src, why):
     assert f"{TODO}`trl.PPOConfig` does not exist in TRL 1.13; finish the TODOs" in out  # the import keeps a TODO
     assert {f.fix for f in findings} == {Fix.MANUAL}
     assert run(out, select=SELECT)[0] == out
+
+
+ODD = "seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, gradient_checkpointing=False, lr_scheduler_type=\"constant\""
+
+
+@pytest.mark.parametrize("target", ["rloo", "grpo"])
+@pytest.mark.parametrize(
+    ("given", "read", "written", "generation"),
+    [
+        pytest.param("batch_size=1, mini_batch_size=1", "c.mini_batch_size -> 1",
+                     "per_device_train_batch_size=2, num_generations=2", 2, id="hello-world-1-1"),
+        pytest.param("batch_size=15, mini_batch_size=3", "c.mini_batch_size -> 3",
+                     "per_device_train_batch_size=6, steps_per_generation=5, num_generations=2", 30, id="odd-15-3"),
+        pytest.param("batch_size=3, forward_batch_size=1, gradient_accumulation_steps=3", "c.forward_batch_size -> 1",
+                     "per_device_train_batch_size=2, gradient_accumulation_steps=3, num_generations=2", 6,
+                     id="forward-and-accumulation"),
+    ],
+)
+def test_odd_batch_size_gets_two_completions_per_prompt(given, read, written, generation, target):
+    cls = "RLOOConfig" if target == "rloo" else "GRPOConfig"
+    field, value = read.split(" -> ")  # a read of the doubled field keeps the legacy value
+    before = f"from trl import PPOConfig\nc = PPOConfig({given})\nprint({field})\n"
+    after = f"from trl import {cls}\nc = {cls}({written}, {ODD})\nprint({value})\n"
+    findings = assert_fixes(before, after, select=SELECT, target=target)
+    odd = [f for f in findings if "is odd" in f.message]
+    assert len(odd) == 1 and odd[0].severity is Severity.WARNING and odd[0].fix is Fix.APPLIED
+    assert f"a generation holds 2 * batch_size = {generation} samples" in odd[0].message
+    assert not [f for f in findings if f.fix is Fix.MANUAL]
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        pytest.param("batch_size=1, mini_batch_size=m", id="mini-not-literal"),
+        pytest.param("batch_size=n, mini_batch_size=1", id="batch-not-literal"),
+        pytest.param("batch_size=3, mini_batch_size=2", id="mini-does-not-divide"),
+        pytest.param("batch_size=1", id="default-mini"),
+    ],
+)
+def test_odd_batch_size_not_literal_keeps_the_todo(given):
+    out, findings = run(f"from trl import PPOConfig\nc = PPOConfig({given})\n", select=SELECT)
+    assert "num_generations=" not in out
+    assert f"{TODO}set `steps_per_generation = batch_size // mini_batch_size`" in out
+    assert not [f for f in findings if "is odd" in f.message]
+    assert run(out, select=SELECT)[0] == out
