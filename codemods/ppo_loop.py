@@ -10,14 +10,17 @@ one TODO holding a skeleton of the reward function and the trainer call.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import libcst as cst
 import libcst.matchers as m
+from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
 from codemods import ppo
-from codemods.base import Rule, RuleTransformer, _with_todos
+from codemods.base import FileState, Rule, RuleTransformer, _with_todos
+from codemods.edits import alias_asname, alias_name
 from migrate.findings import Fix, Severity
 
 # generate() keyword -> config field (W:0.11.4 ppo_trainer.generate passes them to model.generate;
@@ -44,9 +47,14 @@ class RewritePPOLoop(RuleTransformer):
         self.samplers = _length_samplers(node)
         self.trainer_cls = ppo.target_trainer(self.state.options.target)
         self.config_cls = ppo.target_config(self.state.options.target)
+        self.module_names = _names(node)
+        self.orphaned: set[str] = set()  # local names of `respond_to_batch` whose uses this rule rewrote
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        return updated_node.with_changes(body=self._body(original_node.body, updated_node.body, top=True))
+        module = updated_node.with_changes(body=self._body(original_node.body, updated_node.body, top=True))
+        if self.orphaned:
+            module = _drop_orphaned_imports(module, self.orphaned - _names(module, skip_imports=True), self.state)
+        return module
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
         return updated_node.with_changes(body=self._body(original_node.body, updated_node.body, top=False))
@@ -95,8 +103,11 @@ class RewritePPOLoop(RuleTransformer):
                  top: bool) -> list[cst.BaseStatement]:
         if loop.orelse is not None:
             raise _Fail("it has an else block")
+        count = _range_count(loop.iter)
+        if count is not None:
+            return self._rewrite_fixed(body, index, loop, trainer, count, top=top)
         if trainer + ".dataloader" not in ppo.code(loop.iter):
-            raise _Fail(f"it does not iterate over `{trainer}.dataloader`")
+            raise _Fail(f"it iterates over neither `{trainer}.dataloader` nor `range(<n>)`")
         batch = _loop_batch(loop.target)
         statements = list(_statements(loop.body))
         step = next(self._trainer_call(s, "step") for s in statements if self._trainer_call(s, "step"))
@@ -126,22 +137,134 @@ class RewritePPOLoop(RuleTransformer):
         if completions is None:
             raise _Fail("the responses are not decoded with `tokenizer.batch_decode`")
         new_body = self._reward_body(reward_body, batch, completions, {queries, responses, trainer}, rewards)
+        fn = _reward_function(new_body, f"[float(r) for r in {rewards}]")
+        return self._install(body, index, loop, trainer, gen=gen_kwargs, fn=fn, top=top)
+
+    def _install(self, body: list[cst.BaseStatement], index: int, loop: cst.For, trainer: str, *,
+                 gen: dict[str, cst.BaseExpression], fn: cst.FunctionDef, top: bool,
+                 dataset: tuple[str, cst.BaseStatement] | None = None) -> list[cst.BaseStatement]:
+        """The block with `fn` above the trainer (and `dataset` as its train_dataset), generation
+        settings in the config, and `trainer.train()` in place of the loop at `index`."""
         trainer_at, config_at, config_name = self._trainer_and_config(body[:index], trainer)
         body = list(body)
         config_stmt = body[config_at]
-        body[config_at] = self._with_generation(config_stmt, gen_kwargs, loop)
-        blank = [cst.EmptyLine(), cst.EmptyLine()] if top else [cst.EmptyLine()]
-        trainer_stmt = _with_reward(body[trainer_at], REWARD_FN)
+        body[config_at] = self._with_generation(config_stmt, gen, loop)
+        blank = [cst.EmptyLine(indent=False)] * (2 if top else 1)
+        trainer_stmt = _with_kwarg(body[trainer_at], "reward_funcs", REWARD_FN)
         comments = [line for line in trainer_stmt.leading_lines if line.comment is not None]
-        body[trainer_at] = trainer_stmt.with_changes(leading_lines=[*blank, *comments])
-        fn = _reward_function(new_body, rewards).with_changes(leading_lines=blank)
-        body.insert(trainer_at, fn)
+        new: list[cst.BaseStatement] = [fn.with_changes(leading_lines=blank)]
+        if dataset is not None:
+            trainer_stmt = _with_kwarg(trainer_stmt, "train_dataset", dataset[0], before="reward_funcs")
+            new.append(dataset[1].with_changes(leading_lines=[*blank, *comments]))
+            new.append(trainer_stmt.with_changes(leading_lines=[]))
+        else:
+            new.append(trainer_stmt.with_changes(leading_lines=[*blank, *comments]))
+        body[trainer_at:trainer_at + 1] = new
+        at = index + len(new) - 1
         train = cst.SimpleStatementLine(body=[cst.Expr(cst.parse_expression(f"{trainer}.train()"))],
-                                        leading_lines=body[index + 1].leading_lines)
-        body[index + 1] = train
+                                        leading_lines=body[at].leading_lines)
+        body[at] = train
         self.report(loop, f"the PPO loop became `{REWARD_FN}` (your reward code), `reward_funcs={REWARD_FN}` on the trainer "
                     f"and `{trainer}.train()`; generation settings moved to `{config_name}`")
         return body
+
+    # -- `for _ in range(N)`: one fixed query, respond_to_batch or generate, a reward that ignores the text --
+    def _rewrite_fixed(self, body: list[cst.BaseStatement], index: int, loop: cst.For, trainer: str,
+                       count: cst.BaseExpression, *, top: bool) -> list[cst.BaseStatement]:
+        statements = list(_statements(loop.body))
+        step = next(self._trainer_call(s, "step") for s in statements if self._trainer_call(s, "step"))
+        if len(step.args) != 3 or any(a.keyword or a.star for a in step.args):
+            raise _Fail("`.step(...)` does not take (queries, responses, rewards)")
+        queries, responses = (_first_row(a.value) for a in step.args[:2])
+        rewards = get_full_name_for_node(step.args[2].value)
+        if queries is None or responses is None or rewards is None:
+            raise _Fail("`.step(...)` does not take `[query[0]]`, `[response[0]]` and a rewards list")
+        trainer_at = self._trainer_and_config(body[:index], trainer)[0]
+        text = self._prompt_text(body[:index], queries, trainer_at)
+        gen: dict[str, cst.BaseExpression] | None = None
+        banned = {queries, responses, trainer} | _names(loop.target)
+        reward_body: list[cst.BaseStatement] = []
+        for s in statements:
+            if self._trainer_call(s, "step") is not None or self._trainer_call(s, "log_stats") is not None:
+                banned |= _bound(s)  # the step's stats
+                continue
+            if isinstance(s, cst.Assign) and _bound(s) == {responses} and gen is None:
+                gen = self._fixed_generation(s.value, queries, body[trainer_at])
+                continue
+            code = ppo.code(s).strip()
+            stmt = cst.parse_statement(code + "\n")
+            if _names(stmt) & banned:
+                raise _Fail(f"`{code}` reads the query, the response, the trainer or the loop counter; a reward of the "
+                            "response text belongs in a reward function over `completions`")
+            reward_body.append(stmt)
+        if gen is None:
+            raise _Fail(f"`{responses}` is not made by `respond_to_batch(model, {queries})` or `{trainer}.generate({queries}[0])`")
+        if not any(rewards in _bound(s) for s in statements):
+            raise _Fail(f"`{rewards}` is not computed inside the loop")
+        for name in _names(count) | _names(text):
+            if any(name in _bound_names(s) for s in body[trainer_at + 1:index]):
+                raise _Fail(f"`{name}` is set after `{trainer}` is built")
+        if "Dataset" in self.module_names and "datasets" not in self.module_names:
+            raise _Fail("`Dataset` in this file is not `datasets.Dataset`")
+        AddImportsVisitor.add_needed_import(self.context, "datasets", "Dataset")
+        name = next(n for n in ("train_dataset", *(f"train_dataset_{i}" for i in range(1, 100))) if n not in self.module_names)
+        self.module_names.add(name)
+        prompts = f"[{ppo.code(text).strip()}] * {ppo.code(count).strip()}"
+        dataset = cst.parse_statement(f'{name} = Dataset.from_dict({{"prompt": {prompts}}})\n')
+        fn = _reward_function(reward_body, f"[float({rewards}[0])] * len(completions)")
+        return self._install(body, index, loop, trainer, gen=gen, fn=fn, top=top, dataset=(name, dataset))
+
+    def _prompt_text(self, before: list[cst.BaseStatement], queries: str, trainer_at: int) -> cst.BaseExpression:
+        """The text of `q = tok.encode(<text>, return_tensors="pt")` (or `tok(<text>, ...).input_ids`),
+        its only assignment in the block above the loop."""
+        found = [a.value for s in before if (a := _assign(s)) is not None and _bound(a) == {queries}]
+        if len(found) != 1 or any(queries in _bound_names(s) for s in before if _assign(s) is None):
+            raise _Fail(f"`{queries}` is not assigned once in the block above the loop")
+        value = found[0]
+        if m.matches(value, m.Attribute(attr=m.Name("input_ids"), value=m.Call())):
+            value = value.value  # type: ignore[attr-defined]
+        elif not m.matches(value, m.Call(func=m.Attribute(attr=m.Name("encode")))):
+            value = None  # type: ignore[assignment]
+        text = _prompt_arg(value) if isinstance(value, cst.Call) else None
+        if text is None:
+            raise _Fail(f'`{queries}` is not `tokenizer.encode(<text>, return_tensors="pt")` of a string or a name')
+        return text
+
+    def _fixed_generation(self, value: cst.BaseExpression, queries: str,
+                          trainer_stmt: cst.BaseStatement) -> dict[str, cst.BaseExpression]:
+        if not isinstance(value, cst.Call):
+            raise _Fail("the responses are not made by a call")
+        if "trl.core.respond_to_batch" in self.qualified_names(value.func):
+            return self._respond_to_batch(value, queries, trainer_stmt)
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value == "generate" and \
+                (get_full_name_for_node(value.func.value) or "") in self.trainers and value.args and \
+                _first_row(cst.List([cst.Element(value.args[0].value)])) == queries:
+            call = value.with_changes(args=[value.args[0].with_changes(value=cst.Name(queries)), *value.args[1:]])
+            return self._generation(call, queries)
+        raise _Fail(f"the responses are not made by `respond_to_batch(model, {queries})` or `<trainer>.generate({queries}[0])`")
+
+    def _respond_to_batch(self, call: cst.Call, queries: str, trainer_stmt: cst.BaseStatement) -> dict[str, cst.BaseExpression]:
+        """respond_to_batch(model, queries, txt_len=20, top_k=0, top_p=1.0) (W:0.11.4 trl/core.py) sampled
+        exactly txt_len tokens; 1.13 samples up to max_completion_length and stops at EOS."""
+        names = ("model", "queries", "txt_len", "top_k", "top_p")
+        given: dict[str, cst.BaseExpression] = {}
+        for i, arg in enumerate(call.args):
+            key = arg.keyword.value if arg.keyword is not None else (names[i] if i < len(names) and not arg.star else "")
+            if key not in names:
+                raise _Fail(f"`respond_to_batch` has an argument that is not one of {', '.join(names)}")
+            given[key] = arg.value
+        model = ppo.kwarg(_assign(trainer_stmt).value, "model")  # type: ignore[union-attr, arg-type]
+        if get_full_name_for_node(given.get("queries", cst.Name("_"))) != queries or model is None or \
+                ppo.code(given.get("model", cst.Name("_"))).strip() != ppo.code(model.value).strip():
+            raise _Fail(f"`respond_to_batch` does not sample from the trainer's model with `{queries}`")
+        out = {"max_completion_length": given.get("txt_len", cst.Integer("20"))}
+        out.update({k: given[k] for k in ("top_k", "top_p") if k in given})
+        self.report(call, "`respond_to_batch` sampled exactly txt_len tokens; TRL 1.13 samples up to "
+                    "max_completion_length and stops at the EOS token", severity=Severity.INFO)
+        func = call.func
+        if isinstance(func, cst.Name):
+            self.orphaned.add(func.value)
+        return out
 
     def _generation(self, call: cst.Call, queries: str | None) -> dict[str, cst.BaseExpression]:
         """generate(...) keywords -> config fields; raises for what has no place."""
@@ -252,6 +375,58 @@ def _statements(block: cst.BaseSuite) -> list[cst.BaseSmallStatement]:
     return out
 
 
+def _range_count(it: cst.BaseExpression) -> cst.BaseExpression | None:
+    """N of `range(N)` when N is an int literal or a name."""
+    if m.matches(it, m.Call(func=m.Name("range"), args=[m.Arg(keyword=None, star="", value=m.Integer() | m.Name())])):
+        return it.args[0].value  # type: ignore[attr-defined]
+    return None
+
+
+def _first_row(expr: cst.BaseExpression) -> str | None:
+    """`q` for `[q[0]]` or `q` (a one-row tensor), else None."""
+    if m.matches(expr, m.List([m.Element(m.Subscript(value=m.Name(), slice=[m.SubscriptElement(m.Index(m.Integer("0")))]))])):
+        return expr.elements[0].value.value.value  # type: ignore[attr-defined]
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _prompt_arg(call: cst.Call) -> cst.BaseExpression | None:
+    """`text` of `tok.encode(text, return_tensors="pt")` / `tok(text, return_tensors="pt")`: a string or a name."""
+    if len(call.args) != 2 or call.args[0].keyword is not None or call.args[0].star:
+        return None
+    last = call.args[1]
+    if last.keyword is None or last.keyword.value != "return_tensors" or ppo.literal(last.value) != "pt":
+        return None
+    text = call.args[0].value
+    return text if isinstance(text, (cst.SimpleString, cst.ConcatenatedString, cst.Name)) else None
+
+
+def _bound_names(node: cst.CSTNode) -> set[str]:
+    """Names a statement assigns anywhere inside it (=, +=, annotated, for, with, walrus)."""
+    found: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
+            found.update(_names(n.target))
+
+        def visit_AugAssign(self, n: cst.AugAssign) -> None:
+            found.update(_names(n.target))
+
+        def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
+            found.update(_names(n.target))
+
+        def visit_For(self, n: cst.For) -> None:
+            found.update(_names(n.target))
+
+        def visit_AsName(self, n: cst.AsName) -> None:
+            found.update(_names(n.name))
+
+        def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
+            found.update(_names(n.target))
+
+    node.visit(_V())
+    return found
+
+
 def _loop_batch(target: cst.BaseAssignTargetExpression) -> str | None:
     if isinstance(target, cst.Name):
         return target.value
@@ -272,12 +447,18 @@ def _assign(stmt: cst.BaseStatement) -> cst.Assign | None:
     return None
 
 
-def _names(node: cst.CSTNode) -> set[str]:
+def _names(node: cst.CSTNode, *, skip_imports: bool = False) -> set[str]:
     found: set[str] = set()
 
     class _V(cst.CSTVisitor):
         def visit_Name(self, n: cst.Name) -> None:
             found.add(n.value)
+
+        def visit_Import(self, n: cst.Import) -> bool:
+            return not skip_imports
+
+        def visit_ImportFrom(self, n: cst.ImportFrom) -> bool:
+            return not skip_imports
 
     node.visit(_V())
     return found
@@ -289,8 +470,8 @@ def _bound(stmt: cst.CSTNode) -> set[str]:
     return set()
 
 
-def _reward_function(body: list[cst.BaseStatement], rewards: str | None) -> cst.FunctionDef:
-    ret = cst.parse_statement(f"return [float(r) for r in {rewards}]\n")
+def _reward_function(body: list[cst.BaseStatement], returned: str) -> cst.FunctionDef:
+    ret = cst.parse_statement(f"return {returned}\n")
     return cst.FunctionDef(
         name=cst.Name(REWARD_FN),
         params=cst.parse_expression("lambda prompts, completions, **kwargs: 0").params,  # type: ignore[attr-defined]
@@ -300,16 +481,68 @@ def _reward_function(body: list[cst.BaseStatement], rewards: str | None) -> cst.
     )
 
 
-def _with_reward(stmt: cst.BaseStatement, fn: str) -> cst.BaseStatement:
+def _with_kwarg(stmt: cst.BaseStatement, name: str, value: str, *, before: str = "") -> cst.BaseStatement:
+    """`x = f(...)` with `name=value` added (ahead of the `before` keyword when there is one)."""
     assign = _assign(stmt)
     assert assign is not None and isinstance(assign.value, cst.Call)
     call = assign.value
-    if ppo.kwarg(call, "reward_funcs") is not None:
+    if ppo.kwarg(call, name) is not None:
         return stmt
-    arg = ppo.new_kwarg("reward_funcs", fn)
-    args = [*call.args, arg]
+    arg = ppo.new_kwarg(name, value)
+    at = next((i for i, a in enumerate(call.args) if before and a.keyword is not None and a.keyword.value == before),
+              len(call.args))
+    args = [*call.args[:at], arg, *call.args[at:]]
     new_call = call.with_changes(args=ppo.relayout(call, args, {id(arg), id(call.args[-1])} if call.args else {id(arg)}))
     return stmt.with_deep_changes(assign, value=new_call)  # type: ignore[arg-type]
+
+
+RESPOND = "trl.core.respond_to_batch"
+
+
+def _drop_orphaned_imports(module: cst.Module, names: set[str], state: FileState) -> cst.Module:
+    """Remove `from trl.core import respond_to_batch [as n]` for the `names` nothing uses any more,
+    with TRL101's TODO above it; TRL101's finding for it becomes an applied one."""
+    if not names:
+        return module
+    todo = f"`{RESPOND}`"
+
+    def imports_it(alias: cst.ImportAlias, source: str) -> bool:
+        return f"{source}.{alias_name(alias)}" == RESPOND and (alias_asname(alias) or alias_name(alias)) in names
+
+    def fix(body: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        out: list[cst.BaseStatement] = []
+        carried: list[cst.EmptyLine] = []
+        for stmt in body:
+            node = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+            if not isinstance(node, cst.ImportFrom) or node.relative or node.module is None or \
+                    isinstance(node.names, cst.ImportStar) or \
+                    not any(imports_it(a, get_full_name_for_node(node.module) or "") for a in node.names):
+                out.append(stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines]) if carried else stmt)
+                carried = []
+                continue
+            source = get_full_name_for_node(node.module) or ""
+            kept = [a for a in node.names if not imports_it(a, source)]
+            lines = [ln for ln in stmt.leading_lines if not (ln.comment and todo in ln.comment.value and "TRL101" in ln.comment.value)]
+            if kept:
+                kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                out.append(stmt.with_changes(body=[node.with_changes(names=kept)], leading_lines=[*carried, *lines]))
+                carried = []
+            else:
+                carried = [*carried, *lines]
+        return out
+
+    class _Fix(cst.CSTTransformer):
+        def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+            return updated_node.with_changes(body=fix(updated_node.body) or [cst.SimpleStatementLine([cst.Pass()])])
+
+    new = module.visit(_Fix())
+    new = new.with_changes(body=fix(new.body))  # type: ignore[union-attr]
+    if new.code != module.code:  # type: ignore[union-attr]
+        for i, f in enumerate(state.findings):
+            if f.code == "TRL101" and f.fix is Fix.MANUAL and f.message.startswith(todo):
+                state.findings[i] = dataclasses.replace(f, severity=Severity.INFO, fix=Fix.APPLIED, message=(
+                    f"{todo} is gone in TRL 1.13; TRL106 rewrote its uses, so the import is unused and was removed"))
+    return new  # type: ignore[return-value]
 
 
 def _target_trainer_vars(owner: RuleTransformer, module: cst.Module) -> set[str]:

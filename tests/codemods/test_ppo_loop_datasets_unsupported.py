@@ -114,3 +114,123 @@ def test_unsupported_shapes_get_todos():
     assert sum(f.code == "TRL107" and f.fix is Fix.MANUAL for f in findings) == 3
     assert "trl.trainer.ppo_trainer.PPOTrainer.loss = my_loss" in run(src)[0]  # no rule renames a monkeypatch
     assert run(out, select=("TRL107",))[0] == out
+
+
+HELLO = """
+import torch
+from trl import PPOConfig, PPOTrainer
+from trl.core import respond_to_batch
+config = PPOConfig(batch_size=1, mini_batch_size=1)
+trainer = PPOTrainer(config, model, None, tokenizer)
+query_tensor = tokenizer.encode("This morning I went to the ", return_tensors="pt")
+for _ in range(10):
+    response_tensor = respond_to_batch(model, query_tensor)
+    reward = [torch.tensor(1.0)]
+    train_stats = trainer.step([query_tensor[0]], [response_tensor[0]], reward)
+"""
+
+
+@pytest.mark.parametrize("target", ["rloo", "grpo"])
+def test_fixed_prompt_loop_becomes_a_dataset_of_the_prompt(target):
+    cls = target.upper()
+    after = dedent(
+        f"""
+        import torch
+        from trl import {cls}Config, {cls}Trainer
+        from datasets import Dataset
+
+        config = {cls}Config(per_device_train_batch_size=2, num_generations=2, seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, gradient_checkpointing=False, lr_scheduler_type="constant", max_completion_length=20, num_train_epochs=1)
+
+
+        def reward_fn(prompts, completions, **kwargs) -> list[float]:
+            reward = [torch.tensor(1.0)]
+            return [float(reward[0])] * len(completions)
+
+
+        train_dataset = Dataset.from_dict({{"prompt": ["This morning I went to the "] * 10}})
+        trainer = {cls}Trainer(args=config, model=model, processing_class=tokenizer, train_dataset=train_dataset, reward_funcs=reward_fn)
+        query_tensor = tokenizer.encode("This morning I went to the ", return_tensors="pt")
+        trainer.train()
+        """
+    )
+    findings = assert_fixes(dedent(HELLO), after, target=target)
+    assert not [f for f in findings if f.fix is Fix.MANUAL]
+    gone = [f for f in findings if f.code == "TRL101" and "respond_to_batch" in f.message]
+    message = "`trl.core.respond_to_batch` is gone in TRL 1.13; TRL106 rewrote its uses, so the import is unused and was removed"
+    assert [(f.fix, f.message) for f in gone] == [(Fix.APPLIED, message)]
+
+
+def test_fixed_prompt_loop_with_generate_in_a_function():
+    before = dedent(
+        """
+        from trl import PPOConfig, PPOTrainer
+        from trl.core import respond_to_batch, LengthSampler as train_dataset
+        def main(text, steps):
+            config = PPOConfig(batch_size=2, mini_batch_size=2)
+            trainer = PPOTrainer(config, model, None, tok)
+            q = tok(text, return_tensors="pt").input_ids
+            for i in range(steps):
+                r = trainer.generate(q[0], max_new_tokens=8, do_sample=True, return_prompt=False)
+                rewards = [score()]
+                trainer.step(q, r, rewards)
+                trainer.log_stats({}, {}, rewards)
+        """
+    )
+    after = dedent(
+        """
+        from trl import RLOOConfig, RLOOTrainer
+        from trl.core import respond_to_batch, LengthSampler as train_dataset
+        from datasets import Dataset
+
+        def main(text, steps):
+            config = RLOOConfig(per_device_train_batch_size=2, seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, gradient_checkpointing=False, lr_scheduler_type="constant", max_completion_length=8, num_train_epochs=1)
+
+            def reward_fn(prompts, completions, **kwargs) -> list[float]:
+                rewards = [score()]
+                return [float(rewards[0])] * len(completions)
+
+            train_dataset_1 = Dataset.from_dict({"prompt": [text] * steps})
+            trainer = RLOOTrainer(args=config, model=model, processing_class=tok, train_dataset=train_dataset_1, reward_funcs=reward_fn)
+            q = tok(text, return_tensors="pt").input_ids
+            trainer.train()
+        """
+    )
+    assert_fixes(before, after, select=PPO)  # respond_to_batch is not used here: TRL106 leaves its import alone
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        pytest.param(("reward = [torch.tensor(1.0)]", "reward = [score(response_tensor)]"),
+                     "`reward = [score(response_tensor)]` reads the query, the response", id="reward-reads-response"),
+        pytest.param(("reward = [torch.tensor(1.0)]", "reward = [torch.tensor(_)]"), "reads the query, the response",
+                     id="reward-reads-counter"),
+        pytest.param(("    train_stats = trainer.step([query_tensor[0]], [response_tensor[0]], reward)\n",
+                      "    train_stats = trainer.step([query_tensor[0]], [response_tensor[0]], reward)\nelse:\n    pass\n"),
+                     "it has an else block", id="loop-else"),
+        pytest.param(('tokenizer.encode("This morning I went to the ", return_tensors="pt")', "tokenizer.encode(prompt())"),
+                     "is not `tokenizer.encode(<text>, return_tensors=\"pt\")`", id="query-not-literal-encode"),
+        pytest.param(("query_tensor = tokenizer", "query_tensor = 1\nquery_tensor = tokenizer"), "is not assigned once",
+                     id="query-assigned-twice"),
+        pytest.param(("respond_to_batch(model, query_tensor)", "respond_to_batch(ref_model, query_tensor)"),
+                     "does not sample from the trainer's model", id="respond-with-other-model"),
+        pytest.param(("    reward = [torch.tensor(1.0)]\n", ""), "`reward` is not computed inside the loop", id="reward-outside"),
+        pytest.param(("range(10)", "range(len(xs))"), "iterates over neither", id="range-of-a-call"),
+        pytest.param(("trainer = PPOTrainer(config, model, None, tokenizer)\n",
+                      "if True:\n    trainer = PPOTrainer(config, model, None, tokenizer)\n"),
+                     "`trainer` is not built in the same block", id="trainer-in-another-block"),
+        pytest.param(("for _ in range(10)", "n = 3\nfor _ in range(n)"), "`n` is set after `trainer` is built",
+                     id="count-set-after-the-trainer"),
+        pytest.param(("range(10)", "range(n)"), "", id="count-name-unbound-here-control"),
+    ],
+)
+def test_fixed_prompt_loop_not_recognised_keeps_its_todo(change, why):
+    src = dedent(HELLO).replace(*change)
+    out, findings = run(src)
+    assert run(out)[0] == out
+    if not why:  # controls: these shapes are rewritten
+        assert "trainer.train()" in out and not [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
+        return
+    todos = [line for line in out.splitlines() if line.startswith("# TODO(trl-migrate TRL106)")]
+    assert len(todos) == 1 and why in todos[0], todos
+    assert "for _ in range(" in out and "from trl.core import respond_to_batch" in out
