@@ -249,9 +249,10 @@ class RewriteImports(RuleTransformer):
                             severity=Severity.INFO)
             elif not self._owned(sym):
                 self.todo(orig_alias, message_for(sym))
+        result = _followed_by(rewrite_import_from(updated, decisions), written, updated)  # may replace written[0]
         if written and self._block_depth == 0:
             self._top_written.update(id(stmt) for stmt in written)  # leave_Module moves them below the imports
-        return _followed_by(rewrite_import_from(updated, decisions), written, updated)
+        return result
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._block_depth += 1

@@ -301,6 +301,18 @@ def test_without_the_owning_rules_imports_marks_ppo_and_value_head_names():
     assert "TRL101" not in owned
 
 
+LENGTH_SAMPLER = '''
+class LengthSampler:
+    """trl.core.LengthSampler, which TRL 0.25.0 removed (written in by trl-migrate)."""
+
+    def __init__(self, min_value, max_value):
+        self.values = list(range(min_value, max_value))
+
+    def __call__(self):
+        import numpy as np
+
+        return np.random.choice(self.values)
+'''
 UNUSED = "`trl.core.respond_to_batch` was removed in TRL 0.14.0; this file never uses it, so the import was removed"
 
 
@@ -322,6 +334,11 @@ UNUSED = "`trl.core.respond_to_batch` was removed in TRL 0.14.0; this file never
             "# helpers\nfrom trl.core import respond_to_batch, set_seed\n",
             "# helpers\nfrom transformers import set_seed\n",
             id="comment-above-kept-by-what-stays",
+        ),
+        pytest.param(
+            "import os\nfrom trl.core import LengthSampler, respond_to_batch\nfrom trl import SFTTrainer\n\nx = LengthSampler(1, 3)\n",
+            "import os\nfrom trl import SFTTrainer\n" + LENGTH_SAMPLER + "\nx = LengthSampler(1, 3)\n",
+            id="written-helper-still-goes-below-the-imports",
         ),
     ],
 )
