@@ -15,9 +15,16 @@ import math
 from typing import Any
 
 import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
+from libcst.metadata import (
+    ExpressionContextProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
 
-from codemods import ppo
+from codemods import ppo, ppo_paths
 from codemods.base import Rule, RuleTransformer
 from migrate.findings import Severity
 
@@ -266,6 +273,7 @@ def _v2(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
 
 class RewritePPOConfig(RuleTransformer):
     CODE = "TRL103"
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider, ExpressionContextProvider)
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
@@ -279,6 +287,9 @@ class RewritePPOConfig(RuleTransformer):
         self._handled: set[int] = set()
         self._targets: set[int] = set()
         node.visit(_Prescan(self))
+        self.moves = ppo_paths.plan(self, node, self.file_era)  # path fields of a parsed config
+        self.appends = {m.parser_seq: m.cls for m in self.moves} | {t: m.var for m in self.moves for t in m.targets}
+        self.moved = {i: (m, *read) for m in self.moves for i, read in m.reads.items()}
 
     def era_of(self, call: cst.Call, hint: str | None) -> str | None:
         keys = {a.keyword.value for a in call.args if a.keyword is not None}
@@ -355,6 +366,12 @@ class RewritePPOConfig(RuleTransformer):
         return self._reference(original_node, updated_node)
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        if id(original_node) in self.moved:
+            move, config, field = self.moved[id(original_node)]
+            self.report(original_node, f"`{config}.{field}` is `{move.var}.{field}` now: {self.new_name} has no "
+                        f"`{field}`, so it moved to `{move.cls}`, a dataclass written into this file; the "
+                        f"`--{field}` flag is unchanged", severity=Severity.INFO)
+            return updated_node.with_changes(value=cst.Name(move.var))
         owner = get_full_name_for_node(original_node.value) or ""
         plan = self.reads.get(owner)
         field = original_node.attr.value
@@ -369,6 +386,32 @@ class RewritePPOConfig(RuleTransformer):
             self.todo(original_node, f"`{owner}.{field}`: {text}")
             return updated_node
         return self._reference(original_node, updated_node)
+
+    # -- the written-in dataclass of moved path fields -----------------------------------------------
+    def leave_Tuple(self, original_node: cst.Tuple, updated_node: cst.Tuple) -> cst.BaseExpression:
+        name = self.appends.get(id(original_node))
+        return updated_node if name is None else ppo_paths.appended(updated_node, name)
+
+    def leave_List(self, original_node: cst.List, updated_node: cst.List) -> cst.BaseExpression:
+        name = self.appends.get(id(original_node))
+        return updated_node if name is None else ppo_paths.appended(updated_node, name)
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if not self.moves:
+            return updated_node
+        body = list(updated_node.body)
+        for move in sorted(self.moves, key=lambda m: -m.at):
+            after = body[move.at:move.at + 1]
+            if after:  # two blank lines after the class, as before it
+                lines = list(after[0].leading_lines)
+                blank = next((i for i, line in enumerate(lines) if line.comment is not None), len(lines))
+                after = [after[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)] * max(0, 2 - blank) + lines)]
+            body[move.at:move.at + 1] = [ppo_paths.class_statement(move, self.new_name), *after]
+            self.report(move.parser, f"wrote dataclass `{move.cls}` for `{'`, `'.join(move.fields)}`, which "
+                        f"{self.new_name} lacks, and added it to the argument parser: the command-line flags are "
+                        "unchanged", severity=Severity.INFO)
+        AddImportsVisitor.add_needed_import(self.context, "dataclasses")
+        return updated_node.with_changes(body=body)
 
     def _reference(self, original, updated):  # type: ignore[no-untyped-def]
         if self.in_import or id(original) in self._handled:

@@ -216,3 +216,225 @@ def test_odd_batch_size_not_literal_keeps_the_todo(given):
     assert f"{TODO}set `steps_per_generation = batch_size // mini_batch_size`" in out
     assert not [f for f in findings if "is odd" in f.message]
     assert run(out, select=SELECT)[0] == out
+
+
+# -- path fields of a config parsed from the command line move to a written-in dataclass ---------------
+PATHS_V2 = """\
+import dataclasses
+
+
+# Written by trl-migrate (TRL103): {cfg} has no `sft_model_path`, `reward_model_path`.
+# TRL's PPO trainer did not use them, this script does: they are its own arguments now (same flags).
+@dataclasses.dataclass
+class PPOScriptPaths:
+    sft_model_path: str = dataclasses.field(
+        default="EleutherAI/pythia-160m",
+        metadata={{"help": "Path or Hub id of the SFT model the policy starts from."}},
+    )
+    reward_model_path: str = dataclasses.field(
+        default="EleutherAI/pythia-160m",
+        metadata={{"help": "Path or Hub id of the reward model that scores completions."}},
+    )
+
+
+"""
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "target"),
+    [
+        pytest.param(
+            """
+            from transformers import HfArgumentParser
+            from trl import ModelConfig, PPOConfig, PPOTrainer, ScriptArguments
+
+            parser = HfArgumentParser((ScriptArguments, PPOConfig, ModelConfig))
+            script_args, training_args, model_args = parser.parse_args_into_dataclasses()
+            policy = load(training_args.sft_model_path)
+            trainer = PPOTrainer(args=training_args, model=policy, reward_model=load(training_args.reward_model_path))
+            """,
+            """
+            from transformers import HfArgumentParser
+            from trl import ModelConfig, RLOOConfig, PPOTrainer, ScriptArguments
+            """ + PATHS_V2.format(cfg="RLOOConfig").replace("\n", "\n            ") + """parser = HfArgumentParser((ScriptArguments, RLOOConfig, ModelConfig, PPOScriptPaths))
+            script_args, training_args, model_args, ppo_paths = parser.parse_args_into_dataclasses()
+            policy = load(ppo_paths.sft_model_path)
+            trainer = PPOTrainer(args=training_args, model=policy, reward_model=load(ppo_paths.reward_model_path))
+            """,
+            "rloo",
+            id="v2-hf-argument-parser",
+        ),
+        pytest.param(
+            """
+            from transformers import HfArgumentParser
+            from trl.experimental.ppo import PPOConfig
+
+            parser = HfArgumentParser((PPOConfig,))
+            (config,) = parser.parse_args_into_dataclasses()
+            print(config.reward_model_path, config.sft_model_path)
+            """,
+            """
+            from transformers import HfArgumentParser
+            from trl import GRPOConfig
+            """ + PATHS_V2.format(cfg="GRPOConfig").replace("\n", "\n            ") + """parser = HfArgumentParser((GRPOConfig, PPOScriptPaths))
+            (config, ppo_paths) = parser.parse_args_into_dataclasses()
+            print(ppo_paths.reward_model_path, ppo_paths.sft_model_path)
+            """,
+            "grpo",
+            id="experimental-one-element-tuple-grpo",
+        ),
+        pytest.param(
+            '''
+            """Legacy PPO with its config on the command line."""
+            import dataclasses
+
+            from transformers import HfArgumentParser
+            from trl import PPOConfig, PPOTrainer
+
+            parser = HfArgumentParser([ScriptArguments, PPOConfig])
+            args, config = parser.parse_args_into_dataclasses()
+            trainer = PPOTrainer(config, model, None, tokenizer)
+            print(config.model_name, config.query_dataset)
+            ''',
+            '''
+            """Legacy PPO with its config on the command line."""
+            import dataclasses
+
+            from transformers import HfArgumentParser
+            from trl import RLOOConfig, PPOTrainer
+
+
+            # Written by trl-migrate (TRL103): RLOOConfig has no `model_name`, `query_dataset`.
+            # TRL's PPO trainer did not use them, this script does: they are its own arguments now (same flags).
+            @dataclasses.dataclass
+            class PPOScriptPaths:
+                model_name: str = dataclasses.field(
+                    default="gpt2",
+                    metadata={"help": "Model name the script reads (legacy PPO only logged it)."},
+                )
+                query_dataset: str = dataclasses.field(
+                    default="stanfordnlp/imdb",
+                    metadata={"help": "Dataset name the script reads (legacy PPO only logged it)."},
+                )
+
+
+            parser = HfArgumentParser([ScriptArguments, RLOOConfig, PPOScriptPaths])
+            args, config, ppo_paths = parser.parse_args_into_dataclasses()
+            trainer = PPOTrainer(config, model, None, tokenizer)
+            print(ppo_paths.model_name, ppo_paths.query_dataset)
+            ''',
+            "rloo",
+            id="legacy-list-and-existing-import",
+        ),
+        pytest.param(
+            """
+            import trl
+
+            ppo_paths = None
+
+
+            def main():
+                parser = trl.TrlParser(
+                    (
+                        trl.ScriptArguments,
+                        trl.PPOConfig,
+                    )
+                )
+                (script_args, training_args) = parser.parse_args_and_config()
+                trainer = trl.PPOTrainer(args=training_args, model=training_args.sft_model_path)
+            """,
+            """
+            import trl
+            import dataclasses
+
+
+            # Written by trl-migrate (TRL103): RLOOConfig has no `sft_model_path`.
+            # TRL's PPO trainer did not use it, this script does: it is one of its own arguments now (same flags).
+            @dataclasses.dataclass
+            class PPOScriptPaths:
+                sft_model_path: str = dataclasses.field(
+                    default="EleutherAI/pythia-160m",
+                    metadata={"help": "Path or Hub id of the SFT model the policy starts from."},
+                )
+
+
+            ppo_paths = None
+
+
+            def main():
+                parser = trl.TrlParser(
+                    (
+                        trl.ScriptArguments,
+                        trl.RLOOConfig,
+                        PPOScriptPaths,
+                    )
+                )
+                (script_args, training_args, ppo_paths_2) = parser.parse_args_and_config()
+                trainer = trl.PPOTrainer(args=training_args, model=ppo_paths_2.sft_model_path)
+            """,
+            "rloo",
+            id="trl-parser-module-attribute-multiline-name-taken",
+        ),
+    ],
+)
+def test_parsed_path_fields_move_to_a_dataclass(before, after, target):
+    findings = assert_fixes(dedent(before), dedent(after), select=SELECT, target=target)
+    moved = [f for f in findings if " now: " in f.message and "the `--" in f.message]
+    assert moved and all(f.severity is Severity.INFO and f.fix is Fix.APPLIED and "flag is unchanged" in f.message
+                         for f in moved)
+    assert not [f for f in findings if f.fix is Fix.MANUAL and "has no `" in f.message]
+
+
+PARSED_HEAD = "from transformers import HfArgumentParser\nfrom trl import PPOConfig, PPOTrainer\n"
+PARSED_TAIL = "trainer = PPOTrainer(args=cfg, model=cfg.sft_model_path)\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "todos"),
+    [
+        pytest.param("parser = HfArgumentParser((Args, PPOConfig))\nparsed = parser.parse_args_into_dataclasses()\n"
+                     "cfg = parsed[1]\n", 0, id="unpacked-into-one-name"),
+        pytest.param("types = (Args, PPOConfig)\nparser = HfArgumentParser(types)\nargs, cfg = parser.parse_args_into_dataclasses()\n",
+                     0, id="parser-built-elsewhere"),
+        pytest.param("parser = HfArgumentParser((Args, PPOConfig))\nargs, cfg = parser.parse_args_into_dataclasses()\n"
+                     "cfg.sft_model_path = 'x'\n", 2, id="field-assigned"),
+        pytest.param("parser = HfArgumentParser((PPOScriptPaths, PPOConfig))\npaths, cfg = parser.parse_args_into_dataclasses()\n",
+                     1, id="class-name-already-in-parser"),
+        pytest.param("@dataclass\nclass Args:\n    sft_model_path: str = 'x'\n\nparser = HfArgumentParser((Args, PPOConfig))\n"
+                     "args, cfg = parser.parse_args_into_dataclasses()\n", 1, id="field-in-another-dataclass-of-the-file"),
+        pytest.param("parser = HfArgumentParser((Args, PPOConfig))\n"
+                     "args, cfg, rest = parser.parse_args_into_dataclasses(return_remaining_strings=True)\n", 1,
+                     id="remaining-strings"),
+        pytest.param("parser = HfArgumentParser((Args, PPOConfig))\nif yaml:\n    args, cfg = parser.parse_yaml_file(yaml)\n"
+                     "else:\n    args, cfg = parser.parse_args_into_dataclasses()\n", 1, id="parser-used-otherwise"),
+        pytest.param("parser = HfArgumentParser((Args, PPOConfig))\nargs, cfg = parser.parse_args_into_dataclasses()\n"
+                     "if other:\n    cfg = other\n", 1, id="config-name-rebound"),
+        pytest.param("parser = HfArgumentParser((Args, PPOConfig))\nparser = HfArgumentParser((Args, PPOConfig))\n"
+                     "args, cfg = parser.parse_args_into_dataclasses()\n", 1, id="two-parsers-one-name"),
+        pytest.param("parser = HfArgumentParser((Args, PPOConfig))\n*args, cfg = parser.parse_args_into_dataclasses()\n", 1,
+                     id="starred-target"),
+    ],
+)
+def test_parsed_path_fields_outside_the_shape_keep_the_todo(body, todos):
+    out, _ = run(PARSED_HEAD + body + PARSED_TAIL, select=SELECT)
+    assert "import dataclasses" not in out and "class PPOScriptPaths" not in out and "ppo_paths" not in out
+    assert out.count(f"{TODO}`cfg.sft_model_path`: RLOOConfig has no `sft_model_path`") == todos
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_parsed_path_fields_second_run_writes_no_second_dataclass():
+    src = dedent(
+        """
+        from transformers import HfArgumentParser
+        from trl import PPOConfig, PPOTrainer
+        parser = HfArgumentParser((Args, PPOConfig))
+        args, cfg = parser.parse_args_into_dataclasses()
+        trainer = PPOTrainer(args=cfg, model=cfg.sft_model_path, reward_model=cfg.reward_model_path)
+        """
+    )
+    out, _ = run(src)  # every rule
+    assert out.count("class PPOScriptPaths") == 1 and out.count("import dataclasses") == 1
+    assert "HfArgumentParser((Args, RLOOConfig, PPOScriptPaths))" in out
+    assert "model=ppo_paths.sft_model_path, reward_funcs=ppo_paths.reward_model_path" in out
+    again, findings = run(out)
+    assert again == out and not [f for f in findings if f.code == "TRL103"]

@@ -1,0 +1,279 @@
+"""TRL103's move of script-only PPO config fields (`sft_model_path`, `reward_model_path`, ...) out of a
+config parsed with `HfArgumentParser`/`TrlParser` into a dataclass written into the script.
+
+TRL's PPO trainer never read these fields; scripts did (research section 2.3), and RLOOConfig /
+GRPOConfig lack them. The written dataclass joins the parser's tuple, so `--reward_model_path x`
+still parses, and reads follow it. Decided per parser, all or nothing, before the rewrite starts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import ExpressionContext, ExpressionContextProvider, ScopeProvider
+
+from codemods import ppo
+from codemods.base import RuleTransformer
+
+PARSERS = ("HfArgumentParser", "TrlParser")
+PARSE_METHODS = ("parse_args_into_dataclasses", "parse_args_and_config")
+CLASS_NAME, VAR_NAME = "PPOScriptPaths", "ppo_paths"
+
+
+def fields(era: str) -> dict[str, dict[str, str]]:
+    return ppo.mapping()["script_paths"]["legacy" if era == ppo.LEGACY else "v2"]
+
+
+@dataclasses.dataclass
+class Move:
+    """One parser whose config's path fields move to a written-in dataclass `cls`, bound to `var`."""
+
+    cls: str
+    var: str
+    era: str
+    at: int  # module body index the class goes to
+    parser_seq: int  # id of the parser's tuple/list literal
+    targets: list[int]  # ids of the unpack targets
+    reads: dict[int, tuple[str, str]]  # id(Attribute) -> (config variable, field)
+    fields: list[str]
+    parser: cst.Call
+
+
+@dataclasses.dataclass
+class _Parser:
+    call: cst.Call
+    top: int
+    index: int = -1  # of the PPO config in the tuple
+    era: str | None = None
+    uses: list[tuple[cst.Assign, int]] = dataclasses.field(default_factory=list)  # (unpack, top-level index)
+
+
+class _Collect(cst.CSTVisitor):
+    """Parsers, their unpacks, every name spelled in the file, and `import dataclasses` statements."""
+
+    def __init__(self, owner: RuleTransformer, module: cst.Module) -> None:
+        self.owner = owner
+        self.module = module
+        self.top = 0
+        self.depth = 0
+        self.parsers: dict[str, list[_Parser]] = {}
+        self.unpacks: list[tuple[str, cst.Assign, int]] = []  # (parser variable, statement, top index)
+        self.names: dict[str, int] = {}  # spelling -> occurrences
+        self.classes: dict[str, set[str]] = {}  # classes defined in the file -> annotated fields
+        self.dataclasses_import: tuple[int, bool] | None = None  # (top index, at module level)
+        self.attributes: list[cst.Attribute] = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names[node.value] = self.names.get(node.value, 0) + 1
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.attributes.append(node)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.depth += 1
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self.depth -= 1
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        found = self.classes.setdefault(node.name.value, set())
+        for stmt in node.body.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                found.update(s.target.value for s in stmt.body
+                             if isinstance(s, cst.AnnAssign) and isinstance(s.target, cst.Name))
+
+    def visit_Import(self, node: cst.Import) -> None:
+        plain = any(get_full_name_for_node(a.name) == "dataclasses" and a.asname is None for a in node.names)
+        if plain and (self.dataclasses_import is None or self.depth == 0):  # module level wins
+            self.dataclasses_import = (self.top, self.depth == 0)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1 or not isinstance(node.value, cst.Call):
+            return
+        target, call = node.targets[0].target, node.value
+        func = get_full_name_for_node(call.func) or ""
+        if isinstance(target, cst.Name) and func.rpartition(".")[2] in PARSERS:
+            self.parsers.setdefault(target.value, []).append(_Parser(call, self.top))
+        elif isinstance(call.func, cst.Attribute) and call.func.attr.value in PARSE_METHODS:
+            self.unpacks.append((get_full_name_for_node(call.func.value) or "", node, self.top))
+
+
+def plan(owner: RuleTransformer, module: cst.Module, file_era: str | None) -> list[Move]:
+    """The moves this file allows; a parser outside the known shape gets none (reads keep their TODO)."""
+    seen = _Collect(owner, module)
+    for i, stmt in enumerate(module.body):
+        seen.top = i
+        stmt.visit(seen)
+    for var, assign, top in seen.unpacks:
+        for p in seen.parsers.get(var, []):
+            p.uses.append((assign, top))
+    moves: list[Move] = []
+    taken = set(seen.names)
+    for var, found in seen.parsers.items():
+        if len(found) != 1:
+            continue  # the name is bound to more than one parser
+        move = _move(owner, seen, var, found[0], file_era, taken)
+        if move is not None:
+            taken.update((move.cls, move.var))
+            moves.append(move)
+    return moves
+
+
+def _move(owner: RuleTransformer, seen: _Collect, var: str, p: _Parser, file_era: str | None,
+          taken: set[str]) -> Move | None:
+    seq = p.call.args[0].value if p.call.args and not p.call.args[0].star else None
+    if not isinstance(seq, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in seq.elements):
+        return None
+    hits = [(i, ppo.ppo_class(owner.qualified_names(e.value), ppo.CONFIG_NAMES)) for i, e in enumerate(seq.elements)]
+    hits = [(i, hit) for i, hit in hits if hit is not None]
+    if len(hits) != 1:
+        return None
+    p.index, p.era = hits[0][0], hits[0][1][1] or file_era  # type: ignore[index]
+    root = (get_full_name_for_node(seq.elements[p.index].value) or "").split(".")[0]
+    if p.era is None or not (isinstance(seq.elements[p.index].value, cst.Name) or root == "trl"):
+        return None  # no PPO config, an era it cannot tell, or a reference TRL103 will not rename
+    if not p.uses or seen.names.get(var, 0) != 1 + len(p.uses):
+        return None  # the parser is used in a way other than an unpacked parse
+    elements = {get_full_name_for_node(e.value) for e in seq.elements}
+    if CLASS_NAME in elements:
+        return None
+    table = fields(p.era)
+    configs: list[cst.Name] = []
+    for assign, _ in p.uses:
+        target = assign.targets[0].target
+        if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(seq.elements) \
+                or any(isinstance(e, cst.StarredElement) for e in target.elements) \
+                or not _plain_parse(assign.value):  # type: ignore[arg-type]
+            return None
+        config = target.elements[p.index].value
+        if not isinstance(config, cst.Name):
+            return None
+        configs.append(config)
+    reads = _reads(owner, seen.attributes, configs, table)
+    if not reads:
+        return None
+    used = [f for f in table if f in {f for _, f in reads.values()}]
+    for name in elements:  # a field that another dataclass of the parser defines already
+        if set(used) & seen.classes.get(name or "", set()):
+            return None
+    at = _insert_at(seen, p)
+    if at is None:
+        return None
+    cls, new_var = _unique(CLASS_NAME, taken), _unique(VAR_NAME, taken)
+    targets = [id(a.targets[0].target) for a, _ in p.uses]
+    return Move(cls, new_var, p.era, at, id(seq), targets, reads, used, p.call)
+
+
+def _plain_parse(call: cst.Call) -> bool:
+    """No `return_remaining_strings`: the dataclasses are the whole result, so one can be appended."""
+    positional = [a for a in call.args if a.keyword is None]
+    if len(positional) > 1 or any(a.star for a in call.args):
+        return False
+    flag = next((a for a in call.args if a.keyword is not None and a.keyword.value == "return_remaining_strings"), None)
+    return flag is None or ppo.literal(flag.value) is False
+
+
+def _reads(owner: RuleTransformer, attributes: Sequence[cst.Attribute], configs: Sequence[cst.Name],
+           table: dict) -> dict[int, tuple[str, str]] | None:
+    """id(`cfg.field`) -> (cfg, field) for each read of a path field; None when one is written or
+    the name may also be bound to something else there."""
+    out: dict[int, tuple[str, str]] = {}
+    for node in attributes:
+        if node.attr.value not in table or not isinstance(node.value, cst.Name):
+            continue
+        scope = owner.get_metadata(ScopeProvider, node.value, None)
+        if scope is None:
+            continue
+        referents = {id(r.node) for a in scope.accesses[node.value] if a.node is node.value for r in a.referents}
+        if not referents & {id(c) for c in configs}:
+            continue
+        if len(referents) > 1 or owner.get_metadata(ExpressionContextProvider, node, None) != ExpressionContext.LOAD:
+            return None
+        out[id(node)] = (node.value.value, node.attr.value)
+    return out
+
+
+def _insert_at(seen: _Collect, p: _Parser) -> int | None:
+    """After the leading imports, where `import dataclasses` will be; never after the parser's code."""
+    body = seen.module.body
+    at = 1 if body and _is_docstring(body[0]) else 0
+    while at < len(body) and _single_import(body[at]):
+        at += 1
+    if seen.dataclasses_import is not None:
+        top, module_level = seen.dataclasses_import
+        if not module_level:
+            return None  # AddImportsVisitor would think `dataclasses` is imported already
+        at = max(at, top + 1)
+    while at < len(body) and _import_block(body[at]):
+        at += 1
+    first_use = min([p.top, *(top for _, top in p.uses)])
+    return at if at <= first_use else None
+
+
+def _is_docstring(stmt: cst.CSTNode) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr) \
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+
+
+def _single_import(stmt: cst.CSTNode) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+        and isinstance(stmt.body[0], (cst.Import, cst.ImportFrom))
+
+
+def _import_block(stmt: cst.CSTNode) -> bool:
+    """An import statement, or a `try:` whose body holds only imports (a guarded import)."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+    if isinstance(stmt, cst.Try) and isinstance(stmt.body, cst.IndentedBlock):
+        return all(_import_block(s) for s in stmt.body.body)
+    return False
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    n, out = 2, name
+    while out in taken:
+        out, n = f"{name}{n}" if name[0].isupper() else f"{name}_{n}", n + 1
+    return out
+
+
+# -- edits ---------------------------------------------------------------------------------------------
+def appended(seq: cst.Tuple | cst.List, name: str) -> cst.Tuple | cst.List:
+    """`(a, b)` -> `(a, b, name)`, keeping the literal's separators and trailing comma."""
+    elements = list(seq.elements)
+    last = elements[-1]
+    sep = elements[-2].comma if len(elements) > 1 and isinstance(elements[-2].comma, cst.Comma) \
+        else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    trailing = last.comma
+    if len(elements) == 1 and isinstance(trailing, cst.Comma) and isinstance(trailing.whitespace_after, cst.SimpleWhitespace):
+        trailing = cst.MaybeSentinel.DEFAULT  # `(a,)` -> `(a, name)`
+    elements[-1] = last.with_changes(comma=sep)
+    elements.append(cst.Element(value=cst.Name(name), comma=trailing))
+    return seq.with_changes(elements=elements)
+
+
+def class_statement(move: Move, config: str) -> cst.BaseStatement:
+    """The written dataclass, with a comment that says who wrote it and why."""
+    table = fields(move.era)
+    names = ", ".join(f"`{f}`" for f in move.fields)
+    them, they = ("it", "it is one of") if len(move.fields) == 1 else ("them", "they are")
+    lines = [
+        f"# Written by trl-migrate (TRL103): {config} has no {names}.",
+        f"# TRL's PPO trainer did not use {them}, this script does: {they} its own arguments now (same flags).",
+        "@dataclasses.dataclass",
+        f"class {move.cls}:",
+    ]
+    for f in move.fields:
+        lines += [
+            f"    {f}: str = dataclasses.field(",
+            f"        default={json.dumps(table[f]['default'])},",
+            f"        metadata={{\"help\": {json.dumps(table[f]['help'])}}},",
+            "    )",
+        ]
+    module = cst.parse_module("\n".join(lines) + "\n")
+    stmt = module.body[0]
+    empty = cst.EmptyLine(indent=False)
+    return stmt.with_changes(leading_lines=[empty, empty, *module.header, *stmt.leading_lines])
