@@ -10,6 +10,8 @@ TRL106's; a legacy trainer without one gets a TODO for its reward function.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
@@ -18,6 +20,10 @@ from codemods.base import Rule, RuleTransformer
 from migrate.findings import Severity
 
 LOOP_METHODS = ("step", "generate", "log_stats", "dataloader")  # the legacy loop: TRL106
+REMOVED_CALL_TODO = (
+    "`{owner}.generate_completions()` was removed: {cls} has no such method. To see sample completions, set "
+    "`log_completions=True` in the config (logged every logging_steps), or call `{owner}.evaluate()` for eval metrics"
+)
 REWARD_TODO = (
     "{cls} needs `reward_funcs`: legacy PPO got rewards from your loop. Write `def reward_fn(prompts, "
     "completions, **kwargs) -> list[float]` with your reward computation and pass `reward_funcs=reward_fn`"
@@ -39,6 +45,7 @@ class RewritePPOTrainer(RuleTransformer):
         self.loaded = _loaded_from_path(node)
         self.assignments: dict[str, cst.Call] = {}  # variable -> the call assigned to it
         self._handled: set[int] = set()
+        self._dropped: set[int] = set()  # `trainer.generate_completions()` statements, and their callees
         table = ppo.mapping()["trainer"]
         self.kwargs, self.positional, self.methods = table["kwargs"], table["positional"], table["methods"]
 
@@ -193,7 +200,9 @@ class RewritePPOTrainer(RuleTransformer):
                           f"have: generation and updates happen inside `{owner}.train()`")
             return updated_node
         row = self.methods.get(attr)
-        if row is None:
+        if id(original_node) in self._dropped:
+            self.todo(original_node, REMOVED_CALL_TODO.format(owner=owner, cls=self.new_name), severity=Severity.WARNING)
+        elif row is None:
             self.todo(original_node, f"`{owner}.{attr}` has no counterpart on {self.new_name}")
         elif row["kind"] == "rename":
             self.report(original_node, f"`{owner}.{attr}` is `{owner}.{row['to']}` on {self.new_name}")
@@ -207,6 +216,30 @@ class RewritePPOTrainer(RuleTransformer):
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         return self._reference(original_node, updated_node)
+
+    # -- `trainer.generate_completions()` on its own line: removed, its TODO stays in its place ---------
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        expr = node.body[0] if len(node.body) == 1 else None
+        call = expr.value if isinstance(expr, cst.Expr) else None
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
+                and call.func.attr.value == "generate_completions" \
+                and (get_full_name_for_node(call.func.value) or "") in self.trainer_vars:
+            self._dropped.update((id(node), id(call.func)))
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        if not any(id(s) in self._dropped for s in original_node.body):
+            return updated_node
+        body, rest = _drop_statements(original_node.body, updated_node.body, self._dropped)
+        if not body:  # a block needs a statement
+            body, rest = [cst.SimpleStatementLine([cst.Pass()], leading_lines=rest)], []
+        return updated_node.with_changes(body=body, footer=_merged(rest, updated_node.footer))
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if not any(id(s) in self._dropped for s in original_node.body):
+            return updated_node
+        body, rest = _drop_statements(original_node.body, updated_node.body, self._dropped)
+        return updated_node.with_changes(body=body, footer=_merged(rest, updated_node.footer))
+
 
     def _reference(self, original, updated):  # type: ignore[no-untyped-def]
         if self.in_import or id(original) in self._handled:
@@ -225,6 +258,39 @@ class RewritePPOTrainer(RuleTransformer):
         self.report(original, f"`{found[0]}` was removed; `{self.new_name}` takes its place")
         return new
 
+
+def _drop_statements(original: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement],
+                     dropped: set[int]) -> tuple[list[cst.BaseStatement], list[cst.EmptyLine]]:
+    """The block without the `dropped` statements, whose comments (and TODOs) go on the next
+    statement; those of a dropped last statement are returned, for the block's footer."""
+    assert len(original) == len(updated)  # this pass adds or removes no other statement
+    body: list[cst.BaseStatement] = []
+    carry: list[cst.EmptyLine] = []
+    for orig, stmt in zip(original, updated):
+        if id(orig) in dropped and isinstance(stmt, cst.SimpleStatementLine):
+            carry += list(stmt.leading_lines)
+            comment = stmt.trailing_whitespace.comment
+            if comment is not None:
+                carry.append(cst.EmptyLine(comment=comment))
+            continue
+        if carry:
+            stmt = stmt.with_changes(leading_lines=_merged(carry, stmt.leading_lines))
+            carry = []
+        body.append(stmt)
+    return body, carry
+
+
+def _merged(first: Sequence[cst.EmptyLine], then: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
+    """`first` + `then`, a repeated trl-migrate TODO written once."""
+    out: list[cst.EmptyLine] = []
+    seen: set[str] = set()
+    for line in [*first, *then]:
+        text = line.comment.value if line.comment is not None else ""
+        if text.startswith("# TODO(trl-migrate ") and text in seen:
+            continue
+        seen.add(text)
+        out.append(line)
+    return out
 
 def _looped(module: cst.Module, trainer_vars: set[str]) -> set[str]:
     """Trainer variables whose `.step(...)` is called: the legacy loop, rewritten by TRL106."""

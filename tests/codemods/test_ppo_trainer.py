@@ -137,12 +137,13 @@ def test_methods_without_a_counterpart_get_todos():
         """
         from trl import PPOTrainer
         trainer = PPOTrainer(args=a, processing_class=t, model="m", reward_model=rm, value_model=vm, train_dataset=d)
-        trainer.generate_completions()
+        samples = trainer.generate_completions()
         print(trainer.kl_ctl.value)
         """
     )
     out, findings = run(before, select=SELECT)
     assert f"{TODO}`generate_completions()` is gone: set `log_completions=True`" in out
+    assert "samples = trainer.generate_completions()" in out  # used as a value: stays, with its TODO
     assert f"{TODO}`trainer.kl_ctl` has no counterpart on RLOOTrainer" in out
     assert sum(f.fix is Fix.MANUAL for f in findings) == 2
     assert run(out, select=SELECT)[0] == out
@@ -159,4 +160,72 @@ def test_all_or_nothing(src):
     out, findings = run(src, select=SELECT)
     assert "PPOTrainer(" in out and "this call was left as it is" in out
     assert f"{TODO}`trl.PPOTrainer` does not exist in TRL 1.13; finish the TODOs" in out
+    assert run(out, select=SELECT)[0] == out
+
+
+GENERATE_TODO = (
+    f"{TODO}`trainer.generate_completions()` was removed: RLOOTrainer has no such method. To see sample "
+    "completions, set `log_completions=True` in the config (logged every logging_steps), or call "
+    "`trainer.evaluate()` for eval metrics"
+)
+TRAINER = (
+    "from trl import PPOTrainer\n"
+    "trainer = PPOTrainer(args=a, processing_class=t, model=\"m\", reward_model=rm, train_dataset=d)\n"
+)
+RLOO = (
+    "from trl import RLOOTrainer\n"
+    "trainer = RLOOTrainer(args=a, processing_class=t, model=\"m\", reward_funcs=rm, reward_processing_classes=t, "
+    "train_dataset=d)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        pytest.param(
+            "trainer.train()\n# samples\ntrainer.generate_completions()\ntrainer.save_model(\"out\")\n",
+            f"trainer.train()\n# samples\n{GENERATE_TODO}\ntrainer.save_model(\"out\")\n",
+            id="middle-of-module",
+        ),
+        pytest.param(
+            "trainer.train()\ntrainer.generate_completions()\n",
+            f"trainer.train()\n{GENERATE_TODO}\n",
+            id="last-of-module",
+        ),
+        pytest.param(
+            "def main():\n    trainer.train()\n    trainer.generate_completions(sampling=True)  # look\n\n\nmain()\n",
+            f"def main():\n    trainer.train()\n    {GENERATE_TODO}\n    # look\n\n\nmain()\n",
+            id="last-of-block-with-args-and-comment",
+        ),
+        pytest.param(
+            "if log:\n    trainer.generate_completions()\nprint(1)\n",
+            f"if log:\n    {GENERATE_TODO}\n    pass\nprint(1)\n",
+            id="only-statement-of-block",
+        ),
+        pytest.param(
+            "for _ in range(2):\n    trainer.generate_completions()\n    trainer.generate_completions()\n    print(1)\n",
+            f"for _ in range(2):\n    {GENERATE_TODO}\n    print(1)\n",
+            id="twice-one-todo",
+        ),
+    ],
+)
+def test_generate_completions_statement_is_removed(before, after):
+    findings = assert_fixes(TRAINER + before, RLOO + after, select=SELECT)
+    removed = [f for f in findings if "was removed: RLOOTrainer has no such method" in f.message]
+    assert removed and all(f.severity is Severity.WARNING for f in removed)
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        pytest.param("samples = trainer.generate_completions()\n", id="assigned"),
+        pytest.param("print(trainer.generate_completions())\n", id="argument"),
+        pytest.param("trainer.train(); trainer.generate_completions()\n", id="semicolon-line"),
+        pytest.param("if log: trainer.generate_completions()\n", id="one-line-suite"),
+    ],
+)
+def test_generate_completions_as_a_value_keeps_the_todo(use):
+    out, _ = run(TRAINER + use, select=SELECT)
+    assert "trainer.generate_completions()" in out.replace(f"{TODO}`trainer.generate", "")
+    assert f"{TODO}`generate_completions()` is gone: set `log_completions=True`" in out
     assert run(out, select=SELECT)[0] == out
