@@ -74,7 +74,8 @@ def test_demo_rewrites_fixes_pins_and_smoke_runs_every_migrated_script(tmp_path)
     out = run.output
     assert f"trl-migrate smoke {tmp_path / 'demo' / 'sentiment_legacy.py'}: passed" in out
     assert "TRL410 info trained: RLOOTrainer 2 steps" in out
-    assert f"trl-migrate smoke {tmp_path / 'demo' / 'tldr_v2.py'}: failed" in out
-    # The v2 script stops at the line its TRL103 TODO names: the demo shows where the human starts.
-    assert "tldr_v2.py:21:1: TRL412 error [manual]" in out and "TODO(trl-migrate TRL103)" in out
-    assert "trl==1.13.0" in out and "Demo wall time" in out and "(exit 1)" in out
+    assert f"trl-migrate smoke {tmp_path / 'demo' / 'tldr_v2.py'}: passed" in out
+    assert out.count("TRL410 info trained: RLOOTrainer 2 steps") == 2 and "smoke: 2 passed" in out
+    # What is left for a human: the v2 script's generate_completions() and the notebook's value head.
+    assert "2 TODOs for a human" in out and "(exit 1)" in out
+    assert "trl==1.13.0" in out and "Demo wall time" in out
