@@ -187,10 +187,17 @@ def _legacy(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
             elif values[key] is not False:
                 plan.todos.append(f"`{key}={shown[key]}` was dropped: set `torch_empty_cache_steps=1` if it is true")
     if "score_clip" in given and values["score_clip"] is not None:
-        if target == "rloo":
+        expr = given["score_clip"][1]
+        if target == "rloo" and values["score_clip"] is not ppo.NOT_LITERAL:
             c = shown["score_clip"]
-            plan.args.append((idx["score_clip"], "reward_clip_range", f"(-{c}, {c})" if values["score_clip"] is not ppo.NOT_LITERAL
-                              else f"(-({c}), {c})"))
+            plan.args.append((idx["score_clip"], "reward_clip_range", f"(-{c}, {c})"))
+        elif target == "rloo" and isinstance(expr, (cst.Name, cst.Attribute)) and get_full_name_for_node(expr):
+            # A variable may hold None, which meant "no clipping" in legacy PPO; reading a name twice is harmless.
+            c = shown["score_clip"]
+            plan.args.append((idx["score_clip"], "reward_clip_range", f"None if {c} is None else (-{c}, {c})"))
+        elif target == "rloo":
+            plan.todos.append(f"`score_clip={shown['score_clip']}` was dropped: set `reward_clip_range=(-c, c)` with its "
+                              "value c (None: no clipping)")
         else:
             plan.todos.append(f"`score_clip={shown['score_clip']}` was dropped: GRPOConfig has no reward clipping; "
                               "clip inside your reward function")

@@ -157,6 +157,33 @@ def test_non_literal_inputs_get_the_formula():
     assert run(out, select=SELECT)[0] == out
 
 
+LEGACY_TAIL = ", seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, gradient_checkpointing=False, " \
+    "lr_scheduler_type=\"constant\")"
+
+
+@pytest.mark.parametrize(
+    ("clip", "written"),
+    [
+        pytest.param("3.0", "reward_clip_range=(-3.0, 3.0)", id="literal"),
+        pytest.param("args.clip", "reward_clip_range=None if args.clip is None else (-args.clip, args.clip)",
+                     id="attribute-may-be-None"),
+        pytest.param("clip", "reward_clip_range=None if clip is None else (-clip, clip)", id="name-may-be-None"),
+    ],
+)
+def test_score_clip_becomes_reward_clip_range(clip, written):
+    before = f"from trl import PPOConfig\nc = PPOConfig(batch_size=8, mini_batch_size=8, score_clip={clip})\n"
+    after = f"from trl import RLOOConfig\nc = RLOOConfig(per_device_train_batch_size=8, {written}{LEGACY_TAIL}\n"
+    assert_fixes(before, after, select=SELECT)
+
+
+def test_score_clip_of_a_call_is_not_evaluated_three_times():
+    out, findings = run("from trl import PPOConfig\nc = PPOConfig(batch_size=8, mini_batch_size=8, score_clip=get())\n",
+                        select=SELECT)
+    assert "reward_clip_range" not in out.splitlines()[-1] and "get()" not in out.splitlines()[-1]
+    assert f"{TODO}`score_clip=get()` was dropped: set `reward_clip_range=(-c, c)` with its value c (None: no clipping)" in out
+    assert run(out, select=SELECT)[0] == out
+
+
 @pytest.mark.parametrize(
     ("src", "why"),
     [
