@@ -5,7 +5,8 @@ TRL 1.13 removed `AutoModelForCausalLMWithValueHead`, `AutoModelForSeq2SeqLMWith
 keep their model kwargs; value-head-only kwargs are dropped, `peft_config` moves to
 `peft.get_peft_model`, 8/4-bit flags become a `BitsAndBytesConfig`, wrapping a loaded model
 yields that model, and `.pretrained_model` becomes the model itself. What needs a decision
-(`.v_head`, isinstance checks, reward adapters, encoder-decoder policies) gets a TODO.
+(`.v_head`, isinstance checks, reward adapters, encoder-decoder policies) gets a TODO. A variable
+bound once to value-head classes and used only as `cls.from_pretrained(...)` is rewritten too.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import PositionProvider, QualifiedNameProvider, ScopeProvider
 
-from codemods import symbols
+from codemods import symbols, value_head_vars
 from codemods.base import Rule, RuleTransformer
 from codemods.edits import KEEP, REMOVE, alias_asname, alias_name, imported_names, new_alias, rewrite_import_from
 from migrate.findings import Severity
@@ -32,6 +33,11 @@ QUANT_KWARGS = ("load_in_8bit", "load_in_4bit")
 ENCODER_DECODER_TODO = (
     "no TRL 1.13 online-RL trainer (GRPO, RLOO) takes encoder-decoder models: stay on TRL <= 1.12 "
     "for this policy or move to a decoder-only model"
+)
+ENCODER_DECODER_BRANCH_TODO = (
+    "`{var}` is `AutoModelForSeq2SeqLM` when the condition picks that branch, and that run cannot train: "
+    "TRL 1.13's online-RL trainers (GRPO, RLOO) take causal LMs only; the `AutoModelForCausalLM` branch "
+    "trains. Stay on TRL <= 1.12 for seq2seq policies or drop that branch"
 )
 # Calls whose result is already a loaded model (wrapping it in a value head yields the model).
 MODEL_FACTORIES = ("from_pretrained", "from_config", "get_peft_model")
@@ -55,6 +61,7 @@ def _ending_like(args: list[cst.Arg], original: cst.Call) -> list[cst.Arg]:
 
 class RewriteValueHeads(RuleTransformer):
     CODE = "TRL102"
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider)
 
     def __init__(self, context, state) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context, state)
@@ -63,6 +70,11 @@ class RewriteValueHeads(RuleTransformer):
         self.model_vars: set[str] = set()  # names bound to value-head models in this file
         self.loaded_vars: set[str] = set()  # names bound to already-loaded transformers/peft models
         self._handled: set[int] = set()
+        self._guards: dict[int, cst.BaseStatement] = {}  # id(statement) -> `if cfg is not None: ...` after it
+
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self.facts = value_head_vars.collect(self, node, self._vh_class, tuple(REPLACEMENT))
 
     # -- which class does a node name? -----------------------------------------------------------
     def _vh_class(self, node: cst.CSTNode) -> str | None:
@@ -78,6 +90,8 @@ class RewriteValueHeads(RuleTransformer):
             cls = self._vh_class(func.value)
             if cls in REPLACEMENT:
                 return cls, func.value
+            if id(call) in self.facts.calls:  # `trl_model_class.from_pretrained(...)`
+                return self.facts.calls[id(call)], func.value
         cls = self._vh_class(func)
         if cls in REPLACEMENT:
             return cls, func
@@ -116,10 +130,11 @@ class RewriteValueHeads(RuleTransformer):
         if found is None:
             return updated_node
         cls, cls_node = found
-        if cls == SEQ2SEQ:
+        via_var = id(original_node) in self.facts.calls  # its class variable carries the seq2seq TODO
+        if cls == SEQ2SEQ and not via_var:
             self.todo(original_node, ENCODER_DECODER_TODO, severity=Severity.WARNING)
         kept: list[cst.Arg] = []
-        peft_arg = None
+        peft_arg = peft_orig = None
         quant: list[tuple[cst.Arg, cst.Arg]] = []  # (original for positions, updated)
         for orig, arg in zip(original_node.args, updated_node.args):
             key = arg.keyword.value if arg.keyword is not None else None
@@ -130,9 +145,7 @@ class RewriteValueHeads(RuleTransformer):
                 self.todo(original_node, f"`{_code(arg).strip().rstrip(',')}` was dropped: TRL 1.13 has no "
                           "multi-adapter reward; pass a reward model or a reward function to the trainer's reward_funcs")
             elif key == "peft_config":
-                peft_arg = arg
-                self.report(orig, "`peft_config` moved to `peft.get_peft_model` (TRL 1.13 trainers also take "
-                            "`peft_config=`)", severity=Severity.WARNING)
+                peft_arg, peft_orig = arg, orig
             elif key in QUANT_KWARGS and _kwarg(original_node, "quantization_config") is None:
                 if not quant:
                     kept.append(arg)  # placeholder: becomes quantization_config=... in the same place
@@ -152,21 +165,55 @@ class RewriteValueHeads(RuleTransformer):
             if quant:
                 placeholder = quant[0][1]
                 kept = [self._quantization_arg(quant) if a is placeholder else a for a in kept]
-            result = updated_node.with_changes(
-                func=updated_node.func.with_changes(value=self._replacement(cls, cls_node))
-                if isinstance(updated_node.func, cst.Attribute) and updated_node.func.attr.value == "from_pretrained"
-                else cst.Attribute(value=self._replacement(cls, cls_node), attr=cst.Name("from_pretrained")),
-                args=_ending_like(kept, updated_node),
-            )
-            self.report(original_node, f"`{cls}` was removed in TRL 1.13; loading `{REPLACEMENT[cls]}` instead")
-        if peft_arg is not None:
-            AddImportsVisitor.add_needed_import(self.context, "peft", "get_peft_model")
-            result = cst.Call(
-                func=cst.Name("get_peft_model"),
-                args=[cst.Arg(result), peft_arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT,
-                                                              comma=cst.MaybeSentinel.DEFAULT)],
-            )
+            if via_var:  # the variable's own assignment now holds the plain class
+                func = updated_node.func
+                self.report(original_node, f"`{cls}` holds plain transformers classes now; `{cls}.from_pretrained` "
+                            "loads the model without a value head")
+            else:
+                func = updated_node.func.with_changes(value=self._replacement(cls, cls_node)) \
+                    if isinstance(updated_node.func, cst.Attribute) and updated_node.func.attr.value == "from_pretrained" \
+                    else cst.Attribute(value=self._replacement(cls, cls_node), attr=cst.Name("from_pretrained"))
+                self.report(original_node, f"`{cls}` was removed in TRL 1.13; loading `{REPLACEMENT[cls]}` instead")
+            result = updated_node.with_changes(func=func, args=_ending_like(kept, updated_node))
+        if peft_arg is not None and peft_orig is not None:
+            result = self._move_peft(original_node, result, peft_arg, peft_orig)
         return result
+
+    def _move_peft(self, original: cst.Call, loaded: cst.BaseExpression, peft_arg: cst.Arg,
+                   peft_orig: cst.Arg) -> cst.BaseExpression:
+        """`peft_config=cfg` -> `get_peft_model(loaded, cfg)`; a cfg the file also sets to None is
+        applied by an `if cfg is not None:` statement after the assignment (the value head took None)."""
+        move = value_head_vars.peft_move(original, self.facts)
+        cfg = _code(peft_arg.value).strip()
+        if move == value_head_vars.DROP:
+            self.report(peft_orig, "`peft_config=None` dropped: the plain model loads without adapters",
+                        severity=Severity.INFO)
+            return loaded
+        AddImportsVisitor.add_needed_import(self.context, "peft", "get_peft_model")
+        if move == value_head_vars.GUARD:
+            target, stmt = self.facts.statements[id(original)]
+            self._guards[stmt] = cst.parse_statement(
+                f"if {cfg} is not None:\n    {target} = get_peft_model({target}, {cfg})\n")
+            self.report(peft_orig, f"`peft_config` moved to `peft.get_peft_model`, applied when `{cfg}` is not None "
+                        "(TRL 1.13 trainers also take `peft_config=`)", severity=Severity.WARNING)
+            return loaded
+        if move == value_head_vars.UNSURE:
+            self.todo(original, f"`get_peft_model` fails when `{cfg}` is None (the value head loaded without "
+                      "adapters then): apply it only to a real PEFT config")
+        self.report(peft_orig, "`peft_config` moved to `peft.get_peft_model` (TRL 1.13 trainers also take "
+                    "`peft_config=`)", severity=Severity.WARNING)
+        return cst.Call(
+            func=cst.Name("get_peft_model"),
+            args=[cst.Arg(loaded), peft_arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT,
+                                                          comma=cst.MaybeSentinel.DEFAULT)],
+        )
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
+                                  updated_node: cst.SimpleStatementLine):  # type: ignore[no-untyped-def]
+        guard = self._guards.pop(id(original_node), None)
+        if guard is None:
+            return updated_node
+        return cst.FlattenSentinel([updated_node, guard])
 
     def _replacement(self, cls: str, cls_node: cst.BaseExpression) -> cst.BaseExpression:
         new = REPLACEMENT[cls]
@@ -192,6 +239,8 @@ class RewriteValueHeads(RuleTransformer):
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         if self.in_import:
             return updated_node
+        if id(original_node) in self.facts.leaves:
+            return self._variable_class(original_node)
         owner = get_full_name_for_node(original_node.value)
         attr = original_node.attr.value
         if owner in self.model_vars:
@@ -207,10 +256,24 @@ class RewriteValueHeads(RuleTransformer):
         self._other_reference(original_node)
         return updated_node
 
-    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
-        if not self.in_import:
-            self._other_reference(original_node)
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        if self.in_import:
+            return updated_node
+        if id(original_node) in self.facts.leaves:
+            return self._variable_class(original_node)
+        self._other_reference(original_node)
         return updated_node
+
+    def _variable_class(self, node: cst.Name | cst.Attribute) -> cst.BaseExpression:
+        """A class in a value-head class variable's assignment: the plain class takes its place."""
+        leaf = self.facts.leaves[id(node)]
+        self._handled.add(id(node))
+        if leaf.cls == SEQ2SEQ:
+            self.todo(node, ENCODER_DECODER_BRANCH_TODO.format(var=leaf.var) if leaf.conditional
+                      else ENCODER_DECODER_TODO, severity=Severity.WARNING)
+        self.report(node, f"`{leaf.cls}` was removed in TRL 1.13; `{leaf.var}` holds `{REPLACEMENT[leaf.cls]}` "
+                    f"instead (its from_pretrained calls are rewritten to match)")
+        return self._replacement(leaf.cls, node)
 
     def _other_reference(self, node: cst.BaseExpression) -> None:
         if id(node) in self._handled:

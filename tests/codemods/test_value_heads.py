@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from migrate.findings import Fix, Severity
-from tests.codemods.helpers import assert_fixes, assert_noop, dedent
+from tests.codemods.helpers import assert_fixes, assert_noop, dedent, run
 
 SELECT = ("TRL102",)
 VH_TODO = "# TODO(trl-migrate TRL102): "
@@ -185,3 +185,192 @@ def test_uses_that_need_a_human_keep_the_import_with_todos():
     findings = assert_fixes(before, after, select=SELECT)
     manual = sorted((f.line, f.col) for f in findings if f.fix is Fix.MANUAL)
     assert manual == [(1, 52), (2, 9), (3, 10), (4, 22)]
+
+
+# -- value-head class variables: `cls = VH if c else Seq2SeqVH`, then `cls.from_pretrained(...)` -----------
+CAUSAL_ONLY_TODO = (
+    "`{var}` is `AutoModelForSeq2SeqLM` when the condition picks that branch, and that run cannot train: TRL 1.13's "
+    "online-RL trainers (GRPO, RLOO) take causal LMs only; the `AutoModelForCausalLM` branch trains. Stay on "
+    "TRL <= 1.12 for seq2seq policies or drop that branch"
+)
+IMPORT_TODO = "`{cls}` does not exist in TRL 1.13; finish the TODOs on its remaining uses, then delete this import"
+USE_TODO = "`{cls}` does not exist in TRL 1.13: use `transformers.PreTrainedModel` for type and isinstance checks"
+CAUSAL_VH = "AutoModelForCausalLMWithValueHead"
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        pytest.param(
+            """
+            from trl import AutoModelForCausalLMWithValueHead, AutoModelForSeq2SeqLMWithValueHead
+            model_class = AutoModelForCausalLMWithValueHead if not args.seq2seq else AutoModelForSeq2SeqLMWithValueHead
+            if not args.use_peft:
+                ref_model = model_class.from_pretrained(args.name, trust_remote_code=True)
+                peft_config = None
+            else:
+                peft_config = LoraConfig(r=16)
+                ref_model = None
+            model = model_class.from_pretrained(
+                args.name,
+                device_map=device_map,
+                peft_config=peft_config,
+            )
+            """,
+            f"""
+            from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM
+            from peft import get_peft_model
+
+            {VH_TODO}{CAUSAL_ONLY_TODO.format(var="model_class")}
+            model_class = AutoModelForCausalLM if not args.seq2seq else AutoModelForSeq2SeqLM
+            if not args.use_peft:
+                ref_model = model_class.from_pretrained(args.name, trust_remote_code=True)
+                peft_config = None
+            else:
+                peft_config = LoraConfig(r=16)
+                ref_model = None
+            model = model_class.from_pretrained(
+                args.name,
+                device_map=device_map,
+            )
+            if peft_config is not None:
+                model = get_peft_model(model, peft_config)
+            """,
+            id="conditional-variable-and-peft-config-that-may-be-none",
+        ),
+        pytest.param(
+            """
+            from trl import AutoModelForCausalLMWithValueHead
+            model_class = AutoModelForCausalLMWithValueHead
+            model = model_class.from_pretrained("gpt2", v_head_init_strategy="normal", peft_config=lora)
+            print(model.pretrained_model.config)
+            """,
+            """
+            from transformers import AutoModelForCausalLM
+            from peft import get_peft_model
+
+            model_class = AutoModelForCausalLM
+            model = get_peft_model(model_class.from_pretrained("gpt2"), lora)
+            print(model.config)
+            """,
+            id="plain-variable-reuses-the-call-rewrite",
+        ),
+        pytest.param(
+            """
+            import trl
+            def load(name, seq2seq):
+                cls = trl.AutoModelForSeq2SeqLMWithValueHead if seq2seq else trl.AutoModelForCausalLMWithValueHead
+                return cls.from_pretrained(name)
+            """,
+            f"""
+            import trl
+            import transformers
+
+            def load(name, seq2seq):
+                {VH_TODO}{CAUSAL_ONLY_TODO.format(var="cls")}
+                cls = transformers.AutoModelForSeq2SeqLM if seq2seq else transformers.AutoModelForCausalLM
+                return cls.from_pretrained(name)
+            """,
+            id="function-scope-module-attributes",
+        ),
+        pytest.param(
+            """
+            from trl import AutoModelForSeq2SeqLMWithValueHead
+            cls = AutoModelForSeq2SeqLMWithValueHead
+            model = cls.from_pretrained("t5-small")
+            """,
+            f"""
+            from transformers import AutoModelForSeq2SeqLM
+            {VH_TODO}no TRL 1.13 online-RL trainer (GRPO, RLOO) takes encoder-decoder models: stay on TRL <= 1.12 for this policy or move to a decoder-only model
+            cls = AutoModelForSeq2SeqLM
+            model = cls.from_pretrained("t5-small")
+            """,
+            id="seq2seq-only-variable-keeps-the-seq2seq-todo",
+        ),
+        pytest.param(
+            """
+            from trl import AutoModelForCausalLMWithValueHead
+            model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2", peft_config=None)
+            """,
+            """
+            from transformers import AutoModelForCausalLM
+            model = AutoModelForCausalLM.from_pretrained("gpt2")
+            """,
+            id="peft-config-none-dropped",
+        ),
+        pytest.param(
+            """
+            from trl import AutoModelForCausalLMWithValueHead
+            peft_config = LoraConfig(r=8) if use_peft else None
+            models = [AutoModelForCausalLMWithValueHead.from_pretrained("gpt2", peft_config=peft_config)]
+            """,
+            f"""
+            from transformers import AutoModelForCausalLM
+            from peft import get_peft_model
+
+            peft_config = LoraConfig(r=8) if use_peft else None
+            {VH_TODO}`get_peft_model` fails when `peft_config` is None (the value head loaded without adapters then): apply it only to a real PEFT config
+            models = [get_peft_model(AutoModelForCausalLM.from_pretrained("gpt2"), peft_config)]
+            """,
+            id="peft-config-that-may-be-none-outside-an-assignment-gets-a-todo",
+        ),
+    ],
+)
+def test_class_variables(before, after):
+    assert_fixes(dedent(before), dedent(after), select=SELECT)
+
+
+def test_conditional_variable_findings_say_which_branch_cannot_train():
+    before = dedent(
+        """
+        from trl import AutoModelForCausalLMWithValueHead, AutoModelForSeq2SeqLMWithValueHead
+        cls = AutoModelForCausalLMWithValueHead if causal else AutoModelForSeq2SeqLMWithValueHead
+        model = cls.from_pretrained("gpt2")
+        """
+    )
+    _, findings = run(before, select=SELECT)
+    assert [(f.line, f.col, f.severity, f.fix) for f in findings] == [
+        (2, 7, Severity.ERROR, Fix.APPLIED),
+        (2, 56, Severity.WARNING, Fix.MANUAL),
+        (2, 56, Severity.ERROR, Fix.APPLIED),
+        (3, 9, Severity.ERROR, Fix.APPLIED),
+    ]
+    assert findings[1].message == CAUSAL_ONLY_TODO.format(var="cls")
+
+
+@pytest.mark.parametrize(
+    ("before", "kept"),
+    [
+        pytest.param("cls = AutoModelForCausalLMWithValueHead\ncls = MyModel\nmodel = cls.from_pretrained('gpt2')\n",
+                     "cls = AutoModelForCausalLMWithValueHead\n", id="rebound"),
+        pytest.param("cls = AutoModelForCausalLMWithValueHead\nmodel = load(cls, 'gpt2')\n",
+                     "cls = AutoModelForCausalLMWithValueHead\n", id="passed-elsewhere"),
+        pytest.param("cls = AutoModelForCausalLMWithValueHead\nmodel = cls(base)\n",
+                     "cls = AutoModelForCausalLMWithValueHead\n", id="called-directly"),
+        pytest.param("cls = AutoModelForCausalLMWithValueHead\npeft_config = None\n"
+                     "models = [cls.from_pretrained('gpt2', peft_config=peft_config)]\n",
+                     "cls = AutoModelForCausalLMWithValueHead\n", id="peft-config-cannot-move"),
+        pytest.param("cls, other = AutoModelForCausalLMWithValueHead, None\nmodel = cls.from_pretrained('gpt2')\n",
+                     "cls, other = AutoModelForCausalLMWithValueHead, None\n", id="tuple-target"),
+    ],
+)
+def test_class_variable_fallbacks_keep_todays_todos(before, kept):
+    src = f"from trl import {CAUSAL_VH}\n" + before
+    rest = before.split(kept, 1)[1]
+    after = (f"{VH_TODO}{IMPORT_TODO.format(cls=CAUSAL_VH)}\nfrom trl import {CAUSAL_VH}\n"
+             f"{VH_TODO}{USE_TODO.format(cls=CAUSAL_VH)}\n{kept}{rest}")
+    assert_fixes(src, after, select=SELECT)
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param("from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM\n"
+                     "cls = AutoModelForCausalLM if causal else AutoModelForSeq2SeqLM\n"
+                     "model = cls.from_pretrained('gpt2', peft_config=None)\n", id="plain-classes"),
+        pytest.param("from mylib import AutoModelForCausalLMWithValueHead\ncls = AutoModelForCausalLMWithValueHead\n"
+                     "model = cls.from_pretrained('gpt2')\n", id="other-library"),
+    ],
+)
+def test_class_variable_noop(src):
+    assert assert_noop(src, select=SELECT) == []
