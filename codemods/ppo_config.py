@@ -294,7 +294,7 @@ class RewritePPOConfig(RuleTransformer):
         self._handled: set[int] = set()
         self._targets: set[int] = set()
         node.visit(_Prescan(self))
-        self.moves = ppo_paths.plan(self, node, self.file_era)  # path fields of a parsed config
+        self.moves = ppo_paths.plan(self, node, self.file_era)  # script-only fields of a parsed config
         self.appends = {m.parser_seq: m.cls for m in self.moves} | {t: m.var for m in self.moves for t in m.targets}
         self.moved = {i: (m, *read) for m in self.moves for i, read in m.reads.items()}
 
@@ -394,7 +394,7 @@ class RewritePPOConfig(RuleTransformer):
             return updated_node
         return self._reference(original_node, updated_node)
 
-    # -- the written-in dataclass of moved path fields -----------------------------------------------
+    # -- the written-in dataclass of moved script-only fields ----------------------------------------
     def leave_Tuple(self, original_node: cst.Tuple, updated_node: cst.Tuple) -> cst.BaseExpression:
         name = self.appends.get(id(original_node))
         return updated_node if name is None else ppo_paths.appended(updated_node, name)
@@ -519,7 +519,7 @@ def _parsed_plan(era: str, target: str) -> Plan:
             continue
         if row["kind"] == "rename":
             plan.reads[name] = ("attr", row["to"])
-        elif name in ("sft_model_path", "reward_model_path", "model_name", "base_model"):
+        elif name in ppo_paths.fields(era):  # script-only: a parser TRL103 could not move
             plan.reads[name] = ("todo", f"{ppo.target_config(target)} has no `{name}`: add it to your own "
                                 "script-arguments dataclass (and to the command line you run)")
         elif name in ("mini_batch_size", "forward_batch_size") and era == ppo.LEGACY:

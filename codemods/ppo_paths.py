@@ -1,5 +1,6 @@
-"""TRL103's move of script-only PPO config fields (`sft_model_path`, `reward_model_path`, ...) out of a
-config parsed with `HfArgumentParser`/`TrlParser` into a dataclass written into the script.
+"""TRL103's move of script-only PPO config fields (`sft_model_path`, `reward_model_path`,
+`dataset_num_proc`, ...) out of a config parsed with `HfArgumentParser`/`TrlParser` into a
+dataclass written into the script, `PPOScriptArguments`.
 
 TRL's PPO trainer never read these fields; scripts did (research section 2.3), and RLOOConfig /
 GRPOConfig lack them. The written dataclass joins the parser's tuple, so `--reward_model_path x`
@@ -10,7 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import textwrap
 from collections.abc import Sequence
+from typing import Any
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -21,16 +24,16 @@ from codemods.base import RuleTransformer
 
 PARSERS = ("HfArgumentParser", "TrlParser")
 PARSE_METHODS = ("parse_args_into_dataclasses", "parse_args_and_config")
-CLASS_NAME, VAR_NAME = "PPOScriptPaths", "ppo_paths"
+CLASS_NAME, VAR_NAME = "PPOScriptArguments", "ppo_args"
 
 
-def fields(era: str) -> dict[str, dict[str, str]]:
-    return ppo.mapping()["script_paths"]["legacy" if era == ppo.LEGACY else "v2"]
+def fields(era: str) -> dict[str, dict[str, Any]]:
+    return ppo.mapping()["script_fields"]["legacy" if era == ppo.LEGACY else "v2"]
 
 
 @dataclasses.dataclass
 class Move:
-    """One parser whose config's path fields move to a written-in dataclass `cls`, bound to `var`."""
+    """One parser whose config's script-only fields move to a written-in dataclass `cls`, bound to `var`."""
 
     cls: str
     var: str
@@ -179,7 +182,7 @@ def _plain_parse(call: cst.Call) -> bool:
 
 def _reads(owner: RuleTransformer, attributes: Sequence[cst.Attribute], configs: Sequence[cst.Name],
            table: dict) -> dict[int, tuple[str, str]] | None:
-    """id(`cfg.field`) -> (cfg, field) for each read of a path field; None when one is written or
+    """id(`cfg.field`) -> (cfg, field) for each read of a script-only field; None when one is written or
     the name may also be bound to something else there."""
     out: dict[int, tuple[str, str]] = {}
     for node in attributes:
@@ -261,15 +264,17 @@ def class_statement(move: Move, config: str) -> cst.BaseStatement:
     names = ", ".join(f"`{f}`" for f in move.fields)
     them, they = ("it", "it is one of") if len(move.fields) == 1 else ("them", "they are")
     lines = [
-        f"# Written by trl-migrate (TRL103): {config} has no {names}.",
+        *textwrap.wrap(f"Written by trl-migrate (TRL103): {config} has no {names}.", width=100,
+                       initial_indent="# ", subsequent_indent="# ", break_long_words=False, break_on_hyphens=False),
         f"# TRL's PPO trainer did not use {them}, this script does: {they} its own arguments now (same flags).",
         "@dataclasses.dataclass",
         f"class {move.cls}:",
     ]
     for f in move.fields:
+        default = table[f]["default"]  # None for `int | None` (HfArgumentParser parses it: TRL needs Python 3.10)
         lines += [
-            f"    {f}: str = dataclasses.field(",
-            f"        default={json.dumps(table[f]['default'])},",
+            f"    {f}: {table[f].get('type', 'str')} = dataclasses.field(",
+            f"        default={'None' if default is None else json.dumps(default)},",
             f"        metadata={{\"help\": {json.dumps(table[f]['help'])}}},",
             "    )",
         ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from migrate.findings import Fix, Severity
@@ -253,7 +255,7 @@ import dataclasses
 # Written by trl-migrate (TRL103): {cfg} has no `sft_model_path`, `reward_model_path`.
 # TRL's PPO trainer did not use them, this script does: they are its own arguments now (same flags).
 @dataclasses.dataclass
-class PPOScriptPaths:
+class PPOScriptArguments:
     sft_model_path: str = dataclasses.field(
         default="EleutherAI/pythia-160m",
         metadata={{"help": "Path or Hub id of the SFT model the policy starts from."}},
@@ -283,10 +285,10 @@ class PPOScriptPaths:
             """
             from transformers import HfArgumentParser
             from trl import ModelConfig, RLOOConfig, PPOTrainer, ScriptArguments
-            """ + PATHS_V2.format(cfg="RLOOConfig").replace("\n", "\n            ") + """parser = HfArgumentParser((ScriptArguments, RLOOConfig, ModelConfig, PPOScriptPaths))
-            script_args, training_args, model_args, ppo_paths = parser.parse_args_into_dataclasses()
-            policy = load(ppo_paths.sft_model_path)
-            trainer = PPOTrainer(args=training_args, model=policy, reward_model=load(ppo_paths.reward_model_path))
+            """ + PATHS_V2.format(cfg="RLOOConfig").replace("\n", "\n            ") + """parser = HfArgumentParser((ScriptArguments, RLOOConfig, ModelConfig, PPOScriptArguments))
+            script_args, training_args, model_args, ppo_args = parser.parse_args_into_dataclasses()
+            policy = load(ppo_args.sft_model_path)
+            trainer = PPOTrainer(args=training_args, model=policy, reward_model=load(ppo_args.reward_model_path))
             """,
             "rloo",
             id="v2-hf-argument-parser",
@@ -303,9 +305,9 @@ class PPOScriptPaths:
             """
             from transformers import HfArgumentParser
             from trl import GRPOConfig
-            """ + PATHS_V2.format(cfg="GRPOConfig").replace("\n", "\n            ") + """parser = HfArgumentParser((GRPOConfig, PPOScriptPaths))
-            (config, ppo_paths) = parser.parse_args_into_dataclasses()
-            print(ppo_paths.reward_model_path, ppo_paths.sft_model_path)
+            """ + PATHS_V2.format(cfg="GRPOConfig").replace("\n", "\n            ") + """parser = HfArgumentParser((GRPOConfig, PPOScriptArguments))
+            (config, ppo_args) = parser.parse_args_into_dataclasses()
+            print(ppo_args.reward_model_path, ppo_args.sft_model_path)
             """,
             "grpo",
             id="experimental-one-element-tuple-grpo",
@@ -334,7 +336,7 @@ class PPOScriptPaths:
             # Written by trl-migrate (TRL103): RLOOConfig has no `model_name`, `query_dataset`.
             # TRL's PPO trainer did not use them, this script does: they are its own arguments now (same flags).
             @dataclasses.dataclass
-            class PPOScriptPaths:
+            class PPOScriptArguments:
                 model_name: str = dataclasses.field(
                     default="gpt2",
                     metadata={"help": "Model name the script reads (legacy PPO only logged it)."},
@@ -345,10 +347,10 @@ class PPOScriptPaths:
                 )
 
 
-            parser = HfArgumentParser([ScriptArguments, RLOOConfig, PPOScriptPaths])
-            args, config, ppo_paths = parser.parse_args_into_dataclasses()
+            parser = HfArgumentParser([ScriptArguments, RLOOConfig, PPOScriptArguments])
+            args, config, ppo_args = parser.parse_args_into_dataclasses()
             trainer = PPOTrainer(config, model, None, tokenizer)
-            print(ppo_paths.model_name, ppo_paths.query_dataset)
+            print(ppo_args.model_name, ppo_args.query_dataset)
             ''',
             "rloo",
             id="legacy-list-and-existing-import",
@@ -357,7 +359,7 @@ class PPOScriptPaths:
             """
             import trl
 
-            ppo_paths = None
+            ppo_args = None
 
 
             def main():
@@ -378,14 +380,14 @@ class PPOScriptPaths:
             # Written by trl-migrate (TRL103): RLOOConfig has no `sft_model_path`.
             # TRL's PPO trainer did not use it, this script does: it is one of its own arguments now (same flags).
             @dataclasses.dataclass
-            class PPOScriptPaths:
+            class PPOScriptArguments:
                 sft_model_path: str = dataclasses.field(
                     default="EleutherAI/pythia-160m",
                     metadata={"help": "Path or Hub id of the SFT model the policy starts from."},
                 )
 
 
-            ppo_paths = None
+            ppo_args = None
 
 
             def main():
@@ -393,11 +395,11 @@ class PPOScriptPaths:
                     (
                         trl.ScriptArguments,
                         trl.RLOOConfig,
-                        PPOScriptPaths,
+                        PPOScriptArguments,
                     )
                 )
-                (script_args, training_args, ppo_paths_2) = parser.parse_args_and_config()
-                trainer = trl.PPOTrainer(args=training_args, model=ppo_paths_2.sft_model_path)
+                (script_args, training_args, ppo_args_2) = parser.parse_args_and_config()
+                trainer = trl.PPOTrainer(args=training_args, model=ppo_args_2.sft_model_path)
             """,
             "rloo",
             id="trl-parser-module-attribute-multiline-name-taken",
@@ -425,7 +427,7 @@ PARSED_TAIL = "trainer = PPOTrainer(args=cfg, model=cfg.sft_model_path)\n"
                      0, id="parser-built-elsewhere"),
         pytest.param("parser = HfArgumentParser((Args, PPOConfig))\nargs, cfg = parser.parse_args_into_dataclasses()\n"
                      "cfg.sft_model_path = 'x'\n", 2, id="field-assigned"),
-        pytest.param("parser = HfArgumentParser((PPOScriptPaths, PPOConfig))\npaths, cfg = parser.parse_args_into_dataclasses()\n",
+        pytest.param("parser = HfArgumentParser((PPOScriptArguments, PPOConfig))\npaths, cfg = parser.parse_args_into_dataclasses()\n",
                      1, id="class-name-already-in-parser"),
         pytest.param("@dataclass\nclass Args:\n    sft_model_path: str = 'x'\n\nparser = HfArgumentParser((Args, PPOConfig))\n"
                      "args, cfg = parser.parse_args_into_dataclasses()\n", 1, id="field-in-another-dataclass-of-the-file"),
@@ -444,7 +446,7 @@ PARSED_TAIL = "trainer = PPOTrainer(args=cfg, model=cfg.sft_model_path)\n"
 )
 def test_parsed_path_fields_outside_the_shape_keep_the_todo(body, todos):
     out, _ = run(PARSED_HEAD + body + PARSED_TAIL, select=SELECT)
-    assert "import dataclasses" not in out and "class PPOScriptPaths" not in out and "ppo_paths" not in out
+    assert "import dataclasses" not in out and "class PPOScriptArguments" not in out and "ppo_args" not in out
     assert out.count(f"{TODO}`cfg.sft_model_path`: RLOOConfig has no `sft_model_path`") == todos
     assert run(out, select=SELECT)[0] == out
 
@@ -460,8 +462,117 @@ def test_parsed_path_fields_second_run_writes_no_second_dataclass():
         """
     )
     out, _ = run(src)  # every rule
-    assert out.count("class PPOScriptPaths") == 1 and out.count("import dataclasses") == 1
-    assert "HfArgumentParser((Args, RLOOConfig, PPOScriptPaths))" in out
-    assert "model=ppo_paths.sft_model_path, reward_funcs=ppo_paths.reward_model_path" in out
+    assert out.count("class PPOScriptArguments") == 1 and out.count("import dataclasses") == 1
+    assert "HfArgumentParser((Args, RLOOConfig, PPOScriptArguments))" in out
+    assert "model=ppo_args.sft_model_path, reward_funcs=ppo_args.reward_model_path" in out
     again, findings = run(out)
     assert again == out and not [f for f in findings if f.code == "TRL103"]
+
+
+# -- dataset_num_proc: legacy 0.10-0.11 PPOConfig and v2 OnPolicyConfig had it, RLOOConfig/GRPOConfig do not ---
+NUM_PROC_FIELD = '''\
+    dataset_num_proc: int | None = dataclasses.field(
+        default=None,
+        metadata={"help": "Number of processes the script uses to prepare the dataset."},
+    )
+'''
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        pytest.param(
+            """
+            from transformers import HfArgumentParser
+            from trl import PPOConfig, PPOTrainer
+
+            parser = HfArgumentParser((ScriptArguments, PPOConfig))
+            args, ppo_config = parser.parse_args_into_dataclasses()
+            dataset = build_dataset(ppo_config.query_dataset, ppo_config.dataset_num_proc)
+            ppo_trainer = PPOTrainer(ppo_config, model, ref_model, tokenizer)
+            """,
+            '''
+            from transformers import HfArgumentParser
+            from trl import RLOOConfig, PPOTrainer
+            import dataclasses
+
+
+            # Written by trl-migrate (TRL103): RLOOConfig has no `query_dataset`, `dataset_num_proc`.
+            # TRL's PPO trainer did not use them, this script does: they are its own arguments now (same flags).
+            @dataclasses.dataclass
+            class PPOScriptArguments:
+                query_dataset: str = dataclasses.field(
+                    default="stanfordnlp/imdb",
+                    metadata={"help": "Dataset name the script reads (legacy PPO only logged it)."},
+                )
+            ''' + NUM_PROC_FIELD.replace("\n", "\n            ") + '''
+
+            parser = HfArgumentParser((ScriptArguments, RLOOConfig, PPOScriptArguments))
+            args, ppo_config, ppo_args = parser.parse_args_into_dataclasses()
+            dataset = build_dataset(ppo_args.query_dataset, ppo_args.dataset_num_proc)
+            ppo_trainer = PPOTrainer(ppo_config, model, ref_model, tokenizer)
+            ''',
+            id="legacy-0.11-example-script",
+        ),
+        pytest.param(
+            """
+            from trl import PPOConfig, PPOTrainer, TrlParser
+
+            parser = TrlParser((ScriptArguments, PPOConfig, ModelConfig))
+            script_args, training_args, model_args = parser.parse_args_and_config()
+            dataset = dataset.map(tokenize, num_proc=training_args.dataset_num_proc)
+            trainer = PPOTrainer(args=training_args, model=policy)
+            """,
+            '''
+            from trl import RLOOConfig, PPOTrainer, TrlParser
+            import dataclasses
+
+
+            # Written by trl-migrate (TRL103): RLOOConfig has no `dataset_num_proc`.
+            # TRL's PPO trainer did not use it, this script does: it is one of its own arguments now (same flags).
+            @dataclasses.dataclass
+            class PPOScriptArguments:
+            ''' + NUM_PROC_FIELD.replace("\n", "\n            ") + '''
+
+            parser = TrlParser((ScriptArguments, RLOOConfig, ModelConfig, PPOScriptArguments))
+            script_args, training_args, model_args, ppo_args = parser.parse_args_and_config()
+            dataset = dataset.map(tokenize, num_proc=ppo_args.dataset_num_proc)
+            trainer = PPOTrainer(args=training_args, model=policy)
+            ''',
+            id="v2-example-script",
+        ),
+    ],
+)
+def test_parsed_dataset_num_proc_moves_with_type_and_default(before, after):
+    findings = assert_fixes(dedent(before), dedent(after), select=SELECT)
+    assert not [f for f in findings if f.fix is Fix.MANUAL]
+
+
+def test_parsed_dataset_num_proc_field_parses_from_the_command_line():
+    """`int | None` with default None: HfArgumentParser reads `--dataset_num_proc 4` and its absence."""
+    from transformers import HfArgumentParser
+    out, _ = run(dedent(
+        """
+        from transformers import HfArgumentParser
+        from trl import PPOConfig, PPOTrainer
+        parser = HfArgumentParser((PPOConfig,))
+        (cfg,) = parser.parse_args_into_dataclasses()
+        PPOTrainer(cfg, model, None, tokenizer, dataset=load(cfg.dataset_num_proc))
+        """
+    ), select=SELECT)
+    namespace: dict = {}
+    exec(out.split("\n\n\n")[1], {"dataclasses": dataclasses}, namespace)  # the written class alone
+    parser = HfArgumentParser((namespace["PPOScriptArguments"],))
+    assert parser.parse_args_into_dataclasses([])[0].dataset_num_proc is None
+    assert parser.parse_args_into_dataclasses(["--dataset_num_proc", "4"])[0].dataset_num_proc == 4
+
+
+def test_parsed_dataset_num_proc_outside_the_shape_keeps_a_todo_that_says_what_to_do():
+    src = PARSED_HEAD + ("parser = HfArgumentParser((Args, PPOConfig))\n"
+                         "args, cfg, rest = parser.parse_args_into_dataclasses(return_remaining_strings=True)\n"
+                         "ds = ds.map(f, num_proc=cfg.dataset_num_proc)\n"
+                         "trainer = PPOTrainer(cfg, model, None, tokenizer)\n")
+    out = assert_fixes(src, src.replace("PPOConfig", "RLOOConfig").replace(
+        "ds = ds.map", f"{TODO}`cfg.dataset_num_proc`: RLOOConfig has no `dataset_num_proc`: add it to your own "
+        "script-arguments dataclass (and to the command line you run)\nds = ds.map"), select=SELECT)
+    assert [f.fix for f in out if "dataset_num_proc" in f.message] == [Fix.MANUAL]
