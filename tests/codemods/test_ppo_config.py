@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
+import runpy
 
 import pytest
 
@@ -548,7 +548,7 @@ def test_parsed_dataset_num_proc_moves_with_type_and_default(before, after):
     assert not [f for f in findings if f.fix is Fix.MANUAL]
 
 
-def test_parsed_dataset_num_proc_field_parses_from_the_command_line():
+def test_parsed_dataset_num_proc_field_parses_from_the_command_line(tmp_path):
     """`int | None` with default None: HfArgumentParser reads `--dataset_num_proc 4` and its absence."""
     from transformers import HfArgumentParser
     out, _ = run(dedent(
@@ -560,9 +560,9 @@ def test_parsed_dataset_num_proc_field_parses_from_the_command_line():
         PPOTrainer(cfg, model, None, tokenizer, dataset=load(cfg.dataset_num_proc))
         """
     ), select=SELECT)
-    namespace: dict = {}
-    exec(out.split("\n\n\n")[1], {"dataclasses": dataclasses}, namespace)  # the written class alone
-    parser = HfArgumentParser((namespace["PPOScriptArguments"],))
+    written = tmp_path / "written.py"
+    written.write_text("import dataclasses\n" + out.split("\n\n\n")[1], encoding="utf-8")  # the class alone
+    parser = HfArgumentParser((runpy.run_path(str(written))["PPOScriptArguments"],))
     assert parser.parse_args_into_dataclasses([])[0].dataset_num_proc is None
     assert parser.parse_args_into_dataclasses(["--dataset_num_proc", "4"])[0].dataset_num_proc == 4
 
