@@ -265,6 +265,7 @@ class TinyScorer:
 
     def __init__(self) -> None:
         self.tokenizer = _shared_tokenizer()
+        self.model = _ScorerModel(self.labels)
 
     def _logit(self, text: str) -> float:
         return (sum(map(ord, text)) % 97) / 48.0 - 1.0  # in [-1, 1]
@@ -286,6 +287,24 @@ class TinyScorer:
                 best = sorted(scores, key=lambda d: -d["score"])[: int(top_k)]
                 out.append(best[0] if top_k == 1 else best)
         return out
+
+
+class _ScorerModel:
+    """What scripts touch of `pipe.model`: its config (pad_token_id, labels), device, to(), eval()."""
+
+    device = "cpu"
+
+    def __init__(self, labels: tuple[str, ...]) -> None:
+        from transformers import PretrainedConfig
+
+        self.config = PretrainedConfig(id2label=dict(enumerate(labels)), label2id={v: i for i, v in enumerate(labels)})
+        self.config.pad_token_id = None  # transformers 5 configs no longer define it by default
+
+    def to(self, *args: Any, **kwargs: Any) -> _ScorerModel:
+        return self
+
+    def eval(self) -> _ScorerModel:
+        return self
 
 
 def _patch_pipeline(module: Any) -> None:

@@ -1,0 +1,31 @@
+"""The smoke harness's stand-ins answer the calls scripts make on what they replace."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("transformers")
+pytest.importorskip("tokenizers")
+
+from migrate.reference.harness import TinyScorer  # noqa: E402
+
+
+def test_the_sentiment_pipeline_stand_in_has_a_model_config_and_tokenizer_to_patch():
+    pipe = TinyScorer()
+    if pipe.tokenizer.pad_token_id is None:  # what TRL's legacy sentiment script does with them
+        pipe.tokenizer.pad_token_id = 0
+    if pipe.model.config.pad_token_id is None:
+        pipe.model.config.pad_token_id = pipe.tokenizer.pad_token_id
+    assert pipe.model.config.pad_token_id == pipe.tokenizer.pad_token_id
+    assert pipe.model.config.id2label == {0: "NEGATIVE", 1: "POSITIVE"}
+    assert pipe.model.to("cpu").eval() is pipe.model
+
+
+def test_the_sentiment_pipeline_stand_in_is_deterministic_with_the_real_call_shapes():
+    pipe = TinyScorer()
+    raw = pipe(["a good film", "bad"], top_k=None, function_to_apply="none", batch_size=16)
+    assert [[d["label"] for d in row] for row in raw] == [["NEGATIVE", "POSITIVE"]] * 2
+    assert raw == pipe(["a good film", "bad"], top_k=None, function_to_apply="none")
+    assert all(-1.0 <= row[1]["score"] <= 1.0 and row[0]["score"] == -row[1]["score"] for row in raw)
+    best = pipe("a good film")
+    assert len(best) == 1 and set(best[0]) == {"label", "score"} and 0.0 <= best[0]["score"] <= 1.0
