@@ -24,7 +24,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from codemods import ppo, ppo_paths
+from codemods import ppo, ppo_flags, ppo_paths
 from codemods.base import Rule, RuleTransformer
 from migrate.findings import Severity
 
@@ -297,6 +297,10 @@ class RewritePPOConfig(RuleTransformer):
         self.moves = ppo_paths.plan(self, node, self.file_era)  # script-only fields of a parsed config
         self.appends = {m.parser_seq: m.cls for m in self.moves} | {t: m.var for m in self.moves for t in m.targets}
         self.moved = {i: (m, *read) for m in self.moves for i, read in m.reads.items()}
+        clashes = ppo_flags.plan(self, node, self.file_era, self.target)  # script flags the new config also has
+        self.clash_drop = {id(c.statement): c for c in clashes if c.config_var}
+        self.clash_todo = {id(c.node): c for c in clashes if not c.config_var}
+        self.clash_reads = {id(r): c for c in clashes for r in c.reads}
 
     def era_of(self, call: cst.Call, hint: str | None) -> str | None:
         keys = {a.keyword.value for a in call.args if a.keyword is not None}
@@ -318,6 +322,32 @@ class RewritePPOConfig(RuleTransformer):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         for base in node.bases:  # subclasses are TRL107's
             self._handled.add(id(base.value))
+
+    # -- script dataclass fields that clash with the new config's flags (codemods/ppo_flags.py) --------
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        clash = self.clash_todo.get(id(node))
+        if clash is not None:
+            shown = "no literal default" if clash.default is ppo_flags._NO_DEFAULT else f"default {clash.default!r}"
+            wanted = ppo.targets()["config_defaults"][self.target].get(clash.field, "not a plain value")
+            self.todo(node, f"{self.new_name} also has `--{clash.field}` (default {wanted!r}) and HfArgumentParser "
+                      f"rejects a flag defined twice: delete this field ({shown}) and read `{clash.field}` from the "
+                      "config object instead", severity=Severity.ERROR)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        if not any(id(s) in self.clash_drop for s in original_node.body.body):
+            return updated_node
+        body = []
+        for before, after in zip(original_node.body.body, updated_node.body.body):
+            clash = self.clash_drop.get(id(before))
+            if clash is None:
+                body.append(after)
+                continue
+            self.report(before, f"`{clash.cls}.{clash.field}` was removed: {self.new_name} has the same "
+                        f"`--{clash.field}` flag with the same default ({clash.default!r}), and HfArgumentParser rejects "
+                        f"a flag defined twice; reads use `{clash.config_var}.{clash.field}`", severity=Severity.INFO)
+        if not body:
+            body = [cst.SimpleStatementLine(body=[cst.Pass()])]
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
 
     # -- the call ------------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -373,6 +403,11 @@ class RewritePPOConfig(RuleTransformer):
         return self._reference(original_node, updated_node)
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        clash = self.clash_reads.get(id(original_node))
+        if clash is not None:
+            self.report(original_node, f"`{clash.field}` is read from `{clash.config_var}` now (the flag moved there "
+                        f"with {self.new_name})", severity=Severity.INFO)
+            return updated_node.with_changes(value=cst.Name(clash.config_var))  # type: ignore[arg-type]
         if id(original_node) in self.moved:
             move, config, field = self.moved[id(original_node)]
             self.report(original_node, f"`{config}.{field}` is `{move.var}.{field}` now: {self.new_name} has no "

@@ -67,6 +67,7 @@ class _Collect(cst.CSTVisitor):
         self.unpacks: list[tuple[str, cst.Assign, int]] = []  # (parser variable, statement, top index)
         self.names: dict[str, int] = {}  # spelling -> occurrences
         self.classes: dict[str, set[str]] = {}  # classes defined in the file -> annotated fields
+        self.class_nodes: dict[str, list[cst.ClassDef]] = {}
         self.dataclasses_import: tuple[int, bool] | None = None  # (top index, at module level)
         self.attributes: list[cst.Attribute] = []
 
@@ -84,6 +85,7 @@ class _Collect(cst.CSTVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         found = self.classes.setdefault(node.name.value, set())
+        self.class_nodes.setdefault(node.name.value, []).append(node)
         for stmt in node.body.body:
             if isinstance(stmt, cst.SimpleStatementLine):
                 found.update(s.target.value for s in stmt.body

@@ -17,6 +17,11 @@ import trl
 OUT = pathlib.Path(__file__).parents[1] / "codemods" / "data" / "ppo_targets.json"
 
 
+def _defaults(cls: type) -> dict[str, object]:
+    return {f.name: f.default for f in dataclasses.fields(cls)
+            if f.default is None or isinstance(f.default, (bool, int, float, str))}
+
+
 def main() -> None:
     data = {
         "trl": trl.__version__,
@@ -24,6 +29,10 @@ def main() -> None:
         "config_fields": {
             "rloo": sorted(f.name for f in dataclasses.fields(trl.RLOOConfig)),
             "grpo": sorted(f.name for f in dataclasses.fields(trl.GRPOConfig)),
+        },
+        "config_defaults": {  # plain defaults (None, bool, int, float, str): TRL103 compares script fields with them
+            "rloo": _defaults(trl.RLOOConfig),
+            "grpo": _defaults(trl.GRPOConfig),
         },
         "trainer_kwargs": {
             "rloo": [p for p in inspect.signature(trl.RLOOTrainer.__init__).parameters if p != "self"],

@@ -576,3 +576,74 @@ def test_parsed_dataset_num_proc_outside_the_shape_keeps_a_todo_that_says_what_t
         "ds = ds.map", f"{TODO}`cfg.dataset_num_proc`: RLOOConfig has no `dataset_num_proc`: add it to your own "
         "script-arguments dataclass (and to the command line you run)\nds = ds.map"), select=SELECT)
     assert [f.fix for f in out if "dataset_num_proc" in f.message] == [Fix.MANUAL]
+
+
+# -- flags of the script's own dataclass that the new config also defines (codemods/ppo_flags.py) ------
+FLAGS_HEAD = """\
+from dataclasses import dataclass, field
+from transformers import HfArgumentParser
+from trl import {cfg}
+
+
+@dataclass
+class ScriptArguments:
+"""
+FLAGS_TAIL = """
+
+parser = HfArgumentParser((ScriptArguments, {cfg}))
+args, ppo_config = parser.parse_args_into_dataclasses()
+model = load(args.model, trust_remote_code=args.trust_remote_code)
+"""
+REMOTE = '    trust_remote_code: bool = field(default=False, metadata={"help": "Enable `trust_remote_code`"})\n'
+
+
+@pytest.mark.parametrize("target", ["rloo", "grpo"])
+@pytest.mark.parametrize(
+    ("fields", "kept"),
+    [
+        pytest.param('    model: str = "gpt2"\n' + REMOTE, '    model: str = "gpt2"\n', id="dropped-reads-follow"),
+        pytest.param(REMOTE, "    pass\n", id="last-field-leaves-pass"),
+        pytest.param("    trust_remote_code: bool = False\n", "    pass\n", id="plain-default"),
+    ],
+)
+def test_a_script_flag_the_new_config_also_has_moves_to_the_config(fields, kept, target):
+    cls = "RLOOConfig" if target == "rloo" else "GRPOConfig"
+    before = FLAGS_HEAD.format(cfg="PPOConfig") + fields + FLAGS_TAIL.format(cfg="PPOConfig")
+    after = (FLAGS_HEAD.format(cfg=cls) + kept + FLAGS_TAIL.format(cfg=cls)).replace(
+        "trust_remote_code=args.trust_remote_code", "trust_remote_code=ppo_config.trust_remote_code")
+    findings = assert_fixes(before, after, select=SELECT, target=target)
+    removed = [f for f in findings if f.message.startswith("`ScriptArguments.trust_remote_code` was removed")]
+    assert len(removed) == 1 and removed[0].line == before.splitlines().index(fields.splitlines()[-1]) + 1
+    assert f"{cls} has the same `--trust_remote_code` flag with the same default (False)" in removed[0].message
+
+
+@pytest.mark.parametrize(
+    ("fields", "extra", "shown"),
+    [
+        pytest.param("    trust_remote_code: bool = True\n", "", "default True", id="other-default"),
+        pytest.param("    trust_remote_code: bool\n", "", "no literal default", id="required"),
+        pytest.param(REMOTE, "defaults = ScriptArguments()\n", "default False", id="class-used-elsewhere"),
+        pytest.param(REMOTE, "args.trust_remote_code = True\n", "default False", id="field-assigned"),
+    ],
+)
+def test_a_clashing_flag_that_cannot_move_keeps_a_todo(fields, extra, shown):
+    before = FLAGS_HEAD.format(cfg="PPOConfig") + fields + FLAGS_TAIL.format(cfg="PPOConfig") + extra
+    out, findings = run(before, select=SELECT)
+    todo = (f"{TODO}RLOOConfig also has `--trust_remote_code` (default False) and HfArgumentParser rejects a flag "
+            f"defined twice: delete this field ({shown}) and read `trust_remote_code` from the config object instead")
+    assert f"    {todo}\n{fields}" in out
+    assert "trust_remote_code=args.trust_remote_code" in out
+    assert run(out, select=SELECT)[0] == out
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        pytest.param('    model: str = "gpt2"\n', id="no-shared-flag"),
+        pytest.param("    temperature_of_room: float = 20.0\n", id="similar-name"),
+    ],
+)
+def test_script_flags_the_new_config_lacks_stay(fields):
+    before = FLAGS_HEAD.format(cfg="PPOConfig") + fields + FLAGS_TAIL.format(cfg="PPOConfig")
+    out, _ = run(before, select=SELECT)
+    assert out == before.replace("PPOConfig", "RLOOConfig")

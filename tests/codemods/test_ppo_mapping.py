@@ -65,6 +65,9 @@ def test_stored_target_fields_match_installed(target):
     data = ppo.targets()
     assert set(data["config_fields"][target]) == {f.name for f in dataclasses.fields(config)}
     assert data["trainer_kwargs"][target] == [p for p in inspect.signature(trainer.__init__).parameters if p != "self"]
+    plain = {f.name: f.default for f in dataclasses.fields(config)
+             if f.default is None or isinstance(f.default, (bool, int, float, str))}
+    assert data["config_defaults"][target] == plain and plain["trust_remote_code"] is False
 
 
 def test_every_row_has_a_known_kind():

@@ -1,0 +1,125 @@
+"""TRL103: command-line flags that clash once a parsed PPO config becomes RLOOConfig/GRPOConfig.
+
+RLOOConfig and GRPOConfig bring flags the old PPO config lacked (`--trust_remote_code`, and for
+legacy scripts every TrainingArguments flag). A field of the script's own dataclass with the
+same name, in the same `HfArgumentParser`, makes the parser fail ("conflicting option string").
+When the script's field has the config's default, it is dropped from the script's class and its
+reads follow the config (`args.trust_remote_code` -> `ppo_config.trust_remote_code`): same flag,
+same default. Otherwise the field gets a TODO that says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import ExpressionContext, ExpressionContextProvider, ScopeProvider
+
+from codemods import ppo, ppo_paths
+from codemods.base import RuleTransformer
+
+_NO_DEFAULT = object()
+
+
+@dataclasses.dataclass
+class Clash:
+    """A field of the script's dataclass `cls` that the new config also defines."""
+
+    cls: str
+    field: str
+    node: cst.AnnAssign
+    statement: cst.SimpleStatementLine
+    config_var: str | None  # where its reads go; None: keep the field, with a TODO
+    default: Any
+    reads: list[cst.Attribute] = dataclasses.field(default_factory=list)
+
+
+def plan(owner: RuleTransformer, module: cst.Module, file_era: str | None, target: str) -> list[Clash]:
+    seen = ppo_paths._Collect(owner, module)
+    for i, stmt in enumerate(module.body):
+        seen.top = i
+        stmt.visit(seen)
+    fields = ppo.config_fields(target)
+    defaults = ppo.targets()["config_defaults"][target]
+    out: list[Clash] = []
+    for var, parsers in seen.parsers.items():
+        if len(parsers) != 1:
+            continue
+        seq = parsers[0].call.args[0].value if parsers[0].call.args else None
+        if not isinstance(seq, (cst.Tuple, cst.List)):
+            continue
+        index = next((i for i, e in enumerate(seq.elements)
+                      if ppo.ppo_class(owner.qualified_names(e.value), ppo.CONFIG_NAMES)), None)
+        if index is None:
+            continue
+        unpacks = [a for v, a, _ in seen.unpacks if v == var]
+        for i, element in enumerate(seq.elements):
+            name = get_full_name_for_node(element.value) or ""
+            nodes = seen.class_nodes.get(name, [])
+            if i == index or len(nodes) != 1:
+                continue
+            for stmt, ann in _annotated(nodes[0]):
+                if ann.target.value not in fields:  # type: ignore[attr-defined]
+                    continue
+                clash = Clash(name, ann.target.value, ann, stmt, None, _default(ann))  # type: ignore[attr-defined]
+                wanted = defaults.get(clash.field, _NO_DEFAULT)
+                if wanted is not _NO_DEFAULT and clash.default == wanted and type(clash.default) is type(wanted) \
+                        and seen.names.get(name, 0) == 2:  # the class and its place in the parser
+                    _redirect(owner, seen, clash, unpacks, i, index)
+                out.append(clash)
+    return out
+
+
+def _annotated(node: cst.ClassDef) -> list[tuple[cst.SimpleStatementLine, cst.AnnAssign]]:
+    return [(s, s.body[0]) for s in node.body.body  # type: ignore[union-attr]
+            if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.AnnAssign)
+            and isinstance(s.body[0].target, cst.Name)]
+
+
+def _default(ann: cst.AnnAssign) -> Any:
+    """The literal default of `x: T = v` or `x: T = field(default=v, ...)`; _NO_DEFAULT otherwise."""
+    value = ann.value
+    if isinstance(value, cst.Call) and (get_full_name_for_node(value.func) or "").rpartition(".")[2] == "field":
+        arg = ppo.kwarg(value, "default")
+        value = arg.value if arg is not None else None
+    if value is None:
+        return _NO_DEFAULT
+    literal = ppo.literal(value)
+    return _NO_DEFAULT if literal is ppo.NOT_LITERAL else literal
+
+
+def _redirect(owner: RuleTransformer, seen: ppo_paths._Collect, clash: Clash, unpacks: list[cst.Assign],
+              script_index: int, config_index: int) -> None:
+    """Find every read of the field through the script's parsed object; all plain loads, or nothing."""
+    script_vars: list[cst.Name] = []
+    config_var = None
+    for assign in unpacks:
+        target = assign.targets[0].target
+        if not isinstance(target, (cst.Tuple, cst.List)) or max(script_index, config_index) >= len(target.elements):
+            return
+        script, config = target.elements[script_index].value, target.elements[config_index].value
+        if not isinstance(script, cst.Name) or not isinstance(config, cst.Name):
+            return
+        if config_var not in (None, config.value):
+            return
+        config_var = config.value
+        script_vars.append(script)
+    if config_var is None:
+        return
+    ids = {id(v) for v in script_vars}
+    reads = []
+    for node in seen.attributes:
+        if node.attr.value != clash.field or not isinstance(node.value, cst.Name):
+            continue
+        scope = owner.get_metadata(ScopeProvider, node.value, None)
+        if scope is None:
+            continue
+        referents = {id(r.node) for a in scope.accesses[node.value] if a.node is node.value for r in a.referents}
+        if not referents & ids:
+            continue
+        if len(referents) > 1 or owner.get_metadata(ExpressionContextProvider, node, None) != ExpressionContext.LOAD:
+            return
+        reads.append(node)
+    clash.config_var, clash.reads = config_var, reads
