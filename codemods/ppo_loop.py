@@ -3,14 +3,16 @@ becomes a reward function, `reward_funcs=reward_fn` on the trainer, and `trainer
 
 All or nothing: every statement of the loop must be recognised (the query tensors, one
 `.generate(...)` with `return_prompt=False`, the decode of the responses, the user's own reward
-computation, `.step(q, r, rewards)`, `.log_stats(...)`), and the trainer and its config must be
-built in the same block. Generation settings move to the config. Otherwise the loop stays with
-one TODO holding a skeleton of the reward function and the trainer call.
+computation, `.step(q, r, rewards)`, `.log_stats(...)`), and the trainer and its config (a call,
+or a command-line parse) must be built in the same block. Generation settings move to the config.
+Reference responses (`generate_ref_response=True`) that only fed logging are dropped with a warning.
+Otherwise the loop stays with one TODO holding a skeleton of the reward function and the trainer call.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Sequence
 
 import libcst as cst
@@ -21,6 +23,7 @@ from libcst.helpers import get_full_name_for_node
 from codemods import ppo
 from codemods.base import FileState, Rule, RuleTransformer, _with_todos
 from codemods.edits import alias_asname, alias_name
+from codemods.ppo_paths import PARSE_METHODS
 from migrate.findings import Fix, Severity
 
 # generate() keyword -> config field (W:0.11.4 ppo_trainer.generate passes them to model.generate;
@@ -48,6 +51,7 @@ class RewritePPOLoop(RuleTransformer):
         self.trainer_cls = ppo.target_trainer(self.state.options.target)
         self.config_cls = ppo.target_config(self.state.options.target)
         self.module_names = _names(node)
+        self.tree = node  # the file as it was, for uses outside a loop
         self.orphaned: set[str] = set()  # local names of `respond_to_batch` whose uses this rule rewrote
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
@@ -67,9 +71,11 @@ class RewritePPOLoop(RuleTransformer):
             if not isinstance(stmt, cst.For) or not self._is_ppo_loop(stmt):
                 continue
             trainer = self._trainer_of(stmt)
+            reported = len(self.state.findings)
             try:
                 out = self._rewrite(out, i, stmt, trainer, top=top)
             except _Fail as e:
+                del self.state.findings[reported:]  # all or nothing: no finding of a half-made rewrite
                 skeleton = (f"`def {REWARD_FN}(prompts, completions, **kwargs): return [<your score for p + c> for p, c in "
                             f"zip(prompts, completions)]`, then `{trainer} = {self.trainer_cls}(model=..., "
                             f"reward_funcs={REWARD_FN}, args=config, train_dataset=dataset, processing_class=tokenizer)` "
@@ -109,61 +115,141 @@ class RewritePPOLoop(RuleTransformer):
         if trainer + ".dataloader" not in ppo.code(loop.iter):
             raise _Fail(f"it iterates over neither `{trainer}.dataloader` nor `range(<n>)`")
         batch = _loop_batch(loop.target)
-        statements = list(_statements(loop.body))
-        step = next(self._trainer_call(s, "step") for s in statements if self._trainer_call(s, "step"))
+        lines = _lines(loop.body)
+        step = next(c for ln in lines if (c := self._trainer_call(ln.stmt, "step")) is not None)
         if len(step.args) != 3 or any(a.keyword or a.star for a in step.args):
             raise _Fail("`.step(...)` does not take (queries, responses, rewards)")
         queries, responses, rewards = (get_full_name_for_node(a.value) for a in step.args)
-        gen_kwargs: dict[str, cst.BaseExpression] = {}
-        reward_body: list[cst.BaseSmallStatement] = []
+        gen_kwargs: dict[str, cst.BaseExpression] | None = None
+        ref: str | None = None
+        kept: list[_Line] = []
+        to_train: list[cst.EmptyLine] = []  # comments above dropped statements go above train(), which does their work
         completions = None
-        for s in statements:
+        for ln in lines:
+            s = ln.stmt
             if self._trainer_call(s, "step") is not None or self._trainer_call(s, "log_stats") is not None:
+                to_train += ln.comments
+                continue
+            if self._trainer_call(s, "generate") is not None:
+                if gen_kwargs is not None:
+                    raise _Fail("it calls `.generate(...)` more than once")
+                gen_kwargs, ref = self._loop_generate(s, queries, responses)
+                to_train += ln.comments
                 continue
             if isinstance(s, cst.Assign) and len(s.targets) == 1:
                 target = get_full_name_for_node(s.targets[0].target)
                 if target == queries and m.matches(s.value, m.Subscript(value=m.Name(batch or ""))):
-                    continue
-                if target == responses and self._trainer_call(s, "generate") is not None:
-                    gen_kwargs = self._generation(self._trainer_call(s, "generate"), queries)  # type: ignore[arg-type]
+                    to_train += ln.comments
                     continue
                 if m.matches(s.value, m.Call(func=m.Attribute(attr=m.Name("batch_decode")))) and \
                         get_full_name_for_node(s.value.args[0].value) == responses:  # type: ignore[attr-defined]
                     completions = _column(s.targets[0].target, batch)
                     if completions is None:
                         raise _Fail("the decoded responses are not stored in the batch")
+                    to_train += ln.comments
                     continue
-            reward_body.append(s)
+            kept.append(ln)
         if completions is None:
             raise _Fail("the responses are not decoded with `tokenizer.batch_decode`")
-        new_body = self._reward_body(reward_body, batch, completions, {queries, responses, trainer}, rewards)
+        if ref is not None:
+            kept = self._drop_reference_chain(kept, ref, batch=batch, rewards=rewards, step=step, loop=loop,
+                                              comments=to_train)
+        new_body = self._reward_body(kept, batch, completions, {queries, responses, trainer}, rewards)
         fn = _reward_function(new_body, f"[float(r) for r in {rewards}]")
-        return self._install(body, index, loop, trainer, gen=gen_kwargs, fn=fn, top=top)
+        return self._install(body, index, loop, trainer, gen=gen_kwargs or {}, fn=fn, top=top,
+                             comments=[*to_train, *_footer(loop.body)])
+
+    def _loop_generate(self, s: cst.BaseSmallStatement, queries: str | None,
+                       responses: str | None) -> tuple[dict[str, cst.BaseExpression], str | None]:
+        """Generation settings of `r = trainer.generate(q, ...)`, and the name of the reference
+        responses of `r, ref = trainer.generate(q, generate_ref_response=True, ...)` (or None)."""
+        call = self._trainer_call(s, "generate")
+        assert call is not None
+        shown = " ".join(ppo.code(s).split())
+        if not isinstance(s, cst.Assign) or len(s.targets) != 1:
+            raise _Fail(f"`{shown}` does not assign the responses of `.generate(...)` to one name")
+        target = s.targets[0].target
+        ref = None
+        if isinstance(target, (cst.Tuple, cst.List)):
+            names = [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements]
+            if len(names) != 2 or None in names:
+                raise _Fail(f"`{shown}` unpacks `.generate(...)` into {len(names)} targets; it returns the responses, or "
+                            "(responses, reference responses) with generate_ref_response=True")
+            got, ref = names
+        else:
+            got = get_full_name_for_node(target)
+        if got != responses:
+            raise _Fail(f"`.generate(...)` gives `{got}`, not the responses `{responses}` that `.step(...)` takes")
+        return self._generation(call, queries, ref=ref is not None), ref
+
+    def _drop_reference_chain(self, lines: list[_Line], ref: str, *, batch: str | None, rewards: str | None,
+                              step: cst.Call, loop: cst.For, comments: list[cst.EmptyLine]) -> list[_Line]:
+        """`lines` without the statements fed by the reference responses `ref`: assignments to names or
+        batch columns that only logged them. Raises when one reaches the rewards or anything else."""
+        tainted: set[str] = {ref}
+        columns: set[str] = set()
+        dropped = [ref]
+        why = "from the reference responses (`generate_ref_response=True`), which TRL 1.13 does not generate"
+        kept: list[_Line] = []
+        for ln in lines:
+            s = ln.stmt
+            hit = _reads(s, tainted, columns, batch)
+            if not hit:
+                kept.append(ln)
+                continue
+            shown = " ".join(ppo.code(s).split())
+            targets = [t.target for t in s.targets] if isinstance(s, cst.Assign) else []
+            if not targets or not all(isinstance(t, cst.Name) or _column(t, batch) is not None for t in targets):
+                raise _Fail(f"`{shown}` uses {_listed(hit)}, computed {why}, for more than logging it in the batch")
+            bound = {t.value for t in targets if isinstance(t, cst.Name)}
+            if rewards in bound:
+                raise _Fail(f"the step's rewards `{rewards}` are computed {why}; the reference model enters "
+                            "only through the KL term (`beta`)")
+            tainted |= bound
+            columns |= {c for t in targets if (c := _column(t, batch)) is not None}
+            dropped += [ppo.code(t).strip() for t in targets]
+            comments += ln.comments
+        for node in [*(ln.stmt for ln in kept), step]:  # read before the chain computes it: the last batch's value
+            late = _names(node) & tainted
+            if late:
+                raise _Fail(f"`{' '.join(ppo.code(node).split())}` reads {_listed(late)}, computed {why}, in the loop "
+                            "before it is computed")
+        outside = tainted & _names_outside(self.tree, loop)
+        if outside:
+            raise _Fail(f"`{min(outside)}`, computed {why}, is used outside the loop")
+        self.report(loop, "`generate_ref_response=True`: TRL 1.13 does not generate reference-model responses (the "
+                    "reference model enters only through the KL term, `beta`); dropped what only logged them: "
+                    + ", ".join(f"`{d}`" for d in dropped), severity=Severity.WARNING)
+        return kept
 
     def _install(self, body: list[cst.BaseStatement], index: int, loop: cst.For, trainer: str, *,
                  gen: dict[str, cst.BaseExpression], fn: cst.FunctionDef, top: bool,
-                 dataset: tuple[str, cst.BaseStatement] | None = None) -> list[cst.BaseStatement]:
+                 dataset: tuple[str, cst.BaseStatement] | None = None,
+                 comments: Sequence[cst.EmptyLine] = ()) -> list[cst.BaseStatement]:
         """The block with `fn` above the trainer (and `dataset` as its train_dataset), generation
-        settings in the config, and `trainer.train()` in place of the loop at `index`."""
+        settings in the config, and `trainer.train()` (with the loop's other `comments`) in place of
+        the loop at `index`."""
         trainer_at, config_at, config_name = self._trainer_and_config(body[:index], trainer)
+        for name in sorted(set().union(*(_names(v) for v in gen.values()))):
+            if any(name in _bound_names(s) for s in body[config_at:index]):
+                raise _Fail(f"`{name}` in the generation settings is set after `{config_name}` is built")
         body = list(body)
-        config_stmt = body[config_at]
-        body[config_at] = self._with_generation(config_stmt, gen, loop)
         blank = [cst.EmptyLine(indent=False)] * (2 if top else 1)
         trainer_stmt = _with_kwarg(body[trainer_at], "reward_funcs", REWARD_FN)
-        comments = [line for line in trainer_stmt.leading_lines if line.comment is not None]
+        above = [line for line in trainer_stmt.leading_lines if line.comment is not None]
         new: list[cst.BaseStatement] = [fn.with_changes(leading_lines=blank)]
         if dataset is not None:
             trainer_stmt = _with_kwarg(trainer_stmt, "train_dataset", dataset[0], before="reward_funcs")
-            new.append(dataset[1].with_changes(leading_lines=[*blank, *comments]))
+            new.append(dataset[1].with_changes(leading_lines=[*blank, *above]))
             new.append(trainer_stmt.with_changes(leading_lines=[]))
         else:
-            new.append(trainer_stmt.with_changes(leading_lines=[*blank, *comments]))
+            new.append(trainer_stmt.with_changes(leading_lines=[*blank, *above]))
         body[trainer_at:trainer_at + 1] = new
         at = index + len(new) - 1
         train = cst.SimpleStatementLine(body=[cst.Expr(cst.parse_expression(f"{trainer}.train()"))],
-                                        leading_lines=body[at].leading_lines)
+                                        leading_lines=[*body[at].leading_lines, *_comment_lines(comments)])
         body[at] = train
+        body[config_at:config_at + 1] = self._with_generation(body[config_at], gen)
         self.report(loop, f"the PPO loop became `{REWARD_FN}` (your reward code), `reward_funcs={REWARD_FN}` on the trainer "
                     f"and `{trainer}.train()`; generation settings moved to `{config_name}`")
         return body
@@ -266,8 +352,9 @@ class RewritePPOLoop(RuleTransformer):
             self.orphaned.add(func.value)
         return out
 
-    def _generation(self, call: cst.Call, queries: str | None) -> dict[str, cst.BaseExpression]:
-        """generate(...) keywords -> config fields; raises for what has no place."""
+    def _generation(self, call: cst.Call, queries: str | None, *, ref: bool = False) -> dict[str, cst.BaseExpression]:
+        """generate(...) keywords -> config fields; raises for what has no place. `ref`: the result
+        is unpacked into (responses, reference responses)."""
         if not call.args or get_full_name_for_node(call.args[0].value) != queries:
             raise _Fail("`.generate(...)` does not take the batch's query tensors")
         out: dict[str, cst.BaseExpression] = {}
@@ -301,7 +388,11 @@ class RewritePPOLoop(RuleTransformer):
                     out[GEN_FIELDS[key]] = value
                 elif key in GEN_DROPPED:
                     continue
-                elif key == "batch_size" or key == "generate_ref_response":
+                elif key == "generate_ref_response":
+                    if ppo.literal(value) is not ref:
+                        raise _Fail(f"`generate_ref_response={shown}` does not match the result's assignment to "
+                                    + ("(responses, reference responses)" if ref else "one name"))
+                elif key == "batch_size":
                     raise _Fail(f"`{key}` has no place in TRL 1.13 generation")
                 else:
                     extra[key] = shown
@@ -309,23 +400,33 @@ class RewritePPOLoop(RuleTransformer):
             out["generation_kwargs"] = cst.parse_expression("{" + ", ".join(f"{k!r}: {v}" for k, v in extra.items()) + "}")
         return out
 
-    def _reward_body(self, stmts: list[cst.BaseSmallStatement], batch: str | None, completions: str,
+    def _reward_body(self, lines: list[_Line], batch: str | None, completions: str,
                      forbidden: set[str | None], rewards: str | None) -> list[cst.BaseStatement]:
-        """The user's reward statements, with batch["query"]/batch[<completions>] as the function's arguments."""
-        out = []
+        """The user's reward statements, with batch["query"]/batch[<completions>] as the function's
+        arguments; their comments and blank lines come along."""
+        out: list[cst.BaseStatement] = []
         banned = {n for n in (*forbidden, batch) if n}
-        for s in stmts:
-            code = ppo.code(s).strip()
+        for ln in lines:
+            s = ln.stmt
+            code = ppo.code(s.with_changes(leading_lines=[]) if isinstance(s, cst.BaseCompoundStatement) else s).strip()
             replaced = code.replace(f'{batch}["query"]', "prompts").replace(f'{batch}["{completions}"]', "completions")
             stmt = cst.parse_statement(replaced + "\n")
-            if _names(stmt) & banned:
-                raise _Fail(f"`{code}` uses the loop's tensors, batch or trainer")
+            hit = _names(stmt) & banned
+            if hit:
+                raise _Fail(f"`{' '.join(code.split())}` reads {_listed(hit)}; a reward function sees only the prompts "
+                            f'(`{batch}["query"]`) and the completions (`{batch}["{completions}"]`)')
+            leading = ln.comments if out else list(itertools.dropwhile(lambda e: e.comment is None, ln.comments))
+            stmt = stmt.with_changes(leading_lines=leading)
+            if ln.trailing is not None and isinstance(stmt, cst.SimpleStatementLine):
+                stmt = stmt.with_changes(trailing_whitespace=ln.trailing)
             out.append(stmt)
-        if not any(rewards in _bound(s) for s in stmts):
+        if not any(rewards in _bound(ln.stmt) for ln in lines):
             raise _Fail(f"`{rewards}` is not computed inside the loop")
         return out
 
     def _trainer_and_config(self, before: list[cst.BaseStatement], trainer: str) -> tuple[int, int, str]:
+        """Indexes of the trainer and of its config (a config call, or the parse of a command-line
+        parser of the config class) in `before`, and the config's name."""
         trainer_at = config_at = None
         config_name = ""
         for i, stmt in enumerate(before):
@@ -339,29 +440,49 @@ class RewritePPOLoop(RuleTransformer):
                 config_name = get_full_name_for_node(arg.value) if arg else ""  # type: ignore[assignment]
         if trainer_at is None:
             raise _Fail(f"`{trainer}` is not built in the same block as the loop")
-        for i, stmt in enumerate(before):
+        parsers = set()
+        for i, stmt in enumerate(before[:trainer_at]):
             assign = _assign(stmt)
-            if assign is not None and get_full_name_for_node(assign.targets[0].target) == config_name and \
-                    isinstance(assign.value, cst.Call) and (get_full_name_for_node(assign.value.func) or "").endswith(self.config_cls):
+            if assign is None or not isinstance(assign.value, cst.Call):
+                continue
+            func = get_full_name_for_node(assign.value.func) or ""
+            target = assign.targets[0].target
+            if isinstance(target, cst.Name) and func.endswith(("HfArgumentParser", "TrlParser")) and assign.value.args \
+                    and any((get_full_name_for_node(e) or "").endswith(self.config_cls) for e in _elements(assign.value.args[0].value)):
+                parsers.add(target.value)
+            elif (get_full_name_for_node(target) == config_name and func.endswith(self.config_cls)) or \
+                    (config_name in {get_full_name_for_node(e) for e in _elements(target)}
+                     and func.rpartition(".")[0] in parsers and func.rpartition(".")[2] in PARSE_METHODS):
                 config_at = i
         if config_at is None:
-            raise _Fail(f"the trainer's config is not a `{self.config_cls}(...)` call in the same block")
+            raise _Fail(f"the trainer's config `{config_name}` is neither a `{self.config_cls}(...)` call nor parsed by a "
+                        f"parser of `{self.config_cls}` in the same block")
         return trainer_at, config_at, config_name
 
-    def _with_generation(self, stmt: cst.BaseStatement, gen: dict[str, cst.BaseExpression], loop: cst.For) -> cst.BaseStatement:
+    def _with_generation(self, stmt: cst.BaseStatement, gen: dict[str, cst.BaseExpression]) -> list[cst.BaseStatement]:
+        """The config statement with the generation settings: new keywords of a config call, or
+        `parser.set_defaults(...)` above a parse (a command-line flag still wins)."""
         assign = _assign(stmt)
         assert assign is not None and isinstance(assign.value, cst.Call)
         call = assign.value
-        have = {a.keyword.value for a in call.args if a.keyword is not None}
+        func = get_full_name_for_node(call.func) or ""
+        parsed = func.rpartition(".")[2] in PARSE_METHODS
+        have = set() if parsed else {a.keyword.value for a in call.args if a.keyword is not None}
         if "max_steps" not in have and "num_train_epochs" not in have:
             gen = {**gen, "num_train_epochs": cst.Integer("1")}  # the loop made one pass over the dataloader
         new = [ppo.new_kwarg(k, v) for k, v in gen.items() if k not in have]
+        if parsed:
+            args = [a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in new[:-1]] + new[-1:]
+            defaults = cst.SimpleStatementLine(
+                body=[cst.Expr(cst.Call(func=cst.parse_expression(func.rpartition(".")[0] + ".set_defaults"), args=args))],
+                leading_lines=stmt.leading_lines)
+            return [defaults, stmt.with_changes(leading_lines=[])]
         if not new:
-            return stmt
+            return [stmt]
         args = [*call.args, *new]
         fresh = {id(a) for a in new} | ({id(call.args[-1])} if call.args else set())
         new_call = call.with_changes(args=ppo.relayout(call, args, fresh))
-        return stmt.with_deep_changes(assign, value=new_call)  # type: ignore[arg-type]
+        return [stmt.with_deep_changes(assign, value=new_call)]  # type: ignore[arg-type]
 
 
 def _statements(block: cst.BaseSuite) -> list[cst.BaseSmallStatement]:
@@ -373,6 +494,78 @@ def _statements(block: cst.BaseSuite) -> list[cst.BaseSmallStatement]:
         else:
             out.append(stmt)
     return out
+
+
+@dataclasses.dataclass
+class _Line:
+    """One statement of a loop body with the comments and blank lines above its line (for the line's
+    first statement) and the line's end comment (for its last)."""
+
+    stmt: cst.BaseSmallStatement | cst.BaseCompoundStatement
+    comments: list[cst.EmptyLine]
+    trailing: cst.TrailingWhitespace | None = None
+
+
+def _lines(block: cst.BaseSuite) -> list[_Line]:
+    out: list[_Line] = []
+    for stmt in getattr(block, "body", []):
+        if isinstance(stmt, cst.SimpleStatementLine):
+            small = list(stmt.body)
+            out += [_Line(s, list(stmt.leading_lines) if i == 0 else [],
+                          stmt.trailing_whitespace if i == len(small) - 1 and stmt.trailing_whitespace.comment else None)
+                    for i, s in enumerate(small)]
+        else:
+            out.append(_Line(stmt, list(stmt.leading_lines)))
+    return out
+
+
+def _footer(block: cst.BaseSuite) -> list[cst.EmptyLine]:
+    """Comment lines at the end of an indented block, after its last statement."""
+    return list(getattr(block, "footer", []))
+
+
+def _comment_lines(lines: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
+    return [line.with_changes(indent=True) for line in lines if line.comment is not None]
+
+
+def _reads(stmt: cst.CSTNode, names: set[str], columns: set[str], batch: str | None) -> set[str]:
+    """Which of `names` and of the batch's `columns` (as `batch["c"]`) a statement reads; the
+    plain names an assignment binds are not reads."""
+    parts: list[cst.CSTNode] = [stmt]
+    if isinstance(stmt, cst.Assign):
+        parts = [stmt.value, *(t.target for t in stmt.targets if not isinstance(t.target, cst.Name))]
+    found: set[str] = set()
+    for part in parts:
+        found |= _names(part) & names
+        for sub in m.findall(part, m.Subscript(value=m.Name(batch or ""))):
+            column = _column(sub, batch)  # type: ignore[arg-type]
+            if column is not None and column in columns and sub not in (getattr(t, "target", None) for t in getattr(stmt, "targets", [])):
+                found.add(f'{batch}["{column}"]')
+    return found
+
+
+def _listed(names: set[str]) -> str:
+    return ", ".join(f"`{n}`" for n in sorted(names))
+
+
+def _names_outside(module: cst.Module, node: cst.CSTNode) -> set[str]:
+    """Names used anywhere in `module` except inside `node`."""
+    found: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if n is node:
+                return False
+            if isinstance(n, cst.Name):
+                found.add(n.value)
+            return True
+
+    module.visit(_V())
+    return found
+
+
+def _elements(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    return [e.value for e in expr.elements] if isinstance(expr, (cst.Tuple, cst.List)) else []
 
 
 def _range_count(it: cst.BaseExpression) -> cst.BaseExpression | None:

@@ -234,3 +234,144 @@ def test_fixed_prompt_loop_not_recognised_keeps_its_todo(change, why):
     todos = [line for line in out.splitlines() if line.startswith("# TODO(trl-migrate TRL106)")]
     assert len(todos) == 1 and why in todos[0], todos
     assert "for _ in range(" in out and "from trl.core import respond_to_batch" in out
+
+
+# -- generate_ref_response=True: reference responses that only fed logging ---------------------------
+REF = """
+from trl import RLOOConfig, RLOOTrainer
+config = RLOOConfig(beta=0.1)
+trainer = RLOOTrainer(args=config, model=m, processing_class=tok, train_dataset=ds)
+for batch in tqdm(trainer.dataloader):
+    q = batch["input_ids"]
+
+    # policy and reference answers
+    r, ref_r = trainer.generate(q, return_prompt=False, generate_ref_response=True, max_new_tokens=8)
+    batch["response"] = tok.batch_decode(r)
+    batch["ref_response"] = tok.batch_decode(ref_r)
+
+    # score the answers
+    rewards = [score(p + c) for p, c in zip(batch["query"], batch["response"])]  # one per answer
+    ref_scores = [score(p + c) for p, c in zip(batch["query"], batch["ref_response"])]
+    batch["ref_rewards"] = ref_scores
+    stats = trainer.step(q, r, rewards)
+    trainer.log_stats(stats, batch, rewards, columns_to_log=["query", "response", "ref_response", "ref_rewards"])
+"""
+
+REF_AFTER = """
+from trl import RLOOConfig, RLOOTrainer
+config = RLOOConfig(beta=0.1, max_completion_length=8, num_train_epochs=1)
+
+
+def reward_fn(prompts, completions, **kwargs) -> list[float]:
+    # score the answers
+    rewards = [score(p + c) for p, c in zip(prompts, completions)]  # one per answer
+    return [float(r) for r in rewards]
+
+
+trainer = RLOOTrainer(args=config, model=m, processing_class=tok, train_dataset=ds, reward_funcs=reward_fn)
+# policy and reference answers
+trainer.train()
+"""
+
+
+def test_reference_responses_that_only_feed_logging_are_dropped():
+    findings = assert_fixes(dedent(REF), dedent(REF_AFTER), select=("TRL106",))
+    [warning] = [f for f in findings if f.severity.name == "WARNING"]
+    assert warning.message == (
+        "`generate_ref_response=True`: TRL 1.13 does not generate reference-model responses (the reference model "
+        "enters only through the KL term, `beta`); dropped what only logged them: `ref_r`, `batch[\"ref_response\"]`, "
+        "`ref_scores`, `batch[\"ref_rewards\"]`")
+    assert not [f for f in findings if f.fix is Fix.MANUAL]
+
+
+def test_parsed_config_gets_generation_defaults_and_a_flag_still_wins():
+    before = dedent(REF).replace("config = RLOOConfig(beta=0.1)\n", "parser = HfArgumentParser((Args, RLOOConfig))\n"
+                                 "args, config = parser.parse_args_into_dataclasses()\n")
+    after = dedent(REF_AFTER).replace("config = RLOOConfig(beta=0.1, max_completion_length=8, num_train_epochs=1)\n", (
+        "parser = HfArgumentParser((Args, RLOOConfig))\n"
+        "parser.set_defaults(max_completion_length=8, num_train_epochs=1)\n"
+        "args, config = parser.parse_args_into_dataclasses()\n"))
+    assert_fixes(before, after, select=("TRL106",))
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        pytest.param(("    batch[\"ref_rewards\"] = ref_scores\n", "    rewards = [a - b for a, b in zip(rewards, ref_scores)]\n"),
+                     "the step's rewards `rewards` are computed from the reference responses (`generate_ref_response=True`), "
+                     "which TRL 1.13 does not generate; the reference model enters only through the KL term (`beta`)",
+                     id="ref-rewards-in-the-reward"),
+        pytest.param(("    batch[\"ref_rewards\"] = ref_scores\n", "    print(batch[\"ref_response\"])\n"),
+                     "`print(batch[\"ref_response\"])` uses `batch[\"ref_response\"]`, computed from the reference responses "
+                     "(`generate_ref_response=True`), which TRL 1.13 does not generate, for more than logging it in the batch",
+                     id="ref-response-printed"),
+        pytest.param(("    batch[\"ref_rewards\"] = ref_scores\n", "    history[\"ref\"] = ref_scores\n"),
+                     "`history[\"ref\"] = ref_scores` uses `ref_scores`, computed from the reference responses",
+                     id="ref-rewards-stored-elsewhere"),
+        pytest.param(("r, ref_r = trainer", "r, ref_r, extra = trainer"),
+                     "unpacks `.generate(...)` into 3 targets; it returns the responses, or (responses, reference "
+                     "responses) with generate_ref_response=True", id="three-target-unpack"),
+        pytest.param(("generate_ref_response=True", "generate_ref_response=False"),
+                     "`generate_ref_response=False` does not match the result's assignment to (responses, reference responses)",
+                     id="ref-flag-false-with-two-targets"),
+        pytest.param(("trainer.step(q, r, rewards)", "trainer.step(q, ref_r, rewards)"),
+                     "`.generate(...)` gives `r`, not the responses `ref_r` that `.step(...)` takes", id="step-on-ref"),
+        pytest.param(("    batch[\"response\"] =", "    r = trainer.generate(q, return_prompt=False)\n    batch[\"response\"] ="),
+                     "it calls `.generate(...)` more than once", id="generate-twice"),
+        pytest.param(("    stats = trainer", "    keep = ref_scores\n    stats = trainer"),
+                     "", id="ref-copied-to-a-name-control"),
+        pytest.param(("    stats = trainer", "    seen.append(ref_scores)\n    stats = trainer"),
+                     "`seen.append(ref_scores)` uses `ref_scores`", id="ref-appended"),
+        pytest.param(("    # score the answers\n", "    # score the answers\n    print(ref_scores)\n"),
+                     "`print(ref_scores)` reads `ref_scores`, computed from the reference responses (`generate_ref_response=True`), "
+                     "which TRL 1.13 does not generate, in the loop before it is computed", id="ref-read-before-computed"),
+        pytest.param(("    rewards = [score(p + c)", "    rewards = [score(q) + score(p + c)"),
+                     "reads `q`; a reward function sees only the prompts (`batch[\"query\"]`) and the completions",
+                     id="reward-reads-query-tensors"),
+    ],
+)
+def test_reference_responses_used_beyond_logging_keep_the_todo(change, why):
+    src = dedent(REF).replace(*change)
+    assert src != dedent(REF)
+    out, findings = run(src, select=("TRL106",))
+    assert run(out, select=("TRL106",))[0] == out
+    if not why:
+        assert "trainer.train()" in out and "ref_scores" not in out
+        return
+    todos = [line for line in out.splitlines() if line.startswith("# TODO(trl-migrate TRL106)")]
+    assert len(todos) == 1 and why in todos[0], todos
+    assert "for batch in tqdm(trainer.dataloader):" in out
+    assert [f.fix for f in findings] == [Fix.MANUAL]  # no finding of the rewrite that did not happen
+
+
+def test_reference_value_used_after_the_loop_keeps_the_todo():
+    src = dedent(REF) + "print(ref_scores)\n"
+    out, _ = run(src, select=("TRL106",))
+    assert "`ref_scores`, computed from the reference responses (`generate_ref_response=True`), which TRL 1.13 does " \
+        "not generate, is used outside the loop" in out
+
+
+@pytest.mark.parametrize("version", ["0.9.6", "0.11.4"])
+@pytest.mark.parametrize("target", ["rloo", "grpo"])
+def test_trl_example_script_loop_is_rewritten(version, target, tmp_path):
+    """TRL's own legacy `ppo.py` (read from its wheel at test time): the loop with
+    generate_ref_response=True and a command-line-parsed config becomes reward_fn + train()."""
+    import ast
+
+    from tests.reliability.test_corpus_slice import unpack
+
+    src = (unpack(version, tmp_path, ("trl/commands/scripts/ppo.py",)) / "trl/commands/scripts/ppo.py").read_text()
+    loop = next(n for n in ast.parse(src).body if isinstance(n, ast.For))
+    loop_comments = [line.strip() for line in src.splitlines()[loop.lineno - 1:loop.end_lineno] if line.strip().startswith("#")]
+    out, findings = run(src, target=target)
+    assert not [f for f in findings if f.code == "TRL106" and f.fix is Fix.MANUAL]
+    assert [f.severity.name for f in findings if f.code == "TRL106"] == ["WARNING", "ERROR"]
+    tree = ast.parse(out)
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.For) and "dataloader" in ast.unparse(n.iter)]
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    assert not {n for n in names if n.startswith("ref_") and n != "ref_model"}  # the reference chain is gone
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "reward_fn")
+    assert "batch" not in {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+    assert "parser.set_defaults(top_k=0, top_p=1.0, max_completion_length=32, num_train_epochs=1)" in out
+    assert all(c in out for c in loop_comments), "a comment of the loop was lost"
+    assert run(out, target=target)[0] == out
