@@ -28,6 +28,7 @@ TRAINS = ("TRL410", 0, "2 steps")
 EXPECTED = {
     "ppo_v2_0_14.py": TRAINS,
     "sentiment_legacy.py": TRAINS,  # loop -> reward_fn, LengthSampler written in
+    "sentiment_ref_0_11.py": TRAINS,  # generate_ref_response=True: the reference-response logging is dropped
     "hello_world_0_4.py": TRAINS,  # the fixed-prompt loop -> reward_fn + an in-memory dataset
     "ppov2_0_10.py": TRAINS,  # reward/sft model paths -> the script's own arguments
     "tldr_v2.py": TRAINS,
