@@ -50,6 +50,17 @@ def test_noop(src):
             id="alias-kept",
         ),
         pytest.param(
+            "from trl.import_utils import is_npu_available, is_peft_available, is_xpu_available\n",
+            "from accelerate.utils import is_npu_available, is_xpu_available\n"
+            "from transformers.utils import is_peft_available\n",
+            id="availability-helpers-to-accelerate-and-transformers",
+        ),
+        pytest.param(
+            "import trl\nif trl.is_wandb_available():\n    pass\n",
+            "import trl\nimport transformers.integrations\n\nif transformers.integrations.is_wandb_available():\n    pass\n",
+            id="availability-helper-by-attribute",
+        ),
+        pytest.param(
             "from trl import SFTTrainer, set_seed  # training utils\n",
             "from trl import SFTTrainer  # training utils\nfrom transformers import set_seed\n",
             id="partial-move-keeps-comment",

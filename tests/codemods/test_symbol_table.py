@@ -118,10 +118,10 @@ def test_module_entries_are_well_formed() -> None:
         assert "gone_in" in entry, key
 
 
-def test_every_target_is_trl_or_transformers() -> None:
-    for key, entry in symbols().items():
+def test_every_target_is_in_trl_or_a_base_dependency_of_it() -> None:
+    for key, entry in symbols().items():  # TRL 1.13 requires transformers and accelerate
         if entry["fate"] == "moved":
-            assert entry["to"].startswith(("trl.", "transformers.")), key
+            assert entry["to"].startswith(("trl.", "transformers.", "accelerate.")), key
             assert entry["to"] != key, key
 
 
