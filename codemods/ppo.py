@@ -125,6 +125,13 @@ class FileFacts(cst.CSTVisitor):
         self.config_vars: set[str] = set()
         self._legacy_kw = set(mapping()["legacy_only"])
         self._v2_kw = set(mapping()["v2_only"])
+        self.weak: set[str] = set()  # reads of fields only one era's config had: `ppo_config.query_dataset`
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in _LEGACY_READS:
+            self.weak.add(LEGACY)
+        elif node.attr.value in _V2_READS:
+            self.weak.add(V2)
 
     def visit_Call(self, node: cst.Call) -> None:
         qn = self.owner.qualified_names(node.func)
@@ -168,7 +175,22 @@ class FileFacts(cst.CSTVisitor):
                 return strong if LEGACY not in self.signals else None
         if len(self.signals) == 1:
             return next(iter(self.signals))
+        if not self.signals and len(self.weak) == 1:  # e.g. a parsed config and no call to judge by
+            return next(iter(self.weak))
         return None
+
+
+# Field names only one era's PPO config had, distinctive enough that reading one in a PPO file
+# tells the era (generic ones like `batch_size` or `output_dir` are left out).
+_LEGACY_READS = frozenset({
+    "query_dataset", "mini_batch_size", "forward_batch_size", "ppo_epochs", "init_kl_coef", "adap_kl_ctrl",
+    "tracker_project_name", "tracker_kwargs", "accelerator_kwargs", "optimize_cuda_cache", "optimize_device_cache",
+    "use_score_scaling", "use_score_norm", "score_clip", "push_to_hub_if_best_kwargs",
+})
+_V2_READS = frozenset({
+    "total_episodes", "num_ppo_epochs", "num_mini_batches", "response_length", "missing_eos_penalty",
+    "sft_model_path", "reward_model_path", "local_rollout_forward_batch_size", "num_sample_generations",
+})
 
 
 # -- imports: swap a PPO name for its target once nothing uses it ---------------------------------------

@@ -294,7 +294,7 @@ class RewritePPOConfig(RuleTransformer):
         self._handled: set[int] = set()
         self._targets: set[int] = set()
         node.visit(_Prescan(self))
-        self.moves = ppo_paths.plan(self, node, self.file_era)  # script-only fields of a parsed config
+        self.moves, self.handed = ppo_paths.plan(self, node, self.file_era)  # script-only fields of a parsed config
         self.appends = {m.parser_seq: m.cls for m in self.moves} | {t: m.var for m in self.moves for t in m.targets}
         self.moved = {i: (m, *read) for m in self.moves for i, read in m.reads.items()}
         clashes = ppo_flags.plan(self, node, self.file_era, self.target)  # script flags the new config also has
@@ -408,6 +408,12 @@ class RewritePPOConfig(RuleTransformer):
             self.report(original_node, f"`{clash.field}` is read from `{clash.config_var}` now (the flag moved there "
                         f"with {self.new_name})", severity=Severity.INFO)
             return updated_node.with_changes(value=cst.Name(clash.config_var))  # type: ignore[arg-type]
+        if id(original_node) in self.handed and not self.in_import:
+            param, field = self.handed[id(original_node)]
+            self.todo(original_node, f"`{param}.{field}`: `{param}` is handed the parsed PPO config, and "
+                      f"{self.new_name} has no `{field}`: add it to your own script-arguments dataclass and read it "
+                      "from there")
+            return updated_node
         if id(original_node) in self.moved:
             move, config, field = self.moved[id(original_node)]
             self.report(original_node, f"`{config}.{field}` is `{move.var}.{field}` now: {self.new_name} has no "

@@ -17,7 +17,7 @@ from typing import Any
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import ExpressionContext, ExpressionContextProvider, ScopeProvider
+from libcst.metadata import ExpressionContext, ExpressionContextProvider, GlobalScope, ScopeProvider
 
 from codemods import ppo
 from codemods.base import RuleTransformer
@@ -70,6 +70,17 @@ class _Collect(cst.CSTVisitor):
         self.class_nodes: dict[str, list[cst.ClassDef]] = {}
         self.dataclasses_import: tuple[int, bool] | None = None  # (top index, at module level)
         self.attributes: list[cst.Attribute] = []
+        self.handed: dict[int, tuple[str, str]] = {}
+        self.functions: dict[str, list[cst.FunctionDef]] = {}  # module-level functions
+        self.calls: list[cst.Call] = []  # calls of a plain name: `build_dataset(config, ...)`
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self.depth == 0:
+            self.functions.setdefault(node.name.value, []).append(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name):
+            self.calls.append(node)
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names[node.value] = self.names.get(node.value, 0) + 1
@@ -107,8 +118,10 @@ class _Collect(cst.CSTVisitor):
             self.unpacks.append((get_full_name_for_node(call.func.value) or "", node, self.top))
 
 
-def plan(owner: RuleTransformer, module: cst.Module, file_era: str | None) -> list[Move]:
-    """The moves this file allows; a parser outside the known shape gets none (reads keep their TODO)."""
+def plan(owner: RuleTransformer, module: cst.Module, file_era: str | None) -> tuple[list[Move], dict[int, tuple[str, str]]]:
+    """The moves this file allows, and the reads through function parameters a failed move leaves
+    (id -> (parameter, field)): they get a TODO. A parser outside the known shape gets no move
+    (reads keep their TODO)."""
     seen = _Collect(owner, module)
     for i, stmt in enumerate(module.body):
         seen.top = i
@@ -117,15 +130,19 @@ def plan(owner: RuleTransformer, module: cst.Module, file_era: str | None) -> li
         for p in seen.parsers.get(var, []):
             p.uses.append((assign, top))
     moves: list[Move] = []
+    handed: dict[int, tuple[str, str]] = {}
     taken = set(seen.names)
     for var, found in seen.parsers.items():
         if len(found) != 1:
             continue  # the name is bound to more than one parser
+        seen.handed = {}
         move = _move(owner, seen, var, found[0], file_era, taken)
         if move is not None:
             taken.update((move.cls, move.var))
             moves.append(move)
-    return moves
+        else:
+            handed.update(seen.handed)
+    return moves, handed
 
 
 def _move(owner: RuleTransformer, seen: _Collect, var: str, p: _Parser, file_era: str | None,
@@ -159,6 +176,13 @@ def _move(owner: RuleTransformer, seen: _Collect, var: str, p: _Parser, file_era
             return None
         configs.append(config)
     reads = _reads(owner, seen.attributes, configs, table)
+    passed = _through_functions(owner, seen, configs, table) if reads is not None else None
+    if reads is None or passed is None:
+        return None
+    seen.handed = passed  # kept for a TODO if the move fails below
+    if passed and not all(isinstance(owner.get_metadata(ScopeProvider, c, None), GlobalScope) for c in configs):
+        return None  # the written object would not be a global the function can read
+    reads |= passed
     if not reads:
         return None
     used = [f for f in table if f in {f for _, f in reads.values()}]
@@ -200,6 +224,55 @@ def _reads(owner: RuleTransformer, attributes: Sequence[cst.Attribute], configs:
             return None
         out[id(node)] = (node.value.value, node.attr.value)
     return out
+
+
+def _through_functions(owner: RuleTransformer, seen: _Collect, configs: Sequence[cst.Name],
+                       table: dict) -> dict[int, tuple[str, str]] | None:
+    """Reads of script-only fields through a parameter of a module-level function that every call
+    hands the parsed config (`def build_dataset(config): ... config.model_name`, called as
+    `build_dataset(ppo_config)`); they can move only when the config is a module global, as the
+    written object then is. None when such a parameter is written."""
+    ids = {id(c) for c in configs}
+    out: dict[int, tuple[str, str]] = {}
+    for name, defs in seen.functions.items():
+        calls = [c for c in seen.calls if c.func.value == name]  # type: ignore[attr-defined]
+        if len(defs) != 1 or not calls or seen.names.get(name, 0) != 1 + len(calls):
+            continue
+        params = list(defs[0].params.params)
+        slots = {_config_slot(owner, call, params, ids) for call in calls}
+        if len(slots) != 1 or None in slots:
+            continue  # not every call hands the config over at the same place
+        param = params[slots.pop()]  # type: ignore[index]
+        for node in seen.attributes:
+            if node.attr.value not in table or not isinstance(node.value, cst.Name) or node.value.value != param.name.value:
+                continue
+            scope = owner.get_metadata(ScopeProvider, node.value, None)
+            referents = {id(r.node) for a in (scope.accesses[node.value] if scope else ())
+                         if a.node is node.value for r in a.referents}
+            if id(param) not in referents:
+                continue
+            if len(referents) > 1 or owner.get_metadata(ExpressionContextProvider, node, None) != ExpressionContext.LOAD:
+                return None
+            out[id(node)] = (param.name.value, node.attr.value)
+    return out
+
+
+def _config_slot(owner: RuleTransformer, call: cst.Call, params: list[cst.Param], ids: set[int]) -> int | None:
+    """The parameter index at which `call` passes the parsed config (one, by position or keyword)."""
+    found = []
+    for i, arg in enumerate(call.args):
+        if arg.star or not isinstance(arg.value, cst.Name):
+            continue
+        scope = owner.get_metadata(ScopeProvider, arg.value, None)
+        referents = {id(r.node) for a in (scope.accesses[arg.value] if scope else ())
+                     if a.node is arg.value for r in a.referents}
+        if not referents & ids:
+            continue
+        if arg.keyword is None:
+            found.append(i if i < len(params) else None)
+        else:
+            found.append(next((k for k, p in enumerate(params) if p.name.value == arg.keyword.value), None))
+    return found[0] if len(found) == 1 else None
 
 
 def _insert_at(seen: _Collect, p: _Parser) -> int | None:

@@ -647,3 +647,55 @@ def test_script_flags_the_new_config_lacks_stay(fields):
     before = FLAGS_HEAD.format(cfg="PPOConfig") + fields + FLAGS_TAIL.format(cfg="PPOConfig")
     out, _ = run(before, select=SELECT)
     assert out == before.replace("PPOConfig", "RLOOConfig")
+
+
+# -- a parsed legacy config handed to a function of the file; its era told by the fields read ------------
+THROUGH = """\
+from transformers import HfArgumentParser
+from trl import PPOConfig
+
+
+def build_dataset(config, name):
+    tok = load(config.model_name)
+    return tok, config.seed
+
+
+parser = HfArgumentParser((PPOConfig,))
+(ppo_config,) = parser.parse_args_into_dataclasses()
+ds = build_dataset(ppo_config, ppo_config.query_dataset)
+"""
+
+
+def test_reads_through_a_function_parameter_follow_the_move():
+    out, findings = run(THROUGH, select=SELECT)
+    assert "    tok = load(ppo_args.model_name)\n    return tok, config.seed\n" in out
+    assert "(ppo_config, ppo_args) = parser.parse_args_into_dataclasses()\n" in out
+    assert "ds = build_dataset(ppo_config, ppo_args.query_dataset)\n" in out
+    assert "class PPOScriptArguments:\n    model_name: str = dataclasses.field(\n        default=\"gpt2\"," in out
+    moved = [f.message for f in findings if f.message.startswith("`config.model_name` is `ppo_args.model_name` now")]
+    assert len(moved) == 1 and not [f for f in findings if f.fix is Fix.MANUAL]
+    assert run(out, select=SELECT)[0] == out
+
+
+@pytest.mark.parametrize(
+    ("edit", "why"),
+    [
+        pytest.param(("ds = build", "other = build_dataset(defaults, 'x')\nds = build"), "called-with-another-object"),
+        pytest.param(("    tok = load", "    config.model_name = 'x'\n    tok = load"), "field-written-in-the-function"),
+        pytest.param(("ds = build", "f = build_dataset\nds = build"), "function-used-otherwise"),
+    ],
+)
+def test_reads_through_a_function_that_is_not_only_handed_the_config_stay(edit, why):
+    out, _ = run(THROUGH.replace(*edit), select=SELECT)
+    assert "load(config.model_name)" in out, why
+
+
+def test_a_config_inside_a_function_does_not_reach_other_functions_through_a_global():
+    src = THROUGH.replace("parser = Hf", "def main():\n    parser = Hf").replace(
+        "(ppo_config,) =", "    (ppo_config,) =").replace("ds = build", "    ds = build")
+    out, _ = run(src, select=SELECT)
+    assert f"    {TODO}`config.model_name`: `config` is handed the parsed PPO config, and RLOOConfig has no " \
+        "`model_name`: add it to your own script-arguments dataclass and read it from there\n" \
+        "    tok = load(config.model_name)\n" in out
+    assert "PPOScriptArguments" not in out and f"{TODO}`ppo_config.query_dataset`: RLOOConfig has no" in out
+    assert run(out, select=SELECT)[0] == out
