@@ -85,7 +85,25 @@ class RewritePPOLoop(RuleTransformer):
                            "generation_kwargs)")
                 self.report(stmt, message, fix=Fix.MANUAL)
                 out[i] = _with_todos(out[i], self.CODE, [message], set())
+                out = self._needs_rewards(original, out, i, trainer)
             break  # one loop per block: the statement indexes below it have moved
+        return out
+
+    def _needs_rewards(self, original: Sequence[cst.BaseStatement], out: list[cst.BaseStatement], loop_at: int,
+                       trainer: str) -> list[cst.BaseStatement]:
+        """The trainer built above a loop left as it is has no reward yet, and TRL 1.13 refuses to build
+        it without one: that line gets a TODO too, so a run that stops there says why."""
+        for k in range(loop_at - 1, -1, -1):
+            assign = _assign(original[k])
+            if assign is None or get_full_name_for_node(assign.targets[0].target) != trainer:
+                continue
+            if not isinstance(assign.value, cst.Call) or ppo.kwarg(assign.value, "reward_funcs") is not None:
+                return out
+            message = (f"{self.trainer_cls} needs `reward_funcs`: the rewards came from the PPO loop below, which is "
+                       f"left for you (see its TODO); pass `reward_funcs={REWARD_FN}` here once it is written")
+            self.report(original[k], message, fix=Fix.MANUAL)
+            out[k] = _with_todos(out[k], self.CODE, [message], set())
+            return out
         return out
 
     def _is_ppo_loop(self, loop: cst.For) -> bool:

@@ -3,7 +3,8 @@
 real TRL 1.13. The files are read from the wheels at test time (cached in `.wheels/`, else
 downloaded from the package index like the corpus slice does); none of TRL's code is kept here.
 
-The sentiment script must train on both targets. The multi-adapter script takes its reward from
+The sentiment script must train on both targets, as rewritten (its one TODO is a warning about the
+`--use_seq2seq` branch). The multi-adapter script takes its reward from
 a reward adapter on the policy, which TRL 1.13 has no equivalent for: it must stop exactly where
 the rewrite left a TODO for a human.
 """
@@ -41,8 +42,9 @@ def _migrated(tmp_path, version: str, target: str, name: str) -> str:
 @pytest.mark.parametrize(("version", "target"), CASES, ids=[f"{v}-{t}" for v, t in CASES])
 def test_trls_sentiment_example_trains_once_migrated(tmp_path, store, version, target):
     script = _migrated(tmp_path, version, target, "ppo.py")
-    text = open(script, encoding="utf-8").read()
-    assert "TODO(trl-migrate" not in text, text
+    todos = [line.strip() for line in open(script, encoding="utf-8") if "TODO(trl-migrate" in line]
+    # One TODO, a warning: the script's --use_seq2seq branch picks a seq2seq policy, which 1.13 cannot train.
+    assert len(todos) == 1 and todos[0].startswith("# TODO(trl-migrate TRL102): `trl_model_class` is `AutoModelForSeq2SeqLM`")
     result = smoke_script(script, store=store, timeout=240)
     assert [f.code for f in result.findings] == ["TRL410"], (result.findings, result.log_tail)
     assert result.steps_run == 2 and len(result.losses) == 2 and all(math.isfinite(x) for x in result.losses)
