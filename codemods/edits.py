@@ -71,6 +71,15 @@ def rewrite_import_from(stmt: cst.SimpleStatementLine, decisions: Sequence[Decis
     return cst.FlattenSentinel([rest, *new_lines]) if new_lines else rest
 
 
+def is_import_block(stmt: cst.CSTNode) -> bool:
+    """An import statement, or a `try:` whose body holds only imports (a guarded import)."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+    if isinstance(stmt, cst.Try) and isinstance(stmt.body, cst.IndentedBlock):
+        return all(is_import_block(s) for s in stmt.body.body)
+    return False
+
+
 def imported_names(module: cst.Module, source: str) -> set[str]:
     """Local names a file binds with `from source import name [as local]`, anywhere in it."""
     found: set[str] = set()

@@ -19,7 +19,16 @@ from libcst.metadata import PositionProvider, QualifiedNameProvider, ScopeProvid
 
 from codemods import inline, symbols
 from codemods.base import Rule, RuleTransformer
-from codemods.edits import KEEP, REMOVE, alias_asname, alias_name, import_from, new_alias, rewrite_import_from
+from codemods.edits import (
+    KEEP,
+    REMOVE,
+    alias_asname,
+    alias_name,
+    import_from,
+    is_import_block,
+    new_alias,
+    rewrite_import_from,
+)
 from codemods.symbols import Symbol
 from migrate.findings import Severity
 
@@ -273,7 +282,7 @@ class RewriteImports(RuleTransformer):
         for i in range(start, len(body)):
             if id(body[i]) in self._top_written:
                 continue
-            if not _is_import_block(body[i]):
+            if not is_import_block(body[i]):
                 break
             end = i
         if end == start:
@@ -384,15 +393,6 @@ def _followed_by(result, written: list[cst.BaseStatement], original: cst.SimpleS
         return cst.FlattenSentinel(written)
     head = list(result.nodes) if isinstance(result, cst.FlattenSentinel) else [result]
     return cst.FlattenSentinel([*head, *written])
-
-
-def _is_import_block(stmt: cst.CSTNode) -> bool:
-    """An import statement, or a `try:` whose body holds only imports (a guarded import)."""
-    if isinstance(stmt, cst.SimpleStatementLine):
-        return all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
-    if isinstance(stmt, cst.Try) and isinstance(stmt.body, cst.IndentedBlock):
-        return all(_is_import_block(s) for s in stmt.body.body)
-    return False
 
 
 def _prefixes(module: str) -> list[str]:

@@ -21,6 +21,7 @@ from libcst.metadata import ExpressionContext, ExpressionContextProvider, Global
 
 from codemods import ppo
 from codemods.base import RuleTransformer
+from codemods.edits import is_import_block
 
 PARSERS = ("HfArgumentParser", "TrlParser")
 PARSE_METHODS = ("parse_args_into_dataclasses", "parse_args_and_config")
@@ -286,7 +287,7 @@ def _insert_at(seen: _Collect, p: _Parser) -> int | None:
         if not module_level:
             return None  # AddImportsVisitor would think `dataclasses` is imported already
         at = max(at, top + 1)
-    while at < len(body) and _import_block(body[at]):
+    while at < len(body) and is_import_block(body[at]):
         at += 1
     first_use = min([p.top, *(top for _, top in p.uses)])
     return at if at <= first_use else None
@@ -300,15 +301,6 @@ def _is_docstring(stmt: cst.CSTNode) -> bool:
 def _single_import(stmt: cst.CSTNode) -> bool:
     return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
         and isinstance(stmt.body[0], (cst.Import, cst.ImportFrom))
-
-
-def _import_block(stmt: cst.CSTNode) -> bool:
-    """An import statement, or a `try:` whose body holds only imports (a guarded import)."""
-    if isinstance(stmt, cst.SimpleStatementLine):
-        return all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
-    if isinstance(stmt, cst.Try) and isinstance(stmt.body, cst.IndentedBlock):
-        return all(_import_block(s) for s in stmt.body.body)
-    return False
 
 
 def _unique(name: str, taken: set[str]) -> str:
