@@ -272,6 +272,12 @@ def test_written_in_helpers_behave_like_the_originals():
     exec(compile(out, "t.py", "exec"), namespace)
     assert namespace["SIMPLE_CHAT_TEMPLATE"].endswith("{% if add_generation_prompt %}{{ 'Assistant:' }}{% endif %}")
     assert "+ '\n\n'}}" in namespace["SIMPLE_CHAT_TEMPLATE"]  # two real newlines, as TRL's constant held
+    out, _ = run("from trl import get_kbit_device_map as device_map\n", select=SELECT)
+    assert out.startswith("\ndef device_map():\n    \"\"\"trl.get_kbit_device_map, which TRL 1.8.0 removed")
+    torch = pytest.importorskip("torch")
+    exec(compile(out, "t.py", "exec"), namespace)
+    if not torch.cuda.is_available():
+        assert namespace["device_map"]() is None  # no accelerator: no device map, as TRL's helper did
 
 
 def test_unknown_name_from_gone_module_gets_a_todo():
