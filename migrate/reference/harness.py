@@ -206,7 +206,7 @@ FALLBACK = ("text", "prompt", "completion", "messages", "query", "question", "an
 _LOCAL_BUILDERS = {"json", "csv", "parquet", "text", "arrow", "imagefolder", "audiofolder"}
 
 
-def tiny_dataset(columns: tuple[str, ...], n: int = 64) -> Any:
+def tiny_dataset(columns: tuple[str, ...], n: int = 256) -> Any:
     """`n` rows of the given columns, from the tiny grammar; `text`/`review` run past 200 chars."""
     from datasets import Dataset
 
@@ -252,6 +252,16 @@ def _patch_datasets(datasets: Any) -> None:
         return datasets.IterableDatasetDict({k: v.to_iterable_dataset() for k, v in out.items()}) if streaming else out
 
     datasets.load_dataset = load_dataset
+    select = datasets.Dataset.select
+
+    def select_within(self: Any, indices: Any, *args: Any, **kwargs: Any) -> Any:
+        """`ds.select(range(100_000))` on a stand-in of 256 rows takes the rows there are: scripts cut
+        real datasets to a size, and the stand-in is smaller than any of them."""
+        if isinstance(indices, range) and indices.step > 0 and indices.stop > len(self):
+            indices = range(indices.start, min(indices.stop, len(self)), indices.step)
+        return select(self, indices, *args, **kwargs)
+
+    datasets.Dataset.select = select_within
 
 
 # -- pipeline ---------------------------------------------------------------------------------

@@ -29,3 +29,19 @@ def test_the_sentiment_pipeline_stand_in_is_deterministic_with_the_real_call_sha
     assert all(-1.0 <= row[1]["score"] <= 1.0 and row[0]["score"] == -row[1]["score"] for row in raw)
     best = pipe("a good film")
     assert len(best) == 1 and set(best[0]) == {"label", "score"} and 0.0 <= best[0]["score"] <= 1.0
+
+
+def test_stand_in_datasets_are_big_enough_for_the_cuts_scripts_make(tmp_path, store):
+    pytest.importorskip("torch")
+    pytest.importorskip("trl")
+    from migrate.smoke import smoke_script
+
+    script = tmp_path / "cut.py"
+    script.write_text(
+        "from datasets import load_dataset\n"
+        "ds = load_dataset('lvwerra/stack-exchange-paired', split='train')\n"
+        "print('ROWS', len(ds), len(ds.select(range(100000))), len(ds.select(range(len(ds) - 100))))\n"
+    )
+    result = smoke_script(str(script), store=store, timeout=120)
+    assert [f.code for f in result.findings] == ["TRL413"], result.log_tail  # it trains nothing, by design
+    assert "ROWS 256 256 156" in result.log_tail
