@@ -301,6 +301,7 @@ class RewritePPOConfig(RuleTransformer):
         self.clash_drop = {id(c.statement): c for c in clashes if c.config_var}
         self.clash_todo = {id(c.node): c for c in clashes if not c.config_var}
         self.clash_reads = {id(r): c for c in clashes for r in c.reads}
+        self.model_reads = ppo_flags.model_config_reads(self, node)
 
     def era_of(self, call: cst.Call, hint: str | None) -> str | None:
         keys = {a.keyword.value for a in call.args if a.keyword is not None}
@@ -403,6 +404,14 @@ class RewritePPOConfig(RuleTransformer):
         return self._reference(original_node, updated_node)
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        model = self.model_reads.get(id(original_node))
+        if model is not None:
+            var, field, old = model
+            owner = var or get_full_name_for_node(original_node.value)
+            self.report(original_node, f"ModelConfig's `{old}` is `{owner}.{field}` in TRL 1.13"
+                        + (f" (the `--{old}` flag is `--{field}` now)" if field != old else
+                           f" ({self.new_name} took the `--{old}` flag)"), severity=Severity.WARNING)
+            return updated_node.with_changes(value=cst.Name(owner), attr=cst.Name(field))  # type: ignore[arg-type]
         clash = self.clash_reads.get(id(original_node))
         if clash is not None:
             self.report(original_node, f"`{clash.field}` is read from `{clash.config_var}` now (the flag moved there "

@@ -72,6 +72,51 @@ def plan(owner: RuleTransformer, module: cst.Module, file_era: str | None, targe
     return out
 
 
+# ModelConfig fields TRL 1.13 renamed or moved: `--torch_dtype` is `--dtype` (W:1.0.0:trl/trainer/model_config.py),
+# `--trust_remote_code` left ModelConfig for the training config (present in W:1.0.0, gone by W:1.7.1).
+MODEL_CONFIG = "ModelConfig"
+MODEL_FIELDS = {"torch_dtype": (False, "dtype"), "trust_remote_code": (True, "trust_remote_code")}  # (to the config?, name)
+
+
+def model_config_reads(owner: RuleTransformer, module: cst.Module) -> dict[int, tuple[str | None, str, str]]:
+    """id(`model_args.torch_dtype`) -> (variable to read instead, or None for the same one; new field;
+    old spelling) for a ModelConfig parsed beside a PPO config."""
+    seen = ppo_paths._Collect(owner, module)
+    for i, stmt in enumerate(module.body):
+        seen.top = i
+        stmt.visit(seen)
+    out: dict[int, tuple[str | None, str, str]] = {}
+    for var, parsers in seen.parsers.items():
+        seq = parsers[0].call.args[0].value if len(parsers) == 1 and parsers[0].call.args else None
+        if not isinstance(seq, (cst.Tuple, cst.List)):
+            continue
+        names = [owner.qualified_names(e.value) for e in seq.elements]
+        ppo_at = next((i for i, q in enumerate(names) if ppo.ppo_class(q, ppo.CONFIG_NAMES)), None)
+        model_at = next((i for i, q in enumerate(names) if any(n.startswith("trl.") and n.endswith("." + MODEL_CONFIG)
+                                                              for n in q)), None)
+        if ppo_at is None or model_at is None:
+            continue
+        for _, assign, _ in (u for u in seen.unpacks if u[0] == var):
+            target = assign.targets[0].target
+            if not isinstance(target, (cst.Tuple, cst.List)) or max(ppo_at, model_at) >= len(target.elements):
+                continue
+            model, config = target.elements[model_at].value, target.elements[ppo_at].value
+            if not isinstance(model, cst.Name) or not isinstance(config, cst.Name):
+                continue
+            for node in seen.attributes:
+                if node.attr.value not in MODEL_FIELDS or not isinstance(node.value, cst.Name):
+                    continue
+                scope = owner.get_metadata(ScopeProvider, node.value, None)
+                referents = {id(r.node) for a in (scope.accesses[node.value] if scope else ())
+                             if a.node is node.value for r in a.referents}
+                if referents != {id(model)} or owner.get_metadata(ExpressionContextProvider, node, None) \
+                        != ExpressionContext.LOAD:
+                    continue
+                to_config, field = MODEL_FIELDS[node.attr.value]
+                out[id(node)] = (config.value if to_config else None, field, node.attr.value)
+    return out
+
+
 def _annotated(node: cst.ClassDef) -> list[tuple[cst.SimpleStatementLine, cst.AnnAssign]]:
     return [(s, s.body[0]) for s in node.body.body  # type: ignore[union-attr]
             if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.AnnAssign)

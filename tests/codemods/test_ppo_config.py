@@ -699,3 +699,43 @@ def test_a_config_inside_a_function_does_not_reach_other_functions_through_a_glo
         "    tok = load(config.model_name)\n" in out
     assert "PPOScriptArguments" not in out and f"{TODO}`ppo_config.query_dataset`: RLOOConfig has no" in out
     assert run(out, select=SELECT)[0] == out
+
+
+# -- ModelConfig fields TRL 1.13 renamed or moved, read from a ModelConfig parsed beside the PPO config ----
+MODEL_ARGS = """\
+import torch
+from transformers import HfArgumentParser
+from trl import ModelConfig, {cfg}
+
+parser = HfArgumentParser(({cfg}, ModelConfig))
+training_args, model_args = parser.parse_args_into_dataclasses()
+dtype = getattr(torch, model_args.{dtype})
+m = load(model_args.model_name_or_path, trust_remote_code={owner}.trust_remote_code)
+"""
+
+
+@pytest.mark.parametrize("target", ["rloo", "grpo"])
+def test_model_config_torch_dtype_and_trust_remote_code_follow_1_13(target):
+    cls = "RLOOConfig" if target == "rloo" else "GRPOConfig"
+    before = MODEL_ARGS.format(cfg="PPOConfig", dtype="torch_dtype", owner="model_args")
+    after = MODEL_ARGS.format(cfg=cls, dtype="dtype", owner="training_args")
+    findings = assert_fixes(before, after, select=SELECT, target=target)
+    moved = sorted(f.message for f in findings if f.message.startswith("ModelConfig's"))
+    assert moved == [
+        "ModelConfig's `torch_dtype` is `model_args.dtype` in TRL 1.13 (the `--torch_dtype` flag is `--dtype` now)",
+        f"ModelConfig's `trust_remote_code` is `training_args.trust_remote_code` in TRL 1.13 ({cls} took the "
+        "`--trust_remote_code` flag)",
+    ]
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param("from trl import ModelConfig\nm = ModelConfig()\nx = m.torch_dtype\n", id="no-ppo-parser"),
+        pytest.param(MODEL_ARGS.format(cfg="PPOConfig", dtype="torch_dtype", owner="model_args").replace(
+            "dtype = getattr", "model_args = other()\ndtype = getattr"), id="name-rebound"),
+    ],
+)
+def test_model_config_reads_left_alone(src):
+    out, findings = run(src, select=SELECT)
+    assert "torch_dtype" in out and not [f for f in findings if f.message.startswith("ModelConfig's")]
