@@ -114,6 +114,8 @@ def _read_value(plan: Plan, name: str, expr: cst.BaseExpression, value: Any) -> 
     """Reads of a dropped field (`config.model_name`) get its literal value, else a TODO."""
     if value is not ppo.NOT_LITERAL:
         plan.reads[name] = ("value", ppo.code(expr).strip())
+    elif isinstance(expr, (cst.Name, cst.Attribute)) and get_full_name_for_node(expr):
+        plan.reads[name] = ("expr", get_full_name_for_node(expr) or "")  # `model_name=script_args.model_name`
     else:
         plan.reads[name] = ("todo", f"`{name}` is not a field of the new config; keep the value in a variable of your own")
 
@@ -290,6 +292,7 @@ class RewritePPOConfig(RuleTransformer):
         self.target = self.state.options.target
         self.new_name = ppo.target_config(self.target)
         self.reads: dict[str, Plan] = {}  # config variable -> the plan of the call that built it
+        self.read_scopes: dict[str, Any] = {}  # config variable -> the scope it was built in
         self.parsers: dict[str, tuple[int, str | None]] = {}  # HfArgumentParser variable -> (index of the config, era)
         self._handled: set[int] = set()
         self._targets: set[int] = set()
@@ -440,9 +443,28 @@ class RewritePPOConfig(RuleTransformer):
             if how == "value" and id(original_node) not in self._targets:
                 self.report(original_node, f"`{owner}.{field}` is not a field of the new config; its value {text} is used")
                 return cst.parse_expression(text)
+            if how == "expr" and id(original_node) not in self._targets and self._visible_alike(owner, text, original_node):
+                self.report(original_node, f"`{owner}.{field}` is not a field of the new config; `{text}`, which the "
+                            "config was given, is read instead", severity=Severity.INFO)
+                return cst.parse_expression(text)
+            if how == "expr":
+                text = (f"`{field}` is not a field of the new config; it was `{text}` where the config was built: "
+                        "read that, or keep the value in a variable of your own")
             self.todo(original_node, f"`{owner}.{field}`: {text}")
             return updated_node
         return self._reference(original_node, updated_node)
+
+    def _visible_alike(self, config: str, expr: str, read: cst.CSTNode) -> bool:
+        """Whether `expr`'s root name means at `read` what it meant where `config` was built (the same
+        scope, or a function that sees the same module-level binding)."""
+        built, here = self.read_scopes.get(config), self.get_metadata(ScopeProvider, read, None)
+        if built is None or here is None:
+            return False
+        if here is built:
+            return True
+        root = expr.split(".")[0]
+        there = {id(a.node) for a in built[root]} if root in built else set()
+        return bool(there) and there == ({id(a.node) for a in here[root]} if root in here else set())
 
     # -- the written-in dataclass of moved script-only fields ----------------------------------------
     def leave_Tuple(self, original_node: cst.Tuple, updated_node: cst.Tuple) -> cst.BaseExpression:
@@ -535,6 +557,7 @@ class _Prescan(cst.CSTVisitor):
                 name = get_full_name_for_node(t.target)
                 if name and not plan.fail:
                     owner.reads[name] = plan
+                    owner.read_scopes[name] = owner.get_metadata(ScopeProvider, node, None)
             return
         func_name = get_full_name_for_node(value.func) or ""
         if func_name.endswith("HfArgumentParser") or func_name.endswith("TrlParser"):

@@ -739,3 +739,36 @@ def test_model_config_torch_dtype_and_trust_remote_code_follow_1_13(target):
 def test_model_config_reads_left_alone(src):
     out, findings = run(src, select=SELECT)
     assert "torch_dtype" in out and not [f for f in findings if f.message.startswith("ModelConfig's")]
+
+
+# -- reads of a dropped field the config was given as a variable: `model_name=script_args.model_name` ----
+GIVEN = """\
+from trl import PPOConfig
+
+script_args = parse()
+config = PPOConfig(model_name=script_args.model_name, batch_size=8, mini_batch_size=8)
+tok = load(config.model_name)
+
+
+def build(config):
+    return load(config.model_name)
+"""
+
+
+def test_a_dropped_field_given_as_a_variable_is_read_from_that_variable():
+    out, findings = run(GIVEN, select=SELECT)
+    assert "tok = load(script_args.model_name)\n" in out
+    assert "    return load(script_args.model_name)\n" in out  # the function sees the same module global
+    used = [f for f in findings if "`script_args.model_name`, which the config was given, is read instead" in f.message]
+    assert len(used) == 2 and not [f for f in findings if f.fix is Fix.MANUAL]
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_a_dropped_field_given_as_a_variable_the_reader_cannot_see_gets_a_todo():
+    src = GIVEN.replace("def build(config):\n", "def build(config, script_args=None):\n")
+    out, _ = run(src, select=SELECT)
+    assert "tok = load(script_args.model_name)\n" in out
+    assert (f"    {TODO}`config.model_name`: `model_name` is not a field of the new config; it was "
+            "`script_args.model_name` where the config was built: read that, or keep the value in a variable of "
+            "your own\n    return load(config.model_name)\n") in out
+    assert run(out, select=SELECT)[0] == out
