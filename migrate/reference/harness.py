@@ -457,6 +457,7 @@ def bootstrap(steps: int) -> None:
     script (or a library) imports it: nothing is imported early, so import order and cycles
     (peft <-> transformers) stay the script's own."""
     _patch_network()
+    _stub_missing_trackers()
     hooks = {
         "transformers.training_args": lambda m: _patch_training_args(m, steps),
         "transformers.trainer": lambda m: _patch_trainer(m, steps),
@@ -472,6 +473,46 @@ def bootstrap(steps: int) -> None:
     }
     for name, hook in hooks.items():
         _after_import(name, hook)
+
+
+TRACKERS = ("wandb",)  # experiment trackers scripts import directly; smoke runs disable them anyway
+
+
+class _NoOp:
+    """Answers any attribute or call with itself: what a disabled tracker does."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> _NoOp:
+        return self
+
+    def __getattr__(self, name: str) -> _NoOp:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self
+
+    def __enter__(self) -> _NoOp:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+def _stub_missing_trackers() -> None:
+    """A tracker the script imports but this machine lacks (`import wandb` in TRL's sentiment
+    notebooks) is a no-op module: trackers are off in a smoke run, and a missing one says nothing
+    about the migration. Installed trackers are left alone (their own disabled modes apply)."""
+    import importlib.machinery
+    import importlib.util
+    import types
+
+    for name in TRACKERS:
+        if name in sys.modules or importlib.util.find_spec(name) is not None:
+            continue
+        module = types.ModuleType(name)
+        module.__spec__ = importlib.machinery.ModuleSpec(name, None)
+        module.__getattr__ = lambda attr, _n=_NoOp(): _n.__getattr__(attr)  # type: ignore[method-assign]
+        sys.modules[name] = module
+        print(f"[trl-migrate smoke] {name} is not installed here: a no-op stand-in answers the script's {name} calls",
+              file=sys.stderr)
 
 
 class _PostImportFinder:
