@@ -28,7 +28,6 @@ from codemods import ppo, ppo_flags, ppo_paths
 from codemods.base import Rule, RuleTransformer
 from migrate.findings import Severity
 
-PARSE_METHODS = ("parse_args_into_dataclasses", "parse_args_and_config")
 LEGACY_EXTRA = {"lr_scheduler_type": '"constant"'}  # legacy used Adam with no scheduler (W:0.11.4 ppo_trainer.py)
 
 
@@ -297,14 +296,15 @@ class RewritePPOConfig(RuleTransformer):
         self._handled: set[int] = set()
         self._targets: set[int] = set()
         node.visit(_Prescan(self))
-        self.moves, self.handed = ppo_paths.plan(self, node, self.file_era)  # script-only fields of a parsed config
+        seen = ppo_paths.collect(self, node)  # parsers, their unpacks, classes, reads: one pass for the three plans
+        self.moves, self.handed = ppo_paths.plan(self, seen, self.file_era)  # script-only fields of a parsed config
         self.appends = {m.parser_seq: m.cls for m in self.moves} | {t: m.var for m in self.moves for t in m.targets}
         self.moved = {i: (m, *read) for m in self.moves for i, read in m.reads.items()}
-        clashes = ppo_flags.plan(self, node, self.file_era, self.target)  # script flags the new config also has
+        clashes = ppo_flags.plan(self, seen, self.target)  # script flags the new config also has
         self.clash_drop = {id(c.statement): c for c in clashes if c.config_var}
         self.clash_todo = {id(c.node): c for c in clashes if not c.config_var}
         self.clash_reads = {id(r): c for c in clashes for r in c.reads}
-        self.model_reads = ppo_flags.model_config_reads(self, node)
+        self.model_reads = ppo_flags.model_config_reads(self, seen)
 
     def era_of(self, call: cst.Call, hint: str | None) -> str | None:
         keys = {a.keyword.value for a in call.args if a.keyword is not None}
@@ -560,7 +560,7 @@ class _Prescan(cst.CSTVisitor):
                     owner.read_scopes[name] = owner.get_metadata(ScopeProvider, node, None)
             return
         func_name = get_full_name_for_node(value.func) or ""
-        if func_name.endswith("HfArgumentParser") or func_name.endswith("TrlParser"):
+        if func_name.rpartition(".")[2] in ppo_paths.PARSERS:
             first = value.args[0].value if value.args else None
             items = first.elements if isinstance(first, (cst.Tuple, cst.List)) else []
             for i, el in enumerate(items):
@@ -571,7 +571,7 @@ class _Prescan(cst.CSTVisitor):
                         if name:
                             owner.parsers[name] = (i, hit[1] or owner.file_era)
             return
-        if isinstance(value.func, cst.Attribute) and value.func.attr.value in PARSE_METHODS:
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value in ppo_paths.PARSE_METHODS:
             parser = owner.parsers.get(get_full_name_for_node(value.func.value) or "")
             target = node.targets[0].target if len(node.targets) == 1 else None
             if parser is None or not isinstance(target, (cst.Tuple, cst.List)):

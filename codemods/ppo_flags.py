@@ -36,11 +36,7 @@ class Clash:
     reads: list[cst.Attribute] = dataclasses.field(default_factory=list)
 
 
-def plan(owner: RuleTransformer, module: cst.Module, file_era: str | None, target: str) -> list[Clash]:
-    seen = ppo_paths._Collect(owner, module)
-    for i, stmt in enumerate(module.body):
-        seen.top = i
-        stmt.visit(seen)
+def plan(owner: RuleTransformer, seen: ppo_paths._Collect, target: str) -> list[Clash]:
     fields = ppo.config_fields(target)
     defaults = ppo.targets()["config_defaults"][target]
     out: list[Clash] = []
@@ -78,13 +74,9 @@ MODEL_CONFIG = "ModelConfig"
 MODEL_FIELDS = {"torch_dtype": (False, "dtype"), "trust_remote_code": (True, "trust_remote_code")}  # (to the config?, name)
 
 
-def model_config_reads(owner: RuleTransformer, module: cst.Module) -> dict[int, tuple[str | None, str, str]]:
+def model_config_reads(owner: RuleTransformer, seen: ppo_paths._Collect) -> dict[int, tuple[str | None, str, str]]:
     """id(`model_args.torch_dtype`) -> (variable to read instead, or None for the same one; new field;
     old spelling) for a ModelConfig parsed beside a PPO config."""
-    seen = ppo_paths._Collect(owner, module)
-    for i, stmt in enumerate(module.body):
-        seen.top = i
-        stmt.visit(seen)
     out: dict[int, tuple[str | None, str, str]] = {}
     for var, parsers in seen.parsers.items():
         seq = parsers[0].call.args[0].value if len(parsers) == 1 and parsers[0].call.args else None

@@ -23,7 +23,7 @@ from libcst.helpers import get_full_name_for_node
 from codemods import ppo
 from codemods.base import FileState, Rule, RuleTransformer, _with_todos
 from codemods.edits import alias_asname, alias_name
-from codemods.ppo_paths import PARSE_METHODS
+from codemods.ppo_paths import PARSE_METHODS, PARSERS
 from migrate.findings import Fix, Severity
 
 # generate() keyword -> config field (W:0.11.4 ppo_trainer.generate passes them to model.generate;
@@ -465,7 +465,7 @@ class RewritePPOLoop(RuleTransformer):
                 continue
             func = get_full_name_for_node(assign.value.func) or ""
             target = assign.targets[0].target
-            if isinstance(target, cst.Name) and func.endswith(("HfArgumentParser", "TrlParser")) and assign.value.args \
+            if isinstance(target, cst.Name) and func.rpartition(".")[2] in PARSERS and assign.value.args \
                     and any((get_full_name_for_node(e) or "").endswith(self.config_cls) for e in _elements(assign.value.args[0].value)):
                 parsers.add(target.value)
             elif (get_full_name_for_node(target) == config_name and func.endswith(self.config_cls)) or \

@@ -119,10 +119,9 @@ class _Collect(cst.CSTVisitor):
             self.unpacks.append((get_full_name_for_node(call.func.value) or "", node, self.top))
 
 
-def plan(owner: RuleTransformer, module: cst.Module, file_era: str | None) -> tuple[list[Move], dict[int, tuple[str, str]]]:
-    """The moves this file allows, and the reads through function parameters a failed move leaves
-    (id -> (parameter, field)): they get a TODO. A parser outside the known shape gets no move
-    (reads keep their TODO)."""
+def collect(owner: RuleTransformer, module: cst.Module) -> _Collect:
+    """One pass over the file for everything TRL103's parser planners read (this module's moves,
+    and codemods/ppo_flags.py's flag clashes and ModelConfig reads)."""
     seen = _Collect(owner, module)
     for i, stmt in enumerate(module.body):
         seen.top = i
@@ -130,6 +129,13 @@ def plan(owner: RuleTransformer, module: cst.Module, file_era: str | None) -> tu
     for var, assign, top in seen.unpacks:
         for p in seen.parsers.get(var, []):
             p.uses.append((assign, top))
+    return seen
+
+
+def plan(owner: RuleTransformer, seen: _Collect, file_era: str | None) -> tuple[list[Move], dict[int, tuple[str, str]]]:
+    """The moves this file allows, and the reads through function parameters a failed move leaves
+    (id -> (parameter, field)): they get a TODO. A parser outside the known shape gets no move
+    (reads keep their TODO)."""
     moves: list[Move] = []
     handed: dict[int, tuple[str, str]] = {}
     taken = set(seen.names)
