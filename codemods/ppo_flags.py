@@ -15,7 +15,6 @@ from typing import Any
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import ExpressionContext, ExpressionContextProvider, ScopeProvider
 
 from codemods import ppo, ppo_paths
 from codemods.base import RuleTransformer
@@ -98,11 +97,7 @@ def model_config_reads(owner: RuleTransformer, seen: ppo_paths._Collect) -> dict
             for node in seen.attributes:
                 if node.attr.value not in MODEL_FIELDS or not isinstance(node.value, cst.Name):
                     continue
-                scope = owner.get_metadata(ScopeProvider, node.value, None)
-                referents = {id(r.node) for a in (scope.accesses[node.value] if scope else ())
-                             if a.node is node.value for r in a.referents}
-                if referents != {id(model)} or owner.get_metadata(ExpressionContextProvider, node, None) \
-                        != ExpressionContext.LOAD:
+                if ppo_paths.referents(owner, node.value) != {id(model)} or not ppo_paths.plain_load(owner, node):
                     continue
                 to_config, field = MODEL_FIELDS[node.attr.value]
                 out[id(node)] = (config.value if to_config else None, field, node.attr.value)
@@ -150,13 +145,10 @@ def _redirect(owner: RuleTransformer, seen: ppo_paths._Collect, clash: Clash, un
     for node in seen.attributes:
         if node.attr.value != clash.field or not isinstance(node.value, cst.Name):
             continue
-        scope = owner.get_metadata(ScopeProvider, node.value, None)
-        if scope is None:
+        bound = ppo_paths.referents(owner, node.value)
+        if not bound & ids:
             continue
-        referents = {id(r.node) for a in scope.accesses[node.value] if a.node is node.value for r in a.referents}
-        if not referents & ids:
-            continue
-        if len(referents) > 1 or owner.get_metadata(ExpressionContextProvider, node, None) != ExpressionContext.LOAD:
+        if len(bound) > 1 or not ppo_paths.plain_load(owner, node):
             return
         reads.append(node)
     clash.config_var, clash.reads = config_var, reads

@@ -213,6 +213,18 @@ def _plain_parse(call: cst.Call) -> bool:
     return flag is None or ppo.literal(flag.value) is False
 
 
+def referents(owner: RuleTransformer, name: cst.Name) -> set[int]:
+    """ids of the nodes that bind what `name` may refer to where it stands (empty when unknown)."""
+    scope = owner.get_metadata(ScopeProvider, name, None)
+    if scope is None:
+        return set()
+    return {id(r.node) for a in scope.accesses[name] if a.node is name for r in a.referents}
+
+
+def plain_load(owner: RuleTransformer, node: cst.Attribute) -> bool:
+    return owner.get_metadata(ExpressionContextProvider, node, None) == ExpressionContext.LOAD
+
+
 def _reads(owner: RuleTransformer, attributes: Sequence[cst.Attribute], configs: Sequence[cst.Name],
            table: dict) -> dict[int, tuple[str, str]] | None:
     """id(`cfg.field`) -> (cfg, field) for each read of a script-only field; None when one is written or
@@ -221,13 +233,10 @@ def _reads(owner: RuleTransformer, attributes: Sequence[cst.Attribute], configs:
     for node in attributes:
         if node.attr.value not in table or not isinstance(node.value, cst.Name):
             continue
-        scope = owner.get_metadata(ScopeProvider, node.value, None)
-        if scope is None:
+        bound = referents(owner, node.value)
+        if not bound & {id(c) for c in configs}:
             continue
-        referents = {id(r.node) for a in scope.accesses[node.value] if a.node is node.value for r in a.referents}
-        if not referents & {id(c) for c in configs}:
-            continue
-        if len(referents) > 1 or owner.get_metadata(ExpressionContextProvider, node, None) != ExpressionContext.LOAD:
+        if len(bound) > 1 or not plain_load(owner, node):
             return None
         out[id(node)] = (node.value.value, node.attr.value)
     return out
@@ -253,12 +262,10 @@ def _through_functions(owner: RuleTransformer, seen: _Collect, configs: Sequence
         for node in seen.attributes:
             if node.attr.value not in table or not isinstance(node.value, cst.Name) or node.value.value != param.name.value:
                 continue
-            scope = owner.get_metadata(ScopeProvider, node.value, None)
-            referents = {id(r.node) for a in (scope.accesses[node.value] if scope else ())
-                         if a.node is node.value for r in a.referents}
-            if id(param) not in referents:
+            bound = referents(owner, node.value)
+            if id(param) not in bound:
                 continue
-            if len(referents) > 1 or owner.get_metadata(ExpressionContextProvider, node, None) != ExpressionContext.LOAD:
+            if len(bound) > 1 or not plain_load(owner, node):
                 return None
             out[id(node)] = (param.name.value, node.attr.value)
     return out
@@ -270,10 +277,7 @@ def _config_slot(owner: RuleTransformer, call: cst.Call, params: list[cst.Param]
     for i, arg in enumerate(call.args):
         if arg.star or not isinstance(arg.value, cst.Name):
             continue
-        scope = owner.get_metadata(ScopeProvider, arg.value, None)
-        referents = {id(r.node) for a in (scope.accesses[arg.value] if scope else ())
-                     if a.node is arg.value for r in a.referents}
-        if not referents & ids:
+        if not referents(owner, arg.value) & ids:
             continue
         if arg.keyword is None:
             found.append(i if i < len(params) else None)
