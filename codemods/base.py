@@ -14,8 +14,9 @@ from typing import ClassVar
 
 import libcst as cst
 from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
-from libcst.metadata import PositionProvider, QualifiedNameProvider, ScopeProvider
+from libcst.metadata import PositionProvider, ScopeProvider
 
+from codemods import walk
 from migrate.findings import Finding, Fix, Severity
 
 TODO_PREFIX = "# TODO(trl-migrate {code}): "
@@ -42,7 +43,11 @@ class FileState:
 class RuleTransformer(VisitorBasedCodemodCommand):
     """Base transformer: findings with positions, and TODO comments on enclosing statements."""
 
-    METADATA_DEPENDENCIES: ClassVar[Sequence[type]] = (PositionProvider, QualifiedNameProvider)
+    # Scope analysis is the one metadata every pass needs. Qualified names are asked of the
+    # scope for the few nodes a rule looks at (libcst's QualifiedNameProvider walks the whole
+    # tree to set up the same look-up), and positions are computed only once a finding needs
+    # one: most passes over most trees report nothing.
+    METADATA_DEPENDENCIES: ClassVar[Sequence[type]] = (ScopeProvider,)
     CODE: ClassVar[str] = ""
 
     def __init__(self, context: CodemodContext, state: FileState) -> None:
@@ -52,6 +57,10 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         self._first: cst.CSTNode | None = None
         self._import_depth = 0  # > 0 while inside an import statement
         self._header: set[str] = set()  # comments above the first statement live in Module.header
+        # Whether a leave_ hook returned anything but the node it was handed: libcst rebuilds
+        # every parent on the way up, so this is the one place a change can start. The engine
+        # keeps the tree (and its computed metadata) of a pass that changed nothing.
+        self.changed = False
 
     def visit_Module(self, node: cst.Module) -> None:
         self._first = node.body[0] if node.body else None
@@ -66,11 +75,10 @@ class RuleTransformer(VisitorBasedCodemodCommand):
     def report(
         self, node: cst.CSTNode, message: str, *, severity: Severity = Severity.ERROR, fix: Fix = Fix.APPLIED
     ) -> None:
-        try:
-            pos = self.get_metadata(PositionProvider, node).start
-            line, col = pos.line, pos.column + 1
-        except KeyError:  # a node built by this rule has no position; report the statement's
-            line, col = 0, 0
+        wrapper = self.context.wrapper
+        pos = wrapper.resolve(PositionProvider).get(node) if wrapper is not None else None
+        # A node built by this rule has no position; the engine maps line 0 to the statement's.
+        line, col = (pos.start.line, pos.start.column + 1) if pos is not None else (0, 0)
         self.state.findings.append(
             Finding(self.CODE, severity, self.state.path, line, col, message, fix=fix)
         )
@@ -82,10 +90,8 @@ class RuleTransformer(VisitorBasedCodemodCommand):
             self._pending[-1].append(message)
 
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
-        try:
-            return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
-        except KeyError:
-            return set()
+        scope = self.get_metadata(ScopeProvider, node, None)
+        return {q.name for q in scope.get_qualified_names_for(node)} if scope is not None else set()
 
     def import_referenced(self, import_node: cst.ImportFrom, bound: str) -> bool:
         """Whether the name `bound` by this import is still used (needs ScopeProvider metadata)."""
@@ -100,22 +106,34 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         """Inside `import ...` / `from ... import ...`: names there are bindings, not uses."""
         return self._import_depth > 0
 
+    # The walk itself: libcst's matcher-decoratable hooks are bypassed for the cached look-up of
+    # codemods.walk (rules use no matcher decorators and no per-field hooks).
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             self._pending.append([])
         elif isinstance(node, (cst.Import, cst.ImportFrom)):
             self._import_depth += 1
-        return super().on_visit(node)
+        visit = walk.hooks(type(self), type(node))[0]
+        return visit is None or visit(self, node) is not False
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        return None
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
         if isinstance(original_node, (cst.Import, cst.ImportFrom)):
             self._import_depth -= 1
-        result = super().on_leave(original_node, updated_node)
+        leave = walk.hooks(type(self), type(original_node))[1]
+        result = updated_node if leave is None else leave(self, original_node, updated_node)
         if isinstance(original_node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             messages = self._pending.pop()
             if messages:
                 seen = self._header if original_node is self._first else set()
                 result = _attach_todos(result, self.CODE, messages, seen)
+        if result is not updated_node:
+            self.changed = True
         return result
 
 

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
+from codemods import walk
+
 KEEP = "keep"
 REMOVE = "remove"
 # A decision per alias: KEEP, REMOVE, or (new module, new aliases) to replace it.
@@ -84,7 +86,7 @@ def imported_names(module: cst.Module, source: str) -> set[str]:
     """Local names a file binds with `from source import name [as local]`, anywhere in it."""
     found: set[str] = set()
 
-    class _Collect(cst.CSTVisitor):
+    class _Collect(walk.Visitor):
         def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
             if (not node.relative and node.module is not None and not isinstance(node.names, cst.ImportStar)
                     and get_full_name_for_node(node.module) == source):

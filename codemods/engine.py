@@ -17,9 +17,11 @@ from collections.abc import Sequence
 
 import libcst as cst
 from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.metadata import MetadataWrapper
 
 from codemods import BY_CODE
-from codemods.base import FileState, Options, Rule
+from codemods.base import FileState, Options, Rule, RuleTransformer
 from migrate import notebooks
 from migrate.files import SourceError, decode_python, read_bytes
 from migrate.findings import FileResult, Finding, Status
@@ -96,14 +98,39 @@ def fix_text(text: str, *, path: str, rules: Sequence[Rule], options: Options) -
     state = FileState(path=path, options=options, codes=frozenset(r.code for r in rules))
     stages: list[tuple[int, str]] = []  # (first finding index of the pass, text the pass saw)
     current = text
+    # One metadata wrapper per distinct tree: a pass that changes nothing hands the next pass
+    # the same tree, whose scope and qualified-name analysis is then not computed again.
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     for rule in active:
         for transformer in rule.transformers:
             if not transformer.wanted(state):
                 continue
             stages.append((len(state.findings), current))
-            module = transformer(CodemodContext(filename=path), state).transform_module(module)
-            current = module.code
+            new_module, changed = _run_pass(transformer(CodemodContext(filename=path), state), wrapper)
+            if changed:
+                current = new_module.code
+                wrapper = MetadataWrapper(new_module, unsafe_skip_copy=True)
     return current, _map_back(state.findings, stages, text)
+
+
+def _run_pass(transformer: RuleTransformer, wrapper: MetadataWrapper) -> tuple[cst.Module, bool]:
+    """One pass over the wrapper's tree, reusing the metadata the wrapper already holds; the
+    import additions and removals the pass scheduled run after it, as libcst's codemods do.
+
+    The tree is never copied: nodes are immutable and each pass builds a new tree, so a
+    wrapper's node-keyed metadata stays valid for as long as its tree is the current one.
+    """
+    transformer.context = dataclasses.replace(transformer.context, wrapper=wrapper)
+    with transformer.resolve(wrapper):
+        module = transformer.transform_module_impl(wrapper.module)
+    changed = transformer.changed
+    for key, follow_up in ((AddImportsVisitor.CONTEXT_KEY, AddImportsVisitor),
+                           (RemoveImportsVisitor.CONTEXT_KEY, RemoveImportsVisitor)):
+        if transformer.context.scratch.get(key):
+            transformer.context = dataclasses.replace(transformer.context, wrapper=None)
+            module = follow_up(transformer.context).transform_module(module)
+            changed = True
+    return module, changed
 
 
 def _map_back(findings: list[Finding], stages: list[tuple[int, str]], original: str) -> list[Finding]:

@@ -15,9 +15,8 @@ from collections.abc import Iterable
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import PositionProvider, QualifiedNameProvider, ScopeProvider
 
-from codemods import inline, symbols
+from codemods import inline, symbols, walk
 from codemods.base import Rule, RuleTransformer
 from codemods.edits import (
     KEEP,
@@ -60,7 +59,7 @@ def message_for(sym: Symbol) -> str:
     return f"`{sym.path}` was {gone}{hint}"
 
 
-class _BoundAndUsedNames(cst.CSTVisitor):
+class _BoundAndUsedNames(walk.Visitor):
     """Names a module uses, and names it binds itself (for resolving star imports)."""
 
     def __init__(self) -> None:
@@ -99,7 +98,7 @@ class _BoundAndUsedNames(cst.CSTVisitor):
         self.bound.add(bound)
 
 
-class _QualifiedUses(cst.CSTVisitor):
+class _QualifiedUses(walk.Visitor):
     """Qualified names of every outermost name or attribute chain outside import statements."""
 
     def __init__(self, owner: RuleTransformer) -> None:
@@ -128,7 +127,6 @@ class _QualifiedUses(cst.CSTVisitor):
 
 class RewriteImports(RuleTransformer):
     CODE = "TRL101"
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider)
 
     def __init__(self, context, state) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context, state)

@@ -17,10 +17,18 @@ from typing import Any
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import PositionProvider, QualifiedNameProvider, ScopeProvider
 
+from codemods import walk
 from codemods.base import RuleTransformer
-from codemods.edits import KEEP, REMOVE, alias_asname, alias_name, imported_names, new_alias, rewrite_import_from
+from codemods.edits import (
+    KEEP,
+    REMOVE,
+    alias_asname,
+    alias_name,
+    imported_names,
+    new_alias,
+    rewrite_import_from,
+)
 
 LEGACY, PPOV2, V2, EXPERIMENTAL = "legacy", "ppov2", "v2", "experimental"
 CONFIG_NAMES = ("PPOConfig", "PPOv2Config")
@@ -115,7 +123,7 @@ def relayout(original: cst.Call, args: list[cst.Arg], fresh: set[int]) -> list[c
 
 
 # -- era of a whole file ------------------------------------------------------------------------------
-class FileFacts(cst.CSTVisitor):
+class FileFacts(walk.Visitor):
     """Era signals and the names bound to PPO configs and trainers, gathered before a rewrite."""
 
     def __init__(self, owner: RuleTransformer) -> None:
@@ -199,7 +207,6 @@ class FinishPPOImports(RuleTransformer):
     import of the target names the rule wrote (`scratch[NEEDED]`), in place (a module-level one
     joins the file's `from trl import ...`); one still used keeps a TODO: it fails on TRL 1.13."""
 
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider)
     OWNED: tuple[str, ...] = ()
     NEEDED = ""
     STILL_USED = ""

@@ -19,12 +19,10 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
     ExpressionContextProvider,
-    PositionProvider,
-    QualifiedNameProvider,
     ScopeProvider,
 )
 
-from codemods import ppo, ppo_flags, ppo_paths
+from codemods import ppo, ppo_flags, ppo_paths, walk
 from codemods.base import Rule, RuleTransformer
 from migrate.findings import Severity
 
@@ -281,7 +279,7 @@ def _v2(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
 
 class RewritePPOConfig(RuleTransformer):
     CODE = "TRL103"
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider, ExpressionContextProvider)
+    METADATA_DEPENDENCIES = (ScopeProvider, ExpressionContextProvider)
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
@@ -538,7 +536,7 @@ def _expand_dict_literal(call: cst.Call) -> cst.Call:
     return call.with_changes(args=args)
 
 
-class _Prescan(cst.CSTVisitor):
+class _Prescan(walk.Visitor):
     """Which names hold a PPO config (from a call, or from HfArgumentParser), and how it is rewritten."""
 
     def __init__(self, owner: RewritePPOConfig) -> None:

@@ -20,7 +20,7 @@ import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
-from codemods import ppo
+from codemods import ppo, walk
 from codemods.base import FileState, Rule, RuleTransformer, _with_todos
 from codemods.edits import alias_asname, alias_name
 from codemods.ppo_paths import PARSE_METHODS, PARSERS
@@ -570,7 +570,7 @@ def _names_outside(module: cst.Module, node: cst.CSTNode) -> set[str]:
     """Names used anywhere in `module` except inside `node`."""
     found: set[str] = set()
 
-    class _V(cst.CSTVisitor):
+    class _V(walk.Visitor):
         def on_visit(self, n: cst.CSTNode) -> bool:
             if n is node:
                 return False
@@ -615,7 +615,7 @@ def _bound_names(node: cst.CSTNode) -> set[str]:
     """Names a statement assigns anywhere inside it (=, +=, annotated, for, with, walrus)."""
     found: set[str] = set()
 
-    class _V(cst.CSTVisitor):
+    class _V(walk.Visitor):
         def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
             found.update(_names(n.target))
 
@@ -661,7 +661,7 @@ def _assign(stmt: cst.BaseStatement) -> cst.Assign | None:
 def _names(node: cst.CSTNode, *, skip_imports: bool = False) -> set[str]:
     found: set[str] = set()
 
-    class _V(cst.CSTVisitor):
+    class _V(walk.Visitor):
         def visit_Name(self, n: cst.Name) -> None:
             found.add(n.value)
 
@@ -761,7 +761,7 @@ def _target_trainer_vars(owner: RuleTransformer, module: cst.Module) -> set[str]
     found: set[str] = set()
     names = tuple(ppo.TARGETS[t][1] for t in ppo.TARGETS)
 
-    class _V(cst.CSTVisitor):
+    class _V(walk.Visitor):
         def visit_Assign(self, node: cst.Assign) -> None:
             if isinstance(node.value, cst.Call) and ppo.ppo_class(owner.qualified_names(node.value.func), names):
                 found.update(get_full_name_for_node(t.target) or "" for t in node.targets)

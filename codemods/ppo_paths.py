@@ -19,7 +19,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import ExpressionContext, ExpressionContextProvider, GlobalScope, ScopeProvider
 
-from codemods import ppo
+from codemods import ppo, walk
 from codemods.base import RuleTransformer
 from codemods.edits import is_import_block
 
@@ -56,7 +56,7 @@ class _Parser:
     uses: list[tuple[cst.Assign, int]] = dataclasses.field(default_factory=list)  # (unpack, top-level index)
 
 
-class _Collect(cst.CSTVisitor):
+class _Collect(walk.Visitor):
     """Parsers, their unpacks, every name spelled in the file, and `import dataclasses` statements."""
 
     def __init__(self, owner: RuleTransformer, module: cst.Module) -> None:

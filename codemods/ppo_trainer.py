@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from codemods import ppo
+from codemods import ppo, walk
 from codemods.base import Rule, RuleTransformer
 from migrate.findings import Severity
 
@@ -296,7 +296,7 @@ def _looped(module: cst.Module, trainer_vars: set[str]) -> set[str]:
     """Trainer variables whose `.step(...)` is called: the legacy loop, rewritten by TRL106."""
     found: set[str] = set()
 
-    class _Find(cst.CSTVisitor):
+    class _Find(walk.Visitor):
         def visit_Call(self, node: cst.Call) -> None:
             func = node.func
             if isinstance(func, cst.Attribute) and func.attr.value == "step":
@@ -312,7 +312,7 @@ def _loaded_from_path(module: cst.Module) -> set[str]:
     """Names assigned from `X.from_pretrained(...)`: models whose path the trainer can reload."""
     found: set[str] = set()
 
-    class _Find(cst.CSTVisitor):
+    class _Find(walk.Visitor):
         def visit_Assign(self, node: cst.Assign) -> None:
             value = node.value
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \

@@ -13,6 +13,7 @@ from collections.abc import Callable
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
+from codemods import walk
 from codemods.base import RuleTransformer
 
 # How a `peft_config=` argument moves: into get_peft_model(...), dropped (literal None), behind an
@@ -45,7 +46,7 @@ def may_be_none(expr: cst.BaseExpression) -> bool:
     return any(isinstance(e, cst.Name) and e.value == "None" for e in _leaves(expr))
 
 
-class _Collect(cst.CSTVisitor):
+class _Collect(walk.Visitor):
     def __init__(self, vh_class: Callable[[cst.CSTNode], str | None], classes: tuple[str, ...]) -> None:
         self.vh_class, self.classes = vh_class, classes
         self.candidates: list[tuple[cst.Name, cst.BaseExpression]] = []  # (target, value)

@@ -14,11 +14,18 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from codemods import symbols, value_head_vars
 from codemods.base import Rule, RuleTransformer
-from codemods.edits import KEEP, REMOVE, alias_asname, alias_name, imported_names, new_alias, rewrite_import_from
+from codemods.edits import (
+    KEEP,
+    REMOVE,
+    alias_asname,
+    alias_name,
+    imported_names,
+    new_alias,
+    rewrite_import_from,
+)
 from migrate.findings import Severity
 
 CAUSAL = "AutoModelForCausalLMWithValueHead"
@@ -61,7 +68,6 @@ def _ending_like(args: list[cst.Arg], original: cst.Call) -> list[cst.Arg]:
 
 class RewriteValueHeads(RuleTransformer):
     CODE = "TRL102"
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider)
 
     def __init__(self, context, state) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context, state)
@@ -295,7 +301,6 @@ class FinishValueHeadImports(RuleTransformer):
     """
 
     CODE = "TRL102"
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider)
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
