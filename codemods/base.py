@@ -8,12 +8,14 @@ TODO is attached above the statement being visited and never duplicated on a rer
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import warnings
 from collections.abc import Sequence
 from typing import ClassVar
 
 import libcst as cst
-from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
+from libcst.codemod import Codemod, CodemodContext, VisitorBasedCodemodCommand
 from libcst.metadata import PositionProvider, ScopeProvider
 
 from codemods import walk
@@ -40,6 +42,53 @@ class FileState:
     codes: frozenset[str] = frozenset()  # the rules running on this file
 
 
+class Identifiers:
+    """The identifiers a module's code uses (names, attributes, import paths, keywords, the
+    dotted parts of strings), read with `ast`; comments do not count, so the names a TODO
+    mentions do not re-trigger a pass. Code `ast` cannot read counts as containing every name."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._joined: str | None = None
+
+    def has_any(self, parts: Sequence[str]) -> bool:
+        if not parts:
+            return True
+        if self._joined is None:
+            self._joined = _identifier_text(self._text)
+        return self._joined == "" or any(p in self._joined for p in parts)
+
+
+def _identifier_text(text: str) -> str:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""  # treated as "every name present"
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, ast.alias):
+            found.add(node.name)
+            if node.asname:
+                found.add(node.asname)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.keyword) and node.arg:
+            found.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, ast.arg):
+            found.add(node.arg)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 200:
+            found.add(node.value)
+    return "\n" + "\n".join(sorted(found)) + "\n"
+
+
 class RuleTransformer(VisitorBasedCodemodCommand):
     """Base transformer: findings with positions, and TODO comments on enclosing statements."""
 
@@ -51,7 +100,10 @@ class RuleTransformer(VisitorBasedCodemodCommand):
     CODE: ClassVar[str] = ""
 
     def __init__(self, context: CodemodContext, state: FileState) -> None:
-        super().__init__(context)
+        # Not super().__init__: the matcher-decoratable transformer under libcst's codemods
+        # inspects every method for matcher decorators (~15 ms a pass); rules use none.
+        Codemod.__init__(self, context)
+        cst.CSTTransformer.__init__(self)
         self.state = state
         self._pending: list[list[str]] = []
         self._first: cst.CSTNode | None = None
@@ -66,10 +118,16 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         self._first = node.body[0] if node.body else None
         self._header = {line.comment.value for line in node.header if line.comment is not None}
 
+    # Identifiers (or parts of them) one of which the code must contain for this pass to find
+    # anything; () runs the pass on every file its rule is triggered for.
+    NAMES: ClassVar[tuple[str, ...]] = ()
+
     @classmethod
-    def wanted(cls, state: FileState) -> bool:
-        """Whether this pass can do anything given what earlier passes left in `state`."""
-        return True
+    def wanted(cls, state: FileState, names: Identifiers) -> bool:
+        """Whether this pass can do anything on code with `names`, given what earlier passes left
+        in `state`. Checked on the text each pass receives, so the verifying second run skips
+        the passes whose subject the first run rewrote away."""
+        return names.has_any(cls.NAMES)
 
     # -- findings ---------------------------------------------------------------------------
     def report(

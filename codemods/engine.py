@@ -21,7 +21,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
 from codemods import BY_CODE
-from codemods.base import FileState, Options, Rule, RuleTransformer
+from codemods.base import FileState, Identifiers, Options, Rule, RuleTransformer
 from migrate import notebooks
 from migrate.files import SourceError, decode_python, read_bytes
 from migrate.findings import FileResult, Finding, Status
@@ -101,15 +101,17 @@ def fix_text(text: str, *, path: str, rules: Sequence[Rule], options: Options) -
     # One metadata wrapper per distinct tree: a pass that changes nothing hands the next pass
     # the same tree, whose scope and qualified-name analysis is then not computed again.
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    names = Identifiers(text)
     for rule in active:
         for transformer in rule.transformers:
-            if not transformer.wanted(state):
+            if not transformer.wanted(state, names):
                 continue
             stages.append((len(state.findings), current))
             new_module, changed = _run_pass(transformer(CodemodContext(filename=path), state), wrapper)
             if changed:
                 current = new_module.code
                 wrapper = MetadataWrapper(new_module, unsafe_skip_copy=True)
+                names = Identifiers(current)
     return current, _map_back(state.findings, stages, text)
 
 

@@ -193,6 +193,8 @@ class RewriteImports(RuleTransformer):
                             f"`{root}` through it, so `import {root}` stays")
                 alias = alias.with_changes(name=cst.Name(root))
             names.append(alias)
+        if all(a is b for a, b in zip(names, updated_node.names)):
+            return updated_node
         return updated_node.with_changes(names=names)
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
@@ -352,7 +354,7 @@ class GoneModuleImports(RuleTransformer):
         self.table = symbols.load()
 
     @classmethod
-    def wanted(cls, state) -> bool:  # type: ignore[no-untyped-def]
+    def wanted(cls, state, names) -> bool:  # type: ignore[no-untyped-def]
         return bool(state.scratch.get("gone_modules"))
 
     def visit_Import(self, node: cst.Import) -> None:

@@ -209,6 +209,10 @@ class FinishPPOImports(RuleTransformer):
 
     OWNED: tuple[str, ...] = ()
     NEEDED = ""
+
+    @classmethod
+    def wanted(cls, state, names) -> bool:  # type: ignore[no-untyped-def]
+        return bool(state.scratch.get(cls.NEEDED)) or names.has_any(cls.OWNED)
     STILL_USED = ""
 
     def visit_Module(self, node: cst.Module) -> None:

@@ -280,6 +280,7 @@ def _v2(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
 class RewritePPOConfig(RuleTransformer):
     CODE = "TRL103"
     METADATA_DEPENDENCIES = (ScopeProvider, ExpressionContextProvider)
+    NAMES = ppo.CONFIG_NAMES
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

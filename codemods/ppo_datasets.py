@@ -13,7 +13,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
-from codemods import ppo
+from codemods import ppo, walk
 from codemods.base import Rule, RuleTransformer
 from migrate.findings import Severity
 
@@ -21,6 +21,8 @@ TOKENIZER_METHODS = ("apply_chat_template", "encode")
 
 
 class RewritePPODatasets(RuleTransformer):
+    # It works on the trainer call TRL104 already rewrote, so the target names count too.
+    NAMES = (*ppo.TRAINER_NAMES, *(trainer for _, trainer in ppo.TARGETS.values()))
     CODE = "TRL105"
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -91,6 +93,8 @@ class RewritePPODatasets(RuleTransformer):
 class PPODatasetTodos(RuleTransformer):
     """Second pass: a dataset whose tokenizing map was not recognised gets a TODO where it is built."""
 
+    NAMES = (*ppo.TRAINER_NAMES, *(trainer for _, trainer in ppo.TARGETS.values()))
+
     CODE = "TRL105"
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -113,8 +117,7 @@ class PPODatasetTodos(RuleTransformer):
 def _datasets(owner: RuleTransformer, module: cst.Module) -> set[str]:
     """Datasets TRL104 gave a new trainer, and those still passed to a PPO trainer (TRL104 not run)."""
     found = set(owner.state.scratch.get("ppo_datasets", set()))
-    for call in m.findall(module, m.Call()):
-        assert isinstance(call, cst.Call)
+    for call in walk.find_all(module, cst.Call):
         if ppo.ppo_class(owner.qualified_names(call.func), ppo.TRAINER_NAMES):
             for arg in call.args:
                 if arg.keyword is not None and arg.keyword.value in ("dataset", "train_dataset", "eval_dataset"):
@@ -131,8 +134,8 @@ def _mapped_functions(module: cst.Module) -> set[str]:
 
 def _string_literals(module: cst.Module) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for node in m.findall(module, m.SimpleString()):
-        value = ppo.literal(node)  # type: ignore[arg-type]
+    for node in walk.find_all(module, cst.SimpleString):
+        value = ppo.literal(node)
         if isinstance(value, str):
             counts[value] = counts.get(value, 0) + 1
     return counts
@@ -140,8 +143,7 @@ def _string_literals(module: cst.Module) -> dict[str, int]:
 
 def _last_assignments(module: cst.Module, names: set[str]) -> dict[str, cst.Assign]:
     out: dict[str, cst.Assign] = {}
-    for node in m.findall(module, m.Assign()):
-        assert isinstance(node, cst.Assign)
+    for node in walk.find_all(module, cst.Assign):
         for t in node.targets:
             name = get_full_name_for_node(t.target)
             if name in names:

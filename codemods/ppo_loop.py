@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Sequence
+from typing import TypeVar
 
 import libcst as cst
 import libcst.matchers as m
@@ -34,11 +35,15 @@ GEN_DROPPED = {"do_sample": True, "min_length": -1, "pad_token_id": None, "eos_t
 REWARD_FN = "reward_fn"
 
 
+_Block = TypeVar("_Block", cst.Module, cst.IndentedBlock)
+
+
 class _Fail(Exception):
     """The loop is not the recognised shape; the message says which part."""
 
 
 class RewritePPOLoop(RuleTransformer):
+    NAMES = ("step",)
     CODE = "TRL106"
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -55,13 +60,13 @@ class RewritePPOLoop(RuleTransformer):
         self.orphaned: set[str] = set()  # local names of `respond_to_batch` whose uses this rule rewrote
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        module = updated_node.with_changes(body=self._body(original_node.body, updated_node.body, top=True))
+        module = _with_body(updated_node, self._body(original_node.body, updated_node.body, top=True))
         if self.orphaned:
             module = _drop_orphaned_imports(module, self.orphaned - _names(module, skip_imports=True), self.state)
         return module
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
-        return updated_node.with_changes(body=self._body(original_node.body, updated_node.body, top=False))
+        return _with_body(updated_node, self._body(original_node.body, updated_node.body, top=False))
 
     # -- one block: find the loops, rewrite each whole or leave it with a TODO -------------------------
     def _body(self, original: Sequence[cst.BaseStatement], body: Sequence[cst.BaseStatement], *,
@@ -555,7 +560,9 @@ def _reads(stmt: cst.CSTNode, names: set[str], columns: set[str], batch: str | N
     found: set[str] = set()
     for part in parts:
         found |= _names(part) & names
-        for sub in m.findall(part, m.Subscript(value=m.Name(batch or ""))):
+        for sub in walk.find_all(part, cst.Subscript):
+            if not m.matches(sub.value, m.Name(batch or "")):
+                continue
             column = _column(sub, batch)  # type: ignore[arg-type]
             if column is not None and column in columns and sub not in (getattr(t, "target", None) for t in getattr(stmt, "targets", [])):
                 found.add(f'{batch}["{column}"]')
@@ -754,6 +761,13 @@ def _drop_orphaned_imports(module: cst.Module, names: set[str], state: FileState
                 state.findings[i] = dataclasses.replace(f, severity=Severity.INFO, fix=Fix.APPLIED, message=(
                     f"{todo} is gone in TRL 1.13; TRL106 rewrote its uses, so the import is unused and was removed"))
     return new  # type: ignore[return-value]
+
+
+def _with_body(node: _Block, body: list[cst.BaseStatement]) -> _Block:
+    """`node` itself when `body` is its own statements (so the pass counts as no change)."""
+    if len(body) == len(node.body) and all(a is b for a, b in zip(body, node.body)):
+        return node
+    return node.with_changes(body=body)
 
 
 def _target_trainer_vars(owner: RuleTransformer, module: cst.Module) -> set[str]:

@@ -31,6 +31,7 @@ REWARD_TODO = (
 
 
 class RewritePPOTrainer(RuleTransformer):
+    NAMES = (*ppo.TRAINER_NAMES, *ppo.TRAINER_HELPERS)
     CODE = "TRL104"
 
     def visit_Module(self, node: cst.Module) -> None:

@@ -67,6 +67,7 @@ def _ending_like(args: list[cst.Arg], original: cst.Call) -> list[cst.Arg]:
 
 
 class RewriteValueHeads(RuleTransformer):
+    NAMES = ("ValueHead", "PreTrainedModelWrapper", "SUPPORTED_ARCHITECTURES")
     CODE = "TRL102"
 
     def __init__(self, context, state) -> None:  # type: ignore[no-untyped-def]
@@ -301,6 +302,12 @@ class FinishValueHeadImports(RuleTransformer):
     """
 
     CODE = "TRL102"
+
+    NAMES = ("ValueHead", "PreTrainedModelWrapper", "SUPPORTED_ARCHITECTURES")
+
+    @classmethod
+    def wanted(cls, state, names) -> bool:  # type: ignore[no-untyped-def]
+        return bool(state.scratch.get("needed")) or super().wanted(state, names)
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

@@ -11,12 +11,13 @@ this is most of the cost of a pass.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import libcst as cst
 
 _Hooks = tuple[Callable[..., Any] | None, Callable[..., Any] | None]
 _CACHE: dict[tuple[type, type], _Hooks] = {}
+_N = TypeVar("_N", bound=cst.CSTNode)
 
 
 def hooks(owner: type, node_type: type) -> _Hooks:
@@ -65,3 +66,19 @@ class Transformer(cst.CSTTransformer):
 
     def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
         return None
+
+
+
+def find_all(root: cst.CSTNode, kind: type[_N] | tuple[type[_N], ...]) -> list[_N]:
+    """Every node of `kind` under `root` (itself included), in source order: `libcst.matchers.
+    findall` with a type for a matcher, at a fraction of its cost on a whole module."""
+    found: list[_N] = []
+
+    class _Collect(Visitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, kind):
+                found.append(node)  # type: ignore[arg-type]
+            return True
+
+    root.visit(_Collect())
+    return found
