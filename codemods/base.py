@@ -147,9 +147,11 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         if self._pending:
             self._pending[-1].append(message)
 
-    def qualified_names(self, node: cst.CSTNode) -> set[str]:
+    def qualified_names(self, node: cst.CSTNode) -> tuple[str, ...]:
+        """What `node` may name (several after conditional imports), sorted: a rule that takes
+        the first match reads the same one in every process, whatever the hash seed."""
         scope = self.get_metadata(ScopeProvider, node, None)
-        return {q.name for q in scope.get_qualified_names_for(node)} if scope is not None else set()
+        return tuple(sorted({q.name for q in scope.get_qualified_names_for(node)})) if scope is not None else ()
 
     def import_referenced(self, import_node: cst.ImportFrom, bound: str) -> bool:
         """Whether the name `bound` by this import is still used (needs ScopeProvider metadata)."""
