@@ -51,6 +51,26 @@ def targets() -> dict[str, Any]:
     return json.loads(resources.files("codemods").joinpath("data/ppo_targets.json").read_text("utf-8"))
 
 
+@functools.cache
+def _defaults() -> dict[str, Any]:
+    return json.loads(resources.files("codemods").joinpath("data/ppo_defaults.json").read_text("utf-8"))
+
+
+def default_history(era: str, field: str) -> list[tuple[str, str, Any]]:
+    """(first release, last release, default) for each run of releases of `era` in which the PPO
+    config's `field` had one default, oldest first (codemods/data/ppo_defaults.json)."""
+    runs: list[tuple[str, str, Any]] = []
+    for version, eras in _defaults()["versions"].items():
+        fields = eras.get(era)
+        if fields is None or field not in fields:
+            continue
+        if runs and runs[-1][2] == fields[field]:
+            runs[-1] = (runs[-1][0], version, fields[field])
+        else:
+            runs.append((version, version, fields[field]))
+    return runs
+
+
 def config_fields(target: str) -> frozenset[str]:
     return frozenset(targets()["config_fields"][target])
 

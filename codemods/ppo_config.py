@@ -26,9 +26,6 @@ from codemods import ppo, ppo_flags, ppo_paths, walk
 from codemods.base import Rule, RuleTransformer
 from migrate.findings import Severity
 
-LEGACY_EXTRA = {"lr_scheduler_type": '"constant"'}  # legacy used Adam with no scheduler (W:0.11.4 ppo_trainer.py)
-
-
 @dataclasses.dataclass
 class Plan:
     """How one config call is rewritten, decided from the original call without side effects."""
@@ -100,11 +97,54 @@ def plan_call(call: cst.Call, era: str | None, target: str) -> Plan:
         new = row.get("to", name)
         if emit is not None and name not in given and new not in given and all(new != n for _, n, _ in plan.args):
             plan.extra.append((new, emit))
-    if era == ppo.LEGACY:
-        for name, value in LEGACY_EXTRA.items():
-            if name not in given:
-                plan.extra.append((name, value))
+    for name, row in ppo.mapping()["era_extra"].get(era, {}).items():
+        if name not in given:
+            plan.extra.append((name, row["value"]))
+    _kept_defaults(plan, given, era, target)
+    _changed_defaults(plan, given, table, era)
+    _completions_per_prompt(plan, target)
     return plan
+
+
+def _kept_defaults(plan: Plan, given: dict, era: str, target: str) -> None:
+    """A training field both configs have, left out of the call, whose default in the era's newest
+    release differs from the target's (bf16 and gradient_checkpointing of PPOv2): keep PPO's."""
+    written = {n for _, n, _ in plan.args} | {n for n, _ in plan.extra}
+    defaults = ppo.targets()["config_defaults"][target]
+    for name in ppo.mapping()["training_fields"]:
+        runs = ppo.default_history(era, name)
+        if name in given or name in written or name not in defaults or not runs:
+            continue
+        old, new = runs[-1][2], defaults[name]
+        if name == "bf16" and new is None:
+            new = not defaults.get("fp16")  # TRL's configs turn an unset bf16 into `not fp16`
+        if old != new and isinstance(old, (bool, int, float, str)):
+            plan.extra.append((name, repr(old)))
+
+
+def _changed_defaults(plan: Plan, given: dict, table: dict, era: str) -> None:
+    """A field the call leaves out whose default changed between the era's releases: the file does
+    not say which release it ran on, so say which default the rewrite kept."""
+    for name in ppo.mapping()["training_fields"]:
+        if name in given:
+            continue
+        runs = ppo.default_history(era, name)
+        if len(runs) < 2:
+            continue
+        new = table.get(name, {}).get("to", name)
+        newest = runs[-1]
+        older = "; ".join(f"{v!r} in TRL {a}-{b}" if a != b else f"{v!r} in TRL {a}" for a, b, v in runs[:-1])
+        plan.notes.append((Severity.WARNING, f"`{name}` is not set and its {ppo.ERA_TEXT[era]} default changed between "
+                           f"releases: the rewrite keeps {newest[2]!r} (TRL {newest[0]}-{newest[1]}); if you ran "
+                           f"another release ({older}), set `{new}` to that value"))
+
+
+def _completions_per_prompt(plan: Plan, target: str) -> None:
+    written = dict(plan.extra) | {n: v for _, n, v in plan.args if v is not None}
+    n = written.get("num_generations", "2" if target == "rloo" else "8")
+    plan.notes.append((Severity.WARNING, f"PPO sampled one completion per prompt; {ppo.target_config(target)[:4]} samples "
+                       f"num_generations={n} per prompt and scores each against the others, so a generation of the "
+                       f"same number of samples holds 1/{n} as many prompts"))
 
 
 def _read_value(plan: Plan, name: str, expr: cst.BaseExpression, value: Any) -> None:
@@ -225,9 +265,15 @@ def _two_per_prompt(plan: Plan, index: int, mini_key: str, bs: int, mini: int, s
 
 def _v2(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
     """v2 fields whose value changes form (research section 4.1)."""
-    handled = {"kl_estimator", "total_episodes", "num_mini_batches", "num_sample_generations"}
+    handled = {"kl_estimator", "total_episodes", "num_mini_batches", "num_sample_generations", "max_grad_norm"}
     shown = {k: ppo.code(e).strip() for k, (_, e) in given.items()}
     idx = {k: i for k, (i, _) in given.items()}
+    if "max_grad_norm" in given and values["max_grad_norm"] != 0:
+        plan.args.append((idx["max_grad_norm"], "max_grad_norm", "0.0"))
+        plan.notes.append((Severity.WARNING, f"`max_grad_norm={shown['max_grad_norm']}` had no effect: the PPO v2 trainers "
+                           "never clipped gradients; max_grad_norm=0.0 keeps that (set a value to clip with TRL 1.13)"))
+    elif "max_grad_norm" in given:
+        plan.args.append((idx["max_grad_norm"], "max_grad_norm", None))
     if "kl_estimator" in given:
         native = "k1" if target == "rloo" else "k3"
         if values["kl_estimator"] == native:
@@ -465,6 +511,39 @@ class RewritePPOConfig(RuleTransformer):
         there = {id(a.node) for a in built[root]} if root in built else set()
         return bool(there) and there == ({id(a.node) for a in here[root]} if root in here else set())
 
+    # -- a parsed config starts from PPO's defaults where they differ from the target's ------------
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
+                                  updated_node: cst.SimpleStatementLine):  # type: ignore[no-untyped-def]
+        assign = original_node.body[0] if len(original_node.body) == 1 else None
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not isinstance(assign.value, cst.Call):
+            return updated_node
+        var = get_full_name_for_node(assign.targets[0].target) or ""
+        func = get_full_name_for_node(assign.value.func) or ""
+        if var not in self.parsers or func.rpartition(".")[2] not in ppo_paths.PARSERS:
+            return updated_node
+        era = self.parsers[var][1]
+        if era is None:
+            self.todo(original_node, f"the parsed {self.new_name} starts from TRL 1.13's defaults, which differ from "
+                      "PPO's, and this file does not say which PPO era it was written for: set the defaults you "
+                      f"trained with through `{var}.set_defaults(...)`")
+            return updated_node
+        plan = plan_call(cst.Call(func=cst.Name("PPOConfig")), era, self.target)
+        for severity, message in plan.notes:
+            self.report(original_node, message, severity=severity)
+        for message in plan.todos:
+            self.todo(original_node, message)
+        if not plan.extra:
+            return updated_node
+        args = [ppo.new_kwarg(k, v) for k, v in plan.extra]
+        args = [a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in args[:-1]] + args[-1:]
+        defaults = cst.SimpleStatementLine(body=[cst.Expr(cst.Call(func=cst.parse_expression(f"{var}.set_defaults"),
+                                                                   args=args))])
+        shown = ", ".join(f"{k}={v}" for k, v in plan.extra)
+        self.report(original_node, f"the parsed {self.new_name} would start from TRL 1.13's defaults: "
+                    f"`{var}.set_defaults({shown})` keeps {ppo.ERA_TEXT[era]}'s where they differ (a command-line "
+                    "flag or config file value still wins)", severity=Severity.INFO)
+        return cst.FlattenSentinel([updated_node, defaults])
+
     # -- the written-in dataclass of moved script-only fields ----------------------------------------
     def leave_Tuple(self, original_node: cst.Tuple, updated_node: cst.Tuple) -> cst.BaseExpression:
         name = self.appends.get(id(original_node))
@@ -619,7 +698,7 @@ class PPOConfigRule(Rule):
     after = (
         "from trl import RLOOConfig\n"
         "config = RLOOConfig(output_dir=\"out\", max_steps=5000, num_iterations=4, beta=0.05, max_completion_length=53, "
-        "learning_rate=5e-05, temperature=0.7)\n"
+        "max_grad_norm=0.0, learning_rate=5e-05, temperature=0.7)\n"
     )
     transformers = (RewritePPOConfig, PPOConfigImports)
     triggers = ("PPOConfig", "PPOv2Config")

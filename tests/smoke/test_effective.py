@@ -1,0 +1,61 @@
+"""The effective-settings checker (migrate/effective.py) against the real TRL 1.13 configs: every
+era fixture, rewritten for each target, trains with its old settings or `fix` names each
+setting that changed; and the checker itself finds a change that no finding names."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("trl")
+
+import codemods  # noqa: E402
+from codemods.base import Options  # noqa: E402
+from codemods.engine import process  # noqa: E402
+from migrate import effective  # noqa: E402
+from tests.codemods.test_eras import SCRIPTS, TARGETS  # noqa: E402
+
+ALL = tuple(r.code for r in codemods.RULES)
+
+
+def _rewrite(text: str, target: str) -> tuple[str, list]:
+    result = process("t.py", text.encode(), codes=ALL, options=Options(target=target))
+    return (result.new or text.encode()).decode(), result.findings
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_every_changed_setting_of_an_era_fixture_is_reported(script, target):
+    text = script.read_text()
+    rewritten, findings = _rewrite(text, target)
+    for report in effective.check(text, rewritten, findings):
+        assert report.uncovered == [], f"{script.name}:{report.line} ({report.era}): {report.uncovered}"
+
+
+def test_the_checker_sees_a_change_no_finding_names():
+    text = "from trl import PPOConfig\nconfig = PPOConfig(output_dir='o', num_ppo_epochs=4, kl_coef=0.05)\n"
+    rewritten, findings = _rewrite(text, "rloo")
+    (report,) = effective.check(text, rewritten, [])
+    assert {d.setting for d in report.uncovered} >= {"completions_per_prompt"}
+    (report,) = effective.check(text, rewritten, findings)
+    assert report.uncovered == []
+
+
+@pytest.mark.parametrize(
+    ("call", "setting", "old", "new"),
+    [
+        # legacy PPO: no gradient clipping unless set, no mixed precision, a constant learning rate
+        ("PPOConfig(batch_size=8, mini_batch_size=4)", "grad_clip", "off", "off"),
+        ("PPOConfig(batch_size=8, mini_batch_size=4)", "precision", "fp32", "fp32"),
+        ("PPOConfig(batch_size=8, mini_batch_size=4)", "lr_schedule", "constant", "constant"),
+        ("PPOConfig(batch_size=8, mini_batch_size=4, max_grad_norm=0.5)", "grad_clip", 0.5, 0.5),
+        # v2: the trainer never clipped, whatever max_grad_norm said
+        ("PPOConfig(output_dir='o', num_ppo_epochs=2, max_grad_norm=1.0)", "grad_clip", "off", "off"),
+        ("PPOConfig(output_dir='o', num_ppo_epochs=2)", "temperature", 0.7, 0.7),
+        ("PPOConfig(output_dir='o', num_ppo_epochs=2)", "epochs_per_generation", 2, 2),
+    ],
+)
+def test_old_and_new_settings(call, setting, old, new):
+    text = f"from trl import PPOConfig\nconfig = {call}\n"
+    rewritten, findings = _rewrite(text, "rloo")
+    (report,) = effective.check(text, rewritten, findings)
+    assert (report.old[setting], report.new[setting]) == (old, new)
