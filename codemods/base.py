@@ -108,6 +108,7 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         self._pending: list[list[str]] = []
         self._first: cst.CSTNode | None = None
         self._import_depth = 0  # > 0 while inside an import statement
+        self._mutation_depth = 0  # > 0 inside a `del` target or an attribute/subscript being assigned
         self._header: set[str] = set()  # comments above the first statement live in Module.header
         # Whether a leave_ hook returned anything but the node it was handed: libcst rebuilds
         # every parent on the way up, so this is the one place a change can start. The engine
@@ -162,6 +163,12 @@ class RuleTransformer(VisitorBasedCodemodCommand):
 
     # -- statement frames: where TODOs land --------------------------------------------------
     @property
+    def in_mutation(self) -> bool:
+        """Inside `del X.y` or the target of `X.y = ...` / `X[k] = ...`: code that changes an object
+        (a monkeypatch), where renaming a removed class to its successor would patch another class."""
+        return self._mutation_depth > 0
+
+    @property
     def in_import(self) -> bool:
         """Inside `import ...` / `from ... import ...`: names there are bindings, not uses."""
         return self._import_depth > 0
@@ -173,6 +180,8 @@ class RuleTransformer(VisitorBasedCodemodCommand):
             self._pending.append([])
         elif isinstance(node, (cst.Import, cst.ImportFrom)):
             self._import_depth += 1
+        elif _mutates(node):
+            self._mutation_depth += 1
         visit = walk.hooks(type(self), type(node))[0]
         return visit is None or visit(self, node) is not False
 
@@ -185,6 +194,8 @@ class RuleTransformer(VisitorBasedCodemodCommand):
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
         if isinstance(original_node, (cst.Import, cst.ImportFrom)):
             self._import_depth -= 1
+        elif _mutates(original_node):
+            self._mutation_depth -= 1
         leave = walk.hooks(type(self), type(original_node))[1]
         result = updated_node if leave is None else leave(self, original_node, updated_node)
         if isinstance(original_node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
@@ -195,6 +206,13 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         if result is not updated_node:
             self.changed = True
         return result
+
+
+def _mutates(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.Del):
+        return True
+    return isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) and \
+        isinstance(node.target, (cst.Attribute, cst.Subscript))
 
 
 def todo_comment(code: str, message: str) -> str:

@@ -497,7 +497,27 @@ class RewritePPOConfig(RuleTransformer):
                         "read that, or keep the value in a variable of your own")
             self.todo(original_node, f"`{owner}.{field}`: {text}")
             return updated_node
+        if plan is not None and not self.in_import:
+            unset = self._unset_field(original_node, updated_node, owner, field, plan)
+            if unset is not None:
+                return unset
         return self._reference(original_node, updated_node)
+
+    def _unset_field(self, node: cst.Attribute, updated: cst.Attribute, owner: str, field: str,
+                     plan: Plan) -> cst.BaseExpression | None:
+        """A read or write of a PPO field the call did not set (`config.ppo_epochs`,
+        `config.accelerator_kwargs[...] = ...`): a renamed one follows its new name, one the new
+        config lacks gets a TODO (on TRL 1.13 it is an AttributeError)."""
+        row = ppo.mapping()["legacy_config" if plan.era == ppo.LEGACY else "v2_config"].get(field)
+        if row is None or field in ppo.config_fields(self.target):
+            return None
+        to = row.get("to")
+        if row["kind"] == "rename" and to in ppo.config_fields(self.target):
+            self.report(node, f"`{owner}.{field}` is `{owner}.{to}` in the new config")
+            return updated.with_changes(attr=cst.Name(to))
+        hint = row.get("todo") or row.get("why") or "it has no equivalent"
+        self.todo(node, f"`{owner}.{field}`: {self.new_name} has no `{field}` (a {ppo.ERA_TEXT[plan.era]} field): {hint}")
+        return updated
 
     def _visible_alike(self, config: str, expr: str, read: cst.CSTNode) -> bool:
         """Whether `expr`'s root name means at `read` what it meant where `config` was built (the same
@@ -577,6 +597,10 @@ class RewritePPOConfig(RuleTransformer):
         if found is None:
             return updated
         self._handled.add(id(original))
+        if self.in_mutation:
+            self.todo(original, f"this changes `{found[0]}`, which TRL 1.13 removed; `{self.new_name}` has other "
+                      "fields and defaults: port the change to it by hand")
+            return updated
         new = self._renamed(original)
         if new is None:
             self.todo(original, f"`{found[0]}` is gone in TRL 1.13: use `trl.{self.new_name}`")

@@ -805,3 +805,60 @@ def test_a_dropped_field_given_as_a_variable_the_reader_cannot_see_gets_a_todo()
             "`script_args.model_name` where the config was built: read that, or keep the value in a variable of "
             "your own\n    return load(config.model_name)\n") in out
     assert run(out, select=SELECT)[0] == out
+
+
+# -- fields of a config call that the call did not set: reads follow a rename, others get a TODO -------
+@pytest.mark.parametrize(
+    ("use", "after"),
+    [
+        pytest.param("print(config.ppo_epochs)\n", "print(config.num_iterations)\n", id="renamed-field-read"),
+        pytest.param(
+            'config.accelerator_kwargs["mixed_precision"] = "bf16"\n',
+            f"{TODO}`config.accelerator_kwargs`: RLOOConfig has no `accelerator_kwargs` (a legacy PPO (TRL <= 0.11) "
+            "field): move Accelerator settings to an accelerate config file or the matching TrainingArguments fields\n"
+            'config.accelerator_kwargs["mixed_precision"] = "bf16"\n',
+            id="dropped-field-written",
+        ),
+        pytest.param("print(config.output_dir)\n", "print(config.output_dir)\n", id="a-field-both-have"),
+    ],
+)
+def test_fields_the_call_did_not_set(use, after):
+    head = "from trl import PPOConfig\nconfig = PPOConfig(batch_size=8, mini_batch_size=4)\n"
+    out, _ = run(head + use, select=SELECT)
+    assert out.endswith(after)
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_legacy_runs_keep_fp32_and_no_gradient_clipping():
+    out, findings = run("from trl import PPOConfig\nc = PPOConfig(batch_size=8, mini_batch_size=8)\n", select=SELECT)
+    assert "max_grad_norm=0.0" in out and "bf16=False" in out and 'lr_scheduler_type="constant"' in out
+    clipped, _ = run("from trl import PPOConfig\nc = PPOConfig(batch_size=8, mini_batch_size=8, max_grad_norm=0.5)\n",
+                     select=SELECT)
+    assert "max_grad_norm=0.5" in clipped and "max_grad_norm=0.0" not in clipped
+
+
+@pytest.mark.parametrize("value", ["1.0", "0.3"])
+def test_v2_max_grad_norm_had_no_effect_and_stays_off(value):
+    src = f"from trl import PPOConfig\nc = PPOConfig(output_dir='o', num_ppo_epochs=1, max_grad_norm={value})\n"
+    out, findings = run(src, select=SELECT)
+    assert "max_grad_norm=0.0" in out and f"max_grad_norm={value}" not in out
+    assert any(f.message.startswith(f"`max_grad_norm={value}` had no effect") and f.severity is Severity.WARNING
+               for f in findings)
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_a_default_that_changed_within_the_era_is_named_with_its_releases():
+    _, findings = run("from trl import PPOConfig\nc = PPOConfig(batch_size=8, mini_batch_size=8)\n", select=SELECT)
+    messages = [f.message for f in findings if "changed between releases" in f.message]
+    assert messages == [
+        "`learning_rate` is not set and its legacy PPO (TRL <= 0.11) default changed between releases: the rewrite "
+        "keeps 1.41e-05 (TRL 0.7.11-0.11.4); if you ran another release (1e-05 in TRL 0.4.7-0.6.0), set "
+        "`learning_rate` to that value",
+    ]
+
+
+def test_completions_per_prompt_are_always_reported():
+    for target, n in (("rloo", 2), ("grpo", 8)):
+        _, findings = run("from trl import PPOConfig\nc = PPOConfig(output_dir='o', num_ppo_epochs=1)\n",
+                          select=SELECT, target=target)
+        assert any(f"num_generations={n} per prompt" in f.message for f in findings)
