@@ -59,3 +59,19 @@ def test_old_and_new_settings(call, setting, old, new):
     rewritten, findings = _rewrite(text, "rloo")
     (report,) = effective.check(text, rewritten, findings)
     assert (report.old[setting], report.new[setting]) == (old, new)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("version", ["0.9.6", "0.11.4"])
+@pytest.mark.parametrize("name", ["ppo.py", "ppo_multi_adapter.py"])
+def test_trls_own_example_scripts_keep_or_report_every_setting(tmp_path, version, name, target):
+    """A slice of TRL's own PPO examples, as its wheels shipped them (read at test time, not kept)."""
+    from tests.reliability.test_corpus_slice import unpack
+
+    folder = unpack(version, tmp_path, (f"trl/commands/scripts/{name}",))
+    text = (folder / "trl" / "commands" / "scripts" / name).read_text()
+    rewritten, findings = _rewrite(text, target)
+    reports = effective.check(text, rewritten, findings)
+    assert reports, "the script's config was not found"
+    for report in reports:
+        assert report.uncovered == [], f"{version} {name}:{report.line} ({report.era}): {report.uncovered}"
