@@ -176,11 +176,12 @@ class RuleTransformer(VisitorBasedCodemodCommand):
     # The walk itself: libcst's matcher-decoratable hooks are bypassed for the cached look-up of
     # codemods.walk (rules use no matcher decorators and no per-field hooks).
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        kind = _kind(type(node))
+        if kind is _STATEMENT:
             self._pending.append([])
-        elif isinstance(node, (cst.Import, cst.ImportFrom)):
+        elif kind is _IMPORT:
             self._import_depth += 1
-        elif _mutates(node):
+        elif kind is _TARGET and _mutates(node):
             self._mutation_depth += 1
         visit = walk.hooks(type(self), type(node))[0]
         return visit is None or visit(self, node) is not False
@@ -192,13 +193,14 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         return None
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
-        if isinstance(original_node, (cst.Import, cst.ImportFrom)):
+        kind = _kind(type(original_node))
+        if kind is _IMPORT:
             self._import_depth -= 1
-        elif _mutates(original_node):
+        elif kind is _TARGET and _mutates(original_node):
             self._mutation_depth -= 1
         leave = walk.hooks(type(self), type(original_node))[1]
         result = updated_node if leave is None else leave(self, original_node, updated_node)
-        if isinstance(original_node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        if kind is _STATEMENT:
             messages = self._pending.pop()
             if messages:
                 seen = self._header if original_node is self._first else set()
@@ -208,11 +210,32 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         return result
 
 
+# What the statement frames need to know of a node, by its type (isinstance against libcst's
+# abstract node classes costs a Python-level ABC check, at every node of every pass).
+_STATEMENT, _IMPORT, _TARGET, _OTHER = "statement", "import", "target", "other"
+_KINDS: dict[type, str] = {}
+
+
+def _kind(node_type: type) -> str:
+    kind = _KINDS.get(node_type)
+    if kind is None:
+        if issubclass(node_type, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            kind = _STATEMENT
+        elif issubclass(node_type, (cst.Import, cst.ImportFrom)):
+            kind = _IMPORT
+        elif issubclass(node_type, (cst.Del, cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
+            kind = _TARGET
+        else:
+            kind = _OTHER
+        _KINDS[node_type] = kind
+    return kind
+
+
 def _mutates(node: cst.CSTNode) -> bool:
+    """`del` targets, and assignments to an attribute or an item: code that changes an object."""
     if isinstance(node, cst.Del):
         return True
-    return isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) and \
-        isinstance(node.target, (cst.Attribute, cst.Subscript))
+    return isinstance(node.target, (cst.Attribute, cst.Subscript))  # type: ignore[attr-defined]
 
 
 def todo_comment(code: str, message: str) -> str:

@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Sequence
 
 import libcst as cst
-from libcst.codemod import CodemodContext
+from libcst.codemod import Codemod, CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
@@ -122,17 +122,21 @@ def _run_pass(transformer: RuleTransformer, wrapper: MetadataWrapper) -> tuple[c
     The tree is never copied: nodes are immutable and each pass builds a new tree, so a
     wrapper's node-keyed metadata stays valid for as long as its tree is the current one.
     """
-    transformer.context = dataclasses.replace(transformer.context, wrapper=wrapper)
-    with transformer.resolve(wrapper):
-        module = transformer.transform_module_impl(wrapper.module)
+    module = _transform(transformer, wrapper)
     changed = transformer.changed
     for key, follow_up in ((AddImportsVisitor.CONTEXT_KEY, AddImportsVisitor),
                            (RemoveImportsVisitor.CONTEXT_KEY, RemoveImportsVisitor)):
         if transformer.context.scratch.get(key):
-            transformer.context = dataclasses.replace(transformer.context, wrapper=None)
-            module = follow_up(transformer.context).transform_module(module)
+            # libcst's own transform_module would deep-copy the whole tree first.
+            module = _transform(follow_up(transformer.context), MetadataWrapper(module, unsafe_skip_copy=True))
             changed = True
     return module, changed
+
+
+def _transform(codemod: Codemod, wrapper: MetadataWrapper) -> cst.Module:
+    codemod.context = dataclasses.replace(codemod.context, wrapper=wrapper)
+    with codemod.resolve(wrapper):
+        return codemod.transform_module_impl(wrapper.module)
 
 
 def _map_back(findings: list[Finding], stages: list[tuple[int, str]], original: str) -> list[Finding]:
