@@ -157,20 +157,23 @@ def rules(code: str | None, fmt: str) -> None:
     """List every rule, or explain one: code, summary and a before/after example.
 
     Code rules (TRL1nn, `fix`) come with examples; the checks of `compat` (TRL2nn declared
-    requirements, TRL3nn installed environment) with their summaries.
+    requirements, TRL3nn installed environment) and the outcomes of `smoke` (TRL4nn) with their
+    summaries.
 
     \b
     Examples:
       trl-migrate rules
       trl-migrate rules TRL102
       trl-migrate rules TRL201
+      trl-migrate rules TRL410
     """
     import json
 
     from compat.codes import sarif_rules
+    from migrate import smoke
     from migrate.api import rules_catalogue
 
-    catalogue = rules_catalogue() + sarif_rules()
+    catalogue = rules_catalogue() + sarif_rules() + smoke.rules()
     if code is not None:
         catalogue = [r for r in catalogue if r["id"] == code.upper() or r["name"] == code.lower()]
         if not catalogue:
