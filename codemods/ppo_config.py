@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from typing import Any
 
 import libcst as cst
@@ -535,6 +536,8 @@ class RewritePPOConfig(RuleTransformer):
     def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
                                   updated_node: cst.SimpleStatementLine):  # type: ignore[no-untyped-def]
         assign = original_node.body[0] if len(original_node.body) == 1 else None
+        if original_node is self._first and isinstance(assign, cst.Expr) and self.parsers:
+            self._usage_flags(original_node, assign.value)
         if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not isinstance(assign.value, cst.Call):
             return updated_node
         var = get_full_name_for_node(assign.targets[0].target) or ""
@@ -563,6 +566,38 @@ class RewritePPOConfig(RuleTransformer):
                     f"`{var}.set_defaults({shown})` keeps {ppo.ERA_TEXT[era]}'s where they differ (a command-line "
                     "flag or config file value still wins)", severity=Severity.INFO)
         return cst.FlattenSentinel([updated_node, defaults])
+
+    def _usage_flags(self, stmt: cst.SimpleStatementLine, doc: cst.BaseExpression) -> None:
+        """The module docstring of a script that parses a PPO config is its usage: flags of PPO
+        fields in it that the new config renamed or lacks get a TODO (the prose is the user's)."""
+        text = ppo.literal(doc)
+        if not isinstance(text, str):
+            return
+        flags = list(dict.fromkeys(re.findall(r"--([A-Za-z_]\w*)", text)))
+        era = next((e for _, e in self.parsers.values() if e is not None), self.file_era)
+        if era is None:  # the flags themselves may tell: `--num_ppo_epochs` is v2's, `--ppo_epochs` legacy's
+            only = ppo.mapping()
+            legacy, v2 = set(flags) & set(only["legacy_only"]), set(flags) & set(only["v2_only"])
+            era = ppo.LEGACY if legacy and not v2 else ppo.V2 if v2 and not legacy else None
+        if era is None:
+            return
+        table = ppo.mapping()["legacy_config" if era == ppo.LEGACY else "v2_config"]
+        fields = ppo.config_fields(self.target)
+        renamed, gone = [], []
+        for flag in flags:
+            row = table.get(flag)
+            if row is None or flag in fields:
+                continue
+            to = row.get("to")
+            if row["kind"] == "rename" and to in fields:
+                renamed.append(f"`--{flag}` is `--{to}`")
+            else:
+                gone.append(f"`--{flag}`")
+        if renamed or gone:
+            parts = ([", ".join(renamed)] if renamed else []) + \
+                ([f"{', '.join(gone)} {'has' if len(gone) == 1 else 'have'} no {self.new_name} flag"] if gone else [])
+            self.todo(stmt, f"the usage in this docstring passes PPO flags: {'; '.join(parts)} "
+                      "(the config's findings say what replaces each)", severity=Severity.WARNING)
 
     # -- the written-in dataclass of moved script-only fields ----------------------------------------
     def leave_Tuple(self, original_node: cst.Tuple, updated_node: cst.Tuple) -> cst.BaseExpression:
