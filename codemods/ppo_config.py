@@ -588,8 +588,8 @@ class RewritePPOConfig(RuleTransformer):
             row = table.get(flag)
             if row is None or flag in fields:
                 continue
-            to = row.get("to")
-            if row["kind"] == "rename" and to in fields:
+            to = row.get("to") if row["kind"] == "rename" else row.get("flag")
+            if to in fields:
                 renamed.append(f"`--{flag}` is `--{to}`")
             else:
                 gone.append(f"`--{flag}`")
