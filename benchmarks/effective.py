@@ -30,6 +30,9 @@ from benchmarks.corpus import machine, write_section  # noqa: E402
 DOC = ROOT / "docs" / "benchmarks.md"
 TITLE = "Effective training settings"
 FIXTURES = ROOT / "tests" / "fixtures" / "eras"
+NOT_JUDGED = ("What the checker does not judge yet: generation settings a legacy loop passes to `generate` (the "
+              "loop rule moves them; TRL106), the reward a loop computes, the model's own dtype, and configs built "
+              "with `**kwargs` (skipped: the call has no literal keywords to compare).")
 # Runs `fix` of the checkout given as argv[1] over the files named on stdin (one JSON list), for
 # the target argv[2]; prints, per file, the rewritten text and the findings' messages and codes.
 _REWRITE = r"""
@@ -123,6 +126,7 @@ def render(res: dict[str, Any]) -> str:
     lines += [f"- `{k}`: {n} (`{examples[k]}`)" for k, n in missed.most_common()] or ["- none"]
     if res.get("before_commit"):
         lines += ["", f"'before' is the rewrite of commit {res['before_commit']}, judged by the same checker."]
+    lines += ["", NOT_JUDGED]
     return "\n".join(lines) + "\n"
 
 
