@@ -43,9 +43,10 @@ class FileState:
 
 
 class Identifiers:
-    """The identifiers a module's code uses (names, attributes, import paths, keywords, the
-    dotted parts of strings), read with `ast`; comments do not count, so the names a TODO
-    mentions do not re-trigger a pass. Code `ast` cannot read counts as containing every name."""
+    """The identifiers a module's code uses (names, attributes, import paths, keywords) and its
+    short string constants, read with `ast`; a pass's names are matched as substrings of them.
+    Comments do not count, so the names a TODO mentions do not re-trigger a pass. Code `ast`
+    cannot read counts as containing every name."""
 
     def __init__(self, text: str) -> None:
         self._text = text
