@@ -173,7 +173,7 @@ def run(dest: Path, versions: list[str], jobs: int) -> dict[str, Any]:
 def _parses(data: bytes) -> str:
     import libcst as cst
 
-    from migrate.files import decode_python
+    from migrate.kernel.files import decode_python
 
     try:
         text = decode_python(data).text
@@ -188,7 +188,7 @@ def _parses(data: bytes) -> str:
 def _parse_one(path: str) -> int:
     import libcst as cst
 
-    from migrate.files import decode_python
+    from migrate.kernel.files import decode_python
 
     try:
         cst.parse_module(decode_python(Path(path).read_bytes()).text)
@@ -199,7 +199,7 @@ def _parse_one(path: str) -> int:
 
 def parse_all(folder: str, jobs: int) -> None:
     """The naive libcst tool: walk with the same discovery, parse every file (no rules at all)."""
-    from migrate.discovery import discover
+    from migrate.kernel.discovery import discover
 
     found, _ = discover([folder])
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
@@ -215,8 +215,8 @@ def _rules_sample(folder: Path, n: int, seed: int) -> dict[str, Any]:
 
     import codemods
     from codemods.base import FileState, Options
-    from migrate.discovery import discover
-    from migrate.files import decode_python
+    from migrate.kernel.discovery import discover
+    from migrate.kernel.files import decode_python
 
     found, _ = discover([str(folder)])
     sample = random.Random(seed).sample([c.path for c in found], min(n, len(found)))
@@ -239,7 +239,7 @@ def profile_phases(folder: Path) -> dict[str, Any]:
     import codemods
     from codemods.base import Options
     from codemods.engine import process, scan
-    from migrate.discovery import discover
+    from migrate.kernel.discovery import discover
 
     t0 = time.perf_counter()
     found, _ = discover([str(folder)])

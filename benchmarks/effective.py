@@ -60,7 +60,7 @@ def rewrite(paths: list[Path], target: str, checkout: Path) -> list[dict[str, An
 
 def judge(rows: list[dict[str, Any]]) -> dict[str, Any]:
     from migrate import effective
-    from migrate.findings import Finding, Severity
+    from migrate.kernel.findings import Finding, Severity
 
     calls = changed = uncovered = 0
     by_setting: collections.Counter[str] = collections.Counter()

@@ -66,7 +66,7 @@ def wheel_files(dest: Path) -> list[Path]:
 def select(paths: list[Path]) -> list[Path]:
     """The files `fix` really parses: those that import trl (the engine's own gate)."""
     from codemods.engine import needs_parse, uses_trl
-    from migrate.files import SourceError, decode_python
+    from migrate.kernel.files import SourceError, decode_python
 
     chosen = []
     for p in paths:
@@ -85,7 +85,7 @@ def time_files(paths: list[Path], base: Path) -> list[dict[str, Any]]:
     import codemods
     from codemods.base import Options
     from codemods.engine import process
-    from migrate.files import decode_python
+    from migrate.kernel.files import decode_python
 
     codes = tuple(r.code for r in codemods.RULES)
     if paths:  # warm-up: the symbol table and the rules' data load once per process

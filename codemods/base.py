@@ -19,7 +19,7 @@ from libcst.codemod import Codemod, CodemodContext, VisitorBasedCodemodCommand
 from libcst.metadata import PositionProvider, ScopeProvider
 
 from codemods import walk
-from migrate.findings import Finding, Fix, Severity
+from migrate.kernel.findings import Finding, Fix, Severity
 
 TODO_PREFIX = "# TODO(trl-migrate {code}): "
 

@@ -22,9 +22,9 @@ from libcst.metadata import MetadataWrapper
 
 from codemods import BY_CODE
 from codemods.base import FileState, Identifiers, Options, Rule, RuleTransformer
-from migrate import notebooks
-from migrate.files import SourceError, decode_python, read_bytes
-from migrate.findings import FileResult, Finding, Status
+from migrate.kernel import notebooks
+from migrate.kernel.files import SourceError, decode_python, read_bytes
+from migrate.kernel.findings import FileResult, Finding, Status
 
 # Files that cannot use TRL are never parsed: a file must import trl (`import trl`,
 # `import os, trl.core`, `from trl... import`, also after `;`, after a `:` as in

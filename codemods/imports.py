@@ -29,7 +29,7 @@ from codemods.edits import (
     rewrite_import_from,
 )
 from codemods.symbols import Symbol
-from migrate.findings import Severity
+from migrate.kernel.findings import Severity
 
 # Fates other rules own: they rewrite the uses, then the imports. When those rules are not
 # selected (--select TRL101), this rule marks the names instead, so nothing is left unmarked.

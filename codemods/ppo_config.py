@@ -25,7 +25,7 @@ from libcst.metadata import (
 
 from codemods import ppo, ppo_flags, ppo_paths, walk
 from codemods.base import Rule, RuleTransformer
-from migrate.findings import Severity
+from migrate.kernel.findings import Severity
 
 @dataclasses.dataclass
 class Plan:

@@ -15,7 +15,7 @@ from libcst.helpers import get_full_name_for_node
 
 from codemods import ppo, walk
 from codemods.base import Rule, RuleTransformer
-from migrate.findings import Severity
+from migrate.kernel.findings import Severity
 
 TOKENIZER_METHODS = ("apply_chat_template", "encode")
 

@@ -25,7 +25,7 @@ from codemods import ppo, walk
 from codemods.base import FileState, Rule, RuleTransformer, _with_todos
 from codemods.edits import alias_asname, alias_name
 from codemods.ppo_paths import PARSE_METHODS, PARSERS
-from migrate.findings import Fix, Severity
+from migrate.kernel.findings import Fix, Severity
 
 # generate() keyword -> config field (W:0.11.4 ppo_trainer.generate passes them to model.generate;
 # 1.13 GRPO/RLOO build GenerationConfig from these fields, grpo_trainer L1126-1141).

@@ -17,7 +17,7 @@ from libcst.helpers import get_full_name_for_node
 
 from codemods import ppo, walk
 from codemods.base import Rule, RuleTransformer
-from migrate.findings import Severity
+from migrate.kernel.findings import Severity
 
 LOOP_METHODS = ("step", "generate", "log_stats", "dataloader")  # the legacy loop: TRL106
 REMOVED_CALL_TODO = (

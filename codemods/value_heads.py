@@ -26,7 +26,7 @@ from codemods.edits import (
     new_alias,
     rewrite_import_from,
 )
-from migrate.findings import Severity
+from migrate.kernel.findings import Severity
 
 CAUSAL = "AutoModelForCausalLMWithValueHead"
 SEQ2SEQ = "AutoModelForSeq2SeqLMWithValueHead"

@@ -15,8 +15,8 @@ from compat.model import SourceRead
 from compat.rules import Rules, load_rules
 from compat.sources import discover, read_source
 from compat.sources.installed import Environment, EnvironmentReadError, read_environment
-from migrate.files import SourceError, atomic_write
-from migrate.findings import FileResult, Finding, Fix, Severity, Status
+from migrate.kernel.files import SourceError, atomic_write
+from migrate.kernel.findings import FileResult, Finding, Fix, Severity, Status
 
 
 @dataclasses.dataclass

@@ -26,7 +26,7 @@ from compat.versions import (
     parse_clauses,
     rewrite,
 )
-from migrate.findings import Finding, Fix, Severity
+from migrate.kernel.findings import Finding, Fix, Severity
 
 _CODE_OF = {Verdict.NONE_WORKS: "TRL201", Verdict.TOO_OLD: "TRL202", Verdict.TOO_NEW: "TRL203"}
 

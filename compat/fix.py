@@ -1,7 +1,7 @@
 """Apply floor fixes to a source's text: exact span edits, or tomlkit item edits for TOML.
 
 Only the specifier text changes; every other byte of the file stays as it was. The caller
-writes the result with migrate.files.atomic_write.
+writes the result with migrate.kernel.files.atomic_write.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from tomlkit.items import String
 
 from compat.check import Edit
 from compat.model import SourceRead
-from migrate.files import SourceError
+from migrate.kernel.files import SourceError
 
 
 def apply(src: SourceRead, edits: list[Edit]) -> bytes:

@@ -7,7 +7,7 @@ import re
 
 from packaging.markers import Marker
 
-from migrate.findings import Finding, Severity
+from migrate.kernel.findings import Finding, Severity
 
 LOCK_FORMATS = ("uv.lock", "poetry.lock", "pylock")
 

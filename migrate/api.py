@@ -17,11 +17,13 @@ from functools import partial
 from typing import Any
 
 import codemods
+from codemods import UnknownRuleError
 from codemods.base import Options
+from compat.rules import RulesError
 from codemods.engine import NOT_TRL, process, scan
-from migrate.discovery import discover
-from migrate.files import SourceError, atomic_write
-from migrate.findings import FileResult, Fix, Severity, Status
+from migrate.kernel.discovery import discover
+from migrate.kernel.files import SourceError, atomic_write
+from migrate.kernel.findings import FileResult, Fix, Severity, Status
 
 WRITE, CHECK, DIFF = "write", "check", "diff"
 # Below this many files to parse, a pool's start-up costs more than it saves.
@@ -214,8 +216,8 @@ def entry_points(results: Sequence[FileResult]) -> list[str]:
 
 def _is_entry_point(path: str, source: bytes) -> bool:
     if path.endswith(".ipynb"):
-        from migrate import notebooks
-        from migrate.files import SourceError
+        from migrate.kernel import notebooks
+        from migrate.kernel.files import SourceError
 
         try:
             return _runs_training(notebooks.runnable(source.decode("utf-8")).text.encode("utf-8"))
@@ -291,9 +293,30 @@ def upgrade_path(
     return report
 
 
-def rules_catalogue() -> list[dict[str, str]]:
-    """Every rule's code, name, summary and example: what `trl-migrate rules` shows."""
-    from migrate.findings import link_for
+def smoke_script(script: str, args: Sequence[str] = (), **options: Any) -> Any:
+    """`smoke SCRIPT`: one smoke run (migrate.smoke.smoke_script); torch stays in the subprocess."""
+    from migrate import smoke
+
+    return smoke.smoke_script(script, list(args), **options)
+
+
+def check_env(**options: Any) -> Any:
+    """`smoke --env`: train the bundled reference stack here (imports torch)."""
+    from migrate.reference.train import check_env as run
+
+    return run(**options)
+
+
+def check_compat(path: str, **options: Any) -> Any:
+    """`compat PATH`: the compat report (compat.api.check_path); raises RulesError for a bad target."""
+    from compat.api import check_path
+
+    return check_path(path, **options)
+
+
+def fix_rules() -> list[dict[str, str]]:
+    """The codemod rules' code, name, summary and example (SARIF rules of `fix`)."""
+    from migrate.kernel.findings import link_for
 
     return [
         {"id": r.code, "name": r.name, "summary": r.summary, "before": r.before, "after": r.after,
@@ -302,4 +325,11 @@ def rules_catalogue() -> list[dict[str, str]]:
     ]
 
 
-__all__ = ["FixReport", "UpgradeReport", "entry_points", "upgrade_path", "fix_paths", "copy_example", "rules_catalogue", "Options", "Severity", "WRITE", "CHECK", "DIFF"]
+def rules_catalogue() -> list[dict[str, str]]:
+    """Every code of every job, codemod rules first with their examples: `trl-migrate rules`."""
+    from migrate.kernel import codes
+
+    return fix_rules() + codes.compat_entries() + codes.smoke_entries()
+
+
+__all__ = ["RulesError", "UnknownRuleError", "check_compat", "check_env", "smoke_script", "FixReport", "UpgradeReport", "entry_points", "upgrade_path", "fix_paths", "copy_example", "fix_rules", "rules_catalogue", "Options", "Severity", "WRITE", "CHECK", "DIFF"]

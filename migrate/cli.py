@@ -62,9 +62,8 @@ def fix(paths: tuple[str, ...], diff: bool, check: bool, select: tuple[str, ...]
       trl-migrate fix --select TRL101 --format json src/
       trl-migrate fix --target grpo --statistics .
     """
-    from codemods import UnknownRuleError
     from migrate import api
-    from migrate.config import ConfigError, load
+    from migrate.kernel.config import ConfigError, load
     from migrate.render import render_github, render_json, render_sarif, render_statistics, render_text_findings, use_color
 
     if diff and check:
@@ -85,7 +84,7 @@ def fix(paths: tuple[str, ...], diff: bool, check: bool, select: tuple[str, ...]
             jobs=jobs or settings.jobs, exclude=settings.exclude, exclude_root=settings.root,
             progress=bar.update if bar else None,
         )
-    except UnknownRuleError as e:
+    except api.UnknownRuleError as e:
         where = f" (from {settings.source})" if settings.source and not (select or ignore) else ""
         raise click.UsageError(f"{e}{where}") from e
     finally:
@@ -95,7 +94,7 @@ def fix(paths: tuple[str, ...], diff: bool, check: bool, select: tuple[str, ...]
     if fmt == "json":
         click.echo(render_json("fix", results, report.summary()), nl=False)
     elif fmt == "sarif":
-        click.echo(render_sarif(results, api.rules_catalogue()), nl=False)
+        click.echo(render_sarif(results, api.fix_rules()), nl=False)
     elif fmt == "github":
         click.echo(render_github(results), nl=False)
     else:
@@ -107,7 +106,7 @@ def fix(paths: tuple[str, ...], diff: bool, check: bool, select: tuple[str, ...]
         if verbose and settings.source:
             click.echo(f"settings from {settings.source}", err=True)
         if statistics:
-            click.echo(render_statistics(results, {r["id"]: r["name"] for r in api.rules_catalogue()}), nl=False, err=True)
+            click.echo(render_statistics(results, {r["id"]: r["name"] for r in api.fix_rules()}), nl=False, err=True)
         else:
             shown = [r for r in results if r.status.value == "failed"] if quiet else results
             click.echo(render_text_findings(shown, color=color, findings=not quiet, statuses=verbose), nl=False, err=True)
@@ -169,11 +168,9 @@ def rules(code: str | None, fmt: str) -> None:
     """
     import json
 
-    from compat.codes import sarif_rules
-    from migrate import smoke
     from migrate.api import rules_catalogue
 
-    catalogue = rules_catalogue() + sarif_rules() + smoke.rules()
+    catalogue = rules_catalogue()
     if code is not None:
         catalogue = [r for r in catalogue if r["id"] == code.upper() or r["name"] == code.lower()]
         if not catalogue:
@@ -222,7 +219,7 @@ def upgrade(path: str, dry_run: bool, no_smoke: bool, target: str | None, steps:
 def _upgrade(path: str, *, dry_run: bool, no_smoke: bool, target: str | None, steps: int, timeout: float,
              installed: bool, fmt: str):  # type: ignore[no-untyped-def]
     from migrate import api
-    from migrate.config import ConfigError, load
+    from migrate.kernel.config import ConfigError, load
     from migrate.render import render_json
 
     try:
@@ -240,8 +237,8 @@ def _upgrade(path: str, *, dry_run: bool, no_smoke: bool, target: str | None, st
 
 
 def _render_upgrade(report, *, dry_run: bool) -> str:  # type: ignore[no-untyped-def]
-    from compat.report import render_text as render_compat
-    from migrate.cli_smoke import render_script_text
+    from migrate.render.compat import render_text as render_compat
+    from migrate.render.smoke import render_script_text
     from migrate.render import render_text_findings, use_color
 
     color = use_color(sys.stdout)

@@ -30,17 +30,16 @@ def compat_command(
       trl-migrate compat --no-installed --fix .
       trl-migrate compat --python .venv/bin/python --format json .
     """
-    from compat.api import check_path
-    from compat.rules import RulesError
+    from migrate import api
 
     if not os.path.exists(path):
         click.echo(f"error: {path}: no such file or folder", err=True)
         sys.exit(2)
     try:
-        report = check_path(
+        report = api.check_compat(
             path, installed=not no_installed, python=python, all_platforms=all_platforms, fix=fix, target_trl=target_trl
         )
-    except RulesError as e:
+    except api.RulesError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)
     click.echo(_render(report, fmt), nl=False)
@@ -48,14 +47,14 @@ def compat_command(
 
 
 def _render(report, fmt: str) -> str:  # type: ignore[no-untyped-def]
-    from compat.codes import sarif_rules
+    from migrate.kernel.codes import compat_entries
     from migrate.render import render_json, render_sarif, summarize, use_color
 
     if fmt == "json":
         summary = summarize(report.results, exit_code=report.exit_code)
         return render_json("compat", report.results, summary, extra=report.to_json_extra())
     if fmt == "sarif":
-        return render_sarif(report.results, sarif_rules())
-    from compat.report import render_text
+        return render_sarif(report.results, compat_entries())
+    from migrate.render.compat import render_text
 
     return render_text(report, color=use_color(sys.stdout))

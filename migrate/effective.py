@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
-from migrate.findings import Finding
+from migrate.kernel.findings import Finding
 
 UNKNOWN: Any = "<not a literal>"
 CONFIG_CLASSES = {"PPOConfig", "PPOv2Config"}

@@ -21,37 +21,15 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from migrate.findings import FileResult, Finding, Fix, Severity, Status
+from migrate.kernel.codes import (
+    CRASH, EXIT, HARNESS, IMPORT, NO_STEP, NON_FINITE, OFFLINE, PASSED, SKIPPED, TIMEOUT,
+)
+from migrate.kernel.findings import FileResult, Finding, Fix, Severity, Status
 
 SMOKE_PACKAGES = ("torch", "transformers", "trl", "datasets", "accelerate")
 INSTALL_HINT = "pip install torch==2.13.0 && pip install 'trl-migrate[smoke]'"
-PASSED, IMPORT, CRASH, NO_STEP, NON_FINITE, TIMEOUT, OFFLINE, EXIT, HARNESS, SKIPPED = (
-    "TRL410", "TRL411", "TRL412", "TRL413", "TRL414", "TRL415", "TRL416", "TRL417", "TRL418", "TRL419",
-)
+
 _TODO = re.compile(r"#\s*TODO\(trl-migrate (TRL\d{3})\)")
-# code -> (name, one line): what `trl-migrate rules TRL41n` prints; docs/smoke.md has the details.
-CODES = {
-    PASSED: ("trained", "The script trained: every Trainer it built ran its steps and every logged loss is finite."),
-    IMPORT: ("import-error", "The script imports a name TRL 1.13 (or another package) does not have; do what the "
-             "TODO on that line says."),
-    CRASH: ("raised", "The script raised; the finding sits on the last line of the script the exception came through."),
-    NO_STEP: ("no-step", "No training step ran: no Trainer was built, or train() was never called."),
-    NON_FINITE: ("non-finite-loss", "A logged loss is NaN or infinite."),
-    TIMEOUT: ("timeout", "The script ran past --timeout and was killed with its children."),
-    OFFLINE: ("network", "The script tried to reach the network (a download the stand-ins do not cover)."),
-    EXIT: ("exited", "The script exited before training with a non-zero status, usually its argument parser: pass "
-           "its arguments after `--`."),
-    HARNESS: ("not-started", "The smoke run could not start: no such script, or the harness died without a result."),
-    SKIPPED: ("not-run", "Not smoke-run: the smoke extra (torch, transformers, trl, datasets, accelerate) is missing."),
-}
-
-
-def rules() -> list[dict[str, str]]:
-    """The smoke codes in the shape of `trl-migrate rules`."""
-    from migrate.findings import link_for
-
-    return [{"id": code, "name": name, "summary": summary, "link": link_for(code)}
-            for code, (name, summary) in sorted(CODES.items())]
 
 
 def missing_packages() -> list[str]:
@@ -213,8 +191,8 @@ def smoke_script(
 def _notebook_script(result: SmokeResult, tmp: str):  # type: ignore[no-untyped-def]
     """Write the notebook's code cells as one script under `tmp` (IPython lines become `pass`);
     None, with a finding, when the notebook cannot be read."""
-    from migrate import notebooks
-    from migrate.files import SourceError
+    from migrate.kernel import notebooks
+    from migrate.kernel.files import SourceError
 
     try:
         with open(result.path, encoding="utf-8") as fh:

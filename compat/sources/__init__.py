@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 
 from compat.model import SourceRead, decode_text
-from migrate.files import SourceError, decode_python, read_bytes
+from migrate.kernel.files import SourceError, decode_python, read_bytes
 
 _SKIP_DIRS = {
     ".git", ".hg", ".svn", ".venv", "venv", "env", ".env", "node_modules", "__pycache__", ".tox",

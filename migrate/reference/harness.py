@@ -29,6 +29,11 @@ import time
 import traceback
 from typing import Any
 
+# Imported now, and used through this name only: before the user's script runs, our packages
+# leave sys.modules (see `_release_our_packages`), so a repo's own `migrate` or `compat`
+# module imports as the repo's. tiny imports torch and transformers only inside its functions.
+from migrate.reference import tiny
+
 STEPS_ENV = "TRL_MIGRATE_SMOKE_STEPS"
 STORE_ENV = "TRL_MIGRATE_SMOKE_STORE"  # where the tiny models are saved (default: ./tiny-models)
 MAX_COMPLETION = 8  # tokens generated per completion by GRPO/RLOO during a smoke run
@@ -52,9 +57,7 @@ _tokenizer: Any = None
 def _shared_tokenizer() -> Any:
     global _tokenizer
     if _tokenizer is None:
-        from migrate.reference.tiny import tiny_tokenizer
-
-        _tokenizer = tiny_tokenizer()
+        _tokenizer = tiny.tiny_tokenizer()
     return _tokenizer
 
 
@@ -65,8 +68,6 @@ def tiny_dir(kind: str, num_labels: int = 1) -> str:
     path = os.path.join(store, name)
     if os.path.exists(os.path.join(path, "config.json")):
         return path
-    from migrate.reference import tiny
-
     if kind == "causal":
         model = tiny.tiny_causal_lm(vocab_size=MODEL_VOCAB)
     elif kind == "seqcls":
@@ -89,11 +90,9 @@ def _tiny_seq2seq() -> Any:
     import torch
     from transformers import AutoModelForSeq2SeqLM, T5Config
 
-    from migrate.reference.tiny import EOS_ID, PAD_ID
-
     config = T5Config(
         vocab_size=MODEL_VOCAB, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4,
-        pad_token_id=PAD_ID, eos_token_id=EOS_ID, decoder_start_token_id=PAD_ID,
+        pad_token_id=tiny.PAD_ID, eos_token_id=tiny.EOS_ID, decoder_start_token_id=tiny.PAD_ID,
     )
     torch.manual_seed(0)
     return AutoModelForSeq2SeqLM.from_config(config)
@@ -210,9 +209,7 @@ def tiny_dataset(columns: tuple[str, ...], n: int = 256) -> Any:
     """`n` rows of the given columns, from the tiny grammar; `text`/`review` run past 200 chars."""
     from datasets import Dataset
 
-    from migrate.reference.tiny import tiny_corpus
-
-    s = tiny_corpus(8 * n, seed=1)
+    s = tiny.tiny_corpus(8 * n, seed=1)
 
     def value(col: str, i: int) -> Any:
         head, _, tail = s[i].partition(" ")
@@ -624,6 +621,7 @@ def run(script: str, args: list[str], *, steps: int) -> dict[str, Any]:
     result["bootstrap_seconds"] = round(time.perf_counter() - started, 3)
     sys.argv = [script, *args]
     sys.path[0] = os.path.dirname(os.path.abspath(script))
+    _release_our_packages()
     try:
         runpy.run_path(script, run_name="__main__")
     except SystemExit as e:
@@ -636,6 +634,17 @@ def run(script: str, args: list[str], *, steps: int) -> dict[str, Any]:
     result["trainers"] = [_trainer_report(t) for t in TRAINERS]
     result["seconds"] = round(time.perf_counter() - started, 3)
     return result
+
+
+_OURS = ("migrate", "codemods", "compat")
+
+
+def _release_our_packages() -> None:
+    """Forget our packages, so the user's script imports its own `migrate`/`compat`/`codemods`
+    from its folder. What the harness needs it holds already (module globals, the patches)."""
+    for name in [n for n in sys.modules if n.split(".")[0] in _OURS]:
+        if sys.modules[name] is not sys.modules.get("__main__"):
+            del sys.modules[name]
 
 
 def main(argv: list[str] | None = None) -> int:

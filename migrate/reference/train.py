@@ -15,7 +15,7 @@ import traceback
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
-from migrate.findings import Finding, Severity
+from migrate.kernel.findings import Finding, Severity
 
 if TYPE_CHECKING:
     import torch

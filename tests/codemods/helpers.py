@@ -8,7 +8,7 @@ import textwrap
 import codemods
 from codemods.base import Options
 from codemods.engine import fix_text
-from migrate.findings import Finding
+from migrate.kernel.findings import Finding
 
 
 def run(src: str, *, select: tuple[str, ...] = (), target: str = "rloo") -> tuple[str, list[Finding]]:

@@ -6,7 +6,7 @@ import runpy
 
 import pytest
 
-from migrate.findings import Fix, Severity
+from migrate.kernel.findings import Fix, Severity
 from tests.codemods.helpers import assert_fixes, assert_noop, dedent, run
 
 SELECT = ("TRL103",)

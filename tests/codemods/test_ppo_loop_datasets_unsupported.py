@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from migrate.findings import Fix
+from migrate.kernel.findings import Fix
 from tests.codemods.helpers import assert_fixes, assert_noop, dedent, run
 
 PPO = ("TRL103", "TRL104", "TRL105", "TRL106")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from migrate.findings import Fix, Severity
+from migrate.kernel.findings import Fix, Severity
 from tests.codemods.helpers import assert_fixes, assert_noop, dedent, run
 
 SELECT = ("TRL104",)

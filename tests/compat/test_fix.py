@@ -7,7 +7,7 @@ import os
 import pytest
 
 from compat import check_path
-from migrate.findings import Fix, Status
+from migrate.kernel.findings import Fix, Status
 from tests.compat.helpers import copy_fixture, snapshot
 
 # fixture -> {file: [(old, new), ...]}: the only byte changes --fix may make, in order.

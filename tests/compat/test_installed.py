@@ -11,7 +11,7 @@ import pytest
 
 from compat import check_path
 from compat.sources.installed import read_environment
-from migrate.findings import Status
+from migrate.kernel.findings import Status
 
 OLD = {"trl": "1.12.0", "peft": "0.10.0", "vllm": "0.29.0+cu129", "transformers": "5.16.0", "datasets": "4.7.0"}
 
@@ -136,6 +136,6 @@ def test_bf16_probe_runs_in_a_subprocess() -> None:
 
 
 def test_importing_compat_does_not_import_heavy_modules() -> None:
-    code = "import compat, compat.api, compat.check, compat.fix, compat.report, sys; print(sorted(m for m in ('torch', 'transformers', 'migrate.cli', 'click') if m in sys.modules))"
+    code = "import compat, compat.api, compat.check, compat.fix, sys; print(sorted(m for m in ('torch', 'transformers', 'migrate.cli', 'click') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
     assert out.stdout.strip() == "[]"

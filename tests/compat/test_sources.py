@@ -7,7 +7,7 @@ import os
 import pytest
 
 from compat.sources import discover, format_of
-from migrate.findings import Status
+from migrate.kernel.findings import Status
 from tests.compat.helpers import FIXTURES, copy_fixture, declared, message, summary
 
 A, M = "available", "manual"

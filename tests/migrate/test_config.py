@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from migrate import config
+from migrate.kernel import config
 from migrate.cli import main
 
 VH = 'from trl import AutoModelForCausalLMWithValueHead\nm = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")\n'

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from migrate.discovery import discover
+from migrate.kernel.discovery import discover
 
 
 def touch(root, *names):

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from migrate import api
-from migrate.findings import Fix, Status
+from migrate.kernel.findings import Fix, Status
 
 VH_BEFORE = 'from trl import AutoModelForCausalLMWithValueHead\nm = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")\n'
 VH_AFTER = 'from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained("gpt2")\n'

@@ -9,8 +9,9 @@ import pathlib
 import nbformat
 import pytest
 
-from migrate import api, notebooks
-from migrate.findings import Status
+from migrate import api
+from migrate.kernel import notebooks
+from migrate.kernel.findings import Status
 
 FIXTURE = pathlib.Path(__file__).parents[1] / "fixtures" / "notebooks" / "gpt2_sentiment.ipynb"
 SELECT = ["TRL101", "TRL102"]

@@ -21,7 +21,7 @@ from pathlib import Path
 import codemods
 from codemods.base import Options
 from codemods.engine import process
-from migrate.findings import Status
+from migrate.kernel.findings import Status
 
 # One value-head script, in the byte variants a real repository holds.
 _BODY = (

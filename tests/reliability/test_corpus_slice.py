@@ -20,8 +20,8 @@ import libcst as cst
 import pytest
 
 from migrate import api
-from migrate.files import decode_python
-from migrate.findings import Status
+from migrate.kernel.files import decode_python
+from migrate.kernel.findings import Status
 
 ROOT = Path(__file__).resolve().parents[2]
 WHEELS = ROOT / ".wheels"

@@ -7,7 +7,7 @@ import pytest
 import codemods
 from codemods.base import Options
 from codemods.engine import needs_parse, process, uses_trl
-from migrate.findings import Status
+from migrate.kernel.findings import Status
 
 CODES = tuple(r.code for r in codemods.RULES)
 VH = "from trl import AutoModelForCausalLMWithValueHead{nl}m = AutoModelForCausalLMWithValueHead.from_pretrained('g'){nl}"

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from migrate import api
-from migrate.findings import Fix, Status
+from migrate.kernel.findings import Fix, Status
 from tests.reliability.faults import kill_loop, make_tree, variant
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals, modes and mounts")

@@ -25,8 +25,8 @@ import codemods
 from codemods.base import Options
 from codemods.engine import needs_parse, process
 from migrate import api
-from migrate.files import SourceError, decode_python
-from migrate.findings import Status
+from migrate.kernel.files import SourceError, decode_python
+from migrate.kernel.findings import Status
 
 CODES = tuple(r.code for r in codemods.RULES)
 ROOT = Path(__file__).resolve().parents[2]

@@ -155,3 +155,24 @@ def test_script_arguments_go_after_a_double_dash(tmp_path, store):
     doc = json.loads(run.output)
     assert run.exit_code == 1 and doc["files"][0]["findings"][0]["code"] == "TRL413"  # ran; trained nothing
     assert doc["smoke"][0]["args"] == ["--dataset_name", "trl-lib/tldr"] and doc["summary"]["exit_code"] == 1
+
+
+def test_a_repos_own_migrate_and_compat_modules_are_the_ones_its_script_imports(tmp_path, store):
+    # The harness is our `migrate` package; a repo with its own `migrate.py` / `compat/` must
+    # still import those, not ours, while the stand-ins keep working.
+    (tmp_path / "migrate.py").write_text("WHO = 'the repo'\n")
+    (tmp_path / "compat").mkdir()
+    (tmp_path / "compat" / "__init__.py").write_text("def check():\n    return 'repo compat'\n")
+    script = _script(tmp_path, """
+        import compat
+        import migrate
+        from transformers import AutoTokenizer
+
+        assert migrate.WHO == "the repo", migrate.__file__
+        assert compat.check() == "repo compat", compat.__file__
+        tok = AutoTokenizer.from_pretrained("gpt2")
+        print("TOKENS", len(tok("a b c")["input_ids"]))
+    """)
+    result = smoke_script(script, store=store, timeout=120)
+    assert "TOKENS" in result.log_tail and "AssertionError" not in result.log_tail, result.log_tail
+    assert _codes(result) == ["TRL413"]  # it ran to the end; it just trains nothing

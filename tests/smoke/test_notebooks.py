@@ -12,7 +12,7 @@ pytest.importorskip("trl")
 nbformat = pytest.importorskip("nbformat")
 
 from migrate import api  # noqa: E402
-from migrate.findings import FileResult, Status  # noqa: E402
+from migrate.kernel.findings import FileResult, Status  # noqa: E402
 from migrate.smoke import smoke_script  # noqa: E402
 
 TRAIN = '''

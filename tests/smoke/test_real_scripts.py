@@ -21,7 +21,7 @@ pytest.importorskip("trl")
 
 from codemods.base import Options  # noqa: E402
 from migrate import api  # noqa: E402
-from migrate.findings import Status  # noqa: E402
+from migrate.kernel.findings import Status  # noqa: E402
 from migrate.smoke import smoke_script  # noqa: E402
 from tests.reliability.test_corpus_slice import unpack  # noqa: E402
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from migrate import api
 from migrate.cli import main
-from migrate.findings import FileResult, Status
+from migrate.kernel.findings import FileResult, Status
 
 
 def _changed(source: str) -> FileResult:

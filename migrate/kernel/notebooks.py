@@ -22,7 +22,7 @@ import json
 import re
 from typing import Any
 
-from migrate.files import SourceError
+from migrate.kernel.files import SourceError
 
 # Cell magics whose body is Python; any other `%%magic` cell (bash, html, ...) is not touched.
 PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture", "%%prun", "%%memit", "%%debug")

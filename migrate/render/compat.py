@@ -6,7 +6,8 @@ from collections import Counter
 
 from compat.api import CompatReport
 from compat.check import Row
-from migrate.findings import Fix, Status
+from migrate.kernel.findings import Fix, Status
+from migrate.render import render_text_findings
 
 _PAINT = {"error": "31", "warning": "33", "ok": "32", "dim": "2", "bold": "1"}
 
@@ -37,8 +38,6 @@ def table(rows: list[Row], headers: list[str], cells: list[list[str]], *, color:
 
 
 def render_text(report: CompatReport, *, color: bool = False) -> str:
-    from migrate.render import render_text_findings
-
     lines = [_paint(f"trl-migrate compat: checked against TRL {report.target}", "bold", color), ""]
     required = f"required by TRL {report.target}"
     env = report.environment

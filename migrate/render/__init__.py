@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from migrate import __version__
-from migrate.findings import FileResult, Finding, Fix, Severity, Status
+from migrate.kernel.findings import FileResult, Finding, Fix, Severity, Status
 
 SCHEMA_VERSION = 1
 
