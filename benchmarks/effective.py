@@ -30,9 +30,11 @@ from benchmarks.corpus import machine, write_section  # noqa: E402
 DOC = ROOT / "docs" / "benchmarks.md"
 TITLE = "Effective training settings"
 FIXTURES = ROOT / "tests" / "fixtures" / "eras"
-NOT_JUDGED = ("What the checker does not judge yet: generation settings a legacy loop passes to `generate` (the "
-              "loop rule moves them; TRL106), the reward a loop computes, the model's own dtype, and configs built "
-              "with `**kwargs` (skipped: the call has no literal keywords to compare).")
+NOT_JUDGED = (
+    "What the checker does not judge yet: generation settings a legacy loop passes to `generate` (the "
+    "loop rule moves them; TRL106), the reward a loop computes, the model's own dtype, and configs built "
+    "with `**kwargs` (skipped: the call has no literal keywords to compare)."
+)
 # Runs `fix` of the checkout given as argv[1] over the files named on stdin (one JSON list), for
 # the target argv[2]; prints, per file, the rewritten text and the findings' messages and codes.
 _REWRITE = r"""
@@ -53,8 +55,13 @@ print(json.dumps(out))
 
 
 def rewrite(paths: list[Path], target: str, checkout: Path) -> list[dict[str, Any]]:
-    done = subprocess.run([sys.executable, "-c", _REWRITE, str(checkout), target], input=json.dumps(list(map(str, paths))),
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _REWRITE, str(checkout), target],
+        input=json.dumps(list(map(str, paths))),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(done.stdout)
 
 
@@ -68,7 +75,9 @@ def judge(rows: list[dict[str, Any]]) -> dict[str, Any]:
     examples: dict[str, str] = {}
     for row in rows:
         original = Path(row["path"]).read_text(errors="replace")
-        findings = [Finding(code, Severity.INFO, row["path"], 0, 0, msg) for code, msg in row["findings"]]
+        findings = [
+            Finding(code, Severity.INFO, row["path"], 0, 0, msg) for code, msg in row["findings"]
+        ]
         try:
             reports = effective.check(original, row["new"], findings)
         except (SyntaxError, RuntimeError, ValueError):
@@ -81,9 +90,18 @@ def judge(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 if not d.covered:
                     uncovered += 1
                     missed[d.setting] += 1
-                    examples.setdefault(d.setting, f"{Path(row['path']).name}:{r.line} {d.old!r} -> {d.new!r}")
-    return {"files": len(rows), "calls": calls, "changed": changed, "uncovered": uncovered,
-            "by_setting": dict(by_setting), "missed": dict(missed), "examples": examples}
+                    examples.setdefault(
+                        d.setting, f"{Path(row['path']).name}:{r.line} {d.old!r} -> {d.new!r}"
+                    )
+    return {
+        "files": len(rows),
+        "calls": calls,
+        "changed": changed,
+        "uncovered": uncovered,
+        "by_setting": dict(by_setting),
+        "missed": dict(missed),
+        "examples": examples,
+    }
 
 
 def example_files(repo: Path | None, dest: Path) -> list[Path]:
@@ -103,19 +121,27 @@ def example_files(repo: Path | None, dest: Path) -> list[Path]:
 
 
 def render(res: dict[str, Any]) -> str:
-    lines = [f"## {TITLE}", "",
-             (f"Measured {res['date']} on {res['machine']} (`python benchmarks/effective.py`). For each PPO config "
-              "call `fix` rewrites (a `PPOConfig(...)` call, or a config a command-line parser builds), "
-              "`migrate/effective.py` computes the old run's settings (the era's defaults from every TRL wheel and "
-              "the call's literals, through what that era's trainer did) and the new run's (the rewritten call "
-              "built as a real TRL 1.13 config), and checks that every setting that differs is named by a finding."),
-             "", "| files | rules | PPO files | config calls | settings that differ | not named by a finding |",
-             "|---|---|---:|---:|---:|---:|"]
+    lines = [
+        f"## {TITLE}",
+        "",
+        (
+            f"Measured {res['date']} on {res['machine']} (`python benchmarks/effective.py`). For each PPO config "
+            "call `fix` rewrites (a `PPOConfig(...)` call, or a config a command-line parser builds), "
+            "`migrate/effective.py` computes the old run's settings (the era's defaults from every TRL wheel and "
+            "the call's literals, through what that era's trainer did) and the new run's (the rewritten call "
+            "built as a real TRL 1.13 config), and checks that every setting that differs is named by a finding."
+        ),
+        "",
+        "| files | rules | PPO files | config calls | settings that differ | not named by a finding |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
     for g in res["groups"]:
         for label, r in (("before", g.get("before")), ("now", g["now"])):
             if r:
-                lines.append(f"| {g['name']} ({g['target']}) | {label} | {r['files']} | {r['calls']} | {r['changed']} | "
-                             f"{r['uncovered']} |")
+                lines.append(
+                    f"| {g['name']} ({g['target']}) | {label} | {r['files']} | {r['calls']} | {r['changed']} | "
+                    f"{r['uncovered']} |"
+                )
     lines += ["", "Settings not named by a finding (now), with one example each:", ""]
     missed: collections.Counter[str] = collections.Counter()
     examples: dict[str, str] = {}
@@ -125,16 +151,23 @@ def render(res: dict[str, Any]) -> str:
             examples.setdefault(k, v)
     lines += [f"- `{k}`: {n} (`{examples[k]}`)" for k, n in missed.most_common()] or ["- none"]
     if res.get("before_commit"):
-        lines += ["", f"'before' is the rewrite of commit {res['before_commit']}, judged by the same checker."]
+        lines += [
+            "",
+            f"'before' is the rewrite of commit {res['before_commit']}, judged by the same checker.",
+        ]
     lines += ["", NOT_JUDGED]
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--trl-repo", type=Path, help="a clone of huggingface/trl with its tags")
     p.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
-    p.add_argument("--codemods-from", type=Path, help="another checkout whose rules give the 'before' figures")
+    p.add_argument(
+        "--codemods-from", type=Path, help="another checkout whose rules give the 'before' figures"
+    )
     p.add_argument("--before-commit", default="", help="what --codemods-from is, for the table")
     p.add_argument("--targets", default="rloo")
     p.add_argument("--no-write", action="store_true")
@@ -142,20 +175,39 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         dest = Path(tmp)
         public.materialize(args.mirrors, dest / "public")
-        sets = [("era fixtures", sorted(FIXTURES.glob("*.py"))),
-                ("TRL's PPO examples", example_files(args.trl_repo, dest / "examples")),
-                ("public repositories", [q for q in public.ppo_paths(dest / "public") if q.suffix == ".py"])]
+        sets = [
+            ("era fixtures", sorted(FIXTURES.glob("*.py"))),
+            ("TRL's PPO examples", example_files(args.trl_repo, dest / "examples")),
+            (
+                "public repositories",
+                [q for q in public.ppo_paths(dest / "public") if q.suffix == ".py"],
+            ),
+        ]
         groups = []
         for target in args.targets.split(","):
             for name, paths in sets:
                 if not paths:
                     continue
-                g: dict[str, Any] = {"name": name, "target": target, "now": judge(rewrite(paths, target, ROOT))}
+                g: dict[str, Any] = {
+                    "name": name,
+                    "target": target,
+                    "now": judge(rewrite(paths, target, ROOT)),
+                }
                 if args.codemods_from:
                     g["before"] = judge(rewrite(paths, target, args.codemods_from))
                 groups.append(g)
-                print(name, target, {k: g[k]["uncovered"] for k in ("before", "now") if k in g}, flush=True)
-    res = {"date": time.strftime("%Y-%m-%d"), "machine": machine(), "groups": groups, "before_commit": args.before_commit}
+                print(
+                    name,
+                    target,
+                    {k: g[k]["uncovered"] for k in ("before", "now") if k in g},
+                    flush=True,
+                )
+    res = {
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": machine(),
+        "groups": groups,
+        "before_commit": args.before_commit,
+    }
     text = render(res)
     if not args.no_write:
         write_section(DOC, TITLE, text)

@@ -54,9 +54,18 @@ ARGS = {
     "examples/scripts/ppo/ppo.py": ["--output_dir", "out", *MODEL],
     "examples/scripts/ppo/ppo_tldr.py": ["--output_dir", "out", *MODEL],
 }
-SCRIPT_ARGS = ["--dataset_name", "trl-internal-testing/descriptiveness-sentiment-trl-style",
-               "--dataset_train_split", "descriptiveness"]
-TLDR_ARGS = ["--dataset_name", "trl-internal-testing/tldr-preference-sft-trl-style", "--dataset_test_split", "validation"]
+SCRIPT_ARGS = [
+    "--dataset_name",
+    "trl-internal-testing/descriptiveness-sentiment-trl-style",
+    "--dataset_train_split",
+    "descriptiveness",
+]
+TLDR_ARGS = [
+    "--dataset_name",
+    "trl-internal-testing/tldr-preference-sft-trl-style",
+    "--dataset_test_split",
+    "validation",
+]
 
 
 @dataclasses.dataclass
@@ -70,12 +79,20 @@ class Example:
 def collect(repo: Path, tags: list[str] | None) -> list[Example]:
     """Every distinct (path, text) of PATHS over the repository's version tags."""
     git = ["git", "-C", str(repo)]
-    all_tags = subprocess.run([*git, "tag", "--sort=v:refname"], check=True, capture_output=True, text=True).stdout.split()
-    chosen = [t for t in all_tags if t.startswith("v") and "rc" not in t and (not tags or t in tags)]
+    all_tags = subprocess.run(
+        [*git, "tag", "--sort=v:refname"], check=True, capture_output=True, text=True
+    ).stdout.split()
+    chosen = [
+        t for t in all_tags if t.startswith("v") and "rc" not in t and (not tags or t in tags)
+    ]
     seen: dict[tuple[str, str], Example] = {}
     for tag in chosen:
         for path in PATHS:
-            proc = subprocess.run([*git, "rev-parse", "--verify", "-q", f"{tag}:{path}"], capture_output=True, text=True)
+            proc = subprocess.run(
+                [*git, "rev-parse", "--verify", "-q", f"{tag}:{path}"],
+                capture_output=True,
+                text=True,
+            )
             if proc.returncode != 0:
                 continue
             blob = proc.stdout.strip()
@@ -83,7 +100,9 @@ def collect(repo: Path, tags: list[str] | None) -> list[Example]:
             if key in seen:
                 seen[key].tags.append(tag)
                 continue
-            text = subprocess.run([*git, "cat-file", "blob", blob], check=True, capture_output=True).stdout
+            text = subprocess.run(
+                [*git, "cat-file", "blob", blob], check=True, capture_output=True
+            ).stdout
             seen[key] = Example([tag], path, blob, text)
     return list(seen.values())
 
@@ -95,7 +114,9 @@ def args_for(example: Example) -> list[str]:
     return args
 
 
-def run_one(example: Example, target: str, work: Path, store: str, timeout: float) -> dict[str, Any]:
+def run_one(
+    example: Example, target: str, work: Path, store: str, timeout: float
+) -> dict[str, Any]:
     name = f"{example.tags[0]}-{target}-{example.path.replace('/', '_')}"
     script = work / name
     script.write_bytes(example.text)
@@ -105,32 +126,49 @@ def run_one(example: Example, target: str, work: Path, store: str, timeout: floa
     result = report.results[0]
     todos = sorted({f.code for f in result.findings if f.fix.value == "manual"})
     out: dict[str, Any] = {
-        "tags": example.tags, "path": example.path, "target": target, "fix_status": result.status.value,
-        "fix_message": result.message, "todos": len([f for f in result.findings if f.fix.value == "manual"]),
-        "todo_codes": todos, "fix_seconds": round(fix_s, 2),
+        "tags": example.tags,
+        "path": example.path,
+        "target": target,
+        "fix_status": result.status.value,
+        "fix_message": result.message,
+        "todos": len([f for f in result.findings if f.fix.value == "manual"]),
+        "todo_codes": todos,
+        "fix_seconds": round(fix_s, 2),
     }
     smoke = smoke_script(str(script), args_for(example), store=store, timeout=timeout)
-    print(f"[examples] {name}: {smoke.outcome} ({smoke.seconds:.1f} s)", file=sys.stderr, flush=True)
+    print(
+        f"[examples] {name}: {smoke.outcome} ({smoke.seconds:.1f} s)", file=sys.stderr, flush=True
+    )
     first = smoke.findings[0] if smoke.findings else None
-    out.update({
-        "outcome": smoke.outcome, "steps": smoke.steps_run, "seconds": round(smoke.seconds, 1),
-        "finding": f"{first.code} {first.where.split(':', 1)[-1] if first.line else ''} {first.message}".strip() if first else "",
-    })
+    out.update(
+        {
+            "outcome": smoke.outcome,
+            "steps": smoke.steps_run,
+            "seconds": round(smoke.seconds, 1),
+            "finding": f"{first.code} {first.where.split(':', 1)[-1] if first.line else ''} {first.message}".strip()
+            if first
+            else "",
+        }
+    )
     return out
 
 
 def elapsed_note(n: int) -> str:
     if not n:
         return ""
-    return (f"{n} stopped somewhere no TODO marks: each is a gap of trl-migrate or of the smoke stand-ins "
-            "(a package the script imports that is not installed here, a reward or dataset shape the "
-            "stand-ins do not provide), listed as they are.")
+    return (
+        f"{n} stopped somewhere no TODO marks: each is a gap of trl-migrate or of the smoke stand-ins "
+        "(a package the script imports that is not installed here, a reward or dataset shape the "
+        "stand-ins do not provide), listed as they are."
+    )
 
 
 def render(res: dict[str, Any]) -> str:
     rows = res["rows"]
     trained = sum(1 for r in rows if r["outcome"] == "passed")
-    at_todo = sum(1 for r in rows if r["outcome"] != "passed" and "the rewrite left a TODO" in r["finding"])
+    at_todo = sum(
+        1 for r in rows if r["outcome"] != "passed" and "the rewrite left a TODO" in r["finding"]
+    )
     elsewhere = len(rows) - trained - at_todo
     lines = [
         f"## {TITLE}",
@@ -151,13 +189,17 @@ def render(res: dict[str, Any]) -> str:
         tags = f"{r['tags'][0]} ({len(r['tags'])})"
         todo = f"{r['todos']} ({', '.join(r['todo_codes'])})" if r["todos"] else "0"
         stop = "" if r["outcome"] == "passed" else r["finding"].replace("|", "\\|")[:160]
-        lines.append(f"| {tags} | `{r['path']}` | {r['target']} | {todo} | {r['outcome']} | {r['seconds']} | {stop} |")
+        lines.append(
+            f"| {tags} | `{r['path']}` | {r['target']} | {todo} | {r['outcome']} | {r['seconds']} | {stop} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--trl-repo", type=Path, required=True, help="a git clone of huggingface/trl with tags")
+    p.add_argument(
+        "--trl-repo", type=Path, required=True, help="a git clone of huggingface/trl with tags"
+    )
     p.add_argument("--tags", default="", help="comma-separated tags (default: every vX.Y.Z tag)")
     p.add_argument("--targets", default="rloo,grpo")
     p.add_argument("--jobs", type=int, default=3, help="smoke runs at once")
@@ -169,17 +211,28 @@ def main(argv: list[str] | None = None) -> None:
 
     examples = collect(args.trl_repo, [t for t in args.tags.split(",") if t] or None)
     targets = [t for t in args.targets.split(",") if t]
-    print(f"[examples] {len(examples)} distinct files x {len(targets)} targets", file=sys.stderr, flush=True)
+    print(
+        f"[examples] {len(examples)} distinct files x {len(targets)} targets",
+        file=sys.stderr,
+        flush=True,
+    )
     with tempfile.TemporaryDirectory(prefix="trl-migrate-examples-") as tmp:
         work, store = Path(tmp) / "scripts", str(Path(tmp) / "tiny-models")
         work.mkdir()
         jobs = [(e, t) for e in examples for t in targets]
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # each smoke run is a subprocess
             rows = list(pool.map(lambda et: run_one(et[0], et[1], work, store, args.timeout), jobs))
-    tags = subprocess.run(["git", "-C", str(args.trl_repo), "tag"], capture_output=True, text=True).stdout.split()
-    res = {"date": datetime.date.today().isoformat(), "machine": machine(), "trl": trl.__version__,
-           "tags_scanned": len([t for t in tags if t.startswith("v") and "rc" not in t]), "examples": len(examples),
-           "rows": rows}
+    tags = subprocess.run(
+        ["git", "-C", str(args.trl_repo), "tag"], capture_output=True, text=True
+    ).stdout.split()
+    res = {
+        "date": datetime.date.today().isoformat(),
+        "machine": machine(),
+        "trl": trl.__version__,
+        "tags_scanned": len([t for t in tags if t.startswith("v") and "rc" not in t]),
+        "examples": len(examples),
+        "rows": rows,
+    }
     args.dest.mkdir(parents=True, exist_ok=True)
     (args.dest / "examples.json").write_text(json.dumps(res, indent=1))
     section = render(res)
@@ -187,7 +240,10 @@ def main(argv: list[str] | None = None) -> None:
         print(section)
         return
     write_section(DOC, TITLE, section)
-    print(f"[examples] wrote {DOC.relative_to(ROOT)}; raw results in {args.dest / 'examples.json'}", file=sys.stderr)
+    print(
+        f"[examples] wrote {DOC.relative_to(ROOT)}; raw results in {args.dest / 'examples.json'}",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

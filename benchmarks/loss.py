@@ -99,7 +99,9 @@ def _loss_fn(name: str, chunk: int) -> Callable[[Any, Any, Any], Any]:
         def loss(h: Any, w: Any, y: Any) -> Any:
             total = h.new_zeros((), dtype=torch.float32)
             for s in range(0, h.shape[0], c):
-                total = total + checkpoint(piece, h[s : s + c], w, y[s : s + c], use_reentrant=False)
+                total = total + checkpoint(
+                    piece, h[s : s + c], w, y[s : s + c], use_reentrant=False
+                )
             return total / h.shape[0]
 
         return loss
@@ -115,7 +117,9 @@ def _loss_fn(name: str, chunk: int) -> Callable[[Any, Any, Any], Any]:
     if name == "trl_1_13":
         from trl.trainer.sft_trainer import _chunked_cross_entropy_loss
 
-        return lambda h, w, y: _chunked_cross_entropy_loss(h[None], w, TRL_CHUNK, shift_labels=y[None])[0]
+        return lambda h, w, y: _chunked_cross_entropy_loss(
+            h[None], w, TRL_CHUNK, shift_labels=y[None]
+        )[0]
     if name in ("ours", "ours_n8"):
         from migrate.reference.loss import chunked_nll
 
@@ -245,7 +249,11 @@ class _Gemms:
 
 def serve(name: str, shape: Shape, *, device: str, chunk: int, ref: str | None) -> None:
     """Worker loop: build, warm up, say READY; then one timed step per `step` line until `done`."""
-    bench: _Variant | _Gemms = _Gemms(shape, device=device) if name == "gemm" else _Variant(name, shape, device=device, chunk=chunk)
+    bench: _Variant | _Gemms = (
+        _Gemms(shape, device=device)
+        if name == "gemm"
+        else _Variant(name, shape, device=device, chunk=chunk)
+    )
     t0 = time.perf_counter()
     bench.warm_up(ref)  # compilation, oneDNN primitives; the error check
     print(f"READY {time.perf_counter() - t0:.3f}", flush=True)
@@ -315,7 +323,9 @@ def _spawn(argv: list[str], timeout: float = 1800) -> dict[str, Any]:
     cmd = [sys.executable, str(Path(__file__).resolve()), *argv]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout:.0f} s"}
     for line in reversed(proc.stdout.splitlines()):
@@ -334,8 +344,15 @@ class _Worker:
         cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", name, *flags]
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
         with open(self.err_path, "w") as err:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True,
-                                         env=env, cwd=ROOT)
+            self.proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                text=True,
+                env=env,
+                cwd=ROOT,
+            )
         self.error: str | None = None
         self.warmup = float("nan")
         self.times: list[float] = []
@@ -388,8 +405,15 @@ class _Worker:
         return row
 
 
-def bench_shape(shape: Shape, *, variants: list[str], repeats: int | None, device: str, chunk: int,
-                log: Callable[[str], None]) -> dict[str, Any]:
+def bench_shape(
+    shape: Shape,
+    *,
+    variants: list[str],
+    repeats: int | None,
+    device: str,
+    chunk: int,
+    log: Callable[[str], None],
+) -> dict[str, Any]:
     """Reference first; then every variant (and the bare GEMMs) warmed up in its own process,
     then timed in round-robin rounds, so load from other work falls on all of them alike."""
     flags = ["--shape", shape.name, "--device", device, "--chunk", str(chunk)]
@@ -406,7 +430,9 @@ def bench_shape(shape: Shape, *, variants: list[str], repeats: int | None, devic
             w = _Worker(name, [*flags, *ref_flags], tmp)
             w.ready()
             workers.append(w)
-            log(f"  {name}: started and warmed up in {time.perf_counter() - t0:.0f} s {w.error or ''}")
+            log(
+                f"  {name}: started and warmed up in {time.perf_counter() - t0:.0f} s {w.error or ''}"
+            )
         for r in range(reps):
             t0 = time.perf_counter()
             for w in workers:
@@ -416,7 +442,13 @@ def bench_shape(shape: Shape, *, variants: list[str], repeats: int | None, devic
     gemm = rows.pop(0)
     if "times" in gemm:
         gemm["limit_s"] = statistics.median(gemm["times"])
-    return {"shape": dataclasses.asdict(shape), "repeats": reps, "gemm": gemm, "rows": rows, "chunk": chunk}
+    return {
+        "shape": dataclasses.asdict(shape),
+        "repeats": reps,
+        "gemm": gemm,
+        "rows": rows,
+        "chunk": chunk,
+    }
 
 
 def _chunk_of(name: str, chunk: int) -> str:
@@ -450,7 +482,10 @@ def render_shape(res: dict[str, Any]) -> str:
     for row in res["rows"]:
         name = row["variant"]
         if "error" in row:
-            lines.append(f"| {name} | {_chunk_of(name, res['chunk'])} | failed: {row['error'][:80]} |" + " |" * 9)
+            lines.append(
+                f"| {name} | {_chunk_of(name, res['chunk'])} | failed: {row['error'][:80]} |"
+                + " |" * 9
+            )
             continue
         med, best = statistics.median(row["times"]), min(row["times"])
         label = f"{name} (N = {row['n']:,})" if name == "ours_n8" else name
@@ -479,7 +514,9 @@ def render_targets(res: dict[str, Any]) -> list[str]:
     out = ["| target | median (best steps) | met |", "|---|---|---|"]
 
     def add(target: str, measured: str, ok: bool | None) -> None:
-        out.append(f"| {target} | {measured} | {'n/a' if ok is None else 'yes' if ok else '**no**'} |")
+        out.append(
+            f"| {target} | {measured} | {'n/a' if ok is None else 'yes' if ok else '**no**'} |"
+        )
 
     def faster(other: str, target: str, factor: float) -> None:
         if other in rows:
@@ -489,7 +526,11 @@ def render_targets(res: dict[str, Any]) -> list[str]:
     faster("chunked_upcast", "ours >= 2.5x faster than the fp32-upcast chunked loss", 2.5)
     if "limit" in med:
         ratio = med["ours"] / med["limit"]
-        add("ours <= 1.3x the compute limit", f"{ratio:.2f}x ({best['ours'] / best['limit']:.2f}x)", ratio <= 1.3)
+        add(
+            "ours <= 1.3x the compute limit",
+            f"{ratio:.2f}x ({best['ours'] / best['limit']:.2f}x)",
+            ratio <= 1.3,
+        )
     faster("trl_1_13", "ours faster than TRL 1.13's function", 1.0)
     faster("compile_naive", "ours faster than torch.compile of the naive loss", 1.0)
     if "trl_1_13" in rows:
@@ -498,11 +539,23 @@ def render_targets(res: dict[str, Any]) -> list[str]:
     if "ours_n8" in rows:
         small, big = (rows[k]["peak"] - rows[k]["grads_bytes"] for k in ("ours_n8", "ours"))
         n_small, n_big = rows["ours_n8"]["n"], rows["ours"]["n"]
-        measured = f"{small / mib:,.0f} MiB at N = {n_small:,}, {big / mib:,.0f} MiB at N = {n_big:,}"
-        if n_small < res["chunk"]:  # N/8 fills less than one chunk: its workspace is smaller by design
-            add("ours peak memory flat as N grows 8x (peak minus grads)", measured + f"; N/8 < C = {res['chunk']}", None)
+        measured = (
+            f"{small / mib:,.0f} MiB at N = {n_small:,}, {big / mib:,.0f} MiB at N = {n_big:,}"
+        )
+        if (
+            n_small < res["chunk"]
+        ):  # N/8 fills less than one chunk: its workspace is smaller by design
+            add(
+                "ours peak memory flat as N grows 8x (peak minus grads)",
+                measured + f"; N/8 < C = {res['chunk']}",
+                None,
+            )
         else:
-            add("ours peak memory flat as N grows 8x (peak minus grads)", measured, big <= 1.25 * small + 8 * mib)
+            add(
+                "ours peak memory flat as N grows 8x (peak minus grads)",
+                measured,
+                big <= 1.25 * small + 8 * mib,
+            )
     return out
 
 
@@ -511,7 +564,11 @@ def machine(device: str) -> str:
 
     cpu = "?"
     try:
-        cpu = next(l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines() if l.startswith("model name"))
+        cpu = next(
+            l.split(":", 1)[1].strip()
+            for l in Path("/proc/cpuinfo").read_text().splitlines()
+            if l.startswith("model name")
+        )
     except (OSError, StopIteration):
         pass
     try:
@@ -535,7 +592,7 @@ def render(results: list[dict[str, Any]], command: str, minutes: float, device: 
         f"`{command}` ({when}, {minutes:.1f} min). Machine: {machine(device)}.",
         "Each variant ran in its own process; ratios are from this one run (other work may have",
         "shared the machine). Peak = the process's memory high-water rise during the timed steps",
-        "(gradients included); \"peak - grads\" takes out the gradient tensors every variant must",
+        '(gradients included); "peak - grads" takes out the gradient tensors every variant must',
         "return. Errors are relative (L2 for gradients) against fp64 math on the same bf16 inputs.",
         "",
         "Variants:",
@@ -570,16 +627,35 @@ def write_section(doc: Path, section: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--shapes", default="small,release,long", help="comma-separated: " + ",".join(SHAPES))
-    p.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated subset of " + ",".join(VARIANTS))
-    p.add_argument("--repeats", type=int, default=None, help="timed steps per variant (default: per shape, 2-3)")
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--shapes", default="small,release,long", help="comma-separated: " + ",".join(SHAPES)
+    )
+    p.add_argument(
+        "--variants",
+        default=",".join(VARIANTS),
+        help="comma-separated subset of " + ",".join(VARIANTS),
+    )
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=None,
+        help="timed steps per variant (default: per shape, 2-3)",
+    )
     p.add_argument("--device", default="cpu", help="cpu or cuda")
-    p.add_argument("--chunk", type=int, default=0, help="our chunk size (default: auto_chunk_size(V))")
-    p.add_argument("--output", type=Path, default=DOC, help="markdown file whose `## Loss` section is replaced")
+    p.add_argument(
+        "--chunk", type=int, default=0, help="our chunk size (default: auto_chunk_size(V))"
+    )
+    p.add_argument(
+        "--output", type=Path, default=DOC, help="markdown file whose `## Loss` section is replaced"
+    )
     p.add_argument("--no-write", action="store_true", help="print the section, write nothing")
     p.add_argument("--json", type=Path, default=None, help="also save the raw results here")
-    p.add_argument("--render", type=Path, default=None, help="render saved raw results instead of running")
+    p.add_argument(
+        "--render", type=Path, default=None, help="render saved raw results instead of running"
+    )
     # worker-only flags
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--shape", help=argparse.SUPPRESS)
@@ -600,13 +676,24 @@ def main(argv: list[str] | None = None) -> None:
         chunk = args.chunk or _auto_chunk(shape.v)
         print(f"{name}: N={shape.n} H={shape.h} V={shape.v} C={chunk}", file=sys.stderr, flush=True)
         results.append(
-            bench_shape(shape, variants=args.variants.split(","), repeats=args.repeats, device=args.device, chunk=chunk,
-                        log=lambda m: print(m, file=sys.stderr, flush=True))
+            bench_shape(
+                shape,
+                variants=args.variants.split(","),
+                repeats=args.repeats,
+                device=args.device,
+                chunk=chunk,
+                log=lambda m: print(m, file=sys.stderr, flush=True),
+            )
         )
     command = "python benchmarks/loss.py " + " ".join(argv if argv is not None else sys.argv[1:])
     minutes = (time.perf_counter() - started) / 60
     if args.json:
-        raw = {"results": results, "command": command.strip(), "minutes": minutes, "device": args.device}
+        raw = {
+            "results": results,
+            "command": command.strip(),
+            "minutes": minutes,
+            "device": args.device,
+        }
         args.json.write_text(json.dumps(raw, indent=1))
     _emit(render(results, command.strip(), minutes, args.device), args)
 

@@ -37,9 +37,38 @@ from benchmarks.corpus import WHEELS, machine, write_section  # noqa: E402
 
 DOC = ROOT / "docs" / "benchmarks.md"
 TITLE = "PPO files, one at a time"
-VERSIONS = ("0.4.7", "0.5.0", "0.6.0", "0.7.11", "0.8.6", "0.9.6", "0.10.1", "0.11.4", "0.12.2", "0.13.0",
-            "0.14.0", "0.15.2", "0.16.1", "0.17.0", "0.18.2", "0.19.1", "0.20.0", "0.21.0", "0.22.2", "0.23.1",
-            "0.24.0", "0.25.1", "0.26.2", "0.27.2", "0.28.0", "0.29.1", "1.0.0", "1.4.0", "1.8.0", "1.12.0")
+VERSIONS = (
+    "0.4.7",
+    "0.5.0",
+    "0.6.0",
+    "0.7.11",
+    "0.8.6",
+    "0.9.6",
+    "0.10.1",
+    "0.11.4",
+    "0.12.2",
+    "0.13.0",
+    "0.14.0",
+    "0.15.2",
+    "0.16.1",
+    "0.17.0",
+    "0.18.2",
+    "0.19.1",
+    "0.20.0",
+    "0.21.0",
+    "0.22.2",
+    "0.23.1",
+    "0.24.0",
+    "0.25.1",
+    "0.26.2",
+    "0.27.2",
+    "0.28.0",
+    "0.29.1",
+    "1.0.0",
+    "1.4.0",
+    "1.8.0",
+    "1.12.0",
+)
 PPO = re.compile(rb"PPO|ValueHead")
 SEEDS = ("0", "1", "7", "123", "4242")
 
@@ -49,8 +78,20 @@ def wheel_files(dest: Path) -> list[Path]:
     for v in VERSIONS:
         wheel = WHEELS / f"trl-{v}-py3-none-any.whl"
         if not wheel.exists():
-            subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", f"trl=={v}", "-d", str(WHEELS)],
-                           check=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "-q",
+                    "--no-deps",
+                    f"trl=={v}",
+                    "-d",
+                    str(WHEELS),
+                ],
+                check=True,
+            )
         with zipfile.ZipFile(wheel) as zf:
             for name in zf.namelist():
                 if name.endswith(".py"):
@@ -103,8 +144,15 @@ def time_files(paths: list[Path], base: Path) -> list[dict[str, Any]]:
         started = time.perf_counter()
         result = process(str(p), data, codes=codes, options=Options())
         fix_s = time.perf_counter() - started
-        rows.append({"path": str(p.relative_to(base)), "lines": text.count("\n") + 1, "fix_s": fix_s, "parse_s": parse_s,
-                     "status": result.status.value})
+        rows.append(
+            {
+                "path": str(p.relative_to(base)),
+                "lines": text.count("\n") + 1,
+                "fix_s": fix_s,
+                "parse_s": parse_s,
+                "status": result.status.value,
+            }
+        )
     return rows
 
 
@@ -116,7 +164,9 @@ def ruff_total(paths: list[Path]) -> dict[str, Any]:
     started = time.perf_counter()
     subprocess.run(cmd, capture_output=True, check=False)
     spent = time.perf_counter() - started
-    version = subprocess.run([ruff, "--version"], capture_output=True, text=True, check=False).stdout.strip()
+    version = subprocess.run(
+        [ruff, "--version"], capture_output=True, text=True, check=False
+    ).stdout.strip()
     return {"seconds": spent, "version": version}
 
 
@@ -125,8 +175,25 @@ def determinism(paths: list[Path]) -> dict[str, Any]:
     outs = []
     for seed in SEEDS:
         env = {**os.environ, "PYTHONHASHSEED": seed, "NO_COLOR": "1"}
-        done = subprocess.run([sys.executable, "-m", "migrate", "fix", "--diff", "--format", "json", "--jobs", "2",
-                               *map(str, paths)], env=env, capture_output=True, text=True, check=False, cwd=ROOT)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "migrate",
+                "fix",
+                "--diff",
+                "--format",
+                "json",
+                "--jobs",
+                "2",
+                *map(str, paths),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=ROOT,
+        )
         report = json.loads(done.stdout)
         report["summary"].pop("seconds", None)
         outs.append(json.dumps(report, sort_keys=True))
@@ -139,68 +206,107 @@ def _stats(values: list[float]) -> dict[str, float]:
     if not ordered:
         return {"median": 0.0, "p95": 0.0, "max": 0.0, "total": 0.0}
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return {"median": statistics.median(ordered), "p95": p95, "max": ordered[-1], "total": sum(ordered)}
+    return {
+        "median": statistics.median(ordered),
+        "p95": p95,
+        "max": ordered[-1],
+        "total": sum(ordered),
+    }
 
 
 def summarize(group: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
     lines = sum(r["lines"] for r in rows)
-    return {"group": group, "files": len(rows), "lines": lines,
-            "fix": _stats([r["fix_s"] for r in rows]), "parse": _stats([r["parse_s"] for r in rows]),
-            "fix_per_kloc": _stats([r["fix_s"] / r["lines"] * 1000 for r in rows]),
-            "parse_per_kloc": _stats([r["parse_s"] / r["lines"] * 1000 for r in rows]),
-            "slowest": sorted(({"path": r["path"], "lines": r["lines"], "fix_s": round(r["fix_s"], 2)} for r in rows),
-                              key=lambda r: -r["fix_s"])[:5]}
+    return {
+        "group": group,
+        "files": len(rows),
+        "lines": lines,
+        "fix": _stats([r["fix_s"] for r in rows]),
+        "parse": _stats([r["parse_s"] for r in rows]),
+        "fix_per_kloc": _stats([r["fix_s"] / r["lines"] * 1000 for r in rows]),
+        "parse_per_kloc": _stats([r["parse_s"] / r["lines"] * 1000 for r in rows]),
+        "slowest": sorted(
+            ({"path": r["path"], "lines": r["lines"], "fix_s": round(r["fix_s"], 2)} for r in rows),
+            key=lambda r: -r["fix_s"],
+        )[:5],
+    }
 
 
 def render(res: dict[str, Any]) -> str:
-    out = [f"## {TITLE}", "",
-           f"Measured {res['date']} on {res['machine']} (`python benchmarks/ppo_files.py`). Each file is run "
-           "through `fix` in-process, one at a time (the verifying second pass included, interpreter start-up "
-           "not), beside a libcst parse of the same text and `ruff check` of the same files, in one run; "
-           "the machine was shared, so read the ratios more than the seconds.", "",
-           "| files | count | lines | fix median | fix p95 | fix max | fix total | parse total | fix / parse | "
-           "fix s per 1,000 lines (median / max) |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    out = [
+        f"## {TITLE}",
+        "",
+        f"Measured {res['date']} on {res['machine']} (`python benchmarks/ppo_files.py`). Each file is run "
+        "through `fix` in-process, one at a time (the verifying second pass included, interpreter start-up "
+        "not), beside a libcst parse of the same text and `ruff check` of the same files, in one run; "
+        "the machine was shared, so read the ratios more than the seconds.",
+        "",
+        "| files | count | lines | fix median | fix p95 | fix max | fix total | parse total | fix / parse | "
+        "fix s per 1,000 lines (median / max) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for g in res["groups"]:
         f, p = g["fix"], g["parse"]
         ratio = f["total"] / p["total"] if p["total"] else 0
-        out.append(f"| {g['group']} | {g['files']} | {g['lines']:,} | {f['median']:.2f} s | {f['p95']:.2f} s | "
-                   f"{f['max']:.2f} s | {f['total']:.1f} s | {p['total']:.1f} s | {ratio:.1f}x | "
-                   f"{g['fix_per_kloc']['median']:.2f} / {g['fix_per_kloc']['max']:.2f} |")
+        out.append(
+            f"| {g['group']} | {g['files']} | {g['lines']:,} | {f['median']:.2f} s | {f['p95']:.2f} s | "
+            f"{f['max']:.2f} s | {f['total']:.1f} s | {p['total']:.1f} s | {ratio:.1f}x | "
+            f"{g['fix_per_kloc']['median']:.2f} / {g['fix_per_kloc']['max']:.2f} |"
+        )
     r = res.get("ruff") or {}
     if r:
         n = sum(g["files"] for g in res["groups"])
-        out += ["", f"`{r['version']}` (`ruff check --no-cache --isolated`, default rules) over the same {n} files in "
-                f"one process: {r['seconds']:.2f} s, {r['seconds'] / max(n, 1) * 1000:.0f} ms a file."]
+        out += [
+            "",
+            f"`{r['version']}` (`ruff check --no-cache --isolated`, default rules) over the same {n} files in "
+            f"one process: {r['seconds']:.2f} s, {r['seconds'] / max(n, 1) * 1000:.0f} ms a file.",
+        ]
     out += ["", "Slowest files:", ""]
     for g in res["groups"]:
         for s in g["slowest"][:3]:
             out.append(f"- {g['group']}: `{s['path']}` ({s['lines']:,} lines) {s['fix_s']:.2f} s")
     d = res.get("determinism") or {}
     if d:
-        verdict = "identical" if not d["differing_seeds"] else f"DIFFERENT under seeds {', '.join(d['differing_seeds'])}"
-        out += ["", f"Determinism: `fix --diff --format json` over all {d['files']} files under `PYTHONHASHSEED` = "
-                f"{', '.join(d['seeds'])}: output {verdict} (the run's duration left out)."]
+        verdict = (
+            "identical"
+            if not d["differing_seeds"]
+            else f"DIFFERENT under seeds {', '.join(d['differing_seeds'])}"
+        )
+        out += [
+            "",
+            f"Determinism: `fix --diff --format json` over all {d['files']} files under `PYTHONHASHSEED` = "
+            f"{', '.join(d['seeds'])}: output {verdict} (the run's duration left out).",
+        ]
     return "\n".join(out) + "\n"
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
-    p.add_argument("--dest", type=Path, default=Path.home() / ".cache" / "trl-migrate" / "ppo-files")
+    p.add_argument(
+        "--dest", type=Path, default=Path.home() / ".cache" / "trl-migrate" / "ppo-files"
+    )
     p.add_argument("--limit", type=int, default=0, help="only the first N files of each group")
     p.add_argument("--no-write", action="store_true")
     args = p.parse_args(argv)
     wheel = select(wheel_files(args.dest / "wheels"))
     public.materialize(args.mirrors, args.dest / "public")
     repos = select([p for p in public.ppo_paths(args.dest / "public") if p.suffix == ".py"])
-    groups = [("TRL wheels 0.4 - 1.12", wheel, args.dest / "wheels"), ("public repositories", repos, args.dest / "public")]
+    groups = [
+        ("TRL wheels 0.4 - 1.12", wheel, args.dest / "wheels"),
+        ("public repositories", repos, args.dest / "public"),
+    ]
     if args.limit:
         groups = [(n, ps[: args.limit], base) for n, ps, base in groups]
     everything = [p for _, ps, _ in groups for p in ps]
-    res = {"date": time.strftime("%Y-%m-%d"), "machine": machine(),
-           "groups": [summarize(name, time_files(ps, base)) for name, ps, base in groups if ps],
-           "ruff": ruff_total(everything), "determinism": determinism(everything)}
+    res = {
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": machine(),
+        "groups": [summarize(name, time_files(ps, base)) for name, ps, base in groups if ps],
+        "ruff": ruff_total(everything),
+        "determinism": determinism(everything),
+    }
     (args.dest / "ppo_files.json").write_text(json.dumps(res, indent=1))
     text = render(res)
     if args.no_write:

@@ -36,10 +36,19 @@ class Repo:
 
 def load(path: Path = LIST) -> list[Repo]:
     raw = json.loads(path.read_text())
-    return [Repo(repo=r["repo"], commit=r["commit"], ppo_files=tuple(r["ppo_files"]),
-                 launchers=tuple(r.get("launchers", ())), requirements=tuple(r.get("requirements", ())),
-                 era=r["era"], vendored_trl=bool(r.get("vendored_trl")), note=r.get("note", ""))
-            for r in raw["repos"]]
+    return [
+        Repo(
+            repo=r["repo"],
+            commit=r["commit"],
+            ppo_files=tuple(r["ppo_files"]),
+            launchers=tuple(r.get("launchers", ())),
+            requirements=tuple(r.get("requirements", ())),
+            era=r["era"],
+            vendored_trl=bool(r.get("vendored_trl")),
+            note=r.get("note", ""),
+        )
+        for r in raw["repos"]
+    ]
 
 
 def git_dir(mirrors: Path, repo: Repo) -> Path | None:
@@ -61,14 +70,24 @@ def materialize(mirrors: Path, dest: Path, *, whole: bool = False) -> dict[str, 
             continue
         out = dest / repo.slug
         git = ["git", "--git-dir", str(gd)]
-        paths = (subprocess.run([*git, "ls-tree", "-r", "--name-only", repo.commit], check=True,
-                                capture_output=True, text=True).stdout.splitlines() if whole else list(repo.ppo_files))
+        paths = (
+            subprocess.run(
+                [*git, "ls-tree", "-r", "--name-only", repo.commit],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout.splitlines()
+            if whole
+            else list(repo.ppo_files)
+        )
         for rel in paths:
             target = out / rel
             if target.exists():
                 written.append(str(target))
                 continue
-            blob = subprocess.run([*git, "show", f"{repo.commit}:{rel}"], capture_output=True, check=False)
+            blob = subprocess.run(
+                [*git, "show", f"{repo.commit}:{rel}"], capture_output=True, check=False
+            )
             if blob.returncode != 0:
                 if rel in repo.ppo_files:
                     missing.append(f"{repo.repo}:{rel}")
@@ -85,11 +104,15 @@ def ppo_paths(dest: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("part", choices=["materialize"])
     p.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     p.add_argument("--dest", type=Path, default=Path.home() / ".cache" / "trl-migrate" / "public")
-    p.add_argument("--whole", action="store_true", help="every file of each repository, not only its PPO files")
+    p.add_argument(
+        "--whole", action="store_true", help="every file of each repository, not only its PPO files"
+    )
     args = p.parse_args(argv)
     done = materialize(args.mirrors, args.dest, whole=args.whole)
     print(json.dumps({"written": len(done["written"]), "missing": done["missing"]}, indent=1))

@@ -13,7 +13,15 @@ from codemods.ppo_trainer import PPOTrainerRule
 from codemods.ppo_unsupported import PPOUnsupportedRule
 from codemods.value_heads import ValueHeads
 
-RULES: tuple[Rule, ...] = (Imports(), ValueHeads(), PPOConfigRule(), PPOTrainerRule(), PPODatasetsRule(), PPOLoopRule(), PPOUnsupportedRule())
+RULES: tuple[Rule, ...] = (
+    Imports(),
+    ValueHeads(),
+    PPOConfigRule(),
+    PPOTrainerRule(),
+    PPODatasetsRule(),
+    PPOLoopRule(),
+    PPOUnsupportedRule(),
+)
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 
 
@@ -29,7 +37,9 @@ def select(select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tuple[Rule
         if not _matching(entry):
             known = ", ".join(f"{r.code} ({r.name})" for r in RULES)
             raise UnknownRuleError(f"unknown rule {entry!r}; known rules: {known}")
-    picked = {r.code for e in chosen for r in _matching(e)} - {r.code for e in dropped for r in _matching(e)}
+    picked = {r.code for e in chosen for r in _matching(e)} - {
+        r.code for e in dropped for r in _matching(e)
+    }
     return tuple(r for r in RULES if r.code in picked)
 
 

@@ -38,7 +38,9 @@ class FileState:
     path: str
     options: Options
     findings: list[Finding] = dataclasses.field(default_factory=list)
-    scratch: dict[str, set[str]] = dataclasses.field(default_factory=dict)  # between passes of a rule
+    scratch: dict[str, set[str]] = dataclasses.field(
+        default_factory=dict
+    )  # between passes of a rule
     codes: frozenset[str] = frozenset()  # the rules running on this file
 
 
@@ -85,7 +87,9 @@ def _identifier_text(text: str) -> str:
             found.add(node.name)
         elif isinstance(node, ast.arg):
             found.add(node.arg)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 200:
+        elif (
+            isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 200
+        ):
             found.add(node.value)
     return "\n" + "\n".join(sorted(found)) + "\n"
 
@@ -109,7 +113,9 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         self._pending: list[list[str]] = []
         self._first: cst.CSTNode | None = None
         self._import_depth = 0  # > 0 while inside an import statement
-        self._mutation_depth = 0  # > 0 inside a `del` target or an attribute/subscript being assigned
+        self._mutation_depth = (
+            0  # > 0 inside a `del` target or an attribute/subscript being assigned
+        )
         self._header: set[str] = set()  # comments above the first statement live in Module.header
         # Whether a leave_ hook returned anything but the node it was handed: libcst rebuilds
         # every parent on the way up, so this is the one place a change can start. The engine
@@ -133,7 +139,12 @@ class RuleTransformer(VisitorBasedCodemodCommand):
 
     # -- findings ---------------------------------------------------------------------------
     def report(
-        self, node: cst.CSTNode, message: str, *, severity: Severity = Severity.ERROR, fix: Fix = Fix.APPLIED
+        self,
+        node: cst.CSTNode,
+        message: str,
+        *,
+        severity: Severity = Severity.ERROR,
+        fix: Fix = Fix.APPLIED,
     ) -> None:
         wrapper = self.context.wrapper
         pos = wrapper.resolve(PositionProvider).get(node) if wrapper is not None else None
@@ -153,14 +164,22 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         """What `node` may name (several after conditional imports), sorted: a rule that takes
         the first match reads the same one in every process, whatever the hash seed."""
         scope = self.get_metadata(ScopeProvider, node, None)
-        return tuple(sorted({q.name for q in scope.get_qualified_names_for(node)})) if scope is not None else ()
+        return (
+            tuple(sorted({q.name for q in scope.get_qualified_names_for(node)}))
+            if scope is not None
+            else ()
+        )
 
     def import_referenced(self, import_node: cst.ImportFrom, bound: str) -> bool:
         """Whether the name `bound` by this import is still used (needs ScopeProvider metadata)."""
         scope = self.get_metadata(ScopeProvider, import_node, None)
         if scope is None:
             return True
-        return any(a.references for a in scope.assignments[bound] if getattr(a, "node", None) is import_node)
+        return any(
+            a.references
+            for a in scope.assignments[bound]
+            if getattr(a, "node", None) is import_node
+        )
 
     # -- statement frames: where TODOs land --------------------------------------------------
     @property
@@ -256,7 +275,9 @@ def _attach_todos(result, code: str, messages: list[str], seen: set[str]):  # ty
 
 
 def _with_todos(stmt, code: str, messages: list[str], seen: set[str]):  # type: ignore[no-untyped-def]
-    existing = {line.comment.value for line in stmt.leading_lines if line.comment is not None} | seen
+    existing = {
+        line.comment.value for line in stmt.leading_lines if line.comment is not None
+    } | seen
     added = []
     for message in dict.fromkeys(messages):  # keep order, drop repeats
         text = todo_comment(code, message)

@@ -28,12 +28,16 @@ def alias_asname(alias: cst.ImportAlias) -> str | None:
 
 
 def new_alias(name: str, asname: str | None = None) -> cst.ImportAlias:
-    return cst.ImportAlias(name=cst.Name(name), asname=cst.AsName(name=cst.Name(asname)) if asname else None)
+    return cst.ImportAlias(
+        name=cst.Name(name), asname=cst.AsName(name=cst.Name(asname)) if asname else None
+    )
 
 
 def import_from(module: str, aliases: Sequence[cst.ImportAlias]) -> cst.SimpleStatementLine:
     fixed = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in aliases]
-    return cst.SimpleStatementLine(body=[cst.ImportFrom(module=cst.parse_expression(module), names=fixed)])  # type: ignore[arg-type]
+    return cst.SimpleStatementLine(
+        body=[cst.ImportFrom(module=cst.parse_expression(module), names=fixed)]
+    )  # type: ignore[arg-type]
 
 
 def rewrite_import_from(stmt: cst.SimpleStatementLine, decisions: Sequence[Decision]):  # type: ignore[no-untyped-def]
@@ -48,14 +52,21 @@ def rewrite_import_from(stmt: cst.SimpleStatementLine, decisions: Sequence[Decis
     assert isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar)
     if all(d == KEEP for d in decisions):
         return stmt
-    here = get_full_name_for_node(node.module) if node.module is not None and not node.relative else None
+    here = (
+        get_full_name_for_node(node.module)
+        if node.module is not None and not node.relative
+        else None
+    )
     kept: list[cst.ImportAlias] = []
     moved: dict[str, list[cst.ImportAlias]] = {}
     for alias, decision in zip(node.names, decisions):
         if decision == KEEP:
             kept.append(alias)
         elif isinstance(decision, tuple) and decision[0] == here:  # same module: replace in place
-            new = [a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in decision[1]]
+            new = [
+                a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                for a in decision[1]
+            ]
             kept.extend([*new[:-1], new[-1].with_changes(comma=alias.comma)] if new else [])
         elif isinstance(decision, tuple):
             moved.setdefault(decision[0], []).extend(decision[1])
@@ -88,8 +99,12 @@ def imported_names(module: cst.Module, source: str) -> set[str]:
 
     class _Collect(walk.Visitor):
         def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-            if (not node.relative and node.module is not None and not isinstance(node.names, cst.ImportStar)
-                    and get_full_name_for_node(node.module) == source):
+            if (
+                not node.relative
+                and node.module is not None
+                and not isinstance(node.names, cst.ImportStar)
+                and get_full_name_for_node(node.module) == source
+            ):
                 found.update(alias_asname(a) or alias_name(a) for a in node.names)
 
     module.visit(_Collect())

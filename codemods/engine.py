@@ -45,7 +45,9 @@ NOT_TRL = "does not import trl"  # the prefilter's verdict: never parsed, never 
 def needs_parse(data: bytes, *, notebook: bool = False) -> bool:
     # The substring test runs at memchr speed and rules out nearly every file; the regex alone
     # costs about 15x more on a site-packages tree.
-    return b"trl" in data and (NOTEBOOK_PREFILTER if notebook else PREFILTER).search(data) is not None
+    return (
+        b"trl" in data and (NOTEBOOK_PREFILTER if notebook else PREFILTER).search(data) is not None
+    )
 
 
 def _ast_parses(text: str) -> bool:
@@ -76,12 +78,18 @@ def uses_trl(text: str) -> bool:
         elif isinstance(node, ast.ImportFrom):
             if node.level == 0 and (node.module or "").split(".")[0] == "trl":
                 return True
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("trl."):
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value.startswith("trl.")
+        ):
             return True
     return False
 
 
-def fix_text(text: str, *, path: str, rules: Sequence[Rule], options: Options) -> tuple[str, list[Finding]]:
+def fix_text(
+    text: str, *, path: str, rules: Sequence[Rule], options: Options
+) -> tuple[str, list[Finding]]:
     """Apply `rules` in order; raises libcst.ParserSyntaxError for text that is not Python.
 
     Each rule runs one or more passes; a pass sees the output of the one before, so the line
@@ -107,7 +115,9 @@ def fix_text(text: str, *, path: str, rules: Sequence[Rule], options: Options) -
             if not transformer.wanted(state, names):
                 continue
             stages.append((len(state.findings), current))
-            new_module, changed = _run_pass(transformer(CodemodContext(filename=path), state), wrapper)
+            new_module, changed = _run_pass(
+                transformer(CodemodContext(filename=path), state), wrapper
+            )
             if changed:
                 current = new_module.code
                 wrapper = MetadataWrapper(new_module, unsafe_skip_copy=True)
@@ -124,11 +134,15 @@ def _run_pass(transformer: RuleTransformer, wrapper: MetadataWrapper) -> tuple[c
     """
     module = _transform(transformer, wrapper)
     changed = transformer.changed
-    for key, follow_up in ((AddImportsVisitor.CONTEXT_KEY, AddImportsVisitor),
-                           (RemoveImportsVisitor.CONTEXT_KEY, RemoveImportsVisitor)):
+    for key, follow_up in (
+        (AddImportsVisitor.CONTEXT_KEY, AddImportsVisitor),
+        (RemoveImportsVisitor.CONTEXT_KEY, RemoveImportsVisitor),
+    ):
         if transformer.context.scratch.get(key):
             # libcst's own transform_module would deep-copy the whole tree first.
-            module = _transform(follow_up(transformer.context), MetadataWrapper(module, unsafe_skip_copy=True))
+            module = _transform(
+                follow_up(transformer.context), MetadataWrapper(module, unsafe_skip_copy=True)
+            )
             changed = True
     return module, changed
 
@@ -139,7 +153,9 @@ def _transform(codemod: Codemod, wrapper: MetadataWrapper) -> cst.Module:
         return codemod.transform_module_impl(wrapper.module)
 
 
-def _map_back(findings: list[Finding], stages: list[tuple[int, str]], original: str) -> list[Finding]:
+def _map_back(
+    findings: list[Finding], stages: list[tuple[int, str]], original: str
+) -> list[Finding]:
     """Rewrite each finding's line from the text its pass saw to the original text's line."""
     maps: list[dict[int, int] | None] = []  # per stage: its text's lines -> previous stage's lines
     previous = original
@@ -165,7 +181,11 @@ def _line_map(new: str, old: str) -> dict[int, int]:
     mapping: dict[int, int] = {}
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         for k, j in enumerate(range(j1, j2)):
-            mapping[j + 1] = (i1 + k + 1) if tag == "equal" else min(i1 + 1 + min(k, max(i2 - i1 - 1, 0)), len(a))
+            mapping[j + 1] = (
+                (i1 + k + 1)
+                if tag == "equal"
+                else min(i1 + 1 + min(k, max(i2 - i1 - 1, 0)), len(a))
+            )
     return mapping
 
 
@@ -181,7 +201,9 @@ def scan(path: str, display: str, *, explicit: bool) -> tuple[FileResult | None,
         return FileResult(display, Status.SKIPPED, message="empty file"), data
     nul = data.find(b"\x00")
     if nul != -1:
-        return FileResult(display, Status.FAILED, message=f"binary file: NUL byte at offset {nul}"), data
+        return FileResult(
+            display, Status.FAILED, message=f"binary file: NUL byte at offset {nul}"
+        ), data
     return None, data
 
 
@@ -210,7 +232,9 @@ def process(
     return FileResult(display, Status.CHANGED, findings=findings, old=data, new=new, diff=diff)
 
 
-def _rewrite(text: str, *, path: str, rules: Sequence[Rule], options: Options) -> tuple[str, list[Finding]] | str:
+def _rewrite(
+    text: str, *, path: str, rules: Sequence[Rule], options: Options
+) -> tuple[str, list[Finding]] | str:
     """The verified rewrite of `text` and its findings, or why there is none (a message)."""
     if not uses_trl(text):
         return text, []
@@ -237,7 +261,9 @@ def _process_notebook(
         bom = data.startswith(b"\xef\xbb\xbf")
         nb = notebooks.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError as e:
-        return FileResult(display, Status.FAILED, message=f"not a notebook: not UTF-8 (byte offset {e.start})")
+        return FileResult(
+            display, Status.FAILED, message=f"not a notebook: not UTF-8 (byte offset {e.start})"
+        )
     except SourceError as e:
         return FileResult(display, Status.FAILED, message=str(e))
     if not nb.is_python:
@@ -246,7 +272,9 @@ def _process_notebook(
     joined = notebooks.join_cells([notebooks.cell_source(c) for _, c in cells])
     outcome = _rewrite(joined.text, path=display, rules=rules, options=options)
     if isinstance(outcome, str):
-        return FileResult(display, Status.FAILED, message=joined.locate_message(outcome, [i for i, _ in cells]))
+        return FileResult(
+            display, Status.FAILED, message=joined.locate_message(outcome, [i for i, _ in cells])
+        )
     new_text, findings = outcome
     findings = [joined.locate(f, [i for i, _ in cells]) for f in findings]
     if new_text == joined.text:
@@ -263,7 +291,9 @@ def _process_notebook(
                 diffs.append(unified_diff(f"{display}:cell {index}", old_source, source))
             notebooks.set_cell_source(cell, source)
     new = nb.dumps().encode("utf-8-sig" if bom else "utf-8")
-    return FileResult(display, Status.CHANGED, findings=findings, old=data, new=new, diff="".join(diffs))
+    return FileResult(
+        display, Status.CHANGED, findings=findings, old=data, new=new, diff="".join(diffs)
+    )
 
 
 def _verify(old: str, new: str, *, path: str, rules: Sequence[Rule], options: Options) -> str:
@@ -287,7 +317,10 @@ def _verify(old: str, new: str, *, path: str, rules: Sequence[Rule], options: Op
 
 def unified_diff(path: str, old: str, new: str) -> str:
     lines = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}"
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"a/{path}",
+        tofile=f"b/{path}",
     )
     out = []
     for line in lines:

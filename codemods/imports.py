@@ -34,9 +34,7 @@ from migrate.kernel.findings import Severity
 # Fates other rules own: they rewrite the uses, then the imports. When those rules are not
 # selected (--select TRL101), this rule marks the names instead, so nothing is left unmarked.
 OWNERS = {symbols.VALUE_HEAD: ("TRL102",), symbols.PPO: ("TRL103", "TRL104")}
-_PPO_HINT = (
-    "migrate to RLOOTrainer/RLOOConfig (or GRPOTrainer/GRPOConfig); rules TRL103-TRL107 do it (docs/rules.md)"
-)
+_PPO_HINT = "migrate to RLOOTrainer/RLOOConfig (or GRPOTrainer/GRPOConfig); rules TRL103-TRL107 do it (docs/rules.md)"
 
 
 def _dotted(path: str) -> cst.BaseExpression:
@@ -53,8 +51,10 @@ def message_for(sym: Symbol) -> str:
     if sym.fate == symbols.PPO:
         return f"`{sym.path}` was {gone} and TRL 1.13 has no PPO: {_PPO_HINT}"
     if sym.fate == symbols.VALUE_HEAD:
-        return (f"`{sym.path}` was {gone}: load the plain transformers model (AutoModelForCausalLM); "
-                "rule TRL102 does it")
+        return (
+            f"`{sym.path}` was {gone}: load the plain transformers model (AutoModelForCausalLM); "
+            "rule TRL102 does it"
+        )
     hint = f": {sym.hint}" if sym.hint else "; TRL 1.13 has no replacement"
     return f"`{sym.path}` was {gone}{hint}"
 
@@ -68,7 +68,9 @@ class _BoundAndUsedNames(walk.Visitor):
         self.exported: set[str] = set()  # the strings of `__all__ = [...]` / `__all__ += [...]`
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if any(isinstance(t.target, cst.Name) and t.target.value == "__all__" for t in node.targets):
+        if any(
+            isinstance(t.target, cst.Name) and t.target.value == "__all__" for t in node.targets
+        ):
             self._export(node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
@@ -170,8 +172,11 @@ class RewriteImports(RuleTransformer):
             return False  # `import trl.core` also binds `trl`, which other code uses: leave_Import
         RemoveImportsVisitor.remove_unused_import(self.context, module, name, alias_asname(alias))
         version = self.table.gone_modules.get(full) or self._gone_version(full)
-        self.report(alias, f"module `{full}` does not exist in TRL 1.13 (removed in TRL {version}); "
-                    "its uses were rewritten and the import removed")
+        self.report(
+            alias,
+            f"module `{full}` does not exist in TRL 1.13 (removed in TRL {version}); "
+            "its uses were rewritten and the import removed",
+        )
         return True
 
     # -- attribute use: trl.core.set_seed(...) -------------------------------------------------
@@ -186,18 +191,28 @@ class RewriteImports(RuleTransformer):
         for orig, alias in zip(original_node.names, updated_node.names):
             module = alias_name(alias)
             root = module.split(".")[0]
-            if (alias.asname is None and module != root and self._gone_module(module)
-                    and not self._still_used(module) and self._still_used(root)):
+            if (
+                alias.asname is None
+                and module != root
+                and self._gone_module(module)
+                and not self._still_used(module)
+                and self._still_used(root)
+            ):
                 # `import trl.core` when only `trl.X` is used: keep the binding, drop the gone module
-                self.report(orig, f"module `{module}` does not exist in TRL 1.13; this file only uses "
-                            f"`{root}` through it, so `import {root}` stays")
+                self.report(
+                    orig,
+                    f"module `{module}` does not exist in TRL 1.13; this file only uses "
+                    f"`{root}` through it, so `import {root}` stays",
+                )
                 alias = alias.with_changes(name=cst.Name(root))
             names.append(alias)
         if all(a is b for a, b in zip(names, updated_node.names)):
             return updated_node
         return updated_node.with_changes(names=names)
 
-    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+    def leave_Attribute(
+        self, original_node: cst.Attribute, updated_node: cst.Attribute
+    ) -> cst.BaseExpression:
         if self.in_import:
             return updated_node
         for qname in sorted(self.qualified_names(original_node)):
@@ -231,7 +246,9 @@ class RewriteImports(RuleTransformer):
     def _names(self, original, updated, node: cst.ImportFrom, module: str):  # type: ignore[no-untyped-def]
         assert not isinstance(node.names, cst.ImportStar)
         decisions: list = []
-        written: list[cst.BaseStatement] = []  # definitions of removed helpers (codemods/data/inline.toml)
+        written: list[
+            cst.BaseStatement
+        ] = []  # definitions of removed helpers (codemods/data/inline.toml)
         for alias, orig_alias in zip(node.names, original.body[0].names):
             name = alias_name(alias)
             full = f"{module}.{name}"
@@ -241,32 +258,51 @@ class RewriteImports(RuleTransformer):
                 if self.table.module_gone(full):  # `from trl import core`: a gone submodule
                     self._unused_gone_import(orig_alias, module, name)
                 elif self._gone_module(module):
-                    self.todo(orig_alias, f"`{module}` does not exist in TRL 1.13; `{name}` has no known new home")
+                    self.todo(
+                        orig_alias,
+                        f"`{module}` does not exist in TRL 1.13; `{name}` has no known new home",
+                    )
             elif sym.fate == symbols.MOVED:
                 asname = alias_asname(alias) or (name if sym.to_name != name else None)
                 decisions[-1] = (sym.to_module, [new_alias(sym.to_name, asname)])
                 self.report(orig_alias, message_for(sym), severity=self._severity(sym))
             elif sym.fate == symbols.REMOVED and inline.lookup(full) is not None:
                 decisions[-1] = REMOVE
-                written.extend(inline.statements(inline.lookup(full) or "", alias_asname(alias) or name))
+                written.extend(
+                    inline.statements(inline.lookup(full) or "", alias_asname(alias) or name)
+                )
                 gone = f"removed in TRL {sym.gone_in}" if sym.gone_in else "gone in TRL 1.13"
-                self.report(orig_alias, f"`{full}` was {gone}; an equivalent definition was written into this file")
-            elif sym.fate == symbols.REMOVED and self._unused(original, alias_asname(alias) or name, module):
+                self.report(
+                    orig_alias,
+                    f"`{full}` was {gone}; an equivalent definition was written into this file",
+                )
+            elif sym.fate == symbols.REMOVED and self._unused(
+                original, alias_asname(alias) or name, module
+            ):
                 decisions[-1] = REMOVE
                 gone = f"removed in TRL {sym.gone_in}" if sym.gone_in else "gone in TRL 1.13"
-                self.report(orig_alias, f"`{full}` was {gone}; this file never uses it, so the import was removed",
-                            severity=Severity.INFO)
+                self.report(
+                    orig_alias,
+                    f"`{full}` was {gone}; this file never uses it, so the import was removed",
+                    severity=Severity.INFO,
+                )
             elif not self._owned(sym):
                 self.todo(orig_alias, message_for(sym))
-        result = _followed_by(rewrite_import_from(updated, decisions), written, updated)  # may replace written[0]
+        result = _followed_by(
+            rewrite_import_from(updated, decisions), written, updated
+        )  # may replace written[0]
         if written and self._block_depth == 0:
-            self._top_written.update(id(stmt) for stmt in written)  # leave_Module moves them below the imports
+            self._top_written.update(
+                id(stmt) for stmt in written
+            )  # leave_Module moves them below the imports
         return result
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._block_depth += 1
 
-    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
         self._block_depth -= 1
         return updated_node
 
@@ -295,9 +331,15 @@ class RewriteImports(RuleTransformer):
         exported = self.table.names_by_module.get(module, {})
         used = [exported[n] for n in sorted(self._free & exported.keys())]
         moved = [s for s in used if s.fate == symbols.MOVED]
-        manual = [s for s in used if s.fate == symbols.REMOVED or (s.fate in OWNERS and not self._owned(s))]
+        manual = [
+            s
+            for s in used
+            if s.fate == symbols.REMOVED or (s.fate in OWNERS and not self._owned(s))
+        ]
         for sym in manual:
-            self.todo(original, f"`from {module} import *` provides `{sym.name}`: " + message_for(sym))
+            self.todo(
+                original, f"`from {module} import *` provides `{sym.name}`: " + message_for(sym)
+            )
         by_target: dict[str, list[cst.ImportAlias]] = {}
         for sym in moved:
             asname = sym.name if sym.to_name != sym.name else None
@@ -324,7 +366,9 @@ class RewriteImports(RuleTransformer):
             return False
         if any(line.comment is not None for line in stmt.leading_lines):
             names = stmt.body[0].names  # type: ignore[attr-defined]
-            others = [self.table.get(f"{module}.{alias_name(a)}") for a in names if alias_name(a) != bound]
+            others = [
+                self.table.get(f"{module}.{alias_name(a)}") for a in names if alias_name(a) != bound
+            ]
             if not any(s is None or s.fate != symbols.REMOVED for s in others):
                 return False
         return bound not in self._exported and not self.import_referenced(stmt.body[0], bound)  # type: ignore[arg-type]
@@ -337,7 +381,9 @@ class RewriteImports(RuleTransformer):
         return any(self.table.module_gone(m) for m in _prefixes(module))
 
     def _gone_version(self, module: str) -> str:
-        return next((self.table.gone_modules[m] for m in _prefixes(module) if self.table.module_gone(m)), "")
+        return next(
+            (self.table.gone_modules[m] for m in _prefixes(module) if self.table.module_gone(m)), ""
+        )
 
     @staticmethod
     def _severity(sym: Symbol) -> Severity:
@@ -377,7 +423,10 @@ class GoneModuleImports(RuleTransformer):
                 continue
             version = self.table.gone_modules[gone]
             when = f" (removed in TRL {version})" if version else ""
-            self.todo(node, f"module `{gone}` does not exist in TRL 1.13{when}; move what this file uses from it")
+            self.todo(
+                node,
+                f"module `{gone}` does not exist in TRL 1.13{when}; move what this file uses from it",
+            )
 
 
 def _followed_by(result, written: list[cst.BaseStatement], original: cst.SimpleStatementLine):  # type: ignore[no-untyped-def]
@@ -385,11 +434,16 @@ def _followed_by(result, written: list[cst.BaseStatement], original: cst.SimpleS
     if not written:
         return result
     for i in range(1, len(written)):  # a blank line after a written class or function
-        if isinstance(written[i - 1], (cst.ClassDef, cst.FunctionDef)) and not written[i].leading_lines:
+        if (
+            isinstance(written[i - 1], (cst.ClassDef, cst.FunctionDef))
+            and not written[i].leading_lines
+        ):
             written[i] = written[i].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
     if isinstance(result, cst.RemovalSentinel):
         first = written[0]
-        written[0] = first.with_changes(leading_lines=[*original.leading_lines, *first.leading_lines])
+        written[0] = first.with_changes(
+            leading_lines=[*original.leading_lines, *first.leading_lines]
+        )
         return cst.FlattenSentinel(written)
     head = list(result.nodes) if isinstance(result, cst.FlattenSentinel) else [result]
     return cst.FlattenSentinel([*head, *written])
@@ -422,4 +476,3 @@ class Imports(Rule):
 
     def triggered(self, text: str) -> bool:
         return symbols.load().mention.search(text) is not None
-

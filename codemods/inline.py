@@ -12,8 +12,14 @@ import tomlkit
 @functools.cache
 def _table() -> dict[str, str]:
     """Old import path -> the source that replaces it (with __NAME__ for the bound name)."""
-    doc = tomlkit.parse(resources.files("codemods").joinpath("data/inline.toml").read_text("utf-8")).unwrap()
-    return {path: entry["source"].strip("\n") + "\n" for entry in doc.values() for path in entry["paths"]}
+    doc = tomlkit.parse(
+        resources.files("codemods").joinpath("data/inline.toml").read_text("utf-8")
+    ).unwrap()
+    return {
+        path: entry["source"].strip("\n") + "\n"
+        for entry in doc.values()
+        for path in entry["paths"]
+    }
 
 
 def lookup(path: str) -> str | None:
@@ -29,5 +35,7 @@ def statements(source: str, name: str) -> list[cst.BaseStatement]:
         return body
     body[0] = body[0].with_changes(leading_lines=[*module.header, *body[0].leading_lines])
     if isinstance(body[0], (cst.ClassDef, cst.FunctionDef)):
-        body[0] = body[0].with_changes(leading_lines=[cst.EmptyLine(indent=False), *body[0].leading_lines])
+        body[0] = body[0].with_changes(
+            leading_lines=[cst.EmptyLine(indent=False), *body[0].leading_lines]
+        )
     return body

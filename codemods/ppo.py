@@ -36,24 +36,32 @@ TRAINER_NAMES = ("PPOTrainer", "PPOv2Trainer")
 TRAINER_HELPERS = ("OnlineTrainerState", "PolicyAndValueWrapper")  # gone with the trainer
 TARGETS = {"rloo": ("RLOOConfig", "RLOOTrainer"), "grpo": ("GRPOConfig", "GRPOTrainer")}
 ERA_TEXT = {
-    LEGACY: "legacy PPO (TRL <= 0.11)", PPOV2: "PPOv2 (TRL 0.9-0.12)", V2: "PPO v2 (TRL 0.12-0.28)",
+    LEGACY: "legacy PPO (TRL <= 0.11)",
+    PPOV2: "PPOv2 (TRL 0.9-0.12)",
+    V2: "PPO v2 (TRL 0.12-0.28)",
     EXPERIMENTAL: "trl.experimental.ppo (TRL 0.26-1.12)",
 }
 
 
 @functools.cache
 def mapping() -> dict[str, Any]:
-    return json.loads(resources.files("codemods").joinpath("data/ppo_mapping.json").read_text("utf-8"))
+    return json.loads(
+        resources.files("codemods").joinpath("data/ppo_mapping.json").read_text("utf-8")
+    )
 
 
 @functools.cache
 def targets() -> dict[str, Any]:
-    return json.loads(resources.files("codemods").joinpath("data/ppo_targets.json").read_text("utf-8"))
+    return json.loads(
+        resources.files("codemods").joinpath("data/ppo_targets.json").read_text("utf-8")
+    )
 
 
 @functools.cache
 def _defaults() -> dict[str, Any]:
-    return json.loads(resources.files("codemods").joinpath("data/ppo_defaults.json").read_text("utf-8"))
+    return json.loads(
+        resources.files("codemods").joinpath("data/ppo_defaults.json").read_text("utf-8")
+    )
 
 
 def default_history(era: str, field: str) -> list[tuple[str, str, Any]]:
@@ -116,8 +124,13 @@ def kwarg(call: cst.Call, name: str) -> cst.Arg | None:
 
 def new_kwarg(name: str, value: str | cst.BaseExpression) -> cst.Arg:
     expr = cst.parse_expression(value) if isinstance(value, str) else value
-    return cst.Arg(keyword=cst.Name(name), value=expr, equal=cst.AssignEqual(
-        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+    return cst.Arg(
+        keyword=cst.Name(name),
+        value=expr,
+        equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+        ),
+    )
 
 
 def relayout(original: cst.Call, args: list[cst.Arg], fresh: set[int]) -> list[cst.Arg]:
@@ -126,15 +139,25 @@ def relayout(original: cst.Call, args: list[cst.Arg], fresh: set[int]) -> list[c
     argument ends as the old last one did (a multi-line call keeps `)` on its own line)."""
     if not args:
         return []
-    sep: cst.Comma | None = next((a.comma for a in original.args[:-1] if isinstance(a.comma, cst.Comma)), None)
+    sep: cst.Comma | None = next(
+        (a.comma for a in original.args[:-1] if isinstance(a.comma, cst.Comma)), None
+    )
     if sep is None:
         ws = original.whitespace_before_args
-        sep = cst.Comma(whitespace_after=ws if isinstance(ws, cst.ParenthesizedWhitespace) else cst.SimpleWhitespace(" "))
+        sep = cst.Comma(
+            whitespace_after=ws
+            if isinstance(ws, cst.ParenthesizedWhitespace)
+            else cst.SimpleWhitespace(" ")
+        )
     last = original.args[-1] if original.args else None
     out = []
     for i, arg in enumerate(args):
         if i == len(args) - 1:
-            out.append(arg.with_changes(comma=last.comma if last is not None else cst.MaybeSentinel.DEFAULT))
+            out.append(
+                arg.with_changes(
+                    comma=last.comma if last is not None else cst.MaybeSentinel.DEFAULT
+                )
+            )
         elif id(arg) in fresh or not isinstance(arg.comma, cst.Comma):
             out.append(arg.with_changes(comma=sep))
         else:
@@ -153,7 +176,9 @@ class FileFacts(walk.Visitor):
         self.config_vars: set[str] = set()
         self._legacy_kw = set(mapping()["legacy_only"])
         self._v2_kw = set(mapping()["v2_only"])
-        self.weak: set[str] = set()  # reads of fields only one era's config had: `ppo_config.query_dataset`
+        self.weak: set[str] = (
+            set()
+        )  # reads of fields only one era's config had: `ppo_config.query_dataset`
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value in _LEGACY_READS:
@@ -171,9 +196,21 @@ class FileFacts(walk.Visitor):
         keys = {a.keyword.value for a in node.args if a.keyword is not None}
         if trainer is not None:
             positional = sum(1 for a in node.args if a.keyword is None and not a.star)
-            if positional >= 2 or keys & {"dataset", "num_shared_layers", "training_data_collator", "optimizer"}:
+            if positional >= 2 or keys & {
+                "dataset",
+                "num_shared_layers",
+                "training_data_collator",
+                "optimizer",
+            }:
                 self.signals.add(LEGACY)
-            if keys & {"args", "processing_class", "reward_model", "value_model", "train_dataset", "policy"}:
+            if keys & {
+                "args",
+                "processing_class",
+                "reward_model",
+                "value_model",
+                "train_dataset",
+                "policy",
+            }:
                 self.signals.add(V2)
         if config is not None:
             if keys & self._legacy_kw:
@@ -210,15 +247,38 @@ class FileFacts(walk.Visitor):
 
 # Field names only one era's PPO config had, distinctive enough that reading one in a PPO file
 # tells the era (generic ones like `batch_size` or `output_dir` are left out).
-_LEGACY_READS = frozenset({
-    "query_dataset", "mini_batch_size", "forward_batch_size", "ppo_epochs", "init_kl_coef", "adap_kl_ctrl",
-    "tracker_project_name", "tracker_kwargs", "accelerator_kwargs", "optimize_cuda_cache", "optimize_device_cache",
-    "use_score_scaling", "use_score_norm", "score_clip", "push_to_hub_if_best_kwargs",
-})
-_V2_READS = frozenset({
-    "total_episodes", "num_ppo_epochs", "num_mini_batches", "response_length", "missing_eos_penalty",
-    "sft_model_path", "reward_model_path", "local_rollout_forward_batch_size", "num_sample_generations",
-})
+_LEGACY_READS = frozenset(
+    {
+        "query_dataset",
+        "mini_batch_size",
+        "forward_batch_size",
+        "ppo_epochs",
+        "init_kl_coef",
+        "adap_kl_ctrl",
+        "tracker_project_name",
+        "tracker_kwargs",
+        "accelerator_kwargs",
+        "optimize_cuda_cache",
+        "optimize_device_cache",
+        "use_score_scaling",
+        "use_score_norm",
+        "score_clip",
+        "push_to_hub_if_best_kwargs",
+    }
+)
+_V2_READS = frozenset(
+    {
+        "total_episodes",
+        "num_ppo_epochs",
+        "num_mini_batches",
+        "response_length",
+        "missing_eos_penalty",
+        "sft_model_path",
+        "reward_model_path",
+        "local_rollout_forward_batch_size",
+        "num_sample_generations",
+    }
+)
 
 
 # -- imports: swap a PPO name for its target once nothing uses it ---------------------------------------
@@ -233,6 +293,7 @@ class FinishPPOImports(RuleTransformer):
     @classmethod
     def wanted(cls, state, names) -> bool:  # type: ignore[no-untyped-def]
         return bool(state.scratch.get(cls.NEEDED)) or names.has_any(cls.OWNED)
+
     STILL_USED = ""
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -246,15 +307,22 @@ class FinishPPOImports(RuleTransformer):
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.depth += 1
 
-    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
         self.depth -= 1
         return updated_node
 
-    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
-                                  updated_node: cst.SimpleStatementLine):  # type: ignore[no-untyped-def]
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ):  # type: ignore[no-untyped-def]
         node = original_node.body[0] if len(original_node.body) == 1 else None
-        if not isinstance(node, cst.ImportFrom) or node.relative or node.module is None \
-                or isinstance(node.names, cst.ImportStar):
+        if (
+            not isinstance(node, cst.ImportFrom)
+            or node.relative
+            or node.module is None
+            or isinstance(node.names, cst.ImportStar)
+        ):
             return updated_node
         module = get_full_name_for_node(node.module) or ""
         if not (module == "trl" or module.startswith("trl.")):
@@ -275,8 +343,15 @@ class FinishPPOImports(RuleTransformer):
                         AddImportsVisitor.add_needed_import(self.context, "trl", n)
                     wanted = []
                 decisions.append(("trl", [new_alias(n) for n in wanted]) if wanted else REMOVE)
-                self.report(alias, f"`{module}.{name}` does not exist in TRL 1.13; " + (
-                    f"imported {', '.join(wanted)} in its place" if wanted else "its uses were rewritten and the import removed"))
+                self.report(
+                    alias,
+                    f"`{module}.{name}` does not exist in TRL 1.13; "
+                    + (
+                        f"imported {', '.join(wanted)} in its place"
+                        if wanted
+                        else "its uses were rewritten and the import removed"
+                    ),
+                )
         return rewrite_import_from(updated_node, decisions)
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
@@ -286,9 +361,13 @@ class FinishPPOImports(RuleTransformer):
         return updated_node
 
 
-
 def _is_import_from(stmt: cst.CSTNode, source: str, *, star: bool = False) -> bool:
-    return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
-            and isinstance(stmt.body[0], cst.ImportFrom) and stmt.body[0].module is not None
-            and not stmt.body[0].relative and get_full_name_for_node(stmt.body[0].module) == source
-            and isinstance(stmt.body[0].names, cst.ImportStar) == star)
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.ImportFrom)
+        and stmt.body[0].module is not None
+        and not stmt.body[0].relative
+        and get_full_name_for_node(stmt.body[0].module) == source
+        and isinstance(stmt.body[0].names, cst.ImportStar) == star
+    )

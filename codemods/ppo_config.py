@@ -27,16 +27,23 @@ from codemods import ppo, ppo_flags, ppo_paths, walk
 from codemods.base import Rule, RuleTransformer
 from migrate.kernel.findings import Severity
 
+
 @dataclasses.dataclass
 class Plan:
     """How one config call is rewritten, decided from the original call without side effects."""
 
     era: str = ""
-    args: list[tuple[int, str, str | None]] = dataclasses.field(default_factory=list)  # (arg index, new name, new value code)
-    extra: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (name, value code) appended
+    args: list[tuple[int, str, str | None]] = dataclasses.field(
+        default_factory=list
+    )  # (arg index, new name, new value code)
+    extra: list[tuple[str, str]] = dataclasses.field(
+        default_factory=list
+    )  # (name, value code) appended
     notes: list[tuple[Severity, str]] = dataclasses.field(default_factory=list)  # applied findings
     todos: list[str] = dataclasses.field(default_factory=list)
-    reads: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # field -> ("attr"|"value"|"todo", text)
+    reads: dict[str, tuple[str, str]] = dataclasses.field(
+        default_factory=dict
+    )  # field -> ("attr"|"value"|"todo", text)
     fail: str = ""
 
 
@@ -50,8 +57,11 @@ def plan_call(call: cst.Call, era: str | None, target: str) -> Plan:
     given: dict[str, tuple[int, cst.BaseExpression]] = {}
     for i, arg in enumerate(call.args):
         if arg.keyword is None:
-            plan.fail = "it has positional or `*`/`**` arguments; write the keywords out" if arg.star != "**" \
+            plan.fail = (
+                "it has positional or `*`/`**` arguments; write the keywords out"
+                if arg.star != "**"
                 else f"`**{ppo.code(arg.value).strip()}` holds PPO field names that must be renamed one by one"
+            )
             return plan
         given[arg.keyword.value] = (i, arg.value)
     if era is None:
@@ -63,8 +73,10 @@ def plan_call(call: cst.Call, era: str | None, target: str) -> Plan:
     values = {k: ppo.literal(v) for k, (_, v) in given.items()}
     unknown = [k for k in given if k not in table and k not in fields]
     if unknown:
-        plan.fail = f"`{'`, `'.join(unknown)}` is neither a known {ppo.ERA_TEXT[era]} field nor a field of " \
-                    f"{ppo.target_config(target)}"
+        plan.fail = (
+            f"`{'`, `'.join(unknown)}` is neither a known {ppo.ERA_TEXT[era]} field nor a field of "
+            f"{ppo.target_config(target)}"
+        )
         return plan
     special = _legacy if era == ppo.LEGACY else _v2
     handled = special(plan, given, values, target)
@@ -80,23 +92,40 @@ def plan_call(call: cst.Call, era: str | None, target: str) -> Plan:
             if new != name:
                 plan.reads[name] = ("attr", new)
         elif kind == "drop":
-            plan.notes.append((Severity.INFO, f"`{name}` is not used by TRL 1.13 ({row.get('why', 'runtime')}); dropped"))
+            plan.notes.append(
+                (
+                    Severity.INFO,
+                    f"`{name}` is not used by TRL 1.13 ({row.get('why', 'runtime')}); dropped",
+                )
+            )
             _read_value(plan, name, expr, value)
         elif kind == "gone":
-            plan.notes.append((Severity.WARNING, f"`{name}={shown}` dropped: {row['why']}; that behaviour is gone"))
+            plan.notes.append(
+                (
+                    Severity.WARNING,
+                    f"`{name}={shown}` dropped: {row['why']}; that behaviour is gone",
+                )
+            )
             _read_value(plan, name, expr, value)
         elif kind == "todo" or (kind == "flag" and value != row["off"]):
             plan.todos.append(f"`{name}={shown}` was dropped: " + row["todo"].format(value=shown))
             _read_value(plan, name, expr, value)
         else:  # a flag at its harmless value
-            plan.notes.append((Severity.INFO, f"`{name}={shown}` is what TRL 1.13 does anyway; dropped"))
+            plan.notes.append(
+                (Severity.INFO, f"`{name}={shown}` is what TRL 1.13 does anyway; dropped")
+            )
             _read_value(plan, name, expr, value)
     for name, row in table.items():  # target defaults that differ from PPO's: keep PPO's
         emit = row.get("emit")
         if isinstance(emit, dict):
             emit = emit.get(era)
         new = row.get("to", name)
-        if emit is not None and name not in given and new not in given and all(new != n for _, n, _ in plan.args):
+        if (
+            emit is not None
+            and name not in given
+            and new not in given
+            and all(new != n for _, n, _ in plan.args)
+        ):
             plan.extra.append((new, emit))
     for name, row in ppo.mapping()["era_extra"].get(era, {}).items():
         if name not in given:
@@ -134,18 +163,30 @@ def _changed_defaults(plan: Plan, given: dict, table: dict, era: str) -> None:
             continue
         new = table.get(name, {}).get("to", name)
         newest = runs[-1]
-        older = "; ".join(f"{v!r} in TRL {a}-{b}" if a != b else f"{v!r} in TRL {a}" for a, b, v in runs[:-1])
-        plan.notes.append((Severity.WARNING, f"`{name}` is not set and its {ppo.ERA_TEXT[era]} default changed between "
-                           f"releases: the rewrite keeps {newest[2]!r} (TRL {newest[0]}-{newest[1]}); if you ran "
-                           f"another release ({older}), set `{new}` to that value"))
+        older = "; ".join(
+            f"{v!r} in TRL {a}-{b}" if a != b else f"{v!r} in TRL {a}" for a, b, v in runs[:-1]
+        )
+        plan.notes.append(
+            (
+                Severity.WARNING,
+                f"`{name}` is not set and its {ppo.ERA_TEXT[era]} default changed between "
+                f"releases: the rewrite keeps {newest[2]!r} (TRL {newest[0]}-{newest[1]}); if you ran "
+                f"another release ({older}), set `{new}` to that value",
+            )
+        )
 
 
 def _completions_per_prompt(plan: Plan, target: str) -> None:
     written = dict(plan.extra) | {n: v for _, n, v in plan.args if v is not None}
     n = written.get("num_generations", "2" if target == "rloo" else "8")
-    plan.notes.append((Severity.WARNING, f"PPO sampled one completion per prompt; {ppo.target_config(target)[:4]} samples "
-                       f"num_generations={n} per prompt and scores each against the others, so a generation of the "
-                       f"same number of samples holds 1/{n} as many prompts"))
+    plan.notes.append(
+        (
+            Severity.WARNING,
+            f"PPO sampled one completion per prompt; {ppo.target_config(target)[:4]} samples "
+            f"num_generations={n} per prompt and scores each against the others, so a generation of the "
+            f"same number of samples holds 1/{n} as many prompts",
+        )
+    )
 
 
 def _read_value(plan: Plan, name: str, expr: cst.BaseExpression, value: Any) -> None:
@@ -153,9 +194,15 @@ def _read_value(plan: Plan, name: str, expr: cst.BaseExpression, value: Any) -> 
     if value is not ppo.NOT_LITERAL:
         plan.reads[name] = ("value", ppo.code(expr).strip())
     elif isinstance(expr, (cst.Name, cst.Attribute)) and get_full_name_for_node(expr):
-        plan.reads[name] = ("expr", get_full_name_for_node(expr) or "")  # `model_name=script_args.model_name`
+        plan.reads[name] = (
+            "expr",
+            get_full_name_for_node(expr) or "",
+        )  # `model_name=script_args.model_name`
     else:
-        plan.reads[name] = ("todo", f"`{name}` is not a field of the new config; keep the value in a variable of your own")
+        plan.reads[name] = (
+            "todo",
+            f"`{name}` is not a field of the new config; keep the value in a variable of your own",
+        )
 
 
 def _int(values: dict[str, Any], name: str, default: int) -> int | None:
@@ -165,42 +212,77 @@ def _int(values: dict[str, Any], name: str, default: int) -> int | None:
 
 def _legacy(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
     """Legacy fields whose value changes form (research section 4.2)."""
-    handled = {"log_with", "steps", "batch_size", "mini_batch_size", "forward_batch_size", "adap_kl_ctrl",
-               "max_grad_norm", "optimize_cuda_cache", "optimize_device_cache", "score_clip"}
+    handled = {
+        "log_with",
+        "steps",
+        "batch_size",
+        "mini_batch_size",
+        "forward_batch_size",
+        "adap_kl_ctrl",
+        "max_grad_norm",
+        "optimize_cuda_cache",
+        "optimize_device_cache",
+        "score_clip",
+    }
     shown = {k: ppo.code(e).strip() for k, (_, e) in given.items()}
     idx = {k: i for k, (i, _) in given.items()}
     if "log_with" in given:
         value = values["log_with"]
         if value is None:
-            plan.notes.append((Severity.INFO, "`log_with=None` dropped: TRL 1.13 reports to nothing by default"))
+            plan.notes.append(
+                (Severity.INFO, "`log_with=None` dropped: TRL 1.13 reports to nothing by default")
+            )
         elif isinstance(value, str):
             plan.args.append((idx["log_with"], "report_to", _fmt([value])))
         else:
-            plan.todos.append(f"`log_with={shown['log_with']}` was dropped: set `report_to=[<tracker>]` (a list; [] for none)")
+            plan.todos.append(
+                f"`log_with={shown['log_with']}` was dropped: set `report_to=[<tracker>]` (a list; [] for none)"
+            )
     mini_key = "forward_batch_size" if "forward_batch_size" in given else "mini_batch_size"
     if mini_key in given:
         plan.args.append((idx[mini_key], "per_device_train_batch_size", None))
         plan.reads[mini_key] = ("attr", "per_device_train_batch_size")
     else:
-        plan.extra.append(("per_device_train_batch_size", "128"))  # the legacy default mini_batch_size
+        plan.extra.append(
+            ("per_device_train_batch_size", "128")
+        )  # the legacy default mini_batch_size
     if "forward_batch_size" in given and "mini_batch_size" in given:
-        plan.notes.append((Severity.INFO, "`mini_batch_size` dropped: `forward_batch_size` overrode it in legacy TRL"))
-    bs, mini, ga, epochs = _int(values, "batch_size", 128), _int(values, mini_key, 128), \
-        _int(values, "gradient_accumulation_steps", 1), _int(values, "ppo_epochs", 4)
+        plan.notes.append(
+            (
+                Severity.INFO,
+                "`mini_batch_size` dropped: `forward_batch_size` overrode it in legacy TRL",
+            )
+        )
+    bs, mini, ga, epochs = (
+        _int(values, "batch_size", 128),
+        _int(values, mini_key, 128),
+        _int(values, "gradient_accumulation_steps", 1),
+        _int(values, "ppo_epochs", 4),
+    )
     spg = None
     if bs is not None and mini and ga and bs % (mini * ga) == 0:
         spg = bs // mini
         if spg != ga:
             plan.extra.append(("steps_per_generation", str(spg)))
         if "batch_size" in given:
-            plan.notes.append((Severity.INFO, f"`batch_size={bs}` became steps_per_generation={spg} (batch_size // "
-                               "mini_batch_size): one generation covers the same samples"))
+            plan.notes.append(
+                (
+                    Severity.INFO,
+                    f"`batch_size={bs}` became steps_per_generation={spg} (batch_size // "
+                    "mini_batch_size): one generation covers the same samples",
+                )
+            )
     else:
-        plan.todos.append("set `steps_per_generation = batch_size // mini_batch_size` "
-                          f"(batch_size={shown.get('batch_size', '128')}, mini_batch_size={shown.get(mini_key, '128')}) so one "
-                          "generation covers batch_size samples as in legacy PPO")
+        plan.todos.append(
+            "set `steps_per_generation = batch_size // mini_batch_size` "
+            f"(batch_size={shown.get('batch_size', '128')}, mini_batch_size={shown.get(mini_key, '128')}) so one "
+            "generation covers batch_size samples as in legacy PPO"
+        )
     if "batch_size" in given:
-        plan.reads["batch_size"] = ("todo", "`batch_size` is per_device_train_batch_size * steps_per_generation now")
+        plan.reads["batch_size"] = (
+            "todo",
+            "`batch_size` is per_device_train_batch_size * steps_per_generation now",
+        )
         if bs is not None:
             plan.reads["batch_size"] = ("value", shown["batch_size"])
     if "steps" in given:
@@ -208,15 +290,27 @@ def _legacy(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
         if steps is not None and spg is not None and epochs is not None:
             max_steps = math.ceil(steps / bs) * epochs * spg // ga  # type: ignore[operator]
             plan.args.append((idx["steps"], "max_steps", str(max_steps)))
-            plan.notes.append((Severity.INFO, f"`steps={steps}` became max_steps={max_steps}: ceil(steps / batch_size) "
-                               "rollouts x ppo_epochs x batch_size / (mini_batch_size x gradient_accumulation_steps)"))
+            plan.notes.append(
+                (
+                    Severity.INFO,
+                    f"`steps={steps}` became max_steps={max_steps}: ceil(steps / batch_size) "
+                    "rollouts x ppo_epochs x batch_size / (mini_batch_size x gradient_accumulation_steps)",
+                )
+            )
         else:
-            plan.todos.append(f"`steps={shown['steps']}` was dropped: set `max_steps = ceil(steps / batch_size) * ppo_epochs * "
-                              "batch_size // (mini_batch_size * gradient_accumulation_steps)`")
+            plan.todos.append(
+                f"`steps={shown['steps']}` was dropped: set `max_steps = ceil(steps / batch_size) * ppo_epochs * "
+                "batch_size // (mini_batch_size * gradient_accumulation_steps)`"
+            )
     adaptive = values.get("adap_kl_ctrl", True)
     if adaptive is not False:
-        plan.notes.append((Severity.WARNING, "legacy PPO adapted the KL coefficient (adap_kl_ctrl, on by default); "
-                           "TRL 1.13 keeps `beta` fixed at the initial value"))
+        plan.notes.append(
+            (
+                Severity.WARNING,
+                "legacy PPO adapted the KL coefficient (adap_kl_ctrl, on by default); "
+                "TRL 1.13 keeps `beta` fixed at the initial value",
+            )
+        )
     if "max_grad_norm" in given:
         value = values["max_grad_norm"]
         plan.args.append((idx["max_grad_norm"], "max_grad_norm", "0.0" if value is None else None))
@@ -225,30 +319,44 @@ def _legacy(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
             if values[key] is True:
                 plan.args.append((idx[key], "torch_empty_cache_steps", "1"))
             elif values[key] is not False:
-                plan.todos.append(f"`{key}={shown[key]}` was dropped: set `torch_empty_cache_steps=1` if it is true")
+                plan.todos.append(
+                    f"`{key}={shown[key]}` was dropped: set `torch_empty_cache_steps=1` if it is true"
+                )
     if "score_clip" in given and values["score_clip"] is not None:
         expr = given["score_clip"][1]
         if target == "rloo" and values["score_clip"] is not ppo.NOT_LITERAL:
             c = shown["score_clip"]
             plan.args.append((idx["score_clip"], "reward_clip_range", f"(-{c}, {c})"))
-        elif target == "rloo" and isinstance(expr, (cst.Name, cst.Attribute)) and get_full_name_for_node(expr):
+        elif (
+            target == "rloo"
+            and isinstance(expr, (cst.Name, cst.Attribute))
+            and get_full_name_for_node(expr)
+        ):
             # A variable may hold None, which meant "no clipping" in legacy PPO; reading a name twice is harmless.
             c = shown["score_clip"]
-            plan.args.append((idx["score_clip"], "reward_clip_range", f"None if {c} is None else (-{c}, {c})"))
+            plan.args.append(
+                (idx["score_clip"], "reward_clip_range", f"None if {c} is None else (-{c}, {c})")
+            )
         elif target == "rloo":
-            plan.todos.append(f"`score_clip={shown['score_clip']}` was dropped: set `reward_clip_range=(-c, c)` with its "
-                              "value c (None: no clipping)")
+            plan.todos.append(
+                f"`score_clip={shown['score_clip']}` was dropped: set `reward_clip_range=(-c, c)` with its "
+                "value c (None: no clipping)"
+            )
         else:
-            plan.todos.append(f"`score_clip={shown['score_clip']}` was dropped: GRPOConfig has no reward clipping; "
-                              "clip inside your reward function")
+            plan.todos.append(
+                f"`score_clip={shown['score_clip']}` was dropped: GRPOConfig has no reward clipping; "
+                "clip inside your reward function"
+            )
     if bs is not None and bs % (2 if target == "rloo" else 8):
         if bs % 2 == 0 and bs >= 2:
             plan.extra.append(("num_generations", "2"))
         elif spg is not None and mini_key in given:
             _two_per_prompt(plan, idx[mini_key], mini_key, bs, mini, shown[mini_key])  # type: ignore[arg-type]
         else:
-            plan.todos.append(f"`num_generations` (>= 2) must divide the generation batch ({bs} samples): "
-                              "raise batch_size or set per_device_train_batch_size/steps_per_generation")
+            plan.todos.append(
+                f"`num_generations` (>= 2) must divide the generation batch ({bs} samples): "
+                "raise batch_size or set per_device_train_batch_size/steps_per_generation"
+            )
     return handled
 
 
@@ -258,69 +366,118 @@ def _two_per_prompt(plan: Plan, index: int, mini_key: str, bs: int, mini: int, s
     plan.args = [(i, n, str(2 * mini) if i == index else v) for i, n, v in plan.args]
     plan.extra.append(("num_generations", "2"))
     plan.reads[mini_key] = ("value", shown)
-    message = (f"`batch_size={bs}` is odd and RLOO/GRPO need >= 2 completions per prompt: each prompt now gets 2 "
-               f"(num_generations=2), so a generation holds 2 * batch_size = {2 * bs} samples and "
-               f"per_device_train_batch_size is 2 * {mini_key} = {2 * mini}")
+    message = (
+        f"`batch_size={bs}` is odd and RLOO/GRPO need >= 2 completions per prompt: each prompt now gets 2 "
+        f"(num_generations=2), so a generation holds 2 * batch_size = {2 * bs} samples and "
+        f"per_device_train_batch_size is 2 * {mini_key} = {2 * mini}"
+    )
     plan.notes.append((Severity.WARNING, message))
 
 
 def _v2(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
     """v2 fields whose value changes form (research section 4.1)."""
-    handled = {"kl_estimator", "total_episodes", "num_mini_batches", "num_sample_generations", "max_grad_norm"}
+    handled = {
+        "kl_estimator",
+        "total_episodes",
+        "num_mini_batches",
+        "num_sample_generations",
+        "max_grad_norm",
+    }
     shown = {k: ppo.code(e).strip() for k, (_, e) in given.items()}
     idx = {k: i for k, (i, _) in given.items()}
     if "max_grad_norm" in given and values["max_grad_norm"] != 0:
         plan.args.append((idx["max_grad_norm"], "max_grad_norm", "0.0"))
-        plan.notes.append((Severity.WARNING, f"`max_grad_norm={shown['max_grad_norm']}` had no effect: the PPO v2 trainers "
-                           "never clipped gradients; max_grad_norm=0.0 keeps that (set a value to clip with TRL 1.13)"))
+        plan.notes.append(
+            (
+                Severity.WARNING,
+                f"`max_grad_norm={shown['max_grad_norm']}` had no effect: the PPO v2 trainers "
+                "never clipped gradients; max_grad_norm=0.0 keeps that (set a value to clip with TRL 1.13)",
+            )
+        )
     elif "max_grad_norm" in given:
         plan.args.append((idx["max_grad_norm"], "max_grad_norm", None))
     if "kl_estimator" in given:
         native = "k1" if target == "rloo" else "k3"
         if values["kl_estimator"] == native:
-            plan.notes.append((Severity.INFO, f"`kl_estimator={shown['kl_estimator']}` is what {ppo.target_config(target)[:4]} uses; dropped"))
+            plan.notes.append(
+                (
+                    Severity.INFO,
+                    f"`kl_estimator={shown['kl_estimator']}` is what {ppo.target_config(target)[:4]} uses; dropped",
+                )
+            )
         else:
-            plan.todos.append(f"`kl_estimator={shown['kl_estimator']}` was dropped: {ppo.target_config(target)[:4]} always "
-                              f"uses the {native} estimator ({'GRPO uses k3' if native == 'k1' else 'RLOO uses k1'})")
+            plan.todos.append(
+                f"`kl_estimator={shown['kl_estimator']}` was dropped: {ppo.target_config(target)[:4]} always "
+                f"uses the {native} estimator ({'GRPO uses k3' if native == 'k1' else 'RLOO uses k1'})"
+            )
     nmb = _int(values, "num_mini_batches", 1)
-    old_meaning = plan.era == ppo.PPOV2 or (plan.era == ppo.V2 and nmb == 1)  # 0.9-0.16; 1 means the same in both
+    old_meaning = plan.era == ppo.PPOV2 or (
+        plan.era == ppo.V2 and nmb == 1
+    )  # 0.9-0.16; 1 means the same in both
     new_meaning = plan.era == ppo.EXPERIMENTAL or (plan.era == ppo.V2 and nmb == 1)
-    p, ga, mu = _int(values, "per_device_train_batch_size", 8), _int(values, "gradient_accumulation_steps", 1), \
-        _int(values, "num_ppo_epochs", 4)
+    p, ga, mu = (
+        _int(values, "per_device_train_batch_size", 8),
+        _int(values, "gradient_accumulation_steps", 1),
+        _int(values, "num_ppo_epochs", 4),
+    )
     if "num_mini_batches" in given:
         if new_meaning:
-            plan.notes.append((Severity.INFO, "`num_mini_batches` dropped: since TRL 0.17 it only split the rollout"))
+            plan.notes.append(
+                (
+                    Severity.INFO,
+                    "`num_mini_batches` dropped: since TRL 0.17 it only split the rollout",
+                )
+            )
         elif old_meaning and nmb is not None and ga is not None:
             if ga * nmb != ga:
                 plan.args.append((idx["num_mini_batches"], "steps_per_generation", str(ga * nmb)))
         else:
-            plan.todos.append(f"`num_mini_batches={shown['num_mini_batches']}` was dropped: on TRL 0.12-0.16 set "
-                              "`steps_per_generation = gradient_accumulation_steps * num_mini_batches`; on 0.17+ drop it")
+            plan.todos.append(
+                f"`num_mini_batches={shown['num_mini_batches']}` was dropped: on TRL 0.12-0.16 set "
+                "`steps_per_generation = gradient_accumulation_steps * num_mini_batches`; on 0.17+ drop it"
+            )
     if "total_episodes" in given and values["total_episodes"] is not None:
         te = _int(values, "total_episodes", 0)
         if te is not None and p and ga and mu and nmb and (old_meaning or new_meaning):
             k = nmb if old_meaning else 1
             max_steps = math.ceil(te / (p * ga * k)) * mu * k
             plan.args.append((idx["total_episodes"], "max_steps", str(max_steps)))
-            plan.notes.append((Severity.WARNING, f"`total_episodes={shown['total_episodes']}` became max_steps={max_steps} = "
-                               "ceil(total_episodes / (per_device_train_batch_size * gradient_accumulation_steps"
-                               f"{' * num_mini_batches' if k > 1 else ''})) * num_ppo_epochs{' * num_mini_batches' if k > 1 else ''}"
-                               " for one process; divide the episodes by the number of processes for more"))
+            plan.notes.append(
+                (
+                    Severity.WARNING,
+                    f"`total_episodes={shown['total_episodes']}` became max_steps={max_steps} = "
+                    "ceil(total_episodes / (per_device_train_batch_size * gradient_accumulation_steps"
+                    f"{' * num_mini_batches' if k > 1 else ''})) * num_ppo_epochs{' * num_mini_batches' if k > 1 else ''}"
+                    " for one process; divide the episodes by the number of processes for more",
+                )
+            )
         else:
-            plan.todos.append(f"`total_episodes={shown['total_episodes']}` was dropped: set `max_steps = "
-                              "ceil(total_episodes / (per_device_train_batch_size * gradient_accumulation_steps * "
-                              "num_processes)) * num_ppo_epochs` (TRL 0.12-0.16: also x num_mini_batches inside and out)")
-        plan.reads["total_episodes"] = ("todo", "`total_episodes` is gone: training length is `max_steps`")
+            plan.todos.append(
+                f"`total_episodes={shown['total_episodes']}` was dropped: set `max_steps = "
+                "ceil(total_episodes / (per_device_train_batch_size * gradient_accumulation_steps * "
+                "num_processes)) * num_ppo_epochs` (TRL 0.12-0.16: also x num_mini_batches inside and out)"
+            )
+        plan.reads["total_episodes"] = (
+            "todo",
+            "`total_episodes` is gone: training length is `max_steps`",
+        )
     if "num_sample_generations" in given:
         value = values["num_sample_generations"]
         if value == 0:
             plan.notes.append((Severity.INFO, "`num_sample_generations=0` dropped"))
         elif isinstance(value, int):
             plan.args.append((idx["num_sample_generations"], "log_completions", "True"))
-            plan.notes.append((Severity.INFO, "sample completions are logged every logging_steps (`log_completions=True`)"))
+            plan.notes.append(
+                (
+                    Severity.INFO,
+                    "sample completions are logged every logging_steps (`log_completions=True`)",
+                )
+            )
         else:
-            plan.todos.append(f"`num_sample_generations={shown['num_sample_generations']}` was dropped: set "
-                              "`log_completions=True` to log samples every logging_steps")
+            plan.todos.append(
+                f"`num_sample_generations={shown['num_sample_generations']}` was dropped: set "
+                "`log_completions=True` to log samples every logging_steps"
+            )
     return handled
 
 
@@ -338,13 +495,21 @@ class RewritePPOConfig(RuleTransformer):
         self.new_name = ppo.target_config(self.target)
         self.reads: dict[str, Plan] = {}  # config variable -> the plan of the call that built it
         self.read_scopes: dict[str, Any] = {}  # config variable -> the scope it was built in
-        self.parsers: dict[str, tuple[int, str | None]] = {}  # HfArgumentParser variable -> (index of the config, era)
+        self.parsers: dict[
+            str, tuple[int, str | None]
+        ] = {}  # HfArgumentParser variable -> (index of the config, era)
         self._handled: set[int] = set()
         self._targets: set[int] = set()
         node.visit(_Prescan(self))
-        seen = ppo_paths.collect(self, node)  # parsers, their unpacks, classes, reads: one pass for the three plans
-        self.moves, self.handed = ppo_paths.plan(self, seen, self.file_era)  # script-only fields of a parsed config
-        self.appends = {m.parser_seq: m.cls for m in self.moves} | {t: m.var for m in self.moves for t in m.targets}
+        seen = ppo_paths.collect(
+            self, node
+        )  # parsers, their unpacks, classes, reads: one pass for the three plans
+        self.moves, self.handed = ppo_paths.plan(
+            self, seen, self.file_era
+        )  # script-only fields of a parsed config
+        self.appends = {m.parser_seq: m.cls for m in self.moves} | {
+            t: m.var for m in self.moves for t in m.targets
+        }
         self.moved = {i: (m, *read) for m in self.moves for i, read in m.reads.items()}
         clashes = ppo_flags.plan(self, seen, self.target)  # script flags the new config also has
         self.clash_drop = {id(c.statement): c for c in clashes if c.config_var}
@@ -377,13 +542,25 @@ class RewritePPOConfig(RuleTransformer):
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         clash = self.clash_todo.get(id(node))
         if clash is not None:
-            shown = "no literal default" if clash.default is ppo_flags._NO_DEFAULT else f"default {clash.default!r}"
-            wanted = ppo.targets()["config_defaults"][self.target].get(clash.field, "not a plain value")
-            self.todo(node, f"{self.new_name} also has `--{clash.field}` (default {wanted!r}) and HfArgumentParser "
-                      f"rejects a flag defined twice: delete this field ({shown}) and read `{clash.field}` from the "
-                      "config object instead", severity=Severity.ERROR)
+            shown = (
+                "no literal default"
+                if clash.default is ppo_flags._NO_DEFAULT
+                else f"default {clash.default!r}"
+            )
+            wanted = ppo.targets()["config_defaults"][self.target].get(
+                clash.field, "not a plain value"
+            )
+            self.todo(
+                node,
+                f"{self.new_name} also has `--{clash.field}` (default {wanted!r}) and HfArgumentParser "
+                f"rejects a flag defined twice: delete this field ({shown}) and read `{clash.field}` from the "
+                "config object instead",
+                severity=Severity.ERROR,
+            )
 
-    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+    def leave_ClassDef(
+        self, original_node: cst.ClassDef, updated_node: cst.ClassDef
+    ) -> cst.ClassDef:
         if not any(id(s) in self.clash_drop for s in original_node.body.body):
             return updated_node
         body = []
@@ -392,9 +569,13 @@ class RewritePPOConfig(RuleTransformer):
             if clash is None:
                 body.append(after)
                 continue
-            self.report(before, f"`{clash.cls}.{clash.field}` was removed: {self.new_name} has the same "
-                        f"`--{clash.field}` flag with the same default ({clash.default!r}), and HfArgumentParser rejects "
-                        f"a flag defined twice; reads use `{clash.config_var}.{clash.field}`", severity=Severity.INFO)
+            self.report(
+                before,
+                f"`{clash.cls}.{clash.field}` was removed: {self.new_name} has the same "
+                f"`--{clash.field}` flag with the same default ({clash.default!r}), and HfArgumentParser rejects "
+                f"a flag defined twice; reads use `{clash.config_var}.{clash.field}`",
+                severity=Severity.INFO,
+            )
         if not body:
             body = [cst.SimpleStatementLine(body=[cst.Pass()])]
         return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
@@ -413,9 +594,12 @@ class RewritePPOConfig(RuleTransformer):
         plan = plan_call(expanded, self.era_of(expanded, hint), self.target)
         func = self._renamed(original_node.func)
         if plan.fail or func is None:
-            self.todo(original_node, f"`{name}` is gone in TRL 1.13 and this call was left as it is: "
-                      f"{plan.fail or 'import the new config from trl'}; rewrite it as `{self.new_name}(...)` "
-                      "following docs/rules.md (TRL103)")
+            self.todo(
+                original_node,
+                f"`{name}` is gone in TRL 1.13 and this call was left as it is: "
+                f"{plan.fail or 'import the new config from trl'}; rewrite it as `{self.new_name}(...)` "
+                "following docs/rules.md (TRL103)",
+            )
             return updated_node
         call = _expand_dict_literal(updated_node)
         args: list[cst.Arg] = []
@@ -435,7 +619,10 @@ class RewritePPOConfig(RuleTransformer):
             self.report(original_node, message, severity=severity)
         for message in plan.todos:
             self.todo(original_node, message, severity=Severity.WARNING)
-        self.report(original_node, f"`{name}` ({ppo.ERA_TEXT[plan.era]}) was removed; rewritten as `{self.new_name}`")
+        self.report(
+            original_node,
+            f"`{name}` ({ppo.ERA_TEXT[plan.era]}) was removed; rewritten as `{self.new_name}`",
+        )
         return call.with_changes(func=func, args=ppo.relayout(call, args, fresh))
 
     def _renamed(self, ref: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -452,31 +639,51 @@ class RewritePPOConfig(RuleTransformer):
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         return self._reference(original_node, updated_node)
 
-    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+    def leave_Attribute(
+        self, original_node: cst.Attribute, updated_node: cst.Attribute
+    ) -> cst.BaseExpression:
         model = self.model_reads.get(id(original_node))
         if model is not None:
             var, field, old = model
             owner = var or get_full_name_for_node(original_node.value)
-            self.report(original_node, f"ModelConfig's `{old}` is `{owner}.{field}` in TRL 1.13"
-                        + (f" (the `--{old}` flag is `--{field}` now)" if field != old else
-                           f" ({self.new_name} took the `--{old}` flag)"), severity=Severity.WARNING)
+            self.report(
+                original_node,
+                f"ModelConfig's `{old}` is `{owner}.{field}` in TRL 1.13"
+                + (
+                    f" (the `--{old}` flag is `--{field}` now)"
+                    if field != old
+                    else f" ({self.new_name} took the `--{old}` flag)"
+                ),
+                severity=Severity.WARNING,
+            )
             return updated_node.with_changes(value=cst.Name(owner), attr=cst.Name(field))  # type: ignore[arg-type]
         clash = self.clash_reads.get(id(original_node))
         if clash is not None:
-            self.report(original_node, f"`{clash.field}` is read from `{clash.config_var}` now (the flag moved there "
-                        f"with {self.new_name})", severity=Severity.INFO)
+            self.report(
+                original_node,
+                f"`{clash.field}` is read from `{clash.config_var}` now (the flag moved there "
+                f"with {self.new_name})",
+                severity=Severity.INFO,
+            )
             return updated_node.with_changes(value=cst.Name(clash.config_var))  # type: ignore[arg-type]
         if id(original_node) in self.handed and not self.in_import:
             param, field = self.handed[id(original_node)]
-            self.todo(original_node, f"`{param}.{field}`: `{param}` is handed the parsed PPO config, and "
-                      f"{self.new_name} has no `{field}`: add it to your own script-arguments dataclass and read it "
-                      "from there")
+            self.todo(
+                original_node,
+                f"`{param}.{field}`: `{param}` is handed the parsed PPO config, and "
+                f"{self.new_name} has no `{field}`: add it to your own script-arguments dataclass and read it "
+                "from there",
+            )
             return updated_node
         if id(original_node) in self.moved:
             move, config, field = self.moved[id(original_node)]
-            self.report(original_node, f"`{config}.{field}` is `{move.var}.{field}` now: {self.new_name} has no "
-                        f"`{field}`, so it moved to `{move.cls}`, a dataclass written into this file; the "
-                        f"`--{field}` flag is unchanged", severity=Severity.INFO)
+            self.report(
+                original_node,
+                f"`{config}.{field}` is `{move.var}.{field}` now: {self.new_name} has no "
+                f"`{field}`, so it moved to `{move.cls}`, a dataclass written into this file; the "
+                f"`--{field}` flag is unchanged",
+                severity=Severity.INFO,
+            )
             return updated_node.with_changes(value=cst.Name(move.var))
         owner = get_full_name_for_node(original_node.value) or ""
         plan = self.reads.get(owner)
@@ -484,18 +691,33 @@ class RewritePPOConfig(RuleTransformer):
         if plan is not None and field in plan.reads and not self.in_import:
             how, text = plan.reads[field]
             if how == "attr":
-                self.report(original_node, f"`{owner}.{field}` is `{owner}.{text}` in the new config")
+                self.report(
+                    original_node, f"`{owner}.{field}` is `{owner}.{text}` in the new config"
+                )
                 return updated_node.with_changes(attr=cst.Name(text))
             if how == "value" and id(original_node) not in self._targets:
-                self.report(original_node, f"`{owner}.{field}` is not a field of the new config; its value {text} is used")
+                self.report(
+                    original_node,
+                    f"`{owner}.{field}` is not a field of the new config; its value {text} is used",
+                )
                 return cst.parse_expression(text)
-            if how == "expr" and id(original_node) not in self._targets and self._visible_alike(owner, text, original_node):
-                self.report(original_node, f"`{owner}.{field}` is not a field of the new config; `{text}`, which the "
-                            "config was given, is read instead", severity=Severity.INFO)
+            if (
+                how == "expr"
+                and id(original_node) not in self._targets
+                and self._visible_alike(owner, text, original_node)
+            ):
+                self.report(
+                    original_node,
+                    f"`{owner}.{field}` is not a field of the new config; `{text}`, which the "
+                    "config was given, is read instead",
+                    severity=Severity.INFO,
+                )
                 return cst.parse_expression(text)
             if how == "expr":
-                text = (f"`{field}` is not a field of the new config; it was `{text}` where the config was built: "
-                        "read that, or keep the value in a variable of your own")
+                text = (
+                    f"`{field}` is not a field of the new config; it was `{text}` where the config was built: "
+                    "read that, or keep the value in a variable of your own"
+                )
             self.todo(original_node, f"`{owner}.{field}`: {text}")
             return updated_node
         if plan is not None and not self.in_import:
@@ -504,8 +726,9 @@ class RewritePPOConfig(RuleTransformer):
                 return unset
         return self._reference(original_node, updated_node)
 
-    def _unset_field(self, node: cst.Attribute, updated: cst.Attribute, owner: str, field: str,
-                     plan: Plan) -> cst.BaseExpression | None:
+    def _unset_field(
+        self, node: cst.Attribute, updated: cst.Attribute, owner: str, field: str, plan: Plan
+    ) -> cst.BaseExpression | None:
         """A read or write of a PPO field the call did not set (`config.ppo_epochs`,
         `config.accelerator_kwargs[...] = ...`): a renamed one follows its new name, one the new
         config lacks gets a TODO (on TRL 1.13 it is an AttributeError)."""
@@ -517,7 +740,10 @@ class RewritePPOConfig(RuleTransformer):
             self.report(node, f"`{owner}.{field}` is `{owner}.{to}` in the new config")
             return updated.with_changes(attr=cst.Name(to))
         hint = row.get("todo") or row.get("why") or "it has no equivalent"
-        self.todo(node, f"`{owner}.{field}`: {self.new_name} has no `{field}` (a {ppo.ERA_TEXT[plan.era]} field): {hint}")
+        self.todo(
+            node,
+            f"`{owner}.{field}`: {self.new_name} has no `{field}` (a {ppo.ERA_TEXT[plan.era]} field): {hint}",
+        )
         return updated
 
     def _visible_alike(self, config: str, expr: str, read: cst.CSTNode) -> bool:
@@ -530,15 +756,22 @@ class RewritePPOConfig(RuleTransformer):
             return True
         root = expr.split(".")[0]
         there = {id(a.node) for a in built[root]} if root in built else set()
-        return bool(there) and there == ({id(a.node) for a in here[root]} if root in here else set())
+        return bool(there) and there == (
+            {id(a.node) for a in here[root]} if root in here else set()
+        )
 
     # -- a parsed config starts from PPO's defaults where they differ from the target's ------------
-    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
-                                  updated_node: cst.SimpleStatementLine):  # type: ignore[no-untyped-def]
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ):  # type: ignore[no-untyped-def]
         assign = original_node.body[0] if len(original_node.body) == 1 else None
         if original_node is self._first and isinstance(assign, cst.Expr) and self.parsers:
             self._usage_flags(original_node, assign.value)
-        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not isinstance(assign.value, cst.Call):
+        if (
+            not isinstance(assign, cst.Assign)
+            or len(assign.targets) != 1
+            or not isinstance(assign.value, cst.Call)
+        ):
             return updated_node
         var = get_full_name_for_node(assign.targets[0].target) or ""
         func = get_full_name_for_node(assign.value.func) or ""
@@ -546,9 +779,12 @@ class RewritePPOConfig(RuleTransformer):
             return updated_node
         era = self.parsers[var][1]
         if era is None:
-            self.todo(original_node, f"the parsed {self.new_name} starts from TRL 1.13's defaults, which differ from "
-                      "PPO's, and this file does not say which PPO era it was written for: set the defaults you "
-                      f"trained with through `{var}.set_defaults(...)`")
+            self.todo(
+                original_node,
+                f"the parsed {self.new_name} starts from TRL 1.13's defaults, which differ from "
+                "PPO's, and this file does not say which PPO era it was written for: set the defaults you "
+                f"trained with through `{var}.set_defaults(...)`",
+            )
             return updated_node
         plan = plan_call(cst.Call(func=cst.Name("PPOConfig")), era, self.target)
         for severity, message in plan.notes:
@@ -558,13 +794,21 @@ class RewritePPOConfig(RuleTransformer):
         if not plan.extra:
             return updated_node
         args = [ppo.new_kwarg(k, v) for k, v in plan.extra]
-        args = [a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in args[:-1]] + args[-1:]
-        defaults = cst.SimpleStatementLine(body=[cst.Expr(cst.Call(func=cst.parse_expression(f"{var}.set_defaults"),
-                                                                   args=args))])
+        args = [
+            a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            for a in args[:-1]
+        ] + args[-1:]
+        defaults = cst.SimpleStatementLine(
+            body=[cst.Expr(cst.Call(func=cst.parse_expression(f"{var}.set_defaults"), args=args))]
+        )
         shown = ", ".join(f"{k}={v}" for k, v in plan.extra)
-        self.report(original_node, f"the parsed {self.new_name} would start from TRL 1.13's defaults: "
-                    f"`{var}.set_defaults({shown})` keeps {ppo.ERA_TEXT[era]}'s where they differ (a command-line "
-                    "flag or config file value still wins)", severity=Severity.INFO)
+        self.report(
+            original_node,
+            f"the parsed {self.new_name} would start from TRL 1.13's defaults: "
+            f"`{var}.set_defaults({shown})` keeps {ppo.ERA_TEXT[era]}'s where they differ (a command-line "
+            "flag or config file value still wins)",
+            severity=Severity.INFO,
+        )
         return cst.FlattenSentinel([updated_node, defaults])
 
     def _usage_flags(self, stmt: cst.SimpleStatementLine, doc: cst.BaseExpression) -> None:
@@ -575,7 +819,9 @@ class RewritePPOConfig(RuleTransformer):
             return
         flags = list(dict.fromkeys(re.findall(r"--([A-Za-z_]\w*)", text)))
         era = next((e for _, e in self.parsers.values() if e is not None), self.file_era)
-        if era is None:  # the flags themselves may tell: `--num_ppo_epochs` is v2's, `--ppo_epochs` legacy's
+        if (
+            era is None
+        ):  # the flags themselves may tell: `--num_ppo_epochs` is v2's, `--ppo_epochs` legacy's
             only = ppo.mapping()
             legacy, v2 = set(flags) & set(only["legacy_only"]), set(flags) & set(only["v2_only"])
             era = ppo.LEGACY if legacy and not v2 else ppo.V2 if v2 and not legacy else None
@@ -594,10 +840,17 @@ class RewritePPOConfig(RuleTransformer):
             else:
                 gone.append(f"`--{flag}`")
         if renamed or gone:
-            parts = ([", ".join(renamed)] if renamed else []) + \
-                ([f"{', '.join(gone)} {'has' if len(gone) == 1 else 'have'} no {self.new_name} flag"] if gone else [])
-            self.todo(stmt, f"the usage in this docstring passes PPO flags: {'; '.join(parts)} "
-                      "(the config's findings say what replaces each)", severity=Severity.WARNING)
+            parts = ([", ".join(renamed)] if renamed else []) + (
+                [f"{', '.join(gone)} {'has' if len(gone) == 1 else 'have'} no {self.new_name} flag"]
+                if gone
+                else []
+            )
+            self.todo(
+                stmt,
+                f"the usage in this docstring passes PPO flags: {'; '.join(parts)} "
+                "(the config's findings say what replaces each)",
+                severity=Severity.WARNING,
+            )
 
     # -- the written-in dataclass of moved script-only fields ----------------------------------------
     def leave_Tuple(self, original_node: cst.Tuple, updated_node: cst.Tuple) -> cst.BaseExpression:
@@ -613,15 +866,25 @@ class RewritePPOConfig(RuleTransformer):
             return updated_node
         body = list(updated_node.body)
         for move in sorted(self.moves, key=lambda m: -m.at):
-            after = body[move.at:move.at + 1]
+            after = body[move.at : move.at + 1]
             if after:  # two blank lines after the class, as before it
                 lines = list(after[0].leading_lines)
-                blank = next((i for i, line in enumerate(lines) if line.comment is not None), len(lines))
-                after = [after[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)] * max(0, 2 - blank) + lines)]
-            body[move.at:move.at + 1] = [ppo_paths.class_statement(move, self.new_name), *after]
-            self.report(move.parser, f"wrote dataclass `{move.cls}` for `{'`, `'.join(move.fields)}`, which "
-                        f"{self.new_name} lacks, and added it to the argument parser: the command-line flags are "
-                        "unchanged", severity=Severity.INFO)
+                blank = next(
+                    (i for i, line in enumerate(lines) if line.comment is not None), len(lines)
+                )
+                after = [
+                    after[0].with_changes(
+                        leading_lines=[cst.EmptyLine(indent=False)] * max(0, 2 - blank) + lines
+                    )
+                ]
+            body[move.at : move.at + 1] = [ppo_paths.class_statement(move, self.new_name), *after]
+            self.report(
+                move.parser,
+                f"wrote dataclass `{move.cls}` for `{'`, `'.join(move.fields)}`, which "
+                f"{self.new_name} lacks, and added it to the argument parser: the command-line flags are "
+                "unchanged",
+                severity=Severity.INFO,
+            )
         AddImportsVisitor.add_needed_import(self.context, "dataclasses")
         return updated_node.with_changes(body=body)
 
@@ -633,16 +896,23 @@ class RewritePPOConfig(RuleTransformer):
             return updated
         self._handled.add(id(original))
         if self.in_mutation:
-            self.todo(original, f"this changes `{found[0]}`, which TRL 1.13 removed; `{self.new_name}` has other "
-                      "fields and defaults: port the change to it by hand")
+            self.todo(
+                original,
+                f"this changes `{found[0]}`, which TRL 1.13 removed; `{self.new_name}` has other "
+                "fields and defaults: port the change to it by hand",
+            )
             return updated
         new = self._renamed(original)
         if new is None:
             self.todo(original, f"`{found[0]}` is gone in TRL 1.13: use `trl.{self.new_name}`")
             return updated
         era = found[1] or self.file_era
-        self.report(original, f"`{found[0]}` was removed; `{self.new_name}` takes its place. Command-line flags "
-                    f"change too: {_flag_renames(era)}", severity=Severity.WARNING)
+        self.report(
+            original,
+            f"`{found[0]}` was removed; `{self.new_name}` takes its place. Command-line flags "
+            f"change too: {_flag_renames(era)}",
+            severity=Severity.WARNING,
+        )
         return new
 
 
@@ -662,12 +932,17 @@ def _expand_dict_literal(call: cst.Call) -> cst.Call:
     for arg in call.args:
         if arg.star == "**" and isinstance(arg.value, cst.Dict):
             elements = arg.value.elements
-            keys = [ppo.literal(e.key) if isinstance(e, cst.DictElement) else None for e in elements]
+            keys = [
+                ppo.literal(e.key) if isinstance(e, cst.DictElement) else None for e in elements
+            ]
             if not all(isinstance(k, str) and k.isidentifier() for k in keys):
                 return call
             for key, element in zip(keys, elements):
-                args.append(ppo.new_kwarg(key, element.value).with_changes(  # type: ignore[union-attr, arg-type]
-                    comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))))
+                args.append(
+                    ppo.new_kwarg(key, element.value).with_changes(  # type: ignore[union-attr, arg-type]
+                        comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                    )
+                )
         else:
             args.append(arg)
     if args:
@@ -708,7 +983,10 @@ class _Prescan(walk.Visitor):
                         if name:
                             owner.parsers[name] = (i, hit[1] or owner.file_era)
             return
-        if isinstance(value.func, cst.Attribute) and value.func.attr.value in ppo_paths.PARSE_METHODS:
+        if (
+            isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in ppo_paths.PARSE_METHODS
+        ):
             parser = owner.parsers.get(get_full_name_for_node(value.func.value) or "")
             target = node.targets[0].target if len(node.targets) == 1 else None
             if parser is None or not isinstance(target, (cst.Tuple, cst.List)):
@@ -730,12 +1008,18 @@ def _parsed_plan(era: str, target: str) -> Plan:
         if row["kind"] == "rename":
             plan.reads[name] = ("attr", row["to"])
         elif name in ppo_paths.fields(era):  # script-only: a parser TRL103 could not move
-            plan.reads[name] = ("todo", f"{ppo.target_config(target)} has no `{name}`: add it to your own "
-                                "script-arguments dataclass (and to the command line you run)")
+            plan.reads[name] = (
+                "todo",
+                f"{ppo.target_config(target)} has no `{name}`: add it to your own "
+                "script-arguments dataclass (and to the command line you run)",
+            )
         elif name in ("mini_batch_size", "forward_batch_size") and era == ppo.LEGACY:
             plan.reads[name] = ("attr", "per_device_train_batch_size")
         else:
-            plan.reads[name] = ("todo", f"{ppo.target_config(target)} has no `{name}`; see docs/rules.md (TRL103)")
+            plan.reads[name] = (
+                "todo",
+                f"{ppo.target_config(target)} has no `{name}`; see docs/rules.md (TRL103)",
+            )
     return plan
 
 
@@ -749,14 +1033,16 @@ class PPOConfigImports(ppo.FinishPPOImports):
 class PPOConfigRule(Rule):
     code = "TRL103"
     name = "ppo-config"
-    summary = "Rewrite PPOConfig/PPOv2Config of every era as RLOOConfig (or GRPOConfig), field by field."
+    summary = (
+        "Rewrite PPOConfig/PPOv2Config of every era as RLOOConfig (or GRPOConfig), field by field."
+    )
     before = (
         "from trl import PPOConfig\n"
-        "config = PPOConfig(output_dir=\"out\", total_episodes=10000, num_ppo_epochs=4, kl_coef=0.05, response_length=53)\n"
+        'config = PPOConfig(output_dir="out", total_episodes=10000, num_ppo_epochs=4, kl_coef=0.05, response_length=53)\n'
     )
     after = (
         "from trl import RLOOConfig\n"
-        "config = RLOOConfig(output_dir=\"out\", max_steps=5000, num_iterations=4, beta=0.05, max_completion_length=53, "
+        'config = RLOOConfig(output_dir="out", max_steps=5000, num_iterations=4, beta=0.05, max_completion_length=53, '
         "max_grad_norm=0.0, learning_rate=5e-05, temperature=0.7)\n"
     )
     transformers = (RewritePPOConfig, PPOConfigImports)

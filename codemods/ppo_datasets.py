@@ -34,8 +34,14 @@ class RewritePPODatasets(RuleTransformer):
         self.last_assign = _last_assignments(node, self.datasets)
         self.trainer = ppo.target_trainer(self.state.options.target)
 
-    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
-        if not self.datasets or original_node.name.value not in self.mapped or not original_node.params.params:
+    def leave_FunctionDef(
+        self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
+    ) -> cst.FunctionDef:
+        if (
+            not self.datasets
+            or original_node.name.value not in self.mapped
+            or not original_node.params.params
+        ):
             return updated_node
         param = original_node.params.params[0].name.value
         legacy = self._legacy(updated_node, param)
@@ -44,31 +50,63 @@ class RewritePPODatasets(RuleTransformer):
         return self._v2(original_node, updated_node) or updated_node
 
     def _legacy(self, fn: cst.FunctionDef, param: str) -> cst.FunctionDef | None:
-        query = m.Subscript(value=m.Name(param), slice=[m.SubscriptElement(m.Index(m.SimpleString('"query"') | m.SimpleString("'query'")))])
+        query = m.Subscript(
+            value=m.Name(param),
+            slice=[
+                m.SubscriptElement(m.Index(m.SimpleString('"query"') | m.SimpleString("'query'")))
+            ],
+        )
         found = m.findall(fn, m.Assign(targets=[m.AssignTarget(query)]))
         if len(found) != 1:
             return None
         self.rewrote = True
-        self.report(found[0], f'the decoded text is stored as "prompt", the column {self.trainer} reads (it was "query")')
-        return m.replace(fn, query, lambda node, _: node.with_changes(slice=[cst.SubscriptElement(cst.Index(cst.SimpleString('"prompt"')))]))  # type: ignore[return-value]
+        self.report(
+            found[0],
+            f'the decoded text is stored as "prompt", the column {self.trainer} reads (it was "query")',
+        )
+        return m.replace(
+            fn,
+            query,
+            lambda node, _: node.with_changes(
+                slice=[cst.SubscriptElement(cst.Index(cst.SimpleString('"prompt"')))]
+            ),
+        )  # type: ignore[return-value]
 
     def _v2(self, original: cst.FunctionDef, fn: cst.FunctionDef) -> cst.FunctionDef | None:
         body = list(fn.body.body)  # type: ignore[attr-defined]
         last = body[-1] if body else None
-        ret = last.body[0] if isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return) else None
+        ret = (
+            last.body[0]
+            if isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return)
+            else None
+        )
         if ret is None or not isinstance(ret.value, cst.Dict):
             return None
-        keys = {ppo.literal(e.key): e.value for e in ret.value.elements if isinstance(e, cst.DictElement)}
-        if "input_ids" not in keys or any(self.strings.get(k, 0) > 1 for k in keys if isinstance(k, str) and k != "input_ids"):
+        keys = {
+            ppo.literal(e.key): e.value
+            for e in ret.value.elements
+            if isinstance(e, cst.DictElement)
+        }
+        if "input_ids" not in keys or any(
+            self.strings.get(k, 0) > 1 for k in keys if isinstance(k, str) and k != "input_ids"
+        ):
             return None  # another returned column is read elsewhere: it must stay
         text = self._tokenized_text(keys["input_ids"], body[:-1])
         if text is None:
             return None
         self.rewrote = True
-        self.report(original, f'`{original.name.value}` returns the text it tokenized as "prompt", the column {self.trainer} '
-                    "reads (it tokenizes prompts itself)", severity=Severity.WARNING)
+        self.report(
+            original,
+            f'`{original.name.value}` returns the text it tokenized as "prompt", the column {self.trainer} '
+            "reads (it tokenizes prompts itself)",
+            severity=Severity.WARNING,
+        )
         new_ret = cst.parse_statement(f'return {{"prompt": {ppo.code(text).strip()}}}\n')
-        return fn.with_changes(body=fn.body.with_changes(body=[new_ret.with_changes(leading_lines=body[0].leading_lines)]))
+        return fn.with_changes(
+            body=fn.body.with_changes(
+                body=[new_ret.with_changes(leading_lines=body[0].leading_lines)]
+            )
+        )
 
     def _tokenized_text(self, expr: cst.BaseExpression, before: list) -> cst.BaseExpression | None:
         """X in `tokenizer(X, ...)["input_ids"]`, `tokenizer.encode(X)`, `tokenizer.apply_chat_template(X, ...)`,
@@ -78,14 +116,19 @@ class RewritePPODatasets(RuleTransformer):
         if isinstance(expr, cst.Name):
             for stmt in before:
                 for small in getattr(stmt, "body", []):
-                    if isinstance(small, cst.Assign) and get_full_name_for_node(small.targets[0].target) == expr.value:
+                    if (
+                        isinstance(small, cst.Assign)
+                        and get_full_name_for_node(small.targets[0].target) == expr.value
+                    ):
                         expr = small.value
         if isinstance(expr, cst.Subscript):
             expr = expr.value
         if not isinstance(expr, cst.Call) or not expr.args or expr.args[0].keyword is not None:
             return None
         func = get_full_name_for_node(expr.func) or ""
-        if "tokenizer" in func.split(".")[0] and (func.count(".") == 0 or func.rsplit(".", 1)[1] in TOKENIZER_METHODS):
+        if "tokenizer" in func.split(".")[0] and (
+            func.count(".") == 0 or func.rsplit(".", 1)[1] in TOKENIZER_METHODS
+        ):
             return expr.args[0].value
         return None
 
@@ -110,8 +153,11 @@ class PPODatasetTodos(RuleTransformer):
             return
         for name, assign in self.last.items():
             if assign is node:
-                self.todo(node, f'{self.trainer} reads a "prompt" column (text or chat messages) from `{name}` and '
-                          'tokenizes it itself; PPO read tokenized `input_ids`: keep the text you tokenize as "prompt"')
+                self.todo(
+                    node,
+                    f'{self.trainer} reads a "prompt" column (text or chat messages) from `{name}` and '
+                    'tokenizes it itself; PPO read tokenized `input_ids`: keep the text you tokenize as "prompt"',
+                )
 
 
 def _datasets(owner: RuleTransformer, module: cst.Module) -> set[str]:
@@ -120,7 +166,11 @@ def _datasets(owner: RuleTransformer, module: cst.Module) -> set[str]:
     for call in walk.find_all(module, cst.Call):
         if ppo.ppo_class(owner.qualified_names(call.func), ppo.TRAINER_NAMES):
             for arg in call.args:
-                if arg.keyword is not None and arg.keyword.value in ("dataset", "train_dataset", "eval_dataset"):
+                if arg.keyword is not None and arg.keyword.value in (
+                    "dataset",
+                    "train_dataset",
+                    "eval_dataset",
+                ):
                     found.add(get_full_name_for_node(arg.value) or "")
     found.discard("")
     return found
@@ -128,8 +178,11 @@ def _datasets(owner: RuleTransformer, module: cst.Module) -> set[str]:
 
 def _mapped_functions(module: cst.Module) -> set[str]:
     """Names of functions passed first to a `.map(...)` call."""
-    return {ppo.code(c.args[0].value).strip() for c in m.findall(module, m.Call(func=m.Attribute(attr=m.Name("map"))))
-            if isinstance(c, cst.Call) and c.args and isinstance(c.args[0].value, cst.Name)}
+    return {
+        ppo.code(c.args[0].value).strip()
+        for c in m.findall(module, m.Call(func=m.Attribute(attr=m.Name("map"))))
+        if isinstance(c, cst.Call) and c.args and isinstance(c.args[0].value, cst.Name)
+    }
 
 
 def _string_literals(module: cst.Module) -> dict[str, int]:
@@ -154,19 +207,21 @@ def _last_assignments(module: cst.Module, names: set[str]) -> dict[str, cst.Assi
 class PPODatasetsRule(Rule):
     code = "TRL105"
     name = "ppo-datasets"
-    summary = 'Give the datasets of a rewritten PPO trainer the "prompt" text column RLOO/GRPO read.'
+    summary = (
+        'Give the datasets of a rewritten PPO trainer the "prompt" text column RLOO/GRPO read.'
+    )
     before = (
         "from trl import PPOTrainer\n"
         "def tokenize(element):\n"
-        "    outputs = tokenizer(element[\"text\"], padding=False)\n"
-        "    return {\"input_ids\": outputs[\"input_ids\"]}\n"
+        '    outputs = tokenizer(element["text"], padding=False)\n'
+        '    return {"input_ids": outputs["input_ids"]}\n'
         "ds = ds.map(tokenize, remove_columns=ds.column_names)\n"
         "trainer = PPOTrainer(args=a, processing_class=tokenizer, model=m, reward_model=rm, value_model=vm, train_dataset=ds)\n"
     )
     after = (
         "from trl import PPOTrainer\n"
         "def tokenize(element):\n"
-        "    return {\"prompt\": element[\"text\"]}\n"
+        '    return {"prompt": element["text"]}\n'
         "ds = ds.map(tokenize, remove_columns=ds.column_names)\n"
         "trainer = PPOTrainer(args=a, processing_class=tokenizer, model=m, reward_model=rm, value_model=vm, train_dataset=ds)\n"
     )

@@ -45,8 +45,14 @@ def plan(owner: RuleTransformer, seen: ppo_paths._Collect, target: str) -> list[
         seq = parsers[0].call.args[0].value if parsers[0].call.args else None
         if not isinstance(seq, (cst.Tuple, cst.List)):
             continue
-        index = next((i for i, e in enumerate(seq.elements)
-                      if ppo.ppo_class(owner.qualified_names(e.value), ppo.CONFIG_NAMES)), None)
+        index = next(
+            (
+                i
+                for i, e in enumerate(seq.elements)
+                if ppo.ppo_class(owner.qualified_names(e.value), ppo.CONFIG_NAMES)
+            ),
+            None,
+        )
         if index is None:
             continue
         unpacks = [a for v, a, _ in seen.unpacks if v == var]
@@ -60,8 +66,12 @@ def plan(owner: RuleTransformer, seen: ppo_paths._Collect, target: str) -> list[
                     continue
                 clash = Clash(name, ann.target.value, ann, stmt, None, _default(ann))  # type: ignore[attr-defined]
                 wanted = defaults.get(clash.field, _NO_DEFAULT)
-                if wanted is not _NO_DEFAULT and clash.default == wanted and type(clash.default) is type(wanted) \
-                        and seen.names.get(name, 0) == 2:  # the class and its place in the parser
+                if (
+                    wanted is not _NO_DEFAULT
+                    and clash.default == wanted
+                    and type(clash.default) is type(wanted)
+                    and seen.names.get(name, 0) == 2
+                ):  # the class and its place in the parser
                     _redirect(owner, seen, clash, unpacks, i, index)
                 out.append(clash)
     return out
@@ -70,10 +80,15 @@ def plan(owner: RuleTransformer, seen: ppo_paths._Collect, target: str) -> list[
 # ModelConfig fields TRL 1.13 renamed or moved: `--torch_dtype` is `--dtype` (W:1.0.0:trl/trainer/model_config.py),
 # `--trust_remote_code` left ModelConfig for the training config (present in W:1.0.0, gone by W:1.7.1).
 MODEL_CONFIG = "ModelConfig"
-MODEL_FIELDS = {"torch_dtype": (False, "dtype"), "trust_remote_code": (True, "trust_remote_code")}  # (to the config?, name)
+MODEL_FIELDS = {
+    "torch_dtype": (False, "dtype"),
+    "trust_remote_code": (True, "trust_remote_code"),
+}  # (to the config?, name)
 
 
-def model_config_reads(owner: RuleTransformer, seen: ppo_paths._Collect) -> dict[int, tuple[str | None, str, str]]:
+def model_config_reads(
+    owner: RuleTransformer, seen: ppo_paths._Collect
+) -> dict[int, tuple[str | None, str, str]]:
     """id(`model_args.torch_dtype`) -> (variable to read instead, or None for the same one; new field;
     old spelling) for a ModelConfig parsed beside a PPO config."""
     out: dict[int, tuple[str | None, str, str]] = {}
@@ -83,13 +98,21 @@ def model_config_reads(owner: RuleTransformer, seen: ppo_paths._Collect) -> dict
             continue
         names = [owner.qualified_names(e.value) for e in seq.elements]
         ppo_at = next((i for i, q in enumerate(names) if ppo.ppo_class(q, ppo.CONFIG_NAMES)), None)
-        model_at = next((i for i, q in enumerate(names) if any(n.startswith("trl.") and n.endswith("." + MODEL_CONFIG)
-                                                              for n in q)), None)
+        model_at = next(
+            (
+                i
+                for i, q in enumerate(names)
+                if any(n.startswith("trl.") and n.endswith("." + MODEL_CONFIG) for n in q)
+            ),
+            None,
+        )
         if ppo_at is None or model_at is None:
             continue
         for _, assign, _ in (u for u in seen.unpacks if u[0] == var):
             target = assign.targets[0].target
-            if not isinstance(target, (cst.Tuple, cst.List)) or max(ppo_at, model_at) >= len(target.elements):
+            if not isinstance(target, (cst.Tuple, cst.List)) or max(ppo_at, model_at) >= len(
+                target.elements
+            ):
                 continue
             model, config = target.elements[model_at].value, target.elements[ppo_at].value
             if not isinstance(model, cst.Name) or not isinstance(config, cst.Name):
@@ -97,7 +120,9 @@ def model_config_reads(owner: RuleTransformer, seen: ppo_paths._Collect) -> dict
             for node in seen.attributes:
                 if node.attr.value not in MODEL_FIELDS or not isinstance(node.value, cst.Name):
                     continue
-                if ppo_paths.referents(owner, node.value) != {id(model)} or not ppo_paths.plain_load(owner, node):
+                if ppo_paths.referents(owner, node.value) != {
+                    id(model)
+                } or not ppo_paths.plain_load(owner, node):
                     continue
                 to_config, field = MODEL_FIELDS[node.attr.value]
                 out[id(node)] = (config.value if to_config else None, field, node.attr.value)
@@ -105,15 +130,23 @@ def model_config_reads(owner: RuleTransformer, seen: ppo_paths._Collect) -> dict
 
 
 def _annotated(node: cst.ClassDef) -> list[tuple[cst.SimpleStatementLine, cst.AnnAssign]]:
-    return [(s, s.body[0]) for s in node.body.body  # type: ignore[union-attr]
-            if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.AnnAssign)
-            and isinstance(s.body[0].target, cst.Name)]
+    return [
+        (s, s.body[0])
+        for s in node.body.body  # type: ignore[union-attr]
+        if isinstance(s, cst.SimpleStatementLine)
+        and len(s.body) == 1
+        and isinstance(s.body[0], cst.AnnAssign)
+        and isinstance(s.body[0].target, cst.Name)
+    ]
 
 
 def _default(ann: cst.AnnAssign) -> Any:
     """The literal default of `x: T = v` or `x: T = field(default=v, ...)`; _NO_DEFAULT otherwise."""
     value = ann.value
-    if isinstance(value, cst.Call) and (get_full_name_for_node(value.func) or "").rpartition(".")[2] == "field":
+    if (
+        isinstance(value, cst.Call)
+        and (get_full_name_for_node(value.func) or "").rpartition(".")[2] == "field"
+    ):
         arg = ppo.kwarg(value, "default")
         value = arg.value if arg is not None else None
     if value is None:
@@ -122,14 +155,22 @@ def _default(ann: cst.AnnAssign) -> Any:
     return _NO_DEFAULT if literal is ppo.NOT_LITERAL else literal
 
 
-def _redirect(owner: RuleTransformer, seen: ppo_paths._Collect, clash: Clash, unpacks: list[cst.Assign],
-              script_index: int, config_index: int) -> None:
+def _redirect(
+    owner: RuleTransformer,
+    seen: ppo_paths._Collect,
+    clash: Clash,
+    unpacks: list[cst.Assign],
+    script_index: int,
+    config_index: int,
+) -> None:
     """Find every read of the field through the script's parsed object; all plain loads, or nothing."""
     script_vars: list[cst.Name] = []
     config_var = None
     for assign in unpacks:
         target = assign.targets[0].target
-        if not isinstance(target, (cst.Tuple, cst.List)) or max(script_index, config_index) >= len(target.elements):
+        if not isinstance(target, (cst.Tuple, cst.List)) or max(script_index, config_index) >= len(
+            target.elements
+        ):
             return
         script, config = target.elements[script_index].value, target.elements[config_index].value
         if not isinstance(script, cst.Name) or not isinstance(config, cst.Name):

@@ -53,7 +53,9 @@ class _Parser:
     top: int
     index: int = -1  # of the PPO config in the tuple
     era: str | None = None
-    uses: list[tuple[cst.Assign, int]] = dataclasses.field(default_factory=list)  # (unpack, top-level index)
+    uses: list[tuple[cst.Assign, int]] = dataclasses.field(
+        default_factory=list
+    )  # (unpack, top-level index)
 
 
 class _Collect(walk.Visitor):
@@ -65,7 +67,9 @@ class _Collect(walk.Visitor):
         self.top = 0
         self.depth = 0
         self.parsers: dict[str, list[_Parser]] = {}
-        self.unpacks: list[tuple[str, cst.Assign, int]] = []  # (parser variable, statement, top index)
+        self.unpacks: list[
+            tuple[str, cst.Assign, int]
+        ] = []  # (parser variable, statement, top index)
         self.names: dict[str, int] = {}  # spelling -> occurrences
         self.classes: dict[str, set[str]] = {}  # classes defined in the file -> annotated fields
         self.class_nodes: dict[str, list[cst.ClassDef]] = {}
@@ -100,11 +104,16 @@ class _Collect(walk.Visitor):
         self.class_nodes.setdefault(node.name.value, []).append(node)
         for stmt in node.body.body:
             if isinstance(stmt, cst.SimpleStatementLine):
-                found.update(s.target.value for s in stmt.body
-                             if isinstance(s, cst.AnnAssign) and isinstance(s.target, cst.Name))
+                found.update(
+                    s.target.value
+                    for s in stmt.body
+                    if isinstance(s, cst.AnnAssign) and isinstance(s.target, cst.Name)
+                )
 
     def visit_Import(self, node: cst.Import) -> None:
-        plain = any(get_full_name_for_node(a.name) == "dataclasses" and a.asname is None for a in node.names)
+        plain = any(
+            get_full_name_for_node(a.name) == "dataclasses" and a.asname is None for a in node.names
+        )
         if plain and (self.dataclasses_import is None or self.depth == 0):  # module level wins
             self.dataclasses_import = (self.top, self.depth == 0)
 
@@ -132,7 +141,9 @@ def collect(owner: RuleTransformer, module: cst.Module) -> _Collect:
     return seen
 
 
-def plan(owner: RuleTransformer, seen: _Collect, file_era: str | None) -> tuple[list[Move], dict[int, tuple[str, str]]]:
+def plan(
+    owner: RuleTransformer, seen: _Collect, file_era: str | None
+) -> tuple[list[Move], dict[int, tuple[str, str]]]:
     """The moves this file allows, and the reads through function parameters a failed move leaves
     (id -> (parameter, field)): they get a TODO. A parser outside the known shape gets no move
     (reads keep their TODO)."""
@@ -152,12 +163,23 @@ def plan(owner: RuleTransformer, seen: _Collect, file_era: str | None) -> tuple[
     return moves, handed
 
 
-def _move(owner: RuleTransformer, seen: _Collect, var: str, p: _Parser, file_era: str | None,
-          taken: set[str]) -> Move | None:
+def _move(
+    owner: RuleTransformer,
+    seen: _Collect,
+    var: str,
+    p: _Parser,
+    file_era: str | None,
+    taken: set[str],
+) -> Move | None:
     seq = p.call.args[0].value if p.call.args and not p.call.args[0].star else None
-    if not isinstance(seq, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in seq.elements):
+    if not isinstance(seq, (cst.Tuple, cst.List)) or any(
+        isinstance(e, cst.StarredElement) for e in seq.elements
+    ):
         return None
-    hits = [(i, ppo.ppo_class(owner.qualified_names(e.value), ppo.CONFIG_NAMES)) for i, e in enumerate(seq.elements)]
+    hits = [
+        (i, ppo.ppo_class(owner.qualified_names(e.value), ppo.CONFIG_NAMES))
+        for i, e in enumerate(seq.elements)
+    ]
     hits = [(i, hit) for i, hit in hits if hit is not None]
     if len(hits) != 1:
         return None
@@ -174,9 +196,12 @@ def _move(owner: RuleTransformer, seen: _Collect, var: str, p: _Parser, file_era
     configs: list[cst.Name] = []
     for assign, _ in p.uses:
         target = assign.targets[0].target
-        if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(seq.elements) \
-                or any(isinstance(e, cst.StarredElement) for e in target.elements) \
-                or not _plain_parse(assign.value):  # type: ignore[arg-type]
+        if (
+            not isinstance(target, (cst.Tuple, cst.List))
+            or len(target.elements) != len(seq.elements)
+            or any(isinstance(e, cst.StarredElement) for e in target.elements)
+            or not _plain_parse(assign.value)
+        ):  # type: ignore[arg-type]
             return None
         config = target.elements[p.index].value
         if not isinstance(config, cst.Name):
@@ -187,7 +212,9 @@ def _move(owner: RuleTransformer, seen: _Collect, var: str, p: _Parser, file_era
     if reads is None or passed is None:
         return None
     seen.handed = passed  # kept for a TODO if the move fails below
-    if passed and not all(isinstance(owner.get_metadata(ScopeProvider, c, None), GlobalScope) for c in configs):
+    if passed and not all(
+        isinstance(owner.get_metadata(ScopeProvider, c, None), GlobalScope) for c in configs
+    ):
         return None  # the written object would not be a global the function can read
     reads |= passed
     if not reads:
@@ -209,7 +236,14 @@ def _plain_parse(call: cst.Call) -> bool:
     positional = [a for a in call.args if a.keyword is None]
     if len(positional) > 1 or any(a.star for a in call.args):
         return False
-    flag = next((a for a in call.args if a.keyword is not None and a.keyword.value == "return_remaining_strings"), None)
+    flag = next(
+        (
+            a
+            for a in call.args
+            if a.keyword is not None and a.keyword.value == "return_remaining_strings"
+        ),
+        None,
+    )
     return flag is None or ppo.literal(flag.value) is False
 
 
@@ -225,8 +259,12 @@ def plain_load(owner: RuleTransformer, node: cst.Attribute) -> bool:
     return owner.get_metadata(ExpressionContextProvider, node, None) == ExpressionContext.LOAD
 
 
-def _reads(owner: RuleTransformer, attributes: Sequence[cst.Attribute], configs: Sequence[cst.Name],
-           table: dict) -> dict[int, tuple[str, str]] | None:
+def _reads(
+    owner: RuleTransformer,
+    attributes: Sequence[cst.Attribute],
+    configs: Sequence[cst.Name],
+    table: dict,
+) -> dict[int, tuple[str, str]] | None:
     """id(`cfg.field`) -> (cfg, field) for each read of a script-only field; None when one is written or
     the name may also be bound to something else there."""
     out: dict[int, tuple[str, str]] = {}
@@ -242,8 +280,9 @@ def _reads(owner: RuleTransformer, attributes: Sequence[cst.Attribute], configs:
     return out
 
 
-def _through_functions(owner: RuleTransformer, seen: _Collect, configs: Sequence[cst.Name],
-                       table: dict) -> dict[int, tuple[str, str]] | None:
+def _through_functions(
+    owner: RuleTransformer, seen: _Collect, configs: Sequence[cst.Name], table: dict
+) -> dict[int, tuple[str, str]] | None:
     """Reads of script-only fields through a parameter of a module-level function that every call
     hands the parsed config (`def build_dataset(config): ... config.model_name`, called as
     `build_dataset(ppo_config)`); they can move only when the config is a module global, as the
@@ -260,7 +299,11 @@ def _through_functions(owner: RuleTransformer, seen: _Collect, configs: Sequence
             continue  # not every call hands the config over at the same place
         param = params[slots.pop()]  # type: ignore[index]
         for node in seen.attributes:
-            if node.attr.value not in table or not isinstance(node.value, cst.Name) or node.value.value != param.name.value:
+            if (
+                node.attr.value not in table
+                or not isinstance(node.value, cst.Name)
+                or node.value.value != param.name.value
+            ):
                 continue
             bound = referents(owner, node.value)
             if id(param) not in bound:
@@ -271,7 +314,9 @@ def _through_functions(owner: RuleTransformer, seen: _Collect, configs: Sequence
     return out
 
 
-def _config_slot(owner: RuleTransformer, call: cst.Call, params: list[cst.Param], ids: set[int]) -> int | None:
+def _config_slot(
+    owner: RuleTransformer, call: cst.Call, params: list[cst.Param], ids: set[int]
+) -> int | None:
     """The parameter index at which `call` passes the parsed config (one, by position or keyword)."""
     found = []
     for i, arg in enumerate(call.args):
@@ -282,7 +327,9 @@ def _config_slot(owner: RuleTransformer, call: cst.Call, params: list[cst.Param]
         if arg.keyword is None:
             found.append(i if i < len(params) else None)
         else:
-            found.append(next((k for k, p in enumerate(params) if p.name.value == arg.keyword.value), None))
+            found.append(
+                next((k for k, p in enumerate(params) if p.name.value == arg.keyword.value), None)
+            )
     return found[0] if len(found) == 1 else None
 
 
@@ -304,13 +351,20 @@ def _insert_at(seen: _Collect, p: _Parser) -> int | None:
 
 
 def _is_docstring(stmt: cst.CSTNode) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr) \
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
         and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
 
 
 def _single_import(stmt: cst.CSTNode) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
         and isinstance(stmt.body[0], (cst.Import, cst.ImportFrom))
+    )
 
 
 def _unique(name: str, taken: set[str]) -> str:
@@ -325,10 +379,17 @@ def appended(seq: cst.Tuple | cst.List, name: str) -> cst.Tuple | cst.List:
     """`(a, b)` -> `(a, b, name)`, keeping the literal's separators and trailing comma."""
     elements = list(seq.elements)
     last = elements[-1]
-    sep = elements[-2].comma if len(elements) > 1 and isinstance(elements[-2].comma, cst.Comma) \
+    sep = (
+        elements[-2].comma
+        if len(elements) > 1 and isinstance(elements[-2].comma, cst.Comma)
         else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    )
     trailing = last.comma
-    if len(elements) == 1 and isinstance(trailing, cst.Comma) and isinstance(trailing.whitespace_after, cst.SimpleWhitespace):
+    if (
+        len(elements) == 1
+        and isinstance(trailing, cst.Comma)
+        and isinstance(trailing.whitespace_after, cst.SimpleWhitespace)
+    ):
         trailing = cst.MaybeSentinel.DEFAULT  # `(a,)` -> `(a, name)`
     elements[-1] = last.with_changes(comma=sep)
     elements.append(cst.Element(value=cst.Name(name), comma=trailing))
@@ -341,18 +402,26 @@ def class_statement(move: Move, config: str) -> cst.BaseStatement:
     names = ", ".join(f"`{f}`" for f in move.fields)
     them, they = ("it", "it is one of") if len(move.fields) == 1 else ("them", "they are")
     lines = [
-        *textwrap.wrap(f"Written by trl-migrate (TRL103): {config} has no {names}.", width=100,
-                       initial_indent="# ", subsequent_indent="# ", break_long_words=False, break_on_hyphens=False),
+        *textwrap.wrap(
+            f"Written by trl-migrate (TRL103): {config} has no {names}.",
+            width=100,
+            initial_indent="# ",
+            subsequent_indent="# ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        ),
         f"# TRL's PPO trainer did not use {them}, this script does: {they} its own arguments now (same flags).",
         "@dataclasses.dataclass",
         f"class {move.cls}:",
     ]
     for f in move.fields:
-        default = table[f]["default"]  # None for `int | None` (HfArgumentParser parses it: TRL needs Python 3.10)
+        default = table[f][
+            "default"
+        ]  # None for `int | None` (HfArgumentParser parses it: TRL needs Python 3.10)
         lines += [
             f"    {f}: {table[f].get('type', 'str')} = dataclasses.field(",
             f"        default={'None' if default is None else json.dumps(default)},",
-            f"        metadata={{\"help\": {json.dumps(table[f]['help'])}}},",
+            f'        metadata={{"help": {json.dumps(table[f]["help"])}}},',
             "    )",
         ]
     module = cst.parse_module("\n".join(lines) + "\n")

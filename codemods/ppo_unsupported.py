@@ -32,19 +32,33 @@ class FlagUnsupported(RuleTransformer):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         for base in node.bases:
-            found = ppo.ppo_class(self.qualified_names(base.value), (*ppo.CONFIG_NAMES, *ppo.TRAINER_NAMES))
+            found = ppo.ppo_class(
+                self.qualified_names(base.value), (*ppo.CONFIG_NAMES, *ppo.TRAINER_NAMES)
+            )
             if found is not None:
-                new = ppo.target_config(self.target) if "Config" in found[0] else ppo.target_trainer(self.target)
-                self.todo(node, f"`{node.name.value}` subclasses `{found[0]}`, which TRL 1.13 removed: port it to `{new}` "
-                          "by hand (its internals differ: no value model, no step(), generation inside train())")
+                new = (
+                    ppo.target_config(self.target)
+                    if "Config" in found[0]
+                    else ppo.target_trainer(self.target)
+                )
+                self.todo(
+                    node,
+                    f"`{node.name.value}` subclasses `{found[0]}`, which TRL 1.13 removed: port it to `{new}` "
+                    "by hand (its internals differ: no value model, no step(), generation inside train())",
+                )
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         target = node.target
         if isinstance(target, cst.Attribute):
-            owner = [q for q in self.qualified_names(target.value) if q == "trl" or q.startswith("trl.")]
+            owner = [
+                q for q in self.qualified_names(target.value) if q == "trl" or q.startswith("trl.")
+            ]
             if owner:
-                self.todo(node, f"this patches `{owner[0]}.{target.attr.value}`; TRL 1.13 moved or removed PPO internals, "
-                          "so check the patched name still exists and still does what you override")
+                self.todo(
+                    node,
+                    f"this patches `{owner[0]}.{target.attr.value}`; TRL 1.13 moved or removed PPO internals, "
+                    "so check the patched name still exists and still does what you override",
+                )
 
     def visit_Name(self, node: cst.Name) -> None:
         self._gone(node)
@@ -70,9 +84,12 @@ class FlagUnsupported(RuleTransformer):
             return
         module = path.rpartition(".")[0]
         sym = self.table.get(path) or self.table.get(module)
-        if sym is not None or any(self.table.module_gone(module[: i]) for i in _cuts(module)):
-            self.todo(node, f'`mock.patch("{path}")` targets a path TRL 1.13 does not have; patch the RLOO/GRPO '
-                      "equivalent or drop the patch")
+        if sym is not None or any(self.table.module_gone(module[:i]) for i in _cuts(module)):
+            self.todo(
+                node,
+                f'`mock.patch("{path}")` targets a path TRL 1.13 does not have; patch the RLOO/GRPO '
+                "equivalent or drop the patch",
+            )
 
 
 def _cuts(module: str) -> list[int]:
@@ -83,11 +100,7 @@ class PPOUnsupportedRule(Rule):
     code = "TRL107"
     name = "ppo-unsupported"
     summary = "Mark PPO-era code that needs a human: subclasses, monkeypatches, TextEnvironment, mock.patch paths."
-    before = (
-        "from trl import PPOTrainer\n"
-        "class MyTrainer(PPOTrainer):\n"
-        "    pass\n"
-    )
+    before = "from trl import PPOTrainer\nclass MyTrainer(PPOTrainer):\n    pass\n"
     after = (
         "from trl import PPOTrainer\n"
         "# TODO(trl-migrate TRL107): `MyTrainer` subclasses `PPOTrainer`, which TRL 1.13 removed: port it to `RLOOTrainer` "

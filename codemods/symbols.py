@@ -84,13 +84,17 @@ class Table:
         fates = {(s.fate, s.to) for s in known}
         if len(fates) != 1 or not self.module_gone(module):
             return None
-        return dataclasses.replace(known[0], path=path, seen=("", ""), gone_in=self.gone_modules[module])
+        return dataclasses.replace(
+            known[0], path=path, seen=("", ""), gone_in=self.gone_modules[module]
+        )
 
     @functools.cached_property
     def mention(self) -> re.Pattern[str]:
         """A word from any old path (symbol or gone module): text without one needs no TRL101."""
         words = {s.name for s in self.symbols.values()}
-        words |= {m.rpartition(".")[2] for m in self.gone_modules}  # `from trl import core`, `trl.core.x`
+        words |= {
+            m.rpartition(".")[2] for m in self.gone_modules
+        }  # `from trl import core`, `trl.core.x`
         return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, words))) + r")\b")
 
     def by_fate(self, fate: str) -> dict[str, Symbol]:
@@ -99,7 +103,9 @@ class Table:
 
 @functools.cache
 def load() -> Table:
-    raw = json.loads(resources.files("codemods").joinpath("data/trl_symbols.json").read_text("utf-8"))
+    raw = json.loads(
+        resources.files("codemods").joinpath("data/trl_symbols.json").read_text("utf-8")
+    )
     symbols = {}
     for path, entry in raw["symbols"].items():
         seen = entry.get("seen") or ("", "")

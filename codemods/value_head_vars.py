@@ -30,10 +30,18 @@ class Leaf:
 
 @dataclasses.dataclass
 class Facts:
-    calls: dict[int, str] = dataclasses.field(default_factory=dict)  # id(`var.from_pretrained(...)`) -> var
-    leaves: dict[int, Leaf] = dataclasses.field(default_factory=dict)  # id(class node in the assignment) -> leaf
-    statements: dict[int, tuple[str, int]] = dataclasses.field(default_factory=dict)  # id(call) -> (target, id(statement)) for `name = call`
-    none_names: set[str] = dataclasses.field(default_factory=set)  # names the file binds to None somewhere
+    calls: dict[int, str] = dataclasses.field(
+        default_factory=dict
+    )  # id(`var.from_pretrained(...)`) -> var
+    leaves: dict[int, Leaf] = dataclasses.field(
+        default_factory=dict
+    )  # id(class node in the assignment) -> leaf
+    statements: dict[int, tuple[str, int]] = dataclasses.field(
+        default_factory=dict
+    )  # id(call) -> (target, id(statement)) for `name = call`
+    none_names: set[str] = dataclasses.field(
+        default_factory=set
+    )  # names the file binds to None somewhere
 
 
 def _leaves(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -47,7 +55,9 @@ def may_be_none(expr: cst.BaseExpression) -> bool:
 
 
 class _Collect(walk.Visitor):
-    def __init__(self, vh_class: Callable[[cst.CSTNode], str | None], classes: tuple[str, ...]) -> None:
+    def __init__(
+        self, vh_class: Callable[[cst.CSTNode], str | None], classes: tuple[str, ...]
+    ) -> None:
         self.vh_class, self.classes = vh_class, classes
         self.candidates: list[tuple[cst.Name, cst.BaseExpression]] = []  # (target, value)
         self.by_name: dict[int, cst.Call] = {}  # id(Name in `Name.from_pretrained(...)`) -> call
@@ -55,15 +65,23 @@ class _Collect(walk.Visitor):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         stmt = node.body[0] if len(node.body) == 1 else None
-        if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name) \
-                and isinstance(stmt.value, cst.Call):
+        if (
+            isinstance(stmt, cst.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0].target, cst.Name)
+            and isinstance(stmt.value, cst.Call)
+        ):
             self.facts.statements[id(stmt.value)] = (stmt.targets[0].target.value, id(node))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._binding([t.target for t in node.targets], node.value)
         target = node.targets[0].target
-        if len(node.targets) == 1 and isinstance(target, cst.Name) and not isinstance(node.value, cst.Call) \
-                and all(self.vh_class(e) in self.classes for e in _leaves(node.value)):
+        if (
+            len(node.targets) == 1
+            and isinstance(target, cst.Name)
+            and not isinstance(node.value, cst.Call)
+            and all(self.vh_class(e) in self.classes for e in _leaves(node.value))
+        ):
             self.candidates.append((target, node.value))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
@@ -76,13 +94,19 @@ class _Collect(walk.Visitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and isinstance(func.value, cst.Name):
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "from_pretrained"
+            and isinstance(func.value, cst.Name)
+        ):
             self.by_name[id(func.value)] = node
 
 
 def peft_move(call: cst.Call, facts: Facts) -> str:
     """How `call`'s `peft_config=` moves (WRAP when it has none)."""
-    arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == "peft_config"), None)
+    arg = next(
+        (a for a in call.args if a.keyword is not None and a.keyword.value == "peft_config"), None
+    )
     if arg is None:
         return WRAP
     value = arg.value
@@ -93,8 +117,12 @@ def peft_move(call: cst.Call, facts: Facts) -> str:
     return UNSURE if may_be_none(value) else WRAP
 
 
-def collect(owner: RuleTransformer, module: cst.Module, vh_class: Callable[[cst.CSTNode], str | None],
-            classes: tuple[str, ...]) -> Facts:
+def collect(
+    owner: RuleTransformer,
+    module: cst.Module,
+    vh_class: Callable[[cst.CSTNode], str | None],
+    classes: tuple[str, ...],
+) -> Facts:
     """Value-head class variables the rewrite may follow, and the `peft_config` facts."""
     seen = _Collect(vh_class, classes)
     module.visit(seen)
@@ -111,5 +139,7 @@ def collect(owner: RuleTransformer, module: cst.Module, vh_class: Callable[[cst.
             continue  # used other than `.from_pretrained(...)`, or a peft_config it cannot move
         facts.calls.update((id(c), target.value) for c in calls if c is not None)
         conditional = isinstance(value, cst.IfExp)
-        facts.leaves.update((id(e), Leaf(vh_class(e) or "", target.value, conditional)) for e in _leaves(value))
+        facts.leaves.update(
+            (id(e), Leaf(vh_class(e) or "", target.value, conditional)) for e in _leaves(value)
+        )
     return facts

@@ -34,7 +34,12 @@ REPLACEMENT = {CAUSAL: "AutoModelForCausalLM", SEQ2SEQ: "AutoModelForSeq2SeqLM"}
 
 # Keyword arguments only the value-head wrapper understood (W:0.11.4 modeling_value_head.py
 # `supported_args`, modeling_base.py `from_pretrained`): a plain model rejects them.
-DROPPED_KWARGS = ("summary_dropout_prob", "v_head_initializer_range", "v_head_init_strategy", "is_trainable")
+DROPPED_KWARGS = (
+    "summary_dropout_prob",
+    "v_head_initializer_range",
+    "v_head_init_strategy",
+    "is_trainable",
+)
 REWARD_ADAPTER_KWARGS = ("reward_adapter", "reward_adapter_name")
 QUANT_KWARGS = ("load_in_8bit", "load_in_4bit")
 ENCODER_DECODER_TODO = (
@@ -77,7 +82,9 @@ class RewriteValueHeads(RuleTransformer):
         self.model_vars: set[str] = set()  # names bound to value-head models in this file
         self.loaded_vars: set[str] = set()  # names bound to already-loaded transformers/peft models
         self._handled: set[int] = set()
-        self._guards: dict[int, cst.BaseStatement] = {}  # id(statement) -> `if cfg is not None: ...` after it
+        self._guards: dict[
+            int, cst.BaseStatement
+        ] = {}  # id(statement) -> `if cfg is not None: ...` after it
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
@@ -107,7 +114,11 @@ class RewriteValueHeads(RuleTransformer):
     def _is_loaded_model(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Call):
             func = expr.func
-            name = func.attr.value if isinstance(func, cst.Attribute) else get_full_name_for_node(func) or ""
+            name = (
+                func.attr.value
+                if isinstance(func, cst.Attribute)
+                else get_full_name_for_node(func) or ""
+            )
             return name.split(".")[-1] in MODEL_FACTORIES
         return (get_full_name_for_node(expr) or "") in self.loaded_vars
 
@@ -137,7 +148,9 @@ class RewriteValueHeads(RuleTransformer):
         if found is None:
             return updated_node
         cls, cls_node = found
-        via_var = id(original_node) in self.facts.calls  # its class variable carries the seq2seq TODO
+        via_var = (
+            id(original_node) in self.facts.calls
+        )  # its class variable carries the seq2seq TODO
         if cls == SEQ2SEQ and not via_var:
             self.todo(original_node, ENCODER_DECODER_TODO, severity=Severity.WARNING)
         kept: list[cst.Arg] = []
@@ -146,16 +159,24 @@ class RewriteValueHeads(RuleTransformer):
         for orig, arg in zip(original_node.args, updated_node.args):
             key = arg.keyword.value if arg.keyword is not None else None
             if key in DROPPED_KWARGS:
-                self.report(orig, f"`{key}` configured the value head, which TRL 1.13 does not have; dropped",
-                            severity=Severity.INFO)
+                self.report(
+                    orig,
+                    f"`{key}` configured the value head, which TRL 1.13 does not have; dropped",
+                    severity=Severity.INFO,
+                )
             elif key in REWARD_ADAPTER_KWARGS:
-                self.todo(original_node, f"`{_code(arg).strip().rstrip(',')}` was dropped: TRL 1.13 has no "
-                          "multi-adapter reward; pass a reward model or a reward function to the trainer's reward_funcs")
+                self.todo(
+                    original_node,
+                    f"`{_code(arg).strip().rstrip(',')}` was dropped: TRL 1.13 has no "
+                    "multi-adapter reward; pass a reward model or a reward function to the trainer's reward_funcs",
+                )
             elif key == "peft_config":
                 peft_arg, peft_orig = arg, orig
             elif key in QUANT_KWARGS and _kwarg(original_node, "quantization_config") is None:
                 if not quant:
-                    kept.append(arg)  # placeholder: becomes quantization_config=... in the same place
+                    kept.append(
+                        arg
+                    )  # placeholder: becomes quantization_config=... in the same place
                 quant.append((orig, arg))
             else:
                 kept.append(arg)
@@ -164,59 +185,99 @@ class RewriteValueHeads(RuleTransformer):
         if wraps_model and first is not None:
             rest = [a for a in kept if a is not first and not (quant and a is quant[0][1])]
             if rest or quant:
-                self.todo(original_node, "this wraps an already-loaded model; move these arguments to where it is loaded: "
-                          + ", ".join(_code(a).strip().rstrip(",") for a in [*rest, *(q for _, q in quant)]))
+                self.todo(
+                    original_node,
+                    "this wraps an already-loaded model; move these arguments to where it is loaded: "
+                    + ", ".join(
+                        _code(a).strip().rstrip(",") for a in [*rest, *(q for _, q in quant)]
+                    ),
+                )
             result: cst.BaseExpression = first.value
-            self.report(original_node, f"`{cls}` wrapped an already-loaded model; TRL 1.13 uses the model itself")
+            self.report(
+                original_node,
+                f"`{cls}` wrapped an already-loaded model; TRL 1.13 uses the model itself",
+            )
         else:
             if quant:
                 placeholder = quant[0][1]
                 kept = [self._quantization_arg(quant) if a is placeholder else a for a in kept]
             if via_var:  # the variable's own assignment now holds the plain class
                 func = updated_node.func
-                self.report(original_node, f"`{cls}` holds plain transformers classes now; `{cls}.from_pretrained` "
-                            "loads the model without a value head")
+                self.report(
+                    original_node,
+                    f"`{cls}` holds plain transformers classes now; `{cls}.from_pretrained` "
+                    "loads the model without a value head",
+                )
             else:
-                func = updated_node.func.with_changes(value=self._replacement(cls, cls_node)) \
-                    if isinstance(updated_node.func, cst.Attribute) and updated_node.func.attr.value == "from_pretrained" \
-                    else cst.Attribute(value=self._replacement(cls, cls_node), attr=cst.Name("from_pretrained"))
-                self.report(original_node, f"`{cls}` was removed in TRL 1.13; loading `{REPLACEMENT[cls]}` instead")
+                func = (
+                    updated_node.func.with_changes(value=self._replacement(cls, cls_node))
+                    if isinstance(updated_node.func, cst.Attribute)
+                    and updated_node.func.attr.value == "from_pretrained"
+                    else cst.Attribute(
+                        value=self._replacement(cls, cls_node), attr=cst.Name("from_pretrained")
+                    )
+                )
+                self.report(
+                    original_node,
+                    f"`{cls}` was removed in TRL 1.13; loading `{REPLACEMENT[cls]}` instead",
+                )
             result = updated_node.with_changes(func=func, args=_ending_like(kept, updated_node))
         if peft_arg is not None and peft_orig is not None:
             result = self._move_peft(original_node, result, peft_arg, peft_orig)
         return result
 
-    def _move_peft(self, original: cst.Call, loaded: cst.BaseExpression, peft_arg: cst.Arg,
-                   peft_orig: cst.Arg) -> cst.BaseExpression:
+    def _move_peft(
+        self, original: cst.Call, loaded: cst.BaseExpression, peft_arg: cst.Arg, peft_orig: cst.Arg
+    ) -> cst.BaseExpression:
         """`peft_config=cfg` -> `get_peft_model(loaded, cfg)`; a cfg the file also sets to None is
         applied by an `if cfg is not None:` statement after the assignment (the value head took None)."""
         move = value_head_vars.peft_move(original, self.facts)
         cfg = _code(peft_arg.value).strip()
         if move == value_head_vars.DROP:
-            self.report(peft_orig, "`peft_config=None` dropped: the plain model loads without adapters",
-                        severity=Severity.INFO)
+            self.report(
+                peft_orig,
+                "`peft_config=None` dropped: the plain model loads without adapters",
+                severity=Severity.INFO,
+            )
             return loaded
         AddImportsVisitor.add_needed_import(self.context, "peft", "get_peft_model")
         if move == value_head_vars.GUARD:
             target, stmt = self.facts.statements[id(original)]
             self._guards[stmt] = cst.parse_statement(
-                f"if {cfg} is not None:\n    {target} = get_peft_model({target}, {cfg})\n")
-            self.report(peft_orig, f"`peft_config` moved to `peft.get_peft_model`, applied when `{cfg}` is not None "
-                        "(TRL 1.13 trainers also take `peft_config=`)", severity=Severity.WARNING)
+                f"if {cfg} is not None:\n    {target} = get_peft_model({target}, {cfg})\n"
+            )
+            self.report(
+                peft_orig,
+                f"`peft_config` moved to `peft.get_peft_model`, applied when `{cfg}` is not None "
+                "(TRL 1.13 trainers also take `peft_config=`)",
+                severity=Severity.WARNING,
+            )
             return loaded
         if move == value_head_vars.UNSURE:
-            self.todo(original, f"`get_peft_model` fails when `{cfg}` is None (the value head loaded without "
-                      "adapters then): apply it only to a real PEFT config")
-        self.report(peft_orig, "`peft_config` moved to `peft.get_peft_model` (TRL 1.13 trainers also take "
-                    "`peft_config=`)", severity=Severity.WARNING)
+            self.todo(
+                original,
+                f"`get_peft_model` fails when `{cfg}` is None (the value head loaded without "
+                "adapters then): apply it only to a real PEFT config",
+            )
+        self.report(
+            peft_orig,
+            "`peft_config` moved to `peft.get_peft_model` (TRL 1.13 trainers also take "
+            "`peft_config=`)",
+            severity=Severity.WARNING,
+        )
         return cst.Call(
             func=cst.Name("get_peft_model"),
-            args=[cst.Arg(loaded), peft_arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT,
-                                                          comma=cst.MaybeSentinel.DEFAULT)],
+            args=[
+                cst.Arg(loaded),
+                peft_arg.with_changes(
+                    keyword=None, equal=cst.MaybeSentinel.DEFAULT, comma=cst.MaybeSentinel.DEFAULT
+                ),
+            ],
         )
 
-    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
-                                  updated_node: cst.SimpleStatementLine):  # type: ignore[no-untyped-def]
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ):  # type: ignore[no-untyped-def]
         guard = self._guards.pop(id(original_node), None)
         if guard is None:
             return updated_node
@@ -233,17 +294,25 @@ class RewriteValueHeads(RuleTransformer):
     def _quantization_arg(self, quant: list[tuple[cst.Arg, cst.Arg]]) -> cst.Arg:
         self.state.scratch.setdefault("needed", set()).add("BitsAndBytesConfig")
         for orig, arg in quant:
-            self.report(orig, f"`{arg.keyword.value if arg.keyword else ''}` is not a from_pretrained argument in "
-                        "transformers 5; moved into `quantization_config=BitsAndBytesConfig(...)`",
-                        severity=Severity.WARNING)
+            self.report(
+                orig,
+                f"`{arg.keyword.value if arg.keyword else ''}` is not a from_pretrained argument in "
+                "transformers 5; moved into `quantization_config=BitsAndBytesConfig(...)`",
+                severity=Severity.WARNING,
+            )
         inner = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for _, a in quant]
-        inner = [a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in inner[:-1]] + inner[-1:]
+        inner = [
+            a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            for a in inner[:-1]
+        ] + inner[-1:]
         call = cst.Call(func=cst.Name("BitsAndBytesConfig"), args=inner)
         # Take the place, comma and spacing of the first 8/4-bit flag, so the call keeps its layout.
         return quant[0][1].with_changes(keyword=cst.Name("quantization_config"), value=call)
 
     # -- other references: .pretrained_model, .v_head, isinstance(...) -----------------------------
-    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+    def leave_Attribute(
+        self, original_node: cst.Attribute, updated_node: cst.Attribute
+    ) -> cst.BaseExpression:
         if self.in_import:
             return updated_node
         if id(original_node) in self.facts.leaves:
@@ -252,14 +321,22 @@ class RewriteValueHeads(RuleTransformer):
         attr = original_node.attr.value
         if owner in self.model_vars:
             if attr == "pretrained_model":
-                self.report(original_node, f"`{owner}.pretrained_model` is `{owner}` itself without the value head")
+                self.report(
+                    original_node,
+                    f"`{owner}.pretrained_model` is `{owner}` itself without the value head",
+                )
                 return updated_node.value
             if attr == "current_device":
-                self.report(original_node, f"`{owner}.current_device` is `{owner}.device` on a plain model")
+                self.report(
+                    original_node, f"`{owner}.current_device` is `{owner}.device` on a plain model"
+                )
                 return updated_node.with_changes(attr=cst.Name("device"))
             if attr == "v_head":
-                self.todo(original_node, "the value head is gone in TRL 1.13 (GRPO/RLOO need no critic); if a value "
-                          "model is really needed, load AutoModelForSequenceClassification(..., num_labels=1)")
+                self.todo(
+                    original_node,
+                    "the value head is gone in TRL 1.13 (GRPO/RLOO need no critic); if a value "
+                    "model is really needed, load AutoModelForSequenceClassification(..., num_labels=1)",
+                )
         self._other_reference(original_node)
         return updated_node
 
@@ -276,10 +353,18 @@ class RewriteValueHeads(RuleTransformer):
         leaf = self.facts.leaves[id(node)]
         self._handled.add(id(node))
         if leaf.cls == SEQ2SEQ:
-            self.todo(node, ENCODER_DECODER_BRANCH_TODO.format(var=leaf.var) if leaf.conditional
-                      else ENCODER_DECODER_TODO, severity=Severity.WARNING)
-        self.report(node, f"`{leaf.cls}` was removed in TRL 1.13; `{leaf.var}` holds `{REPLACEMENT[leaf.cls]}` "
-                    f"instead (its from_pretrained calls are rewritten to match)")
+            self.todo(
+                node,
+                ENCODER_DECODER_BRANCH_TODO.format(var=leaf.var)
+                if leaf.conditional
+                else ENCODER_DECODER_TODO,
+                severity=Severity.WARNING,
+            )
+        self.report(
+            node,
+            f"`{leaf.cls}` was removed in TRL 1.13; `{leaf.var}` holds `{REPLACEMENT[leaf.cls]}` "
+            f"instead (its from_pretrained calls are rewritten to match)",
+        )
         return self._replacement(leaf.cls, node)
 
     def _other_reference(self, node: cst.BaseExpression) -> None:
@@ -289,8 +374,11 @@ class RewriteValueHeads(RuleTransformer):
         if cls is None:
             return
         self._handled.add(id(node))
-        hint = "use `transformers.PreTrainedModel` for type and isinstance checks" if cls != "ValueHead" else \
-            "there is no value head in TRL 1.13"
+        hint = (
+            "use `transformers.PreTrainedModel` for type and isinstance checks"
+            if cls != "ValueHead"
+            else "there is no value head in TRL 1.13"
+        )
         self.todo(node, f"`{cls}` does not exist in TRL 1.13: {hint}")
 
 
@@ -315,11 +403,16 @@ class FinishValueHeadImports(RuleTransformer):
         self.needed = set(self.state.scratch.get("needed", set()))
         self.have = imported_names(node, "transformers")
 
-    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
-                                  updated_node: cst.SimpleStatementLine):  # type: ignore[no-untyped-def]
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ):  # type: ignore[no-untyped-def]
         node = original_node.body[0] if len(original_node.body) == 1 else None
-        if not isinstance(node, cst.ImportFrom) or node.relative or node.module is None \
-                or isinstance(node.names, cst.ImportStar):
+        if (
+            not isinstance(node, cst.ImportFrom)
+            or node.relative
+            or node.module is None
+            or isinstance(node.names, cst.ImportStar)
+        ):
             return updated_node
         module = get_full_name_for_node(node.module) or ""
         decisions: list = []
@@ -329,10 +422,15 @@ class FinishValueHeadImports(RuleTransformer):
                 decisions.append(KEEP)
             elif self.import_referenced(node, alias_asname(alias) or alias_name(alias)):
                 decisions.append(KEEP)
-                self.todo(alias, f"`{cls}` does not exist in TRL 1.13; finish the TODOs on its remaining uses, "
-                          "then delete this import")
+                self.todo(
+                    alias,
+                    f"`{cls}` does not exist in TRL 1.13; finish the TODOs on its remaining uses, "
+                    "then delete this import",
+                )
             elif REPLACEMENT.get(cls) in self.needed - self.have:
-                names = sorted(self.needed - self.have)  # the replacement and its helpers, in one import
+                names = sorted(
+                    self.needed - self.have
+                )  # the replacement and its helpers, in one import
                 decisions.append(("transformers", [new_alias(n) for n in names]))
                 self.have.update(names)
             else:
@@ -345,14 +443,13 @@ class FinishValueHeadImports(RuleTransformer):
         return updated_node
 
 
-
 class ValueHeads(Rule):
     code = "TRL102"
     name = "value-heads"
     summary = "Replace value-head model wrappers with plain transformers models."
     before = (
         "from trl import AutoModelForCausalLMWithValueHead\n"
-        "model = AutoModelForCausalLMWithValueHead.from_pretrained(name, v_head_init_strategy=\"normal\")\n"
+        'model = AutoModelForCausalLMWithValueHead.from_pretrained(name, v_head_init_strategy="normal")\n'
         "device = model.pretrained_model.device\n"
     )
     after = (

@@ -68,7 +68,6 @@ class Transformer(cst.CSTTransformer):
         return None
 
 
-
 def find_all(root: cst.CSTNode, kind: type[_N] | tuple[type[_N], ...]) -> list[_N]:
     """Every node of `kind` under `root` (itself included), in source order: `libcst.matchers.
     findall` with a type for a matcher, at a fraction of its cost on a whole module."""

@@ -53,7 +53,13 @@ class CompatReport:
                 "torch": self.environment.version_of("torch"),
                 "bf16": self.environment.bf16,
             }
-        return {"compat": {"target_trl": self.target, "environment": env, "rows": [r.to_json() for r in self.rows]}}
+        return {
+            "compat": {
+                "target_trl": self.target,
+                "environment": env,
+                "rows": [r.to_json() for r in self.rows],
+            }
+        }
 
 
 def check_path(
@@ -85,7 +91,9 @@ def check_path(
         result, src_rows = _result(src, checked, fix=fix)
         results.append(result)
         rows.extend(src_rows)
-    return CompatReport(str(rules.target), root, results, rows, env, [s.display for s in reads.values()])
+    return CompatReport(
+        str(rules.target), root, results, rows, env, [s.display for s in reads.values()]
+    )
 
 
 def _markers(env: Environment | None) -> dict[str, str]:
@@ -96,7 +104,14 @@ def _markers(env: Environment | None) -> dict[str, str]:
     return markers
 
 
-def _environment(python: str | None, rules: Rules, results: list[FileResult], rows: list[Row], *, check_bf16: bool) -> Environment | None:
+def _environment(
+    python: str | None,
+    rules: Rules,
+    results: list[FileResult],
+    rows: list[Row],
+    *,
+    check_bf16: bool,
+) -> Environment | None:
     try:
         env = read_environment(python, check_bf16=check_bf16)
     except EnvironmentReadError as e:
@@ -124,14 +139,31 @@ def _read_all(path: str, root: str) -> dict[str, SourceRead]:
         reads[file] = src
         for inc in src.includes:
             if inc.target in stack + (file,):
-                chain = " -> ".join(_display(p, root) for p in stack[stack.index(inc.target) if inc.target in stack else 0 :] + (file, inc.target))
-                src.errors.append(Finding("TRL206", severity("TRL206"), src.display, inc.line, 0,
-                                          f"`{inc.option} {os.path.basename(inc.target)}` closes an include cycle ({chain}); each file is checked once"))
+                chain = " -> ".join(
+                    _display(p, root)
+                    for p in stack[stack.index(inc.target) if inc.target in stack else 0 :]
+                    + (file, inc.target)
+                )
+                src.errors.append(
+                    Finding(
+                        "TRL206",
+                        severity("TRL206"),
+                        src.display,
+                        inc.line,
+                        0,
+                        f"`{inc.option} {os.path.basename(inc.target)}` closes an include cycle ({chain}); each file is checked once",
+                    )
+                )
             elif inc.target in reads:
                 continue
             elif not os.path.isfile(inc.target):
-                missing = SourceRead(inc.target, _display(inc.target, root), "requirements", fatal=True)
-                missing.error(0, f"included from {src.display}:{inc.line} (`{inc.option}`) but there is no such file")
+                missing = SourceRead(
+                    inc.target, _display(inc.target, root), "requirements", fatal=True
+                )
+                missing.error(
+                    0,
+                    f"included from {src.display}:{inc.line} (`{inc.option}`) but there is no such file",
+                )
                 reads[inc.target] = missing
             else:
                 visit(inc.target, stack + (file,))
@@ -162,7 +194,9 @@ def _result(src: SourceRead, checked: Checked, *, fix: bool) -> tuple[FileResult
         first = errors[0] if errors else None
         where = f"line {first.line}: " if first and first.line else ""
         message = f"{where}{first.message}" if first else "could not be read"
-        return FileResult(src.display, Status.FAILED, checked.findings, message=message), checked.rows
+        return FileResult(
+            src.display, Status.FAILED, checked.findings, message=message
+        ), checked.rows
     if not (fix and checked.edits):
         return FileResult(src.display, Status.UNCHANGED, checked.findings), checked.rows
     try:
@@ -170,7 +204,9 @@ def _result(src: SourceRead, checked: Checked, *, fix: bool) -> tuple[FileResult
         _verify_fixed(src, new)
         atomic_write(src.path, new, expected=src.data)
     except SourceError as e:
-        return FileResult(src.display, Status.FAILED, checked.findings, message=f"not fixed: {e}"), checked.rows
+        return FileResult(
+            src.display, Status.FAILED, checked.findings, message=f"not fixed: {e}"
+        ), checked.rows
     applied = {id(e.finding) for e in checked.edits}
     findings = [f.with_fix(Fix.APPLIED) if id(f) in applied else f for f in checked.findings]
     fixed_lines = {(e.declared.line, e.declared.name) for e in checked.edits}
@@ -185,7 +221,14 @@ def _verify_fixed(src: SourceRead, new: bytes) -> None:
     """The fixed text must read back with no new errors, and the same requirements."""
     from compat.sources import _readers
 
-    again = SourceRead(src.path, src.display, src.fmt, data=new, text=new.decode(src.encoding), encoding=src.encoding)
+    again = SourceRead(
+        src.path,
+        src.display,
+        src.fmt,
+        data=new,
+        text=new.decode(src.encoding),
+        encoding=src.encoding,
+    )
     _readers()[src.fmt](again)
     if len(again.errors) > len(src.errors) or len(again.declared) != len(src.declared):
         raise SourceError("the fixed file does not read back the same way; not rewritten")

@@ -101,7 +101,14 @@ def _installed(env: Environment | None, name: str) -> str:
 
 
 def _check_one(
-    out: Checked, src: SourceRead, d: Declared, rule: PackageRule, *, env: Environment | None, markers, target
+    out: Checked,
+    src: SourceRead,
+    d: Declared,
+    rule: PackageRule,
+    *,
+    env: Environment | None,
+    markers,
+    target,
 ) -> None:
     row = {
         "source": src.display,
@@ -124,7 +131,9 @@ def _check_one(
     try:
         verdict = judge(parse_clauses(spec, dialect), _required(rule))
     except SpecError as e:
-        out.findings.append(_finding("TRL200", src, d, f"cannot read the version of `{d.display}`: {e}", Fix.NONE))
+        out.findings.append(
+            _finding("TRL200", src, d, f"cannot read the version of `{d.display}`: {e}", Fix.NONE)
+        )
         out.rows.append(Row(**row, verdict="unreadable"))
         return
     if verdict is Verdict.OK:
@@ -140,7 +149,11 @@ def _check_one(
         out.edits.append(Edit(d, new, finding))
 
 
-_SHORT = {Verdict.NONE_WORKS: "error", Verdict.TOO_OLD: "floor too low", Verdict.TOO_NEW: "above ceiling"}
+_SHORT = {
+    Verdict.NONE_WORKS: "error",
+    Verdict.TOO_OLD: "floor too low",
+    Verdict.TOO_NEW: "above ceiling",
+}
 
 
 def _new_spec(spec: str, dialect: str, rule: PackageRule) -> str:
@@ -186,7 +199,11 @@ def _message(verdict: Verdict, d: Declared, rule: PackageRule, fix_text: str, ta
     if verdict is Verdict.NONE_WORKS:
         head = f"{what}: no version it admits works with TRL {target}, which needs {need}{why}"
     elif verdict is Verdict.TOO_OLD:
-        pinned = "has no version constraint, so it" if not d.specifier else "has a floor that is too low: it"
+        pinned = (
+            "has no version constraint, so it"
+            if not d.specifier
+            else "has a floor that is too low: it"
+        )
         head = f"{what} {pinned} admits versions older than TRL {target} needs: {need}{why}"
     else:
         head = f"{what} admits versions newer than TRL {target} supports: {need}{why}"
@@ -228,9 +245,15 @@ def _declared_defects(
             needs = canonicalize_name(defect.needs)
             if needs in names or (defect.satisfied_by_extra and has_vllm_extra):
                 continue
-            where = "to the project's dependencies and lock again" if src.is_lock else f"next to `{trl.display}`"
-            msg = (f"{defect.summary.format(trl=rules.target)}; add `{defect.needs}` {where} "
-                   f"(or use trl[{defect.satisfied_by_extra}])")
+            where = (
+                "to the project's dependencies and lock again"
+                if src.is_lock
+                else f"next to `{trl.display}`"
+            )
+            msg = (
+                f"{defect.summary.format(trl=rules.target)}; add `{defect.needs}` {where} "
+                f"(or use trl[{defect.satisfied_by_extra}])"
+            )
             out.findings.append(_finding("TRL205", src, trl, msg, Fix.MANUAL))
         elif defect.kind == "notice" and not src.is_lock:
             msg = defect.summary.format(trl=rules.target)
@@ -247,26 +270,69 @@ def check_environment(env: Environment, rules: Rules) -> Checked:
     for name, dists in sorted(env.dists.items()):
         if len(dists) > 1:
             found = "; ".join(f"{d.version} at {d.path}" for d in dists)
-            out.findings.append(Finding("TRL304", Severity.WARNING, where, 0, 0,
-                                        f"{name} is installed {len(dists)} times ({found}); the first one on sys.path wins; uninstall the others", Fix.MANUAL))
+            out.findings.append(
+                Finding(
+                    "TRL304",
+                    Severity.WARNING,
+                    where,
+                    0,
+                    0,
+                    f"{name} is installed {len(dists)} times ({found}); the first one on sys.path wins; uninstall the others",
+                    Fix.MANUAL,
+                )
+            )
     for path, problem in env.broken:
-        out.findings.append(Finding("TRL305", Severity.WARNING, where, 0, 0,
-                                    f"broken metadata at {path}: {problem}; reinstall or delete that folder", Fix.MANUAL))
+        out.findings.append(
+            Finding(
+                "TRL305",
+                Severity.WARNING,
+                where,
+                0,
+                0,
+                f"broken metadata at {path}: {problem}; reinstall or delete that folder",
+                Fix.MANUAL,
+            )
+        )
     _installed_defects(out, env, rules)
     torch = env.version_of("torch")
-    text = f"torch {torch}; bf16 usable: {env.bf16}" if torch else "torch is not installed (accelerate needs it to train)"
+    text = (
+        f"torch {torch}; bf16 usable: {env.bf16}"
+        if torch
+        else "torch is not installed (accelerate needs it to train)"
+    )
     out.findings.append(Finding("TRL309", Severity.INFO, where, 0, 0, text))
-    out.rows.append(Row(where, 0, "torch", "", torch or "-", "", f"bf16: {env.bf16}" if torch else "-"))
+    out.rows.append(
+        Row(where, 0, "torch", "", torch or "-", "", f"bf16: {env.bf16}" if torch else "-")
+    )
     return out
 
 
 def _python(out: Checked, env: Environment, rules: Rules) -> None:
     verdict = judge_version(Version(env.python_version), _required(rules.python), "public")
     ok = verdict is Verdict.OK
-    out.rows.append(Row(env.python, 0, "python", "", env.python_version, rules.python.specifier, "ok" if ok else "error TRL308"))
+    out.rows.append(
+        Row(
+            env.python,
+            0,
+            "python",
+            "",
+            env.python_version,
+            rules.python.specifier,
+            "ok" if ok else "error TRL308",
+        )
+    )
     if not ok:
-        out.findings.append(Finding("TRL308", Severity.ERROR, env.python, 0, 0,
-                                    f"Python {env.python_version} is too old: TRL {rules.target} needs Python {rules.python.specifier} ({rules.python.cite})", Fix.MANUAL))
+        out.findings.append(
+            Finding(
+                "TRL308",
+                Severity.ERROR,
+                env.python,
+                0,
+                0,
+                f"Python {env.python_version} is too old: TRL {rules.target} needs Python {rules.python.specifier} ({rules.python.cite})",
+                Fix.MANUAL,
+            )
+        )
 
 
 def _installed_one(out: Checked, env: Environment, rule: PackageRule, rules: Rules) -> None:
@@ -275,16 +341,50 @@ def _installed_one(out: Checked, env: Environment, rule: PackageRule, rules: Rul
     install = f"pip install '{rule.name}{rule.specifier}'"
     if version is None:
         needed = rule.role in ("target", "base")
-        out.rows.append(Row(where, 0, rule.name, "", "-", rule.specifier, "missing TRL301" if needed else "not installed (optional)", install if needed else ""))
+        out.rows.append(
+            Row(
+                where,
+                0,
+                rule.name,
+                "",
+                "-",
+                rule.specifier,
+                "missing TRL301" if needed else "not installed (optional)",
+                install if needed else "",
+            )
+        )
         if needed:
-            why = "the migration target" if rule.role == "target" else f"TRL {rules.target} always needs it"
-            out.findings.append(Finding("TRL301", Severity.ERROR, where, 0, 0,
-                                        f"{rule.name} is not installed ({why}); fix: {install}", Fix.MANUAL))
+            why = (
+                "the migration target"
+                if rule.role == "target"
+                else f"TRL {rules.target} always needs it"
+            )
+            out.findings.append(
+                Finding(
+                    "TRL301",
+                    Severity.ERROR,
+                    where,
+                    0,
+                    0,
+                    f"{rule.name} is not installed ({why}); fix: {install}",
+                    Fix.MANUAL,
+                )
+            )
         return
     try:
         verdict = judge_version(Version(version), _required(rule), rule.compare)
     except InvalidVersion:
-        out.findings.append(Finding("TRL305", Severity.WARNING, where, 0, 0, f"{rule.name} has an unreadable version {version!r}", Fix.MANUAL))
+        out.findings.append(
+            Finding(
+                "TRL305",
+                Severity.WARNING,
+                where,
+                0,
+                0,
+                f"{rule.name} has an unreadable version {version!r}",
+                Fix.MANUAL,
+            )
+        )
         out.rows.append(Row(where, 0, rule.name, "", version, rule.specifier, "unreadable TRL305"))
         return
     if verdict is Verdict.OK:
@@ -292,9 +392,29 @@ def _installed_one(out: Checked, env: Environment, rule: PackageRule, rules: Rul
         return
     code = "TRL303" if verdict is Verdict.TOO_NEW else "TRL302"
     state = "newer than TRL supports" if code == "TRL303" else "older than TRL needs"
-    out.findings.append(Finding(code, severity(code), where, 0, 0,
-                                f"{rule.name} {version} is installed, {state}: {rule.name}{rule.specifier}{_why(rule)}; fix: {install}", Fix.MANUAL))
-    out.rows.append(Row(where, 0, rule.name, "", version, rule.specifier, f"{'too new' if code == 'TRL303' else 'too old'} {code}", install))
+    out.findings.append(
+        Finding(
+            code,
+            severity(code),
+            where,
+            0,
+            0,
+            f"{rule.name} {version} is installed, {state}: {rule.name}{rule.specifier}{_why(rule)}; fix: {install}",
+            Fix.MANUAL,
+        )
+    )
+    out.rows.append(
+        Row(
+            where,
+            0,
+            rule.name,
+            "",
+            version,
+            rule.specifier,
+            f"{'too new' if code == 'TRL303' else 'too old'} {code}",
+            install,
+        )
+    )
 
 
 def _installed_defects(out: Checked, env: Environment, rules: Rules) -> None:
@@ -309,8 +429,17 @@ def _installed_defects(out: Checked, env: Environment, rules: Rules) -> None:
         if not defect.affects(trl_v):
             continue
         if defect.kind == "undeclared-dependency" and env.version_of(defect.needs) is None:
-            out.findings.append(Finding("TRL306", Severity.ERROR, env.python, 0, 0,
-                                        f"{defect.summary.format(trl=trl)}, and it is not installed: `from trl import GRPOTrainer` fails; fix: pip install {defect.needs}", Fix.MANUAL))
+            out.findings.append(
+                Finding(
+                    "TRL306",
+                    Severity.ERROR,
+                    env.python,
+                    0,
+                    0,
+                    f"{defect.summary.format(trl=trl)}, and it is not installed: `from trl import GRPOTrainer` fails; fix: pip install {defect.needs}",
+                    Fix.MANUAL,
+                )
+            )
         elif defect.kind == "notice":
             have = env.version_of(defect.package) or "not installed"
             msg = f"{defect.summary.format(trl=trl)}; {defect.package} here: {have}"

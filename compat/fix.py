@@ -33,7 +33,9 @@ def apply(src: SourceRead, edits: list[Edit]) -> bytes:
 
 
 def _apply_spans(text: str, edits: list[Edit]) -> str:
-    spans = sorted(((e.declared.where.start, e.declared.where.end, e.new) for e in edits), reverse=True)  # type: ignore[union-attr]
+    spans = sorted(
+        ((e.declared.where.start, e.declared.where.end, e.new) for e in edits), reverse=True
+    )  # type: ignore[union-attr]
     last = len(text) + 1
     for start, end, new in spans:
         if end > last:

@@ -39,9 +39,12 @@ class Clause:
 
     @property
     def is_pin(self) -> bool:
-        return self.op in ("==", "===", "=") and not self.version.endswith(".*") or (
-            self.op == "" and self.dialect == "poetry"
-        ) or (self.op == "" and self.dialect in ("conda", "prefix"))
+        return (
+            self.op in ("==", "===", "=")
+            and not self.version.endswith(".*")
+            or (self.op == "" and self.dialect == "poetry")
+            or (self.op == "" and self.dialect in ("conda", "prefix"))
+        )
 
     @property
     def is_lower(self) -> bool:
@@ -194,10 +197,16 @@ def judge_version(version: Version, required: list[Clause], compare: str) -> Ver
         return Verdict.TOO_OLD
     if ceiling is not None and (v > ceiling[0] or (v == ceiling[0] and not ceiling[1])):
         return Verdict.TOO_NEW
-    return Verdict.OK if intersect([(v, True, v, True)], intervals_of(required)) else Verdict.NONE_WORKS
+    return (
+        Verdict.OK
+        if intersect([(v, True, v, True)], intervals_of(required))
+        else Verdict.NONE_WORKS
+    )
 
 
-def bounds(required: list[Clause]) -> tuple[tuple[Version, bool] | None, tuple[Version, bool] | None]:
+def bounds(
+    required: list[Clause],
+) -> tuple[tuple[Version, bool] | None, tuple[Version, bool] | None]:
     """(floor, closed) and (ceiling, closed) of a required range, each None when unbounded."""
     ivs = intervals_of(required)
     lo = None if ivs[0][0] is None else (ivs[0][0], ivs[0][1])
@@ -279,7 +288,10 @@ def rewrite(text: str, dialect: str, required: list[Clause]) -> str:
     if floor is not None and not any(_is_pin(c) or c.is_lower for c in kept):
         out.insert(0, f">={space}{floor[0]}")
     candidate = sep.join(out)
-    if ceiling is not None and judge(parse_clauses(candidate, dialect), required) is Verdict.TOO_NEW:
+    if (
+        ceiling is not None
+        and judge(parse_clauses(candidate, dialect), required) is Verdict.TOO_NEW
+    ):
         out.append(f"{'<=' if ceiling[1] else '<'}{space}{ceiling[0]}")
         candidate = sep.join(out)
     if judge(parse_clauses(candidate, dialect), required) is not Verdict.OK:

@@ -51,7 +51,9 @@ class FixReport:
 
     def reported(self) -> list[FileResult]:
         """The results worth listing: all but files skipped by the prefilter during a walk."""
-        return [r for r in self.results if not (r.status is Status.SKIPPED and r.message == NOT_TRL)]
+        return [
+            r for r in self.results if not (r.status is Status.SKIPPED and r.message == NOT_TRL)
+        ]
 
     def summary(self) -> dict[str, object]:
         from migrate.render import summarize
@@ -104,13 +106,19 @@ def fix_paths(
     return FixReport(results, mode, len(candidates), len(todo), time.perf_counter() - started)
 
 
-def _process_one(item: tuple[str, bytes], *, codes: Sequence[str], options: Options, want_diff: bool) -> FileResult:
+def _process_one(
+    item: tuple[str, bytes], *, codes: Sequence[str], options: Options, want_diff: bool
+) -> FileResult:
     path, data = item
     return process(path, data, codes=codes, options=options, want_diff=want_diff)
 
 
-def _run(work, todo: list[tuple[str, bytes]], jobs: int | None,  # type: ignore[no-untyped-def]
-         progress: Callable[[int, int], None] | None = None) -> list[FileResult]:
+def _run(
+    work,
+    todo: list[tuple[str, bytes]],
+    jobs: int | None,  # type: ignore[no-untyped-def]
+    progress: Callable[[int, int], None] | None = None,
+) -> list[FileResult]:
     workers = min(jobs or os.cpu_count() or 1, len(todo))
     results: list[FileResult] = []
     if workers <= 1 or len(todo) < PARALLEL_THRESHOLD:
@@ -124,7 +132,9 @@ def _run(work, todo: list[tuple[str, bytes]], jobs: int | None,  # type: ignore[
     # Largest first, one file per task: a file's cost grows with its size (milliseconds to tens of
     # seconds), and contiguous chunks or big files handed out last leave one worker running alone.
     ordered = sorted(todo, key=lambda item: len(item[1]), reverse=True)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method)) as pool:
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=multiprocessing.get_context(method)
+    ) as pool:
         for result in pool.map(work, ordered, chunksize=1):
             results.append(result)
             if progress:
@@ -176,7 +186,10 @@ class UpgradeReport:
     @property
     def exit_code(self) -> int:
         """0 nothing left for a human; 1 TODOs, pins or smoke failures need one; 2 something could not run."""
-        codes = [self.fix.exit_code, 2 if self.compat_error else self.compat.exit_code if self.compat else 0]
+        codes = [
+            self.fix.exit_code,
+            2 if self.compat_error else self.compat.exit_code if self.compat else 0,
+        ]
         codes += [s.exit_code for s in self.smokes if s.outcome != "skipped"]
         return 2 if 2 in codes else 1 if 1 in codes else 0
 
@@ -186,7 +199,11 @@ class UpgradeReport:
         for smoke in self.smokes:
             own = smoke.file_result()
             base = fixed.get(smoke.path)
-            fixed[smoke.path] = own if base is None else dataclasses.replace(base, findings=base.findings + own.findings)
+            fixed[smoke.path] = (
+                own
+                if base is None
+                else dataclasses.replace(base, findings=base.findings + own.findings)
+            )
         compat = list(self.compat.results) if self.compat else []
         return sorted(fixed.values(), key=lambda r: r.path) + compat
 
@@ -195,7 +212,9 @@ class UpgradeReport:
 
         out = summarize(self.results(), exit_code=self.exit_code)
         out["seconds"] = round(self.seconds, 3)
-        out["smoked"] = {s.outcome: sum(x.outcome == s.outcome for x in self.smokes) for s in self.smokes}
+        out["smoked"] = {
+            s.outcome: sum(x.outcome == s.outcome for x in self.smokes) for s in self.smokes
+        }
         return out
 
     def to_json_extra(self) -> dict[str, Any]:
@@ -211,7 +230,11 @@ class UpgradeReport:
 def entry_points(results: Sequence[FileResult]) -> list[str]:
     """The rewritten files a user runs: a .py file with a `__main__` guard or `.train()` at the
     top level, or a notebook whose code cells call `.train()` at the top level."""
-    return [r.path for r in results if r.status is Status.CHANGED and _is_entry_point(r.path, r.new or b"")]
+    return [
+        r.path
+        for r in results
+        if r.status is Status.CHANGED and _is_entry_point(r.path, r.new or b"")
+    ]
 
 
 def _is_entry_point(path: str, source: bytes) -> bool:
@@ -238,9 +261,17 @@ def _runs_training(source: bytes) -> bool:
         node = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
-        if isinstance(node, ast.If) and "__name__" in ast.unparse(node.test) and "__main__" in ast.unparse(node.test):
+        if (
+            isinstance(node, ast.If)
+            and "__name__" in ast.unparse(node.test)
+            and "__main__" in ast.unparse(node.test)
+        ):
             return True
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "train":
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "train"
+        ):
             return True
         todo.extend(ast.iter_child_nodes(node))
     return False
@@ -266,7 +297,9 @@ def upgrade_path(
     started = time.perf_counter()
     say = progress or (lambda message: None)
     say(f"fix: rewriting {path}" if not dry_run else f"fix --diff: {path}")
-    report = UpgradeReport(path, fix_paths([path], mode=DIFF if dry_run else WRITE, options=options, jobs=jobs))
+    report = UpgradeReport(
+        path, fix_paths([path], mode=DIFF if dry_run else WRITE, options=options, jobs=jobs)
+    )
     say("compat: checking pins and the environment")
     try:
         from compat.api import check_path
@@ -278,7 +311,9 @@ def upgrade_path(
     if dry_run or not smoke:
         report.smoke_note = "dry run: nothing was written or run" if dry_run else "--no-smoke"
     elif not scripts:
-        report.smoke_note = "no rewritten entry-point script (a __main__ guard or a top-level .train())"
+        report.smoke_note = (
+            "no rewritten entry-point script (a __main__ guard or a top-level .train())"
+        )
     else:
         from migrate import smoke as smoking
 
@@ -319,8 +354,14 @@ def fix_rules() -> list[dict[str, str]]:
     from migrate.kernel.findings import link_for
 
     return [
-        {"id": r.code, "name": r.name, "summary": r.summary, "before": r.before, "after": r.after,
-         "link": link_for(r.code)}
+        {
+            "id": r.code,
+            "name": r.name,
+            "summary": r.summary,
+            "before": r.before,
+            "after": r.after,
+            "link": link_for(r.code),
+        }
         for r in codemods.RULES
     ]
 
@@ -332,4 +373,23 @@ def rules_catalogue() -> list[dict[str, str]]:
     return fix_rules() + codes.compat_entries() + codes.smoke_entries()
 
 
-__all__ = ["RulesError", "UnknownRuleError", "check_compat", "check_env", "smoke_script", "FixReport", "UpgradeReport", "entry_points", "upgrade_path", "fix_paths", "copy_example", "fix_rules", "rules_catalogue", "Options", "Severity", "WRITE", "CHECK", "DIFF"]
+__all__ = [
+    "RulesError",
+    "UnknownRuleError",
+    "check_compat",
+    "check_env",
+    "smoke_script",
+    "FixReport",
+    "UpgradeReport",
+    "entry_points",
+    "upgrade_path",
+    "fix_paths",
+    "copy_example",
+    "fix_rules",
+    "rules_catalogue",
+    "Options",
+    "Severity",
+    "WRITE",
+    "CHECK",
+    "DIFF",
+]

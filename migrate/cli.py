@@ -37,17 +37,48 @@ def main() -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--diff", "diff", is_flag=True, help="Print a unified diff; write nothing.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if anything would change.")
-@click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes or prefixes (comma-separated).")
+@click.option(
+    "--select",
+    multiple=True,
+    metavar="CODES",
+    help="Only these rule codes or prefixes (comma-separated).",
+)
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes or prefixes.")
-@click.option("--target", type=click.Choice(["rloo", "grpo"]), default=None,
-              help="Trainer that PPO code moves to [default: rloo, or [tool.trl-migrate] target].")
+@click.option(
+    "--target",
+    type=click.Choice(["rloo", "grpo"]),
+    default=None,
+    help="Trainer that PPO code moves to [default: rloo, or [tool.trl-migrate] target].",
+)
 @click.option("--format", "fmt", type=click.Choice(FIX_FORMATS), default="text", show_default=True)
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Worker processes [default: CPU count].")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes [default: CPU count].",
+)
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
 @click.option("--quiet", "-q", is_flag=True, help="Only failures and the summary line.")
-@click.option("--verbose", "-v", is_flag=True, help="Also list unchanged and skipped files, and where settings came from.")
-def fix(paths: tuple[str, ...], diff: bool, check: bool, select: tuple[str, ...], ignore: tuple[str, ...],
-        target: str | None, fmt: str, jobs: int | None, statistics: bool, quiet: bool, verbose: bool) -> None:
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Also list unchanged and skipped files, and where settings came from.",
+)
+def fix(
+    paths: tuple[str, ...],
+    diff: bool,
+    check: bool,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    target: str | None,
+    fmt: str,
+    jobs: int | None,
+    statistics: bool,
+    quiet: bool,
+    verbose: bool,
+) -> None:
     """Rewrite TRL code under PATHS (.py files and notebooks) for TRL 1.13.
 
     Folders are walked recursively, honouring .gitignore; files named here are always
@@ -64,10 +95,19 @@ def fix(paths: tuple[str, ...], diff: bool, check: bool, select: tuple[str, ...]
     """
     from migrate import api
     from migrate.kernel.config import ConfigError, load
-    from migrate.render import render_github, render_json, render_sarif, render_statistics, render_text_findings, use_color
+    from migrate.render import (
+        render_github,
+        render_json,
+        render_sarif,
+        render_statistics,
+        render_text_findings,
+        use_color,
+    )
 
     if diff and check:
-        raise click.UsageError("--diff and --check do not go together: --diff already writes nothing")
+        raise click.UsageError(
+            "--diff and --check do not go together: --diff already writes nothing"
+        )
     if quiet and verbose:
         raise click.UsageError("--quiet and --verbose do not go together")
     try:
@@ -79,9 +119,14 @@ def fix(paths: tuple[str, ...], diff: bool, check: bool, select: tuple[str, ...]
     bar = _Progress(err) if fmt == "text" and not quiet and err.isatty() else None
     try:
         report = api.fix_paths(
-            list(paths), mode=mode, select=_codes(select) or list(settings.select),
-            ignore=_codes(ignore) or list(settings.ignore), options=api.Options(target=target or settings.target),
-            jobs=jobs or settings.jobs, exclude=settings.exclude, exclude_root=settings.root,
+            list(paths),
+            mode=mode,
+            select=_codes(select) or list(settings.select),
+            ignore=_codes(ignore) or list(settings.ignore),
+            options=api.Options(target=target or settings.target),
+            jobs=jobs or settings.jobs,
+            exclude=settings.exclude,
+            exclude_root=settings.root,
             progress=bar.update if bar else None,
         )
     except api.UnknownRuleError as e:
@@ -106,10 +151,18 @@ def fix(paths: tuple[str, ...], diff: bool, check: bool, select: tuple[str, ...]
         if verbose and settings.source:
             click.echo(f"settings from {settings.source}", err=True)
         if statistics:
-            click.echo(render_statistics(results, {r["id"]: r["name"] for r in api.fix_rules()}), nl=False, err=True)
+            click.echo(
+                render_statistics(results, {r["id"]: r["name"] for r in api.fix_rules()}),
+                nl=False,
+                err=True,
+            )
         else:
             shown = [r for r in results if r.status.value == "failed"] if quiet else results
-            click.echo(render_text_findings(shown, color=color, findings=not quiet, statuses=verbose), nl=False, err=True)
+            click.echo(
+                render_text_findings(shown, color=color, findings=not quiet, statuses=verbose),
+                nl=False,
+                err=True,
+            )
         click.echo(_summary_line(report), err=True)
     sys.exit(report.exit_code)
 
@@ -138,7 +191,9 @@ class _Progress:
 
 def _summary_line(report) -> str:  # type: ignore[no-untyped-def]
     s = report.summary()
-    verb = {"write": "rewritten", "check": "would be rewritten", "diff": "would be rewritten"}[report.mode]
+    verb = {"write": "rewritten", "check": "would be rewritten", "diff": "would be rewritten"}[
+        report.mode
+    ]
     manual = s["by_fix"].get("manual", 0)
     parts = [
         f"{s['changed']} file{'s' if s['changed'] != 1 else ''} {verb}",
@@ -151,7 +206,9 @@ def _summary_line(report) -> str:  # type: ignore[no-untyped-def]
 
 @main.command()
 @click.argument("code", required=False)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 def rules(code: str | None, fmt: str) -> None:
     """List every rule, or explain one: code, summary and a before/after example.
 
@@ -182,22 +239,58 @@ def rules(code: str | None, fmt: str) -> None:
         click.echo(f"{rule['id']}  {rule['name']:<14} {rule['summary']}")
         if code is not None:
             if "before" in rule:
-                click.echo("\nBefore:\n" + _indent(rule["before"]) + "\nAfter:\n" + _indent(rule["after"]))
+                click.echo(
+                    "\nBefore:\n" + _indent(rule["before"]) + "\nAfter:\n" + _indent(rule["after"])
+                )
             click.echo(f"Docs: {rule['link']}")
 
 
 @main.command()
 @click.argument("path", type=click.Path(exists=True))
-@click.option("--dry-run", is_flag=True, help="Only show the diff (fix --diff) and check pins; write and run nothing.")
-@click.option("--no-smoke", is_flag=True, help="Rewrite and check pins, but do not smoke-run the scripts.")
-@click.option("--target", type=click.Choice(["rloo", "grpo"]), default=None,
-              help="Trainer that PPO code moves to [default: rloo, or [tool.trl-migrate] target].")
-@click.option("--steps", type=click.IntRange(min=1), default=2, show_default=True, help="Smoke training steps per script.")
-@click.option("--timeout", type=click.FloatRange(min=1), default=300.0, show_default=True, help="Seconds per smoke run.")
-@click.option("--no-installed", is_flag=True, help="Check only declared pins, not this environment.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def upgrade(path: str, dry_run: bool, no_smoke: bool, target: str | None, steps: int, timeout: float,
-            no_installed: bool, fmt: str) -> None:
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Only show the diff (fix --diff) and check pins; write and run nothing.",
+)
+@click.option(
+    "--no-smoke", is_flag=True, help="Rewrite and check pins, but do not smoke-run the scripts."
+)
+@click.option(
+    "--target",
+    type=click.Choice(["rloo", "grpo"]),
+    default=None,
+    help="Trainer that PPO code moves to [default: rloo, or [tool.trl-migrate] target].",
+)
+@click.option(
+    "--steps",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="Smoke training steps per script.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=300.0,
+    show_default=True,
+    help="Seconds per smoke run.",
+)
+@click.option(
+    "--no-installed", is_flag=True, help="Check only declared pins, not this environment."
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+def upgrade(
+    path: str,
+    dry_run: bool,
+    no_smoke: bool,
+    target: str | None,
+    steps: int,
+    timeout: float,
+    no_installed: bool,
+    fmt: str,
+) -> None:
     """Upgrade PATH to TRL 1.13: fix the code, fix the pins, smoke-train every migrated script.
 
     Runs `fix` (writing), then `compat --fix` on PATH and this environment, then `smoke` of
@@ -211,13 +304,30 @@ def upgrade(path: str, dry_run: bool, no_smoke: bool, target: str | None, steps:
       trl-migrate upgrade --dry-run src/
       trl-migrate upgrade --target grpo --no-smoke .
     """
-    report = _upgrade(path, dry_run=dry_run, no_smoke=no_smoke, target=target, steps=steps, timeout=timeout,
-                      installed=not no_installed, fmt=fmt)
+    report = _upgrade(
+        path,
+        dry_run=dry_run,
+        no_smoke=no_smoke,
+        target=target,
+        steps=steps,
+        timeout=timeout,
+        installed=not no_installed,
+        fmt=fmt,
+    )
     sys.exit(report.exit_code)
 
 
-def _upgrade(path: str, *, dry_run: bool, no_smoke: bool, target: str | None, steps: int, timeout: float,
-             installed: bool, fmt: str):  # type: ignore[no-untyped-def]
+def _upgrade(
+    path: str,
+    *,
+    dry_run: bool,
+    no_smoke: bool,
+    target: str | None,
+    steps: int,
+    timeout: float,
+    installed: bool,
+    fmt: str,
+):  # type: ignore[no-untyped-def]
     from migrate import api
     from migrate.kernel.config import ConfigError, load
     from migrate.render import render_json
@@ -226,11 +336,28 @@ def _upgrade(path: str, *, dry_run: bool, no_smoke: bool, target: str | None, st
         settings = load(path)
     except ConfigError as e:
         raise click.UsageError(str(e)) from e
-    say = (lambda message: click.echo(f"trl-migrate upgrade: {message} ...", err=True)) if fmt == "text" else None
-    report = api.upgrade_path(path, options=api.Options(target=target or settings.target), dry_run=dry_run,
-                              smoke=not no_smoke, steps=steps, timeout=timeout, installed=installed, progress=say)
+    say = (
+        (lambda message: click.echo(f"trl-migrate upgrade: {message} ...", err=True))
+        if fmt == "text"
+        else None
+    )
+    report = api.upgrade_path(
+        path,
+        options=api.Options(target=target or settings.target),
+        dry_run=dry_run,
+        smoke=not no_smoke,
+        steps=steps,
+        timeout=timeout,
+        installed=installed,
+        progress=say,
+    )
     if fmt == "json":
-        click.echo(render_json("upgrade", report.results(), report.summary(), extra=report.to_json_extra()), nl=False)
+        click.echo(
+            render_json(
+                "upgrade", report.results(), report.summary(), extra=report.to_json_extra()
+            ),
+            nl=False,
+        )
     else:
         click.echo(_render_upgrade(report, dry_run=dry_run), nl=False)
     return report
@@ -247,16 +374,32 @@ def _render_upgrade(report, *, dry_run: bool) -> str:  # type: ignore[no-untyped
         out += [r.diff.rstrip("\n") for r in report.fix.results if r.diff]
     out.append(render_text_findings(report.fix.reported(), color=color).rstrip("\n"))
     out.append(_summary_line(report.fix))
-    out.append("\n== 2. pins and environment (trl-migrate compat" + ("" if dry_run else " --fix") + ")")
-    out.append(f"error: {report.compat_error}" if report.compat_error else render_compat(report.compat, color=color).rstrip("\n"))
+    out.append(
+        "\n== 2. pins and environment (trl-migrate compat" + ("" if dry_run else " --fix") + ")"
+    )
+    out.append(
+        f"error: {report.compat_error}"
+        if report.compat_error
+        else render_compat(report.compat, color=color).rstrip("\n")
+    )
     out.append("\n== 3. smoke-train the migrated scripts (trl-migrate smoke)")
-    out.append(render_script_text(report.smokes, color=color).rstrip("\n") if report.smokes else f"not run: {report.smoke_note}")
+    out.append(
+        render_script_text(report.smokes, color=color).rstrip("\n")
+        if report.smokes
+        else f"not run: {report.smoke_note}"
+    )
     fix_s = report.fix.summary()
-    counts = {k: sum(s.outcome == k for s in report.smokes) for k in ("passed", "failed", "skipped", "harness")}
+    counts = {
+        k: sum(s.outcome == k for s in report.smokes)
+        for k in ("passed", "failed", "skipped", "harness")
+    }
     smoke = ", ".join(f"{v} {k}" for k, v in counts.items() if v) or "none run"
     pins = report.compat.exit_code if report.compat else 2
-    verdict = {0: "nothing left for a human", 1: "a human still has work to do (see the findings above)",
-               2: "something could not be processed or run"}[report.exit_code]
+    verdict = {
+        0: "nothing left for a human",
+        1: "a human still has work to do (see the findings above)",
+        2: "something could not be processed or run",
+    }[report.exit_code]
     out.append(
         f"\ntrl-migrate upgrade: {fix_s['changed']} files rewritten, {fix_s['by_fix'].get('manual', 0)} TODOs for a human; "
         f"pins {'ok' if pins == 0 else 'need attention' if pins == 1 else 'could not be checked'}; smoke: {smoke} "
@@ -266,8 +409,12 @@ def _render_upgrade(report, *, dry_run: bool) -> str:  # type: ignore[no-untyped
 
 
 @main.command()
-@click.option("--dest", type=click.Path(file_okay=False), default=None,
-              help="Copy the example here instead of a new temporary folder.")
+@click.option(
+    "--dest",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Copy the example here instead of a new temporary folder.",
+)
 @click.option("--no-smoke", is_flag=True, help="Do not smoke-run the migrated scripts.")
 @click.option("--target", type=click.Choice(["rloo", "grpo"]), default="rloo", show_default=True)
 def demo(dest: str | None, no_smoke: bool, target: str) -> None:
@@ -293,10 +440,20 @@ def demo(dest: str | None, no_smoke: bool, target: str) -> None:
         if res.diff:
             click.echo(res.diff, nl=False)
     click.echo("")
-    report = _upgrade(where, dry_run=False, no_smoke=no_smoke, target=target, steps=2, timeout=300.0,
-                      installed=True, fmt="text")
-    click.echo(f"\nThe upgraded copy is in {where}; TODO(trl-migrate ...) comments mark what needs a human. "
-               f"Demo wall time {time.perf_counter() - started:.1f} s.")
+    report = _upgrade(
+        where,
+        dry_run=False,
+        no_smoke=no_smoke,
+        target=target,
+        steps=2,
+        timeout=300.0,
+        installed=True,
+        fmt="text",
+    )
+    click.echo(
+        f"\nThe upgraded copy is in {where}; TODO(trl-migrate ...) comments mark what needs a human. "
+        f"Demo wall time {time.perf_counter() - started:.1f} s."
+    )
     sys.exit(2 if report.exit_code == 2 else 0)
 
 

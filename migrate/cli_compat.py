@@ -11,13 +11,40 @@ import click
 @click.command("compat")
 @click.argument("path", default=".", type=click.Path())
 @click.option("--no-installed", is_flag=True, help="Check only the declared requirement sources.")
-@click.option("--python", "python", metavar="PATH", help="Check this interpreter's environment instead of the running one.")
-@click.option("--all-platforms", is_flag=True, help="Check requirements whose markers are false on this platform too.")
-@click.option("--fix", is_flag=True, help="Rewrite declared floors in place (lock files and hash pins are reported).")
-@click.option("--target-trl", default="1.13.0", show_default=True, help="The TRL release to check against.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True)
+@click.option(
+    "--python",
+    "python",
+    metavar="PATH",
+    help="Check this interpreter's environment instead of the running one.",
+)
+@click.option(
+    "--all-platforms",
+    is_flag=True,
+    help="Check requirements whose markers are false on this platform too.",
+)
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Rewrite declared floors in place (lock files and hash pins are reported).",
+)
+@click.option(
+    "--target-trl", default="1.13.0", show_default=True, help="The TRL release to check against."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "sarif"]),
+    default="text",
+    show_default=True,
+)
 def compat_command(
-    path: str, no_installed: bool, python: str | None, all_platforms: bool, fix: bool, target_trl: str, fmt: str
+    path: str,
+    no_installed: bool,
+    python: str | None,
+    all_platforms: bool,
+    fix: bool,
+    target_trl: str,
+    fmt: str,
 ) -> None:
     """Check the installed environment and every requirements file under PATH against TRL 1.13.
 
@@ -37,7 +64,12 @@ def compat_command(
         sys.exit(2)
     try:
         report = api.check_compat(
-            path, installed=not no_installed, python=python, all_platforms=all_platforms, fix=fix, target_trl=target_trl
+            path,
+            installed=not no_installed,
+            python=python,
+            all_platforms=all_platforms,
+            fix=fix,
+            target_trl=target_trl,
         )
     except api.RulesError as e:
         click.echo(f"error: {e}", err=True)

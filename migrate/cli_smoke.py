@@ -15,19 +15,64 @@ import click
 @click.command("smoke")
 @click.argument("script", required=False, type=click.Path())
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
-@click.option("--env", "env", is_flag=True, help="Train the bundled reference stack: proves this environment trains like TRL 1.13.")
-@click.option("--loss-parity", is_flag=True, help="Also compare our and TRL 1.13's chunked loss with the plain loss.")
-@click.option("--steps", type=click.IntRange(min=1), default=None, help="Training steps [default: 2 for a SCRIPT, 8 for --env].")
-@click.option("--timeout", type=click.FloatRange(min=1), default=300.0, show_default=True,
-              help="SCRIPT: wall-clock seconds before the run is killed.")
-@click.option("--keep", is_flag=True, help="SCRIPT: keep the temporary folder (outputs, log) and print where it is.")
+@click.option(
+    "--env",
+    "env",
+    is_flag=True,
+    help="Train the bundled reference stack: proves this environment trains like TRL 1.13.",
+)
+@click.option(
+    "--loss-parity",
+    is_flag=True,
+    help="Also compare our and TRL 1.13's chunked loss with the plain loss.",
+)
+@click.option(
+    "--steps",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Training steps [default: 2 for a SCRIPT, 8 for --env].",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=300.0,
+    show_default=True,
+    help="SCRIPT: wall-clock seconds before the run is killed.",
+)
+@click.option(
+    "--keep",
+    is_flag=True,
+    help="SCRIPT: keep the temporary folder (outputs, log) and print where it is.",
+)
 @click.option("--lora", is_flag=True, help="Train LoRA adapters (peft) instead of all weights.")
-@click.option("--arch", type=click.Choice(["qwen3", "llama"]), default="qwen3", show_default=True, help="Tiny model shape.")
-@click.option("--device", default=None, metavar="DEVICE", help="cpu, cuda, cuda:1 ... (default: cuda if present).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--arch",
+    type=click.Choice(["qwen3", "llama"]),
+    default="qwen3",
+    show_default=True,
+    help="Tiny model shape.",
+)
+@click.option(
+    "--device",
+    default=None,
+    metavar="DEVICE",
+    help="cpu, cuda, cuda:1 ... (default: cuda if present).",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 def smoke_command(
-    script: str | None, script_args: tuple[str, ...], env: bool, loss_parity: bool, steps: int | None, timeout: float,
-    keep: bool, lora: bool, arch: str, device: str | None, fmt: str
+    script: str | None,
+    script_args: tuple[str, ...],
+    env: bool,
+    loss_parity: bool,
+    steps: int | None,
+    timeout: float,
+    keep: bool,
+    lora: bool,
+    arch: str,
+    device: str | None,
+    fmt: str,
 ) -> None:
     """Prove that training works here: run SCRIPT for a few steps on tiny offline stand-ins,
     or (`--env`) train the bundled tiny reference stack.
@@ -50,21 +95,29 @@ def smoke_command(
     if script is not None and env:
         raise click.UsageError("pass either --env or a SCRIPT, not both")
     if script is not None:
-        _smoke_script(script, list(script_args), steps=steps or 2, timeout=timeout, keep=keep, fmt=fmt)
+        _smoke_script(
+            script, list(script_args), steps=steps or 2, timeout=timeout, keep=keep, fmt=fmt
+        )
         return
     steps = 8 if steps is None else steps
     if steps < 2:
-        raise click.BadParameter("--env needs at least 2 steps to tell whether the loss goes down", param_hint="--steps")
+        raise click.BadParameter(
+            "--env needs at least 2 steps to tell whether the loss goes down", param_hint="--steps"
+        )
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from migrate import api
     from migrate.render.smoke import render_json, render_text
 
-    result = api.check_env(steps=steps, lora=lora, loss_parity=loss_parity, arch=arch, device=device)
+    result = api.check_env(
+        steps=steps, lora=lora, loss_parity=loss_parity, arch=arch, device=device
+    )
     click.echo(render_json(result) if fmt == "json" else render_text(result), nl=False)
     sys.exit(result.exit_code)
 
 
-def _smoke_script(script: str, args: list[str], *, steps: int, timeout: float, keep: bool, fmt: str) -> None:
+def _smoke_script(
+    script: str, args: list[str], *, steps: int, timeout: float, keep: bool, fmt: str
+) -> None:
     from migrate import api
     from migrate.render import render_json as render
     from migrate.render import summarize
@@ -73,7 +126,15 @@ def _smoke_script(script: str, args: list[str], *, steps: int, timeout: float, k
     result = api.smoke_script(script, args, steps=steps, timeout=timeout, keep=keep)
     if fmt == "json":
         files = [result.file_result()]
-        click.echo(render("smoke", files, summarize(files, exit_code=result.exit_code), extra={"smoke": [result.to_json()]}), nl=False)
+        click.echo(
+            render(
+                "smoke",
+                files,
+                summarize(files, exit_code=result.exit_code),
+                extra={"smoke": [result.to_json()]},
+            ),
+            nl=False,
+        )
     else:
         click.echo(render_script_text([result]), nl=False)
     sys.exit(result.exit_code)

@@ -33,13 +33,49 @@ from migrate.kernel.findings import Finding
 UNKNOWN: Any = "<not a literal>"
 CONFIG_CLASSES = {"PPOConfig", "PPOv2Config"}
 TARGET_CLASSES = {"RLOOConfig", "GRPOConfig"}
-LEGACY_ONLY = {"ppo_epochs", "init_kl_coef", "adap_kl_ctrl", "mini_batch_size", "forward_batch_size", "steps",
-               "batch_size", "log_with", "model_name", "query_dataset", "horizon", "target", "use_score_scaling",
-               "use_score_norm", "score_clip", "optimize_cuda_cache", "accelerator_kwargs", "tracker_project_name"}
-V2_ONLY = {"num_ppo_epochs", "total_episodes", "num_mini_batches", "response_length", "kl_coef", "output_dir",
-           "kl_estimator", "missing_eos_penalty", "stop_token", "sft_model_path", "reward_model_path",
-           "per_device_train_batch_size", "local_rollout_forward_batch_size"}
-GENERIC = {"batch_size", "steps", "target", "output_dir", "per_device_train_batch_size", "model_name"}
+LEGACY_ONLY = {
+    "ppo_epochs",
+    "init_kl_coef",
+    "adap_kl_ctrl",
+    "mini_batch_size",
+    "forward_batch_size",
+    "steps",
+    "batch_size",
+    "log_with",
+    "model_name",
+    "query_dataset",
+    "horizon",
+    "target",
+    "use_score_scaling",
+    "use_score_norm",
+    "score_clip",
+    "optimize_cuda_cache",
+    "accelerator_kwargs",
+    "tracker_project_name",
+}
+V2_ONLY = {
+    "num_ppo_epochs",
+    "total_episodes",
+    "num_mini_batches",
+    "response_length",
+    "kl_coef",
+    "output_dir",
+    "kl_estimator",
+    "missing_eos_penalty",
+    "stop_token",
+    "sft_model_path",
+    "reward_model_path",
+    "per_device_train_batch_size",
+    "local_rollout_forward_batch_size",
+}
+GENERIC = {
+    "batch_size",
+    "steps",
+    "target",
+    "output_dir",
+    "per_device_train_batch_size",
+    "model_name",
+}
 # Words a finding uses when it speaks of a setting: any one of them covers a difference.
 NAMES = {
     "precision": ("bf16", "fp16"),
@@ -136,7 +172,14 @@ def calls(text: str, classes: set[str]) -> list[Call]:
         name = _name(node.func)
         if name in classes:
             star = bool(node.args) or any(k.arg is None for k in node.keywords)
-            out.append(Call(name, node.lineno, {k.arg: _value(k.value) for k in node.keywords if k.arg}, star))
+            out.append(
+                Call(
+                    name,
+                    node.lineno,
+                    {k.arg: _value(k.value) for k in node.keywords if k.arg},
+                    star,
+                )
+            )
         elif name in PARSERS and node.args:
             inner = node.args[0]
             elements = inner.elts if isinstance(inner, (ast.Tuple, ast.List)) else [inner]
@@ -179,37 +222,44 @@ def old_settings(call: Call, era: str) -> dict[str, Any]:
         values = defaults.get(name, (fallback,))
         return values[0] if len(values) == 1 else values
 
-    out: dict[str, Any] = {"learning_rate": get("learning_rate"), "seed": get("seed"),
-                           "grad_accumulation": get("gradient_accumulation_steps", 1),
-                           "gradient_checkpointing": get("gradient_checkpointing", False),
-                           "completions_per_prompt": 1}
+    out: dict[str, Any] = {
+        "learning_rate": get("learning_rate"),
+        "seed": get("seed"),
+        "grad_accumulation": get("gradient_accumulation_steps", 1),
+        "gradient_checkpointing": get("gradient_checkpointing", False),
+        "completions_per_prompt": 1,
+    }
     if era == "legacy":
         mini = call.kwargs.get("forward_batch_size") or get("mini_batch_size")
-        out.update({
-            # Legacy PPO built its own Accelerator (mixed precision only through accelerator_kwargs) and
-            # Adam optimizer with no scheduler unless one was passed to the trainer.
-            "precision": UNKNOWN if "accelerator_kwargs" in call.kwargs else "fp32",
-            "lr_schedule": "constant",
-            "grad_clip": _clip(get("max_grad_norm")),
-            "epochs_per_generation": get("ppo_epochs"),
-            "kl_coef": get("init_kl_coef"),
-            "kl_control": _kl_control(get("adap_kl_ctrl")),
-            "micro_batch": mini,
-            "samples_per_generation": get("batch_size"),
-        })
+        out.update(
+            {
+                # Legacy PPO built its own Accelerator (mixed precision only through accelerator_kwargs) and
+                # Adam optimizer with no scheduler unless one was passed to the trainer.
+                "precision": UNKNOWN if "accelerator_kwargs" in call.kwargs else "fp32",
+                "lr_schedule": "constant",
+                "grad_clip": _clip(get("max_grad_norm")),
+                "epochs_per_generation": get("ppo_epochs"),
+                "kl_coef": get("init_kl_coef"),
+                "kl_control": _kl_control(get("adap_kl_ctrl")),
+                "micro_batch": mini,
+                "samples_per_generation": get("batch_size"),
+            }
+        )
     else:
         bf16, fp16 = get("bf16", False), get("fp16", False)
-        out.update({
-            "precision": _precision(bf16, fp16),
-            "lr_schedule": get("lr_scheduler_type"),
-            "grad_clip": "off",  # the PPOv2/v2/experimental trainers never clip gradients
-            "epochs_per_generation": get("num_ppo_epochs"),
-            "kl_coef": get("kl_coef"),
-            "kl_control": "fixed",
-            "micro_batch": get("per_device_train_batch_size"),
-            "max_completion_length": get("response_length"),
-            "temperature": get("temperature"),
-        })
+        out.update(
+            {
+                "precision": _precision(bf16, fp16),
+                "lr_schedule": get("lr_scheduler_type"),
+                "grad_clip": "off",  # the PPOv2/v2/experimental trainers never clip gradients
+                "epochs_per_generation": get("num_ppo_epochs"),
+                "kl_coef": get("kl_coef"),
+                "kl_control": "fixed",
+                "micro_batch": get("per_device_train_batch_size"),
+                "max_completion_length": get("response_length"),
+                "temperature": get("temperature"),
+            }
+        )
     return out
 
 
@@ -270,9 +320,14 @@ class _Builder:
     """One interpreter with TRL imported, building configs on request (importing trl takes seconds)."""
 
     def __init__(self, python: str) -> None:
-        self.proc = subprocess.Popen([python, "-c", _BUILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True,
-                                     env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "CUDA_VISIBLE_DEVICES": ""})
+        self.proc = subprocess.Popen(
+            [python, "-c", _BUILD],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "CUDA_VISIBLE_DEVICES": ""},
+        )
         self.cache: dict[str, tuple[dict[str, Any], str]] = {}
 
     def build(self, cls: str, kwargs: dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -293,9 +348,13 @@ class _Builder:
 _BUILDERS: dict[str, _Builder] = {}
 
 
-def build_new(cls: str, kwargs: dict[str, Any], *, python: str = sys.executable) -> tuple[dict[str, Any], str]:
+def build_new(
+    cls: str, kwargs: dict[str, Any], *, python: str = sys.executable
+) -> tuple[dict[str, Any], str]:
     """The fields of the real TRL 1.13 config built from these keywords (and why it failed, if)."""
-    literal = {k: list(v) if isinstance(v, tuple) else v for k, v in kwargs.items() if v is not UNKNOWN}
+    literal = {
+        k: list(v) if isinstance(v, tuple) else v for k, v in kwargs.items() if v is not UNKNOWN
+    }
     builder = _BUILDERS.get(python)
     if builder is None or builder.proc.poll() is not None:
         builder = _BUILDERS[python] = _Builder(python)
@@ -320,7 +379,9 @@ def new_settings(fields: dict[str, Any]) -> dict[str, Any]:
         "kl_control": "fixed",
         "micro_batch": micro,
         "grad_accumulation": ga,
-        "samples_per_generation": micro * spg if isinstance(micro, int) and isinstance(spg, int) else UNKNOWN,
+        "samples_per_generation": micro * spg
+        if isinstance(micro, int) and isinstance(spg, int)
+        else UNKNOWN,
         "completions_per_prompt": fields.get("num_generations"),
         "max_completion_length": fields.get("max_completion_length"),
         "temperature": fields.get("temperature"),
@@ -361,7 +422,9 @@ def covering(setting: str, findings: Sequence[Finding]) -> str:
     return ""
 
 
-def check(original: str, rewritten: str, findings: Sequence[Finding], *, python: str = sys.executable) -> list[CallReport]:
+def check(
+    original: str, rewritten: str, findings: Sequence[Finding], *, python: str = sys.executable
+) -> list[CallReport]:
     """One report per PPO config call of `original` matched, in order, to the target config calls of
     `rewritten` (a call the rewrite left as it was gets no report: its TODO says why)."""
     old_calls = [c for c in calls(original, CONFIG_CLASSES) if not c.star]
@@ -372,7 +435,9 @@ def check(original: str, rewritten: str, findings: Sequence[Finding], *, python:
         before = old_settings(old, era)
         fields, error = build_new(new.cls, new.kwargs, python=python)
         after = new_settings(fields)
-        diffs = [Difference(n, b, a, covering(n, findings)) for n, b, a in differences(before, after)]
+        diffs = [
+            Difference(n, b, a, covering(n, findings)) for n, b, a in differences(before, after)
+        ]
         reports.append(CallReport(old.line, era, before, after, diffs, error))
     return reports
 
@@ -384,18 +449,26 @@ def main(argv: list[str] | None = None) -> int:
     from codemods.base import Options
     from codemods.engine import process
 
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("original")
     p.add_argument("--target", default="rloo", choices=["rloo", "grpo"])
     args = p.parse_args(argv)
     data = open(args.original, "rb").read()
-    result = process(args.original, data, codes=[r.code for r in RULES], options=Options(target=args.target))
+    result = process(
+        args.original, data, codes=[r.code for r in RULES], options=Options(target=args.target)
+    )
     rewritten = (result.new or data).decode("utf-8")
     uncovered = 0
     for r in check(data.decode("utf-8"), rewritten, result.findings):
-        print(f"{args.original}:{r.line} ({r.era}){' - new config rejected: ' + r.error if r.error else ''}")
+        print(
+            f"{args.original}:{r.line} ({r.era}){' - new config rejected: ' + r.error if r.error else ''}"
+        )
         for d in r.differences:
-            print(f"  {d.setting}: {d.old!r} -> {d.new!r}  {'covered by ' + d.covered_by if d.covered else 'NOT REPORTED'}")
+            print(
+                f"  {d.setting}: {d.old!r} -> {d.new!r}  {'covered by ' + d.covered_by if d.covered else 'NOT REPORTED'}"
+            )
         uncovered += len(r.uncovered)
     return 1 if uncovered else 0
 

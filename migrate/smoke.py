@@ -22,7 +22,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from migrate.kernel.codes import (
-    CRASH, EXIT, HARNESS, IMPORT, NO_STEP, NON_FINITE, OFFLINE, PASSED, SKIPPED, TIMEOUT,
+    CRASH,
+    EXIT,
+    HARNESS,
+    IMPORT,
+    NO_STEP,
+    NON_FINITE,
+    OFFLINE,
+    PASSED,
+    SKIPPED,
+    TIMEOUT,
 )
 from migrate.kernel.findings import FileResult, Finding, Fix, Severity, Status
 
@@ -51,7 +60,9 @@ class SmokeResult:
     error: dict[str, Any] | None = None
     log_tail: str = ""
     tmpdir_removed: bool = True
-    ran: str = ""  # the file the harness executed: the script, or the script made of a notebook's cells
+    ran: str = (
+        ""  # the file the harness executed: the script, or the script made of a notebook's cells
+    )
 
     @property
     def losses(self) -> list[float | str]:
@@ -76,30 +87,56 @@ class SmokeResult:
         return {"passed": 0, "failed": 1}.get(self.outcome, 2)
 
     def file_result(self) -> FileResult:
-        status = Status.FAILED if self.outcome == "harness" else Status.SKIPPED if self.outcome == "skipped" else Status.UNCHANGED
-        message = self.findings[0].message if status is not Status.UNCHANGED and self.findings else ""
+        status = (
+            Status.FAILED
+            if self.outcome == "harness"
+            else Status.SKIPPED
+            if self.outcome == "skipped"
+            else Status.UNCHANGED
+        )
+        message = (
+            self.findings[0].message if status is not Status.UNCHANGED and self.findings else ""
+        )
         return FileResult(self.path, status, findings=list(self.findings), message=message)
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "path": self.path, "args": self.args, "steps": self.steps, "timeout": self.timeout,
-            "outcome": self.outcome, "seconds": round(self.seconds, 3), "steps_run": self.steps_run,
-            "losses": self.losses, "trainers": [{k: v for k, v in t.items() if k != "log_history"} for t in self.trainers],
-            "error": {k: v for k, v in self.error.items() if k != "traceback"} if self.error else None,
+            "path": self.path,
+            "args": self.args,
+            "steps": self.steps,
+            "timeout": self.timeout,
+            "outcome": self.outcome,
+            "seconds": round(self.seconds, 3),
+            "steps_run": self.steps_run,
+            "losses": self.losses,
+            "trainers": [{k: v for k, v in t.items() if k != "log_history"} for t in self.trainers],
+            "error": {k: v for k, v in self.error.items() if k != "traceback"}
+            if self.error
+            else None,
         }
 
 
-def _finding(result: SmokeResult, code: str, severity: Severity, message: str, line: int = 0) -> None:
+def _finding(
+    result: SmokeResult, code: str, severity: Severity, message: str, line: int = 0
+) -> None:
     fix = Fix.NONE if code in (PASSED, SKIPPED) else Fix.MANUAL
-    result.findings.append(Finding(code, severity, result.path, line, 1 if line else 0, message, fix))
+    result.findings.append(
+        Finding(code, severity, result.path, line, 1 if line else 0, message, fix)
+    )
 
 
-def skipped(path: str, missing: Sequence[str], *, steps: int = 2, timeout: float = 0) -> SmokeResult:
+def skipped(
+    path: str, missing: Sequence[str], *, steps: int = 2, timeout: float = 0
+) -> SmokeResult:
     """The result for a script that could not be smoke-run because the smoke extra is missing."""
     result = SmokeResult(path, [], steps, timeout)
-    _finding(result, SKIPPED, Severity.WARNING,
-             f"not smoke-run: {', '.join(missing)} not installed; install the smoke extra with "
-             f"`{INSTALL_HINT}` (CPU torch first), then run `trl-migrate smoke {path}`")
+    _finding(
+        result,
+        SKIPPED,
+        Severity.WARNING,
+        f"not smoke-run: {', '.join(missing)} not installed; install the smoke extra with "
+        f"`{INSTALL_HINT}` (CPU torch first), then run `trl-migrate smoke {path}`",
+    )
     return result
 
 
@@ -112,16 +149,29 @@ def _project_root() -> str:
 def _env(tmp: str, steps: int, store: str | None) -> dict[str, str]:
     env = dict(os.environ)
     home = os.path.join(tmp, "hf-home")
-    env.update({
-        "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-        "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HOME": home, "HF_DATASETS_CACHE": os.path.join(home, "datasets"),
-        "WANDB_MODE": "disabled", "WANDB_DISABLED": "true", "COMET_MODE": "DISABLED",
-        "DISABLE_MLFLOW_INTEGRATION": "TRUE", "TRACKIO_DISABLED": "1", "TOKENIZERS_PARALLELISM": "false",
-        "PYTHONUNBUFFERED": "1", "TMPDIR": os.path.join(tmp, "tmp"),
-        "TRL_MIGRATE_SMOKE_STEPS": str(steps),
-        "TRL_MIGRATE_SMOKE_STORE": store or os.path.join(tmp, "tiny-models"),
-        "PYTHONPATH": os.pathsep.join(p for p in (_project_root(), env.get("PYTHONPATH", "")) if p),
-    })
+    env.update(
+        {
+            "HF_HUB_OFFLINE": "1",
+            "HF_DATASETS_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "HF_HUB_DISABLE_TELEMETRY": "1",
+            "HF_HOME": home,
+            "HF_DATASETS_CACHE": os.path.join(home, "datasets"),
+            "WANDB_MODE": "disabled",
+            "WANDB_DISABLED": "true",
+            "COMET_MODE": "DISABLED",
+            "DISABLE_MLFLOW_INTEGRATION": "TRUE",
+            "TRACKIO_DISABLED": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+            "PYTHONUNBUFFERED": "1",
+            "TMPDIR": os.path.join(tmp, "tmp"),
+            "TRL_MIGRATE_SMOKE_STEPS": str(steps),
+            "TRL_MIGRATE_SMOKE_STORE": store or os.path.join(tmp, "tiny-models"),
+            "PYTHONPATH": os.pathsep.join(
+                p for p in (_project_root(), env.get("PYTHONPATH", "")) if p
+            ),
+        }
+    )
     return env
 
 
@@ -159,10 +209,24 @@ def smoke_script(
             cells = _notebook_script(result, tmp)
             if cells is None:
                 return result
-        cmd = [python or sys.executable, "-m", "migrate.reference.harness", out_json, result.ran, *args]
+        cmd = [
+            python or sys.executable,
+            "-m",
+            "migrate.reference.harness",
+            out_json,
+            result.ran,
+            *args,
+        ]
         with open(log_path, "wb") as log:
-            proc = subprocess.Popen(cmd, cwd=os.path.join(tmp, "run"), env=_env(tmp, steps, store),
-                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            proc = subprocess.Popen(
+                cmd,
+                cwd=os.path.join(tmp, "run"),
+                env=_env(tmp, steps, store),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
             timed_out = False
             try:
                 proc.wait(timeout=timeout)
@@ -216,15 +280,25 @@ def _kill(proc: subprocess.Popen) -> None:  # type: ignore[type-arg]
     proc.wait()
 
 
-def _judge(result: SmokeResult, data: dict[str, Any] | None, *, timed_out: bool, returncode: int | None) -> None:
+def _judge(
+    result: SmokeResult, data: dict[str, Any] | None, *, timed_out: bool, returncode: int | None
+) -> None:
     if timed_out:
-        _finding(result, TIMEOUT, Severity.ERROR,
-                 f"the script ran past the {result.timeout:g} s timeout and was killed")
+        _finding(
+            result,
+            TIMEOUT,
+            Severity.ERROR,
+            f"the script ran past the {result.timeout:g} s timeout and was killed",
+        )
         return
     if data is None:
         tail = result.log_tail.strip().splitlines()[-1:] or ["no output"]
-        _finding(result, HARNESS, Severity.ERROR,
-                 f"the smoke harness died without a result (exit status {returncode}): {tail[0]}")
+        _finding(
+            result,
+            HARNESS,
+            Severity.ERROR,
+            f"the smoke harness died without a result (exit status {returncode}): {tail[0]}",
+        )
         return
     result.trainers = list(data.get("trainers", []))
     result.error = data.get("error")
@@ -233,29 +307,56 @@ def _judge(result: SmokeResult, data: dict[str, Any] | None, *, timed_out: bool,
     line = int(err.get("line") or 0)
     todo = _todo_near(result.ran or result.path, line)
     if outcome == "harness":
-        _finding(result, HARNESS, Severity.ERROR,
-                 f"the smoke harness could not start: {err.get('exception')}: {err.get('message')}")
+        _finding(
+            result,
+            HARNESS,
+            Severity.ERROR,
+            f"the smoke harness could not start: {err.get('exception')}: {err.get('message')}",
+        )
     elif outcome == "exit":
         last = [ln for ln in result.log_tail.splitlines() if ln.strip()]
-        why = next((ln.strip() for ln in reversed(last) if "error:" in ln), last[-1].strip() if last else "")
-        _finding(result, EXIT, Severity.ERROR,
-                 f"the script exited with status {data.get('exit_status')} before training: {why}"
-                 f"{err.get('message') and ' ' + err['message'] or ''}; if it parses its own command line, pass "
-                 f"the arguments it needs after `--` (docs/smoke.md lists those of TRL's example scripts)")
+        why = next(
+            (ln.strip() for ln in reversed(last) if "error:" in ln),
+            last[-1].strip() if last else "",
+        )
+        _finding(
+            result,
+            EXIT,
+            Severity.ERROR,
+            f"the script exited with status {data.get('exit_status')} before training: {why}"
+            f"{err.get('message') and ' ' + err['message'] or ''}; if it parses its own command line, pass "
+            f"the arguments it needs after `--` (docs/smoke.md lists those of TRL's example scripts)",
+        )
     elif outcome == "error" and err.get("kind") == "import":
-        _finding(result, IMPORT, Severity.ERROR, f"import error on TRL 1.13: {_import_what(err)}{todo}", line)
+        _finding(
+            result,
+            IMPORT,
+            Severity.ERROR,
+            f"import error on TRL 1.13: {_import_what(err)}{todo}",
+            line,
+        )
     elif outcome == "error" and err.get("kind") == "offline":
-        _finding(result, OFFLINE, Severity.ERROR,
-                 f"the script tried to reach the network, which smoke runs forbid (offline): "
-                 f"{err.get('exception')}: {err.get('message')}{todo}", line)
+        _finding(
+            result,
+            OFFLINE,
+            Severity.ERROR,
+            f"the script tried to reach the network, which smoke runs forbid (offline): "
+            f"{err.get('exception')}: {err.get('message')}{todo}",
+            line,
+        )
     elif outcome == "error":
         where = "" if line else f" (raised in {err.get('raised_in')})"
         after = ""
         if result.steps_run:
             shown = ", ".join(f"{x:.4f}" if isinstance(x, float) else str(x) for x in result.losses)
             after = f"after training {result.steps_run} steps (loss {shown}), "
-        _finding(result, CRASH, Severity.ERROR,
-                 f"{after}the script raised {err.get('exception')}: {err.get('message')}{where}{todo}", line)
+        _finding(
+            result,
+            CRASH,
+            Severity.ERROR,
+            f"{after}the script raised {err.get('exception')}: {err.get('message')}{where}{todo}",
+            line,
+        )
     if result.findings:
         return
     losses = result.losses
@@ -267,20 +368,38 @@ def _judge(result: SmokeResult, data: dict[str, Any] | None, *, timed_out: bool,
         what = f"built {built} but never trained" if built else "built no Trainer"
         _finding(result, NO_STEP, Severity.ERROR, f"no training step ran: the script {what}{hint}")
     elif bad:
-        _finding(result, NON_FINITE, Severity.ERROR, f"the loss is not finite: {bad[0]} (losses: {losses})")
+        _finding(
+            result,
+            NON_FINITE,
+            Severity.ERROR,
+            f"the loss is not finite: {bad[0]} (losses: {losses})",
+        )
     else:
-        trainer = ", ".join(f"{t['class']} {t['global_step']} steps" for t in result.trainers if t["global_step"])
+        trainer = ", ".join(
+            f"{t['class']} {t['global_step']} steps" for t in result.trainers if t["global_step"]
+        )
         shown = ", ".join(f"{x:.4f}" for x in losses) or "not logged"
-        _finding(result, PASSED, Severity.INFO, f"trained: {trainer}, loss {shown} ({result.seconds:.1f} s)")
+        _finding(
+            result,
+            PASSED,
+            Severity.INFO,
+            f"trained: {trainer}, loss {shown} ({result.seconds:.1f} s)",
+        )
 
 
 def _import_what(err: dict[str, Any]) -> str:
     """`cannot import LengthSampler from trl.core (No module named 'trl.core')`, from the error and the line."""
     name, module = err.get("name") or "", err.get("module") or ""
-    reason = re.sub(r" \(/[^)]*\)$", "", str(err.get("message") or ""))  # drop the file path ImportError appends
+    reason = re.sub(
+        r" \(/[^)]*\)$", "", str(err.get("message") or "")
+    )  # drop the file path ImportError appends
     match = re.match(r"\s*from\s+([\w.]+)\s+import\s+\(?([^#]+)", err.get("source") or "")
     if err.get("exception") == "ModuleNotFoundError" and match:
-        names = ", ".join(f"`{n.split(' as ')[0].strip()}`" for n in match.group(2).rstrip(")").split(",") if n.strip())
+        names = ", ".join(
+            f"`{n.split(' as ')[0].strip()}`"
+            for n in match.group(2).rstrip(")").split(",")
+            if n.strip()
+        )
         return f"cannot import {names} from `{match.group(1)}`: {reason}"
     if name and module and name != module:
         return f"cannot import `{name}` from `{module}`: {reason}"
@@ -309,4 +428,6 @@ def _todo_near(path: str, line: int) -> str:
         codes += _TODO.findall(lines[line - 1])
     if not codes:
         return ""
-    return f"; the rewrite left a TODO(trl-migrate {', '.join(sorted(set(codes)))}) here for a human"
+    return (
+        f"; the rewrite left a TODO(trl-migrate {', '.join(sorted(set(codes)))}) here for a human"
+    )

@@ -25,9 +25,38 @@ ROOT = Path(__file__).resolve().parents[1]
 WHEELS = ROOT / ".wheels"
 OUT = ROOT / "codemods" / "data" / "ppo_defaults.json"
 # Every minor release that shipped a PPO config, newest patch of each.
-VERSIONS = ("0.4.7", "0.5.0", "0.6.0", "0.7.11", "0.8.6", "0.9.6", "0.10.1", "0.11.4", "0.12.2", "0.13.0",
-            "0.14.0", "0.15.2", "0.16.1", "0.17.0", "0.18.2", "0.19.1", "0.20.0", "0.21.0", "0.22.2", "0.23.1",
-            "0.24.0", "0.25.1", "0.26.2", "0.27.2", "0.28.0", "0.29.1", "1.0.0", "1.4.0", "1.8.0", "1.12.0")
+VERSIONS = (
+    "0.4.7",
+    "0.5.0",
+    "0.6.0",
+    "0.7.11",
+    "0.8.6",
+    "0.9.6",
+    "0.10.1",
+    "0.11.4",
+    "0.12.2",
+    "0.13.0",
+    "0.14.0",
+    "0.15.2",
+    "0.16.1",
+    "0.17.0",
+    "0.18.2",
+    "0.19.1",
+    "0.20.0",
+    "0.21.0",
+    "0.22.2",
+    "0.23.1",
+    "0.24.0",
+    "0.25.1",
+    "0.26.2",
+    "0.27.2",
+    "0.28.0",
+    "0.29.1",
+    "1.0.0",
+    "1.4.0",
+    "1.8.0",
+    "1.12.0",
+)
 # (era, module path in the wheel, class name)
 CLASSES = (
     ("legacy", "trl/trainer/ppo_config.py", "PPOConfig"),
@@ -38,11 +67,26 @@ CLASSES = (
 # transformers.TrainingArguments defaults of the fields PPO training depends on (transformers
 # 4.40-4.57, the versions TRL 0.9-0.28 ran with; unchanged across them).
 TRAINING_ARGUMENTS = {
-    "learning_rate": 5e-05, "lr_scheduler_type": "linear", "max_grad_norm": 1.0, "seed": 42,
-    "num_train_epochs": 3.0, "max_steps": -1, "per_device_train_batch_size": 8, "gradient_accumulation_steps": 1,
-    "bf16": False, "fp16": False, "warmup_ratio": 0.0, "warmup_steps": 0, "weight_decay": 0.0,
-    "adam_beta1": 0.9, "adam_beta2": 0.999, "adam_epsilon": 1e-08, "optim": "adamw_torch",
-    "gradient_checkpointing": False, "logging_steps": 500, "save_steps": 500,
+    "learning_rate": 5e-05,
+    "lr_scheduler_type": "linear",
+    "max_grad_norm": 1.0,
+    "seed": 42,
+    "num_train_epochs": 3.0,
+    "max_steps": -1,
+    "per_device_train_batch_size": 8,
+    "gradient_accumulation_steps": 1,
+    "bf16": False,
+    "fp16": False,
+    "warmup_ratio": 0.0,
+    "warmup_steps": 0,
+    "weight_decay": 0.0,
+    "adam_beta1": 0.9,
+    "adam_beta2": 0.999,
+    "adam_epsilon": 1e-08,
+    "optim": "adamw_torch",
+    "gradient_checkpointing": False,
+    "logging_steps": 500,
+    "save_steps": 500,
 }
 _FACTORY = "<factory>"
 
@@ -56,7 +100,10 @@ def _literal(node: ast.expr) -> Any:
 
 def _field_default(value: ast.expr) -> tuple[bool, Any]:
     """(has a default, the default) of a dataclass field's right-hand side."""
-    if isinstance(value, ast.Call) and getattr(value.func, "id", getattr(value.func, "attr", "")) == "field":
+    if (
+        isinstance(value, ast.Call)
+        and getattr(value.func, "id", getattr(value.func, "attr", "")) == "field"
+    ):
         for kw in value.keywords:
             if kw.arg == "default":
                 return True, _literal(kw.value)
@@ -75,7 +122,11 @@ def _own_fields(cls: ast.ClassDef) -> tuple[dict[str, Any], bool]:
     fields: dict[str, Any] = {}
     bf16_auto = False
     for node in cls.body:
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.value is not None
+        ):
             has, default = _field_default(node.value)
             if has:
                 fields[node.target.id] = default
@@ -112,7 +163,9 @@ def defaults_of(zf: zipfile.ZipFile, module: str, name: str) -> dict[str, Any] |
         return None
     chain = [cls]
     while True:
-        base = next((b for b in _bases(chain[-1]) if b not in ("TrainingArguments", "object")), None)
+        base = next(
+            (b for b in _bases(chain[-1]) if b not in ("TrainingArguments", "object")), None
+        )
         found = _find(zf, base) if base else None
         if found is None:
             break
@@ -141,8 +194,20 @@ def _is_legacy(fields: dict[str, Any]) -> bool:
 def wheel(version: str) -> Path:
     path = WHEELS / f"trl-{version}-py3-none-any.whl"
     if not path.exists():
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", f"trl=={version}", "-d", str(WHEELS)],
-                       check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                f"trl=={version}",
+                "-d",
+                str(WHEELS),
+            ],
+            check=True,
+        )
     return path
 
 
@@ -157,13 +222,23 @@ def build() -> dict[str, Any]:
                     continue
                 if era in ("legacy", "v2") and _is_legacy(fields) != (era == "legacy"):
                     continue  # the same module holds the other era's class in this release
-                if fields:  # 0.26-0.28: trl.trainer's PPOConfig only re-exports the experimental one
+                if (
+                    fields
+                ):  # 0.26-0.28: trl.trainer's PPOConfig only re-exports the experimental one
                     found[era] = fields
-            if "experimental" in found and "v2" not in found and _has_module(zf, "trl/trainer/ppo_config.py"):
+            if (
+                "experimental" in found
+                and "v2" not in found
+                and _has_module(zf, "trl/trainer/ppo_config.py")
+            ):
                 found["v2"] = found["experimental"]
             versions[v] = found
-    return {"about": __doc__.split("\n\n")[0].strip() + " Generated by tools/ppo_defaults.py; do not edit.",
-            "training_arguments": TRAINING_ARGUMENTS, "versions": versions}
+    return {
+        "about": __doc__.split("\n\n")[0].strip()
+        + " Generated by tools/ppo_defaults.py; do not edit.",
+        "training_arguments": TRAINING_ARGUMENTS,
+        "versions": versions,
+    }
 
 
 def main() -> None:

@@ -18,8 +18,11 @@ OUT = pathlib.Path(__file__).parents[1] / "codemods" / "data" / "ppo_targets.jso
 
 
 def _defaults(cls: type) -> dict[str, object]:
-    return {f.name: f.default for f in dataclasses.fields(cls)
-            if f.default is None or isinstance(f.default, (bool, int, float, str))}
+    return {
+        f.name: f.default
+        for f in dataclasses.fields(cls)
+        if f.default is None or isinstance(f.default, (bool, int, float, str))
+    }
 
 
 def main() -> None:
@@ -35,8 +38,12 @@ def main() -> None:
             "grpo": _defaults(trl.GRPOConfig),
         },
         "trainer_kwargs": {
-            "rloo": [p for p in inspect.signature(trl.RLOOTrainer.__init__).parameters if p != "self"],
-            "grpo": [p for p in inspect.signature(trl.GRPOTrainer.__init__).parameters if p != "self"],
+            "rloo": [
+                p for p in inspect.signature(trl.RLOOTrainer.__init__).parameters if p != "self"
+            ],
+            "grpo": [
+                p for p in inspect.signature(trl.GRPOTrainer.__init__).parameters if p != "self"
+            ],
         },
     }
     OUT.write_text(json.dumps(data, indent=1) + "\n")

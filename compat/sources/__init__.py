@@ -10,9 +10,25 @@ from compat.model import SourceRead, decode_text
 from migrate.kernel.files import SourceError, decode_python, read_bytes
 
 _SKIP_DIRS = {
-    ".git", ".hg", ".svn", ".venv", "venv", "env", ".env", "node_modules", "__pycache__", ".tox",
-    ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", "build", "dist",
-    ".ipynb_checkpoints", ".eggs",
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    "env",
+    ".env",
+    "node_modules",
+    "__pycache__",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    "site-packages",
+    "build",
+    "dist",
+    ".ipynb_checkpoints",
+    ".eggs",
 }
 
 

@@ -24,7 +24,9 @@ def probe(path=None):
             version = meta["Version"] if meta is not None else None
         except Exception as e:  # noqa: BLE001 - a broken dist-info must not stop the listing
             problem = f"{type(e).__name__}: {e}"
-        dists.append({"name": name, "version": version, "path": str(path or ""), "problem": problem})
+        dists.append(
+            {"name": name, "version": version, "path": str(path or ""), "problem": problem}
+        )
     return {
         "python": "{}.{}.{}".format(*sys.version_info[:3]),
         "executable": sys.executable,

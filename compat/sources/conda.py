@@ -22,13 +22,19 @@ def read(src: SourceRead) -> None:
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        src.error(mark.line + 1 if mark else 0, f"not valid YAML: {problem}", col=mark.column + 1 if mark else 0)
+        src.error(
+            mark.line + 1 if mark else 0,
+            f"not valid YAML: {problem}",
+            col=mark.column + 1 if mark else 0,
+        )
         src.fatal = True
         return
     if root is None:
         return
     if not isinstance(root, yaml.MappingNode):
-        src.error(root.start_mark.line + 1, "not a conda environment file: the top level is not a mapping")
+        src.error(
+            root.start_mark.line + 1, "not a conda environment file: the top level is not a mapping"
+        )
         src.fatal = True
         return
     for key, value in root.value:
@@ -115,5 +121,12 @@ def _pip_spec(src: SourceRead, node: yaml.ScalarNode) -> None:
     line = node.start_mark.line + 1
     if text.strip().startswith("-"):
         return  # -r, -e and options inside the pip section
-    pep508.declare(src, text, line, label="pip section", col=node.start_mark.column + 1,
-                   offset=_value_offset(src, node), display=text.strip())
+    pep508.declare(
+        src,
+        text,
+        line,
+        label="pip section",
+        col=node.start_mark.column + 1,
+        offset=_value_offset(src, node),
+        display=text.strip(),
+    )

@@ -68,7 +68,12 @@ def _run_json(python: str, code: str, timeout: float) -> dict:
     try:
         with tempfile.TemporaryDirectory() as cwd:  # keep the caller's folder off sys.path
             proc = subprocess.run(
-                [python, "-c", code], capture_output=True, text=True, timeout=timeout, cwd=cwd, check=False
+                [python, "-c", code],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                cwd=cwd,
+                check=False,
             )
     except subprocess.TimeoutExpired as e:
         raise EnvironmentReadError(f"{python} did not answer within {timeout:.0f}s") from e
@@ -95,7 +100,9 @@ def _build(exe: str, raw: dict) -> Environment:
         dist = Dist(key, str(d["version"]), d.get("path", ""))
         if dist not in dists.get(key, []):
             dists.setdefault(key, []).append(dist)
-    return Environment(python=exe, python_version=raw.get("python", "?"), dists=dists, broken=sorted(broken))
+    return Environment(
+        python=exe, python_version=raw.get("python", "?"), dists=dists, broken=sorted(broken)
+    )
 
 
 def _bf16(python: str) -> str:

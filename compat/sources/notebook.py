@@ -10,8 +10,22 @@ from compat.model import SourceRead
 from compat.sources import pep508
 
 _INSTALL = re.compile(r"^\s*[%!]\s*(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\s+(.*)$")
-_TAKES_VALUE = {"-r", "-c", "-i", "-f", "-e", "--index-url", "--extra-index-url", "--find-links",
-                "--requirement", "--constraint", "--target", "-t", "--prefix", "--editable"}
+_TAKES_VALUE = {
+    "-r",
+    "-c",
+    "-i",
+    "-f",
+    "-e",
+    "--index-url",
+    "--extra-index-url",
+    "--find-links",
+    "--requirement",
+    "--constraint",
+    "--target",
+    "-t",
+    "--prefix",
+    "--editable",
+}
 
 
 def read(src: SourceRead) -> None:
@@ -27,7 +41,9 @@ def read(src: SourceRead) -> None:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         source = cell.get("source", "")
-        lines = "".join(source).splitlines() if isinstance(source, list) else str(source).splitlines()
+        lines = (
+            "".join(source).splitlines() if isinstance(source, list) else str(source).splitlines()
+        )
         for line in lines:
             m = _INSTALL.match(line)
             if not m:
@@ -61,5 +77,11 @@ def _install(src: SourceRead, cell: int, line: int, args: str) -> None:
             continue
         if "{" in word or "$" in word:
             continue  # a notebook variable: unknown until run
-        pep508.declare(src, word, line, label=f"cell {cell}", message=f"pip would reject {word!r}",
-                       note=f"notebook cell {cell}: edit the install line by hand")
+        pep508.declare(
+            src,
+            word,
+            line,
+            label=f"cell {cell}",
+            message=f"pip would reject {word!r}",
+            note=f"notebook cell {cell}: edit the install line by hand",
+        )

@@ -90,8 +90,19 @@ def url_version(url: str) -> str:
 __all__ = ["InvalidRequirement", "Parsed", "parse", "parse_bare_url", "url_version"]
 
 
-def declare(src, text: str, line: int, *, label: str = "", col: int = 0, offset: int | None = None,  # type: ignore[no-untyped-def]
-            key: tuple | None = None, note: str = "", display: str | None = None, message: str = "") -> None:
+def declare(
+    src,
+    text: str,
+    line: int,
+    *,
+    label: str = "",
+    col: int = 0,
+    offset: int | None = None,  # type: ignore[no-untyped-def]
+    key: tuple | None = None,
+    note: str = "",
+    display: str | None = None,
+    message: str = "",
+) -> None:
     """Parse one PEP 508 requirement of a source into `src.declared`, or record a TRL200 error
     at `line`. Its specifier can be fixed in place when `offset` (where `text` starts in the
     file's text) or `key` (the TOML string holding it) is given and it is not a URL."""
@@ -108,12 +119,24 @@ def declare(src, text: str, line: int, *, label: str = "", col: int = 0, offset:
     where = None
     if not parsed.url and (offset is not None or key is not None):
         base = offset or 0
-        where = Where(base + parsed.span[0], base + parsed.span[1], key) if key is not None else \
-            Where(base + parsed.span[0], base + parsed.span[1])
+        where = (
+            Where(base + parsed.span[0], base + parsed.span[1], key)
+            if key is not None
+            else Where(base + parsed.span[0], base + parsed.span[1])
+        )
     src.declared.append(
         Declared(
-            name=parsed.name, display=text if display is None else display, specifier=parsed.specifier,
-            dialect="pep440", line=line, col=col, extras=parsed.extras, marker=parsed.marker, url=parsed.url,
-            url_version=parsed.url_version, where=where, note=note,
+            name=parsed.name,
+            display=text if display is None else display,
+            specifier=parsed.specifier,
+            dialect="pep440",
+            line=line,
+            col=col,
+            extras=parsed.extras,
+            marker=parsed.marker,
+            url=parsed.url,
+            url_version=parsed.url_version,
+            where=where,
+            note=note,
         )
     )

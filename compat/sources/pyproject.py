@@ -37,7 +37,9 @@ def _pep621(src: SourceRead, project: dict[str, Any]) -> None:
     start = tomlsrc.section_offset(text, ("project",))
     if "requires-python" in project:
         line = Cursor(text, start).key("requires-python")
-        tomlsrc.python_item(src, project["requires-python"], ("project", "requires-python"), line, "pep440")
+        tomlsrc.python_item(
+            src, project["requires-python"], ("project", "requires-python"), line, "pep440"
+        )
     cur = Cursor(text, start)
     for i, item in enumerate(project.get("dependencies", []) or []):
         tomlsrc.pep508_item(src, item, ("project", "dependencies", i), cur, label="dependencies")
@@ -55,7 +57,9 @@ def _poetry(src: SourceRead, poetry: dict[str, Any]) -> None:
         (("tool", "poetry", "dev-dependencies"), poetry.get("dev-dependencies")),
     ]
     for name, group in (poetry.get("group") or {}).items():
-        tables.append((("tool", "poetry", "group", name, "dependencies"), (group or {}).get("dependencies")))
+        tables.append(
+            (("tool", "poetry", "group", name, "dependencies"), (group or {}).get("dependencies"))
+        )
     for keys, table in tables:
         if not isinstance(table, dict):
             continue

@@ -74,7 +74,9 @@ def _read_line(src: SourceRead, number: int, offsets: list[tuple[int, int]], tex
     try:
         parsed = pep508.parse(req_text)
     except pep508.InvalidRequirement as e:
-        src.error(number, f"pip would reject `{req_text.strip()}`: {_first_line(str(e))}", col=lead + 1)
+        src.error(
+            number, f"pip would reject `{req_text.strip()}`: {_first_line(str(e))}", col=lead + 1
+        )
         return
     if not parsed.name:
         return  # a local path without a name: nothing to check

@@ -44,7 +44,14 @@ def _value(src: SourceRead, section: str, key: str, number: int, offset: int, te
     elif (section, key) == ("options", "python_requires"):
         spec = text.strip()
         src.declared.append(
-            Declared("python", f"python {spec}", spec, "pep440", number, where=Where(offset, offset + len(spec)))
+            Declared(
+                "python",
+                f"python {spec}",
+                spec,
+                "pep440",
+                number,
+                where=Where(offset, offset + len(spec)),
+            )
         )
 
 

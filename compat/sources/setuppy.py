@@ -34,7 +34,9 @@ def _setup_calls(tree: ast.AST) -> list[ast.Call]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             f = node.func
-            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            name = (
+                f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            )
             if name == "setup":
                 out.append(node)
     return out
@@ -43,7 +45,11 @@ def _setup_calls(tree: ast.AST) -> list[ast.Call]:
 def _module_assignments(tree: ast.Module) -> dict[str, ast.expr]:
     found: dict[str, ast.expr] = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
             found[node.targets[0].id] = node.value
     return found
 
@@ -52,7 +58,9 @@ def _resolve(node: ast.expr, names: dict[str, ast.expr]) -> ast.expr:
     return names.get(node.id, node) if isinstance(node, ast.Name) else node
 
 
-def _keyword(src: SourceRead, key: str, value: ast.expr, names: dict[str, ast.expr], starts: list[int]) -> None:
+def _keyword(
+    src: SourceRead, key: str, value: ast.expr, names: dict[str, ast.expr], starts: list[int]
+) -> None:
     if key == "python_requires":
         if isinstance(value, ast.Constant) and isinstance(value.value, str):
             _string(src, value, starts, python=True)
@@ -80,7 +88,11 @@ def _literal_offset(src: SourceRead, node: ast.Constant, starts: list[int]) -> i
     prefix = literal[: len(literal) - len(literal.lstrip("uU"))]
     body = literal[len(prefix) :]
     for quote in ('"""', "'''", '"', "'"):
-        if body.startswith(quote) and body.endswith(quote) and body[len(quote) : -len(quote)] == node.value:
+        if (
+            body.startswith(quote)
+            and body.endswith(quote)
+            and body[len(quote) : -len(quote)] == node.value
+        ):
             return line_start + begin + len(prefix) + len(quote)
     return None
 
@@ -93,6 +105,10 @@ def _string(src: SourceRead, node: ast.Constant, starts: list[int], *, python: b
         spec = value.strip()
         lead = len(value) - len(value.lstrip())
         where = Where(offset + lead, offset + lead + len(spec)) if offset is not None else None
-        src.declared.append(Declared("python", f"python {spec}", spec, "pep440", node.lineno, where=where, note=note))
+        src.declared.append(
+            Declared(
+                "python", f"python {spec}", spec, "pep440", node.lineno, where=where, note=note
+            )
+        )
         return
     pep508.declare(src, value, node.lineno, col=node.col_offset + 1, offset=offset, note=note)

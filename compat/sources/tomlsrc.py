@@ -31,7 +31,9 @@ def load(src: SourceRead) -> dict[str, Any] | None:
 
 def section_offset(text: str, keys: tuple[str, ...], *, array: bool = False) -> int:
     """Offset just after the header `[a.b]` (or `[[a.b]]`), or 0 when there is none."""
-    parts = r"\s*\.\s*".join(rf"""(?:{re.escape(k)}|"{re.escape(k)}"|'{re.escape(k)}')""" for k in keys)
+    parts = r"\s*\.\s*".join(
+        rf"""(?:{re.escape(k)}|"{re.escape(k)}"|'{re.escape(k)}')""" for k in keys
+    )
     left, right = (r"\[\[", r"\]\]") if array else (r"\[", r"\]")
     m = re.search(rf"^[ \t]*{left}\s*{parts}\s*{right}", text, re.MULTILINE)
     return m.end() if m else 0
@@ -47,9 +49,7 @@ class Cursor:
     def string(self, value: str) -> int:
         """The line of the next `"value"` or `'value'`; 0 when it cannot be found."""
         hits = [
-            i
-            for i in (self.text.find(f"{q}{value}{q}", self.pos) for q in ('"', "'"))
-            if i != -1
+            i for i in (self.text.find(f"{q}{value}{q}", self.pos) for q in ('"', "'")) if i != -1
         ]
         if not hits:
             return 0
@@ -76,7 +76,9 @@ def pep508_item(
     pep508.declare(src, value, cursor.string(value), label=label, key=key)
 
 
-def python_item(src: SourceRead, value: Any, key: tuple[str | int, ...], line: int, dialect: str) -> None:
+def python_item(
+    src: SourceRead, value: Any, key: tuple[str | int, ...], line: int, dialect: str
+) -> None:
     """A Python version requirement (`requires-python`, poetry's `python`, Pipfile's python_version)."""
     if not isinstance(value, str):
         return

@@ -9,47 +9,146 @@ from migrate.kernel.findings import Severity, link_for
 # code -> (name, severity, one line)
 COMPAT: dict[str, tuple[str, Severity, str]] = {
     # declared requirements
-    "TRL200": ("source-unreadable", Severity.ERROR, "a requirements source could not be read or parsed"),
-    "TRL201": ("no-version-works", Severity.ERROR, "no version the requirement admits works with the target TRL"),
-    "TRL202": ("floor-too-low", Severity.WARNING, "the requirement admits versions older than the target TRL needs"),
-    "TRL203": ("above-ceiling", Severity.WARNING, "the requirement admits versions newer than the target TRL supports"),
-    "TRL204": ("unpinned-url", Severity.WARNING, "a URL or VCS requirement with no version the check can judge"),
-    "TRL205": ("requests-undeclared", Severity.WARNING, "trl is declared without `requests`, which its GRPO/RLOO trainers import"),
-    "TRL206": ("include-cycle", Severity.INFO, "a -r/-c include that leads back to a file already being read"),
-    "TRL207": ("gradient-checkpointing-offload", Severity.INFO, "TRL 1.13's GRPO/RLOO trainers crash with gradient-checkpointing offload"),
+    "TRL200": (
+        "source-unreadable",
+        Severity.ERROR,
+        "a requirements source could not be read or parsed",
+    ),
+    "TRL201": (
+        "no-version-works",
+        Severity.ERROR,
+        "no version the requirement admits works with the target TRL",
+    ),
+    "TRL202": (
+        "floor-too-low",
+        Severity.WARNING,
+        "the requirement admits versions older than the target TRL needs",
+    ),
+    "TRL203": (
+        "above-ceiling",
+        Severity.WARNING,
+        "the requirement admits versions newer than the target TRL supports",
+    ),
+    "TRL204": (
+        "unpinned-url",
+        Severity.WARNING,
+        "a URL or VCS requirement with no version the check can judge",
+    ),
+    "TRL205": (
+        "requests-undeclared",
+        Severity.WARNING,
+        "trl is declared without `requests`, which its GRPO/RLOO trainers import",
+    ),
+    "TRL206": (
+        "include-cycle",
+        Severity.INFO,
+        "a -r/-c include that leads back to a file already being read",
+    ),
+    "TRL207": (
+        "gradient-checkpointing-offload",
+        Severity.INFO,
+        "TRL 1.13's GRPO/RLOO trainers crash with gradient-checkpointing offload",
+    ),
     # installed environment
-    "TRL300": ("environment-unreadable", Severity.ERROR, "the interpreter could not be run or its metadata could not be read"),
+    "TRL300": (
+        "environment-unreadable",
+        Severity.ERROR,
+        "the interpreter could not be run or its metadata could not be read",
+    ),
     "TRL301": ("missing", Severity.ERROR, "trl or a package it always needs is not installed"),
-    "TRL302": ("too-old", Severity.ERROR, "an installed version is older than the target TRL needs"),
-    "TRL303": ("too-new", Severity.WARNING, "an installed version is newer than the target TRL supports"),
-    "TRL304": ("duplicate-install", Severity.WARNING, "one distribution is installed more than once on sys.path"),
-    "TRL305": ("broken-metadata", Severity.WARNING, "a dist-info whose metadata has no readable name or version"),
-    "TRL306": ("requests-missing", Severity.ERROR, "trl 1.12-1.14.1 is installed without `requests`: GRPOTrainer/RLOOTrainer fail to import"),
-    "TRL307": ("gradient-checkpointing-offload-env", Severity.INFO, "the installed TRL crashes with gradient-checkpointing offload in GRPO/RLOO"),
-    "TRL308": ("python-too-old", Severity.ERROR, "the interpreter is older than the target TRL supports"),
-    "TRL309": ("torch-bf16", Severity.INFO, "torch's version and whether bf16 works on this machine"),
+    "TRL302": (
+        "too-old",
+        Severity.ERROR,
+        "an installed version is older than the target TRL needs",
+    ),
+    "TRL303": (
+        "too-new",
+        Severity.WARNING,
+        "an installed version is newer than the target TRL supports",
+    ),
+    "TRL304": (
+        "duplicate-install",
+        Severity.WARNING,
+        "one distribution is installed more than once on sys.path",
+    ),
+    "TRL305": (
+        "broken-metadata",
+        Severity.WARNING,
+        "a dist-info whose metadata has no readable name or version",
+    ),
+    "TRL306": (
+        "requests-missing",
+        Severity.ERROR,
+        "trl 1.12-1.14.1 is installed without `requests`: GRPOTrainer/RLOOTrainer fail to import",
+    ),
+    "TRL307": (
+        "gradient-checkpointing-offload-env",
+        Severity.INFO,
+        "the installed TRL crashes with gradient-checkpointing offload in GRPO/RLOO",
+    ),
+    "TRL308": (
+        "python-too-old",
+        Severity.ERROR,
+        "the interpreter is older than the target TRL supports",
+    ),
+    "TRL309": (
+        "torch-bf16",
+        Severity.INFO,
+        "torch's version and whether bf16 works on this machine",
+    ),
 }
 
 PASSED, IMPORT, CRASH, NO_STEP, NON_FINITE, TIMEOUT, OFFLINE, EXIT, HARNESS, SKIPPED = (
-    "TRL410", "TRL411", "TRL412", "TRL413", "TRL414", "TRL415", "TRL416", "TRL417", "TRL418", "TRL419",
+    "TRL410",
+    "TRL411",
+    "TRL412",
+    "TRL413",
+    "TRL414",
+    "TRL415",
+    "TRL416",
+    "TRL417",
+    "TRL418",
+    "TRL419",
 )
 # code -> (name, one line): what `trl-migrate rules TRL41n` prints; docs/smoke.md has the details.
 SMOKE: dict[str, tuple[str, str]] = {
-    PASSED: ("trained", "The script trained: every Trainer it built ran its steps and every logged loss is finite."),
-    IMPORT: ("import-error", "The script imports a name TRL 1.13 (or another package) does not have; do what the "
-             "TODO on that line says."),
-    CRASH: ("raised", "The script raised; the finding sits on the last line of the script the exception came through."),
-    NO_STEP: ("no-step", "No training step ran: no Trainer was built, or train() was never called."),
+    PASSED: (
+        "trained",
+        "The script trained: every Trainer it built ran its steps and every logged loss is finite.",
+    ),
+    IMPORT: (
+        "import-error",
+        "The script imports a name TRL 1.13 (or another package) does not have; do what the "
+        "TODO on that line says.",
+    ),
+    CRASH: (
+        "raised",
+        "The script raised; the finding sits on the last line of the script the exception came through.",
+    ),
+    NO_STEP: (
+        "no-step",
+        "No training step ran: no Trainer was built, or train() was never called.",
+    ),
     NON_FINITE: ("non-finite-loss", "A logged loss is NaN or infinite."),
     TIMEOUT: ("timeout", "The script ran past --timeout and was killed with its children."),
-    OFFLINE: ("network", "The script tried to reach the network (a download the stand-ins do not cover)."),
-    EXIT: ("exited", "The script exited before training with a non-zero status, usually its argument parser: pass "
-           "its arguments after `--`."),
-    HARNESS: ("not-started", "The smoke run could not start: no such script, or the harness died without a result."),
-    SKIPPED: ("not-run", "Not smoke-run: the smoke extra (torch, transformers, trl, datasets, accelerate) is missing."),
+    OFFLINE: (
+        "network",
+        "The script tried to reach the network (a download the stand-ins do not cover).",
+    ),
+    EXIT: (
+        "exited",
+        "The script exited before training with a non-zero status, usually its argument parser: pass "
+        "its arguments after `--`.",
+    ),
+    HARNESS: (
+        "not-started",
+        "The smoke run could not start: no such script, or the harness died without a result.",
+    ),
+    SKIPPED: (
+        "not-run",
+        "Not smoke-run: the smoke extra (torch, transformers, trl, datasets, accelerate) is missing.",
+    ),
 }
-
-
 
 
 def entry(code: str, name: str, summary: str) -> dict[str, str]:

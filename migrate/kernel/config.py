@@ -86,11 +86,15 @@ def parse(table: dict[str, Any], *, source: str) -> Settings:
     known = {f.name for f in dataclasses.fields(Settings)} - {"source"}
     for key in table:
         if key not in known:
-            raise ConfigError(f"{source}: unknown key {key!r} in [tool.{TABLE}]; known keys: {', '.join(sorted(known))}")
+            raise ConfigError(
+                f"{source}: unknown key {key!r} in [tool.{TABLE}]; known keys: {', '.join(sorted(known))}"
+            )
     values: dict[str, Any] = {"source": source}
     if "target" in table:
         if table["target"] not in TARGETS:
-            raise ConfigError(f"{source}: [tool.{TABLE}] target must be one of {', '.join(TARGETS)}; got {table['target']!r}")
+            raise ConfigError(
+                f"{source}: [tool.{TABLE}] target must be one of {', '.join(TARGETS)}; got {table['target']!r}"
+            )
         values["target"] = table["target"]
     for key in ("select", "ignore", "exclude"):
         if key in table:
@@ -99,7 +103,11 @@ def parse(table: dict[str, Any], *, source: str) -> Settings:
                 raise ConfigError(f"{source}: [tool.{TABLE}] {key} must be a list of strings")
             values[key] = tuple(value)
     if "jobs" in table:
-        if not isinstance(table["jobs"], int) or isinstance(table["jobs"], bool) or table["jobs"] < 1:
+        if (
+            not isinstance(table["jobs"], int)
+            or isinstance(table["jobs"], bool)
+            or table["jobs"] < 1
+        ):
             raise ConfigError(f"{source}: [tool.{TABLE}] jobs must be a positive integer")
         values["jobs"] = table["jobs"]
     return Settings(**values)

@@ -14,8 +14,24 @@ from collections.abc import Iterable, Iterator, Sequence
 import pathspec
 
 DEFAULT_EXCLUDES = frozenset(
-    {".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "build", "dist", "site-packages",
-     "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints"}
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        "build",
+        "dist",
+        "site-packages",
+        "node_modules",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".ipynb_checkpoints",
+    }
 )
 PYTHON_SUFFIXES = (".py", ".ipynb")
 
@@ -80,9 +96,13 @@ def _ignored(abspath: str, is_dir: bool, specs: Sequence[tuple[str, pathspec.Pat
     return False
 
 
-def walk(folder: str, *, suffixes: Sequence[str] = PYTHON_SUFFIXES,
-         excludes: Iterable[str] = DEFAULT_EXCLUDES,
-         extra: Sequence[tuple[str, pathspec.PathSpec]] = ()) -> Iterator[str]:
+def walk(
+    folder: str,
+    *,
+    suffixes: Sequence[str] = PYTHON_SUFFIXES,
+    excludes: Iterable[str] = DEFAULT_EXCLUDES,
+    extra: Sequence[tuple[str, pathspec.PathSpec]] = (),
+) -> Iterator[str]:
     """Files under `folder` with one of `suffixes`, in sorted order, ignored ones left out.
 
     `extra`: more (anchor folder, spec) pairs to honour, such as configured excludes.
@@ -117,16 +137,23 @@ def walk(folder: str, *, suffixes: Sequence[str] = PYTHON_SUFFIXES,
         stack.extend((d, here) for d in reversed(subdirs))
 
 
-def discover(paths: Sequence[str], *, suffixes: Sequence[str] = PYTHON_SUFFIXES,
-             excludes: Iterable[str] = DEFAULT_EXCLUDES, patterns: Sequence[str] = (),
-             patterns_root: str | None = None) -> tuple[list[Candidate], list[Missing]]:
+def discover(
+    paths: Sequence[str],
+    *,
+    suffixes: Sequence[str] = PYTHON_SUFFIXES,
+    excludes: Iterable[str] = DEFAULT_EXCLUDES,
+    patterns: Sequence[str] = (),
+    patterns_root: str | None = None,
+) -> tuple[list[Candidate], list[Missing]]:
     """Expand command-line paths into candidate files, each once (by real path), in order.
 
     `patterns` are .gitignore-style excludes anchored at `patterns_root` (default: cwd).
     """
     extra = []
     if patterns:
-        extra.append((os.path.abspath(patterns_root or "."), pathspec.GitIgnoreSpec.from_lines(patterns)))
+        extra.append(
+            (os.path.abspath(patterns_root or "."), pathspec.GitIgnoreSpec.from_lines(patterns))
+        )
     seen: set[str] = set()
     found: list[Candidate] = []
     missing: list[Missing] = []

@@ -28,7 +28,9 @@ class Decoded:
         try:
             return text.encode(self.encoding)
         except UnicodeEncodeError as e:
-            raise SourceError(f"the rewritten text cannot be encoded as {self.encoding}: {e.reason}") from e
+            raise SourceError(
+                f"the rewritten text cannot be encoded as {self.encoding}: {e.reason}"
+            ) from e
 
 
 def read_bytes(path: str) -> bytes:
@@ -61,7 +63,9 @@ def decode_python(data: bytes) -> Decoded:
         text = data.decode(encoding)
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
-        raise SourceError(f"cannot decode as {encoding} (line {line}, byte 0x{data[e.start]:02x})") from e
+        raise SourceError(
+            f"cannot decode as {encoding} (line {line}, byte 0x{data[e.start]:02x})"
+        ) from e
     except LookupError as e:
         raise SourceError(f"unknown encoding {encoding!r} in the coding declaration") from e
     return Decoded(text=text, encoding=encoding)
@@ -86,7 +90,9 @@ def atomic_write(path: str, data: bytes, *, expected: bytes | None = None) -> No
         raise SourceError("file changed on disk while it was being processed; not rewritten")
     folder = os.path.dirname(real) or "."
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(real)}.", suffix=".trl-migrate.tmp", dir=folder)
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{os.path.basename(real)}.", suffix=".trl-migrate.tmp", dir=folder
+        )
     except OSError as e:
         raise SourceError(f"cannot create a temporary file beside it: {e.strerror or e}") from e
     try:

@@ -34,7 +34,9 @@ class Status(str, enum.Enum):
 
 def link_for(code: str) -> str:
     """The documentation anchor of a code: TRL1nn rules, TRL2nn/3nn compat, TRL4nn smoke."""
-    page = {"1": "rules.md", "2": "compat.md", "3": "compat.md", "4": "smoke.md"}.get(code[3:4], "rules.md")
+    page = {"1": "rules.md", "2": "compat.md", "3": "compat.md", "4": "smoke.md"}.get(
+        code[3:4], "rules.md"
+    )
     return f"{DOCS_URL}{page}#{code.lower()}"
 
 

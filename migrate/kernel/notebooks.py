@@ -45,12 +45,18 @@ class Notebook:
     def code_cells(self) -> list[tuple[int, dict[str, Any]]]:
         """(1-based position among all cells, cell) of every code cell."""
         cells = self.doc.get("cells") or []
-        return [(i + 1, c) for i, c in enumerate(cells) if isinstance(c, dict) and c.get("cell_type") == "code"]
+        return [
+            (i + 1, c)
+            for i, c in enumerate(cells)
+            if isinstance(c, dict) and c.get("cell_type") == "code"
+        ]
 
     @property
     def is_python(self) -> bool:
         meta = self.doc.get("metadata") or {}
-        language = (meta.get("kernelspec") or {}).get("language") or (meta.get("language_info") or {}).get("name")
+        language = (meta.get("kernelspec") or {}).get("language") or (
+            meta.get("language_info") or {}
+        ).get("name")
         return language in (None, "python", "python3")
 
 
@@ -59,17 +65,23 @@ def loads(text: str) -> Notebook:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
-        raise SourceError(f"not a notebook: invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}") from e
+        raise SourceError(
+            f"not a notebook: invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}"
+        ) from e
     if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
         raise SourceError("not a notebook: no list of cells (nbformat 4 is supported)")
     if doc.get("nbformat", 4) < 4:
-        raise SourceError(f"nbformat {doc.get('nbformat')} notebooks are not supported; open and save it in Jupyter first")
+        raise SourceError(
+            f"nbformat {doc.get('nbformat')} notebooks are not supported; open and save it in Jupyter first"
+        )
     body = text[:-1] if text.endswith("\n") else text
     for style in _styles(text):
         if json.dumps(doc, **style) == body:
             return Notebook(doc, style, text.endswith("\n"))
-    raise SourceError("notebook JSON layout is not one trl-migrate can reproduce byte for byte; not rewritten "
-                      "(open and save it in Jupyter, then run again)")
+    raise SourceError(
+        "notebook JSON layout is not one trl-migrate can reproduce byte for byte; not rewritten "
+        "(open and save it in Jupyter, then run again)"
+    )
 
 
 def _styles(text: str) -> list[dict[str, Any]]:
@@ -80,8 +92,14 @@ def _styles(text: str) -> list[dict[str, Any]]:
     out = []
     for sort_keys in (True, False):
         for ensure_ascii in (False, True):
-            out.append({"indent": indent, "sort_keys": sort_keys, "ensure_ascii": ensure_ascii,
-                        "separators": (",", ": ") if indent is not None else (", ", ": ")})
+            out.append(
+                {
+                    "indent": indent,
+                    "sort_keys": sort_keys,
+                    "ensure_ascii": ensure_ascii,
+                    "separators": (",", ": ") if indent is not None else (", ", ": "),
+                }
+            )
     return out
 
 
@@ -102,18 +120,25 @@ def to_python(source: str) -> tuple[str, list[str]]:
     """(Python text with placeholders, the lines they stand for). Every line of a cell under a
     non-Python cell magic (`%%bash`, `%%html`, ...) becomes a placeholder."""
     lines = source.splitlines(keepends=True)
-    foreign = bool(lines) and lines[0].startswith("%%") and lines[0].split()[0] not in PYTHON_CELL_MAGICS
+    foreign = (
+        bool(lines) and lines[0].startswith("%%") and lines[0].split()[0] not in PYTHON_CELL_MAGICS
+    )
     saved: list[str] = []
     out: list[str] = []
     continued = False
     indent = ""
     for i, line in enumerate(lines):
         body = line.rstrip("\r\n")
-        is_magic = foreign or continued or (i == 0 and body.startswith("%%")) or bool(_MAGIC_LINE.match(body))
+        is_magic = (
+            foreign
+            or continued
+            or (i == 0 and body.startswith("%%"))
+            or bool(_MAGIC_LINE.match(body))
+        )
         if is_magic:
             if not continued:  # continuation lines keep the first line's indentation
                 indent = re.match(r"[ \t]*", body).group(0)  # type: ignore[union-attr]
-            ending = line[len(body):]
+            ending = line[len(body) :]
             out.append(f"{indent}{_PLACEHOLDER.format(len(saved))}{ending}")
             saved.append(body)
             continued = body.endswith("\\")
@@ -130,7 +155,7 @@ def from_python(text: str, saved: list[str]) -> str:
     for line in text.splitlines(keepends=True):
         body = line.rstrip("\r\n")
         match = _PLACEHOLDER_LINE.match(body)
-        out.append(saved[int(match.group(2))] + line[len(body):] if match else line)
+        out.append(saved[int(match.group(2))] + line[len(body) :] if match else line)
     return "".join(out)
 
 
@@ -153,7 +178,9 @@ class Joined:
             match = _BOUNDARY_LINE.match(line.rstrip("\r\n"))
             if match:
                 if int(match.group(1)) != len(segments):
-                    raise SourceError("internal error: notebook cell boundaries moved; not rewritten")
+                    raise SourceError(
+                        "internal error: notebook cell boundaries moved; not rewritten"
+                    )
                 segments.append([])
             else:
                 segments[-1].append(line)
@@ -219,7 +246,9 @@ class Runnable:
         if not finding.line or not self.starts:
             return finding
         k = max((i for i, start in enumerate(self.starts) if start <= finding.line), default=0)
-        return dataclasses.replace(finding, line=finding.line - self.starts[k] + 1, cell=self.numbers[k])
+        return dataclasses.replace(
+            finding, line=finding.line - self.starts[k] + 1, cell=self.numbers[k]
+        )
 
 
 def runnable(text: str) -> Runnable:

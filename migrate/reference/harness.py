@@ -91,8 +91,15 @@ def _tiny_seq2seq() -> Any:
     from transformers import AutoModelForSeq2SeqLM, T5Config
 
     config = T5Config(
-        vocab_size=MODEL_VOCAB, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4,
-        pad_token_id=tiny.PAD_ID, eos_token_id=tiny.EOS_ID, decoder_start_token_id=tiny.PAD_ID,
+        vocab_size=MODEL_VOCAB,
+        d_model=64,
+        d_kv=16,
+        d_ff=128,
+        num_layers=2,
+        num_heads=4,
+        pad_token_id=tiny.PAD_ID,
+        eos_token_id=tiny.EOS_ID,
+        decoder_start_token_id=tiny.PAD_ID,
     )
     torch.manual_seed(0)
     return AutoModelForSeq2SeqLM.from_config(config)
@@ -160,8 +167,12 @@ def _patch_models(module: Any) -> None:
         name = cls.__name__
         if "SequenceClassification" in name:
             return transformers.AutoModelForSequenceClassification.from_pretrained(
-                tiny_dir("seqcls", int(kwargs.get("num_labels", 1))))
-        if getattr(getattr(cls, "config_class", None), "is_encoder_decoder", False) or "Seq2Seq" in name:
+                tiny_dir("seqcls", int(kwargs.get("num_labels", 1)))
+            )
+        if (
+            getattr(getattr(cls, "config_class", None), "is_encoder_decoder", False)
+            or "Seq2Seq" in name
+        ):
             return transformers.AutoModelForSeq2SeqLM.from_pretrained(tiny_dir("seq2seq"))
         return transformers.AutoModelForCausalLM.from_pretrained(tiny_dir("causal"))
 
@@ -200,8 +211,19 @@ DATASETS: dict[str, tuple[str, ...]] = {
     "gsm8k": ("question", "answer"),
     "trl-lib/DeepMath-103K": ("prompt", "solution"),
 }
-FALLBACK = ("text", "prompt", "completion", "messages", "query", "question", "answer", "review",
-            "chosen", "rejected", "label")
+FALLBACK = (
+    "text",
+    "prompt",
+    "completion",
+    "messages",
+    "query",
+    "question",
+    "answer",
+    "review",
+    "chosen",
+    "rejected",
+    "label",
+)
 _LOCAL_BUILDERS = {"json", "csv", "parquet", "text", "arrow", "imagefolder", "audiofolder"}
 
 
@@ -214,7 +236,7 @@ def tiny_dataset(columns: tuple[str, ...], n: int = 256) -> Any:
     def value(col: str, i: int) -> Any:
         head, _, tail = s[i].partition(" ")
         if col in ("text", "review"):
-            return " ".join(s[8 * i: 8 * i + 8])
+            return " ".join(s[8 * i : 8 * i + 8])
         if col in ("prompt", "query", "question"):
             return head
         if col in ("completion", "answer", "solution", "response_j", "chosen"):
@@ -238,15 +260,25 @@ def _patch_datasets(datasets: Any) -> None:
         def __missing__(self, key: str) -> Any:
             return self["train"]
 
-    def load_dataset(path: Any = None, name: Any = None, *args: Any, split: Any = None, streaming: bool = False,
-                     **kwargs: Any) -> Any:
+    def load_dataset(
+        path: Any = None,
+        name: Any = None,
+        *args: Any,
+        split: Any = None,
+        streaming: bool = False,
+        **kwargs: Any,
+    ) -> Any:
         if path in _LOCAL_BUILDERS or _is_local(path):
             return original(path, name, *args, split=split, streaming=streaming, **kwargs)
         ds = tiny_dataset(DATASETS.get(path, FALLBACK))
         if split is not None:
             return ds.to_iterable_dataset() if streaming else ds
         out = _AnySplit({"train": ds, "test": ds.select(range(16))})
-        return datasets.IterableDatasetDict({k: v.to_iterable_dataset() for k, v in out.items()}) if streaming else out
+        return (
+            datasets.IterableDatasetDict({k: v.to_iterable_dataset() for k, v in out.items()})
+            if streaming
+            else out
+        )
 
     datasets.load_dataset = load_dataset
     select = datasets.Dataset.select
@@ -263,6 +295,7 @@ def _patch_datasets(datasets: Any) -> None:
 
 # -- pipeline ---------------------------------------------------------------------------------
 
+
 class TinyScorer:
     """A deterministic text classifier with `transformers.pipeline`'s call shapes (2 labels)."""
 
@@ -277,8 +310,14 @@ class TinyScorer:
     def _logit(self, text: str) -> float:
         return (sum(map(ord, text)) % 97) / 48.0 - 1.0  # in [-1, 1]
 
-    def __call__(self, inputs: Any, top_k: Any = 1, function_to_apply: str | None = None,
-                 return_all_scores: bool = False, **kwargs: Any) -> Any:
+    def __call__(
+        self,
+        inputs: Any,
+        top_k: Any = 1,
+        function_to_apply: str | None = None,
+        return_all_scores: bool = False,
+        **kwargs: Any,
+    ) -> Any:
         texts = [inputs] if isinstance(inputs, str) else list(inputs)
         out = []
         for text in texts:
@@ -304,7 +343,9 @@ class _ScorerModel:
     def __init__(self, labels: tuple[str, ...]) -> None:
         from transformers import PretrainedConfig
 
-        self.config = PretrainedConfig(id2label=dict(enumerate(labels)), label2id={v: i for i, v in enumerate(labels)})
+        self.config = PretrainedConfig(
+            id2label=dict(enumerate(labels)), label2id={v: i for i, v in enumerate(labels)}
+        )
         self.config.pad_token_id = None  # transformers 5 configs no longer define it by default
 
     def to(self, *args: Any, **kwargs: Any) -> _ScorerModel:
@@ -331,6 +372,7 @@ def _patch_pipeline(module: Any) -> None:
 
 # -- training caps ----------------------------------------------------------------------------
 
+
 def cap_args(args: Any, steps: int) -> None:
     """Make any TrainingArguments (GRPO/RLOO/SFT... configs) run `steps` small steps, here."""
     import torch
@@ -354,7 +396,10 @@ def cap_args(args: Any, steps: int) -> None:
     put("torch_compile", False)
     put("auto_find_batch_size", False)
     put("gradient_accumulation_steps", 1)
-    put("per_device_train_batch_size", min(getattr(args, "per_device_train_batch_size", BATCH) or BATCH, BATCH))
+    put(
+        "per_device_train_batch_size",
+        min(getattr(args, "per_device_train_batch_size", BATCH) or BATCH, BATCH),
+    )
     put("per_device_eval_batch_size", BATCH)
     put("deepspeed", None)
     put("fsdp", "")
@@ -365,14 +410,20 @@ def cap_args(args: Any, steps: int) -> None:
         put("fp16", False)
     out = getattr(args, "output_dir", None)
     if isinstance(out, str) and os.path.isabs(out) and not out.startswith(os.getcwd()):
-        put("output_dir", os.path.join(os.getcwd(), "output", os.path.basename(out.rstrip("/")) or "output"))
+        put(
+            "output_dir",
+            os.path.join(os.getcwd(), "output", os.path.basename(out.rstrip("/")) or "output"),
+        )
     if hasattr(args, "num_generations"):  # GRPO, RLOO: small groups, short completions, no vLLM
         put("num_generations", NUM_GENERATIONS)
         put("num_generations_eval", None)
         put("per_device_train_batch_size", NUM_GENERATIONS)
         put("steps_per_generation", None)
         put("generation_batch_size", None)
-        put("max_completion_length", min(getattr(args, "max_completion_length", None) or MAX_COMPLETION, MAX_COMPLETION))
+        put(
+            "max_completion_length",
+            min(getattr(args, "max_completion_length", None) or MAX_COMPLETION, MAX_COMPLETION),
+        )
         put("use_vllm", False)
         put("use_transformers_continuous_batching", False)
         put("use_transformers_paged", False)
@@ -424,10 +475,16 @@ def _patch_network() -> None:
     getaddrinfo = socket.getaddrinfo
 
     def allowed(address: Any) -> bool:
-        return not isinstance(address, tuple) or address[0] in _LOCAL_HOSTS or str(address[0]).startswith("127.")
+        return (
+            not isinstance(address, tuple)
+            or address[0] in _LOCAL_HOSTS
+            or str(address[0]).startswith("127.")
+        )
 
     def blocked(address: Any) -> NetworkBlockedError:
-        return NetworkBlockedError(f"network access is disabled in a smoke run (offline): tried to reach {address!r}")
+        return NetworkBlockedError(
+            f"network access is disabled in a smoke run (offline): tried to reach {address!r}"
+        )
 
     def guarded_connect(self, address):  # type: ignore[no-untyped-def]
         if not allowed(address):
@@ -508,8 +565,10 @@ def _stub_missing_trackers() -> None:
         module.__spec__ = importlib.machinery.ModuleSpec(name, None)
         module.__getattr__ = lambda attr, _n=_NoOp(): _n.__getattr__(attr)  # type: ignore[method-assign]
         sys.modules[name] = module
-        print(f"[trl-migrate smoke] {name} is not installed here: a no-op stand-in answers the script's {name} calls",
-              file=sys.stderr)
+        print(
+            f"[trl-migrate smoke] {name} is not installed here: a no-op stand-in answers the script's {name} calls",
+            file=sys.stderr,
+        )
 
 
 class _PostImportFinder:
@@ -553,6 +612,7 @@ def _after_import(name: str, hook: Any) -> None:
 
 # -- run and report ---------------------------------------------------------------------------
 
+
 def _trainer_report(trainer: Any) -> dict[str, Any]:
     history = list(getattr(trainer.state, "log_history", []) or [])
     losses = [float(h["loss"]) for h in history if "loss" in h]
@@ -560,7 +620,9 @@ def _trainer_report(trainer: Any) -> dict[str, Any]:
         "class": type(trainer).__name__,
         "global_step": int(getattr(trainer.state, "global_step", 0) or 0),
         "losses": [x if math.isfinite(x) else str(x) for x in losses],
-        "log_history": [{k: v for k, v in h.items() if isinstance(v, (int, float, str))} for h in history],
+        "log_history": [
+            {k: v for k, v in h.items() if isinstance(v, (int, float, str))} for h in history
+        ],
     }
 
 
@@ -571,9 +633,16 @@ def _is_offline(exc: BaseException) -> bool:
         seen.add(id(e))
         name = type(e).__name__
         text = str(e)
-        if isinstance(e, NetworkBlockedError) or name in ("OfflineModeIsEnabled", "LocalEntryNotFoundError"):
+        if isinstance(e, NetworkBlockedError) or name in (
+            "OfflineModeIsEnabled",
+            "LocalEntryNotFoundError",
+        ):
             return True
-        if "offline mode" in text.lower() or "HF_HUB_OFFLINE" in text or "network access is disabled" in text:
+        if (
+            "offline mode" in text.lower()
+            or "HF_HUB_OFFLINE" in text
+            or "network access is disabled" in text
+        ):
             return True
         e = e.__cause__ or e.__context__
     return False
@@ -612,7 +681,12 @@ def describe(exc: BaseException, script: str) -> dict[str, Any]:
 def run(script: str, args: list[str], *, steps: int) -> dict[str, Any]:
     """Bootstrap, run `script` as __main__ with `args`, and return the outcome as a dict."""
     started = time.perf_counter()
-    result: dict[str, Any] = {"script": script, "steps": steps, "outcome": "finished", "trainers": []}
+    result: dict[str, Any] = {
+        "script": script,
+        "steps": steps,
+        "outcome": "finished",
+        "trainers": [],
+    }
     try:
         bootstrap(steps)
     except BaseException as e:  # noqa: BLE001 - the harness itself failed: say so, exit 2
@@ -626,9 +700,16 @@ def run(script: str, args: list[str], *, steps: int) -> dict[str, Any]:
         runpy.run_path(script, run_name="__main__")
     except SystemExit as e:
         if e.code not in (None, 0):
-            result.update(outcome="exit", exit_status=e.code if isinstance(e.code, int) else 1,
-                          error={"kind": "exit", "message": str(e.code) if not isinstance(e.code, int) else "",
-                                 "line": 0, "source": ""})
+            result.update(
+                outcome="exit",
+                exit_status=e.code if isinstance(e.code, int) else 1,
+                error={
+                    "kind": "exit",
+                    "message": str(e.code) if not isinstance(e.code, int) else "",
+                    "line": 0,
+                    "source": "",
+                },
+            )
     except BaseException as e:  # noqa: BLE001 - every failure of the user's script is a finding
         result.update(outcome="error", error=describe(e, script))
     result["trainers"] = [_trainer_report(t) for t in TRAINERS]
@@ -650,7 +731,10 @@ def _release_our_packages() -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if len(argv) < 2:
-        print("usage: python -m migrate.reference.harness RESULT.json SCRIPT [ARGS...]", file=sys.stderr)
+        print(
+            "usage: python -m migrate.reference.harness RESULT.json SCRIPT [ARGS...]",
+            file=sys.stderr,
+        )
         return 2
     result_path, script, args = argv[0], argv[1], argv[2:]
     steps = int(os.environ.get(STEPS_ENV, "2"))

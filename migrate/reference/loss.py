@@ -80,7 +80,9 @@ def chunked_nll(
     a training step costs 6·N·H·V FLOPs; under ``torch.no_grad()`` only the 2·N·H·V of the loss.
     Double backward is not supported.
     """
-    h2d, flat_labels = _flatten(hidden, labels, shift=shift, ignore_index=ignore_index)  # (M, H), (M,)
+    h2d, flat_labels = _flatten(
+        hidden, labels, shift=shift, ignore_index=ignore_index
+    )  # (M, H), (M,)
     dtype = _compute_dtype(hidden)
     h2d = h2d.to(dtype)
     w = weight.to(dtype)  # (V, H); no copy when already in the compute dtype
@@ -153,7 +155,9 @@ class _ChunkedNLL(torch.autograd.Function):
         valid: torch.Tensor,  # (n,) int64 row indices of valid labels
         opts: _Options,
     ) -> torch.Tensor:
-        rows_h = hidden if valid.numel() == hidden.shape[0] else hidden.index_select(0, valid)  # (n, H)
+        rows_h = (
+            hidden if valid.numel() == hidden.shape[0] else hidden.index_select(0, valid)
+        )  # (n, H)
         targets = labels.index_select(0, valid)  # (n,)
         state = _run_chunks(rows_h, weight, bias, targets, opts)
         ctx.opts = opts
@@ -267,7 +271,13 @@ def _log_probs(
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """fp32 log-softmax (R, V) of the logits after bias and softcap, and tanh(x / softcap) if capped."""
     r = z.shape[0]
-    if scratch is None and bias32 is None and softcap is None and z.is_cuda and z.dtype != torch.float32:
+    if (
+        scratch is None
+        and bias32 is None
+        and softcap is None
+        and z.is_cuda
+        and z.dtype != torch.float32
+    ):
         return torch._log_softmax(z, 1, True), None  # the upcast happens inside the kernel
     if scratch is not None:
         x = scratch[:r]

@@ -78,7 +78,9 @@ def tiny_tokenizer(
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    tok.train_from_iterator(list(corpus) if corpus is not None else tiny_corpus(2000), trainer=trainer)
+    tok.train_from_iterator(
+        list(corpus) if corpus is not None else tiny_corpus(2000), trainer=trainer
+    )
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok, pad_token=PAD, eos_token=EOS, bos_token=BOS, padding_side="right"
     )
@@ -181,7 +183,9 @@ def _row(sentence: str, other: str, index: int, column: str) -> Any:
     raise ValueError(f"unknown column {column!r}; known: {', '.join(_COLUMNS)}")
 
 
-def tiny_text_dataset(n: int = 64, *, columns: Sequence[str] = ("text",), seed: int = 0) -> datasets.Dataset:
+def tiny_text_dataset(
+    n: int = 64, *, columns: Sequence[str] = ("text",), seed: int = 0
+) -> datasets.Dataset:
     """An in-memory ``datasets.Dataset`` of ``n`` rows built from ``tiny_corpus``.
 
     Columns, any subset: ``text`` (a sentence), ``prompt`` / ``completion`` (its first word /
@@ -195,4 +199,6 @@ def tiny_text_dataset(n: int = 64, *, columns: Sequence[str] = ("text",), seed: 
         raise ValueError(f"unknown columns {unknown}; known: {', '.join(_COLUMNS)}")
     sentences = tiny_corpus(2 * n, seed=seed)
     rows = [(sentences[i], sentences[n + i]) for i in range(n)]
-    return Dataset.from_dict({c: [_row(s, o, i, c) for i, (s, o) in enumerate(rows)] for c in columns})
+    return Dataset.from_dict(
+        {c: [_row(s, o, i, c) for i, (s, o) in enumerate(rows)] for c in columns}
+    )

@@ -46,7 +46,10 @@ class Parity:
     @property
     def ok(self) -> bool:
         rels = [(self.ours_rel, self.ours_grad_rel), (self.trl_rel, self.trl_grad_rel)]
-        return all(r is None or (r <= self.tolerance and (g or 0.0) <= self.grad_tolerance) for r, g in rels)
+        return all(
+            r is None or (r <= self.tolerance and (g or 0.0) <= self.grad_tolerance)
+            for r, g in rels
+        )
 
 
 @dataclasses.dataclass
@@ -125,16 +128,33 @@ def check_env(
         raise ValueError("steps must be at least 2 to tell whether the loss goes down")
     result = EnvResult(versions=package_versions(), arch=arch, lora=lora)
     try:
-        _run(result, steps=steps, lora=lora, loss_parity=loss_parity, device=device, batch_size=batch_size, seed=seed)
+        _run(
+            result,
+            steps=steps,
+            lora=lora,
+            loss_parity=loss_parity,
+            device=device,
+            batch_size=batch_size,
+            seed=seed,
+        )
     except Exception as e:  # the check could not run: report it, never raise
         last = traceback.extract_tb(e.__traceback__)[-1]
         result.error = f"{type(e).__name__}: {e} ({last.filename.rsplit('/', 1)[-1]}:{last.lineno})"
-        result.findings.append(_finding("TRL406", Severity.ERROR, f"the reference stack could not run: {result.error}"))
+        result.findings.append(
+            _finding("TRL406", Severity.ERROR, f"the reference stack could not run: {result.error}")
+        )
     return result
 
 
 def _run(
-    result: EnvResult, *, steps: int, lora: bool, loss_parity: bool, device: str | None, batch_size: int, seed: int
+    result: EnvResult,
+    *,
+    steps: int,
+    lora: bool,
+    loss_parity: bool,
+    device: str | None,
+    batch_size: int,
+    seed: int,
 ) -> None:
     import torch
 
@@ -146,7 +166,11 @@ def _run(
     result.dtype = str(dtype).removeprefix("torch.")
     if dtype is torch.float32:
         result.findings.append(
-            _finding("TRL403", Severity.WARNING, f"bf16 is not supported on {dev.type}; trained in fp32 instead")
+            _finding(
+                "TRL403",
+                Severity.WARNING,
+                f"bf16 is not supported on {dev.type}; trained in fp32 instead",
+            )
         )
     tok = tiny.tiny_tokenizer()
     model = tiny.tiny_causal_lm(result.arch, vocab_size=len(tok), seed=seed).to(dev)  # type: ignore[arg-type]
@@ -187,11 +211,18 @@ def _describe_device(dev: torch.device) -> str:
 def _with_lora(model: Any) -> Any:
     from peft import LoraConfig, get_peft_model
 
-    config = LoraConfig(r=8, lora_alpha=16, lora_dropout=0.0, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"])
+    config = LoraConfig(
+        r=8,
+        lora_alpha=16,
+        lora_dropout=0.0,
+        target_modules=["q_proj", "k_proj", "v_proj", "o_proj"],
+    )
     return get_peft_model(model, config)
 
 
-def _batches(tok: Any, *, n: int, batch_size: int, device: torch.device, seed: int) -> list[dict[str, torch.Tensor]]:
+def _batches(
+    tok: Any, *, n: int, batch_size: int, device: torch.device, seed: int
+) -> list[dict[str, torch.Tensor]]:
     """Tokenized, right-padded batches of the tiny corpus; labels are -100 on padding."""
     from migrate.reference.tiny import tiny_corpus
 
@@ -200,8 +231,13 @@ def _batches(tok: Any, *, n: int, batch_size: int, device: torch.device, seed: i
     for i in range(0, n, batch_size):
         enc = tok(texts[i : i + batch_size], padding=True, return_tensors="pt")
         labels = enc["input_ids"].masked_fill(enc["attention_mask"] == 0, -100)  # (B, T)
-        out.append({"input_ids": enc["input_ids"].to(device), "attention_mask": enc["attention_mask"].to(device),
-                    "labels": labels.to(device)})
+        out.append(
+            {
+                "input_ids": enc["input_ids"].to(device),
+                "attention_mask": enc["attention_mask"].to(device),
+                "labels": labels.to(device),
+            }
+        )
     return out
 
 
@@ -215,11 +251,20 @@ def _chunked_loss(model: Any, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     from migrate.reference.loss import chunked_nll
 
     backbone, head = _head(model)
-    hidden = backbone(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state  # (B, T, H)
+    hidden = backbone(
+        input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]
+    ).last_hidden_state  # (B, T, H)
     return chunked_nll(hidden, head.weight, batch["labels"], bias=head.bias)
 
 
-def _train(result: EnvResult, model: Any, batches: list[dict[str, torch.Tensor]], *, dtype: torch.dtype, lr: float) -> None:
+def _train(
+    result: EnvResult,
+    model: Any,
+    batches: list[dict[str, torch.Tensor]],
+    *,
+    dtype: torch.dtype,
+    lr: float,
+) -> None:
     import torch
 
     device_type = batches[0]["input_ids"].device.type
@@ -233,7 +278,9 @@ def _train(result: EnvResult, model: Any, batches: list[dict[str, torch.Tensor]]
         value = loss.detach().item()
         result.losses.append(value)
         if not math.isfinite(value):
-            result.findings.append(_finding("TRL402", Severity.ERROR, f"loss is {value} at step {len(result.losses)}"))
+            result.findings.append(
+                _finding("TRL402", Severity.ERROR, f"loss is {value} at step {len(result.losses)}")
+            )
             break
         loss.backward()
         opt.step()
@@ -294,7 +341,9 @@ def _parity(model: Any, batch: dict[str, torch.Tensor], dtype: torch.dtype) -> P
         backbone, _ = _head(model)
 
         def trl_loss() -> torch.Tensor:
-            hidden = backbone(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
+            hidden = backbone(
+                input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]
+            ).last_hidden_state
             return trl_fn(hidden, weight, 256, labels=batch["labels"], lm_head_bias=head.bias)[0]
 
         trl, g_trl = run(trl_loss)
@@ -307,9 +356,15 @@ def _parity(model: Any, batch: dict[str, torch.Tensor], dtype: torch.dtype) -> P
         return None if g is None else float((g - g_plain).norm() / g_plain.norm().clamp_min(1e-30))
 
     return Parity(
-        plain=plain, ours=ours, trl=trl, ours_rel=rel(ours) or 0.0, trl_rel=rel(trl),
-        ours_grad_rel=grel(g_ours) or 0.0, trl_grad_rel=grel(g_trl),
-        tolerance=PARITY_TOL[key], grad_tolerance=PARITY_GRAD_TOL[key],
+        plain=plain,
+        ours=ours,
+        trl=trl,
+        ours_rel=rel(ours) or 0.0,
+        trl_rel=rel(trl),
+        ours_grad_rel=grel(g_ours) or 0.0,
+        trl_grad_rel=grel(g_trl),
+        tolerance=PARITY_TOL[key],
+        grad_tolerance=PARITY_GRAD_TOL[key],
     )
 
 
@@ -318,10 +373,18 @@ def _parity_findings(result: EnvResult) -> None:
     assert p is not None
     if p.trl is None:
         result.findings.append(
-            _finding("TRL405", Severity.WARNING, "TRL 1.13's chunked loss is not importable; compared ours with the plain loss only")
+            _finding(
+                "TRL405",
+                Severity.WARNING,
+                "TRL 1.13's chunked loss is not importable; compared ours with the plain loss only",
+            )
         )
     if not p.ok:
-        trl = f", TRL {p.trl:.6f} ({p.trl_rel:.1e})" if p.trl is not None and p.trl_rel is not None else ""
+        trl = (
+            f", TRL {p.trl:.6f} ({p.trl_rel:.1e})"
+            if p.trl is not None and p.trl_rel is not None
+            else ""
+        )
         result.findings.append(
             _finding(
                 "TRL404",

@@ -49,14 +49,21 @@ def format_finding(f: Finding, *, color: bool = False) -> str:
     )
 
 
-def render_text_findings(results: Iterable[FileResult], *, color: bool = False, findings: bool = True,
-                         statuses: bool = False) -> str:
+def render_text_findings(
+    results: Iterable[FileResult],
+    *,
+    color: bool = False,
+    findings: bool = True,
+    statuses: bool = False,
+) -> str:
     """Every failure and (with `findings`) finding, grouped by file in path order; with
     `statuses`, also a line for each file that changed, stayed or was skipped."""
     lines: list[str] = []
     for res in sorted(results, key=lambda r: r.path):
         if res.status is Status.FAILED:
-            lines.append(f"{_paint(res.path, 'path', color)}: {_paint('error', 'error', color)}: {res.message}")
+            lines.append(
+                f"{_paint(res.path, 'path', color)}: {_paint('error', 'error', color)}: {res.message}"
+            )
         elif statuses:
             why = f" ({res.message})" if res.message else ""
             lines.append(_paint(f"{res.path}: {res.status.value}{why}", "dim", color))
@@ -77,7 +84,9 @@ def render_statistics(results: Iterable[FileResult], names: Mapping[str, str]) -
         c = by_code[code]
         total = sum(c.values())
         auto = c["applied"] + c["available"]
-        lines.append(f"{total:6d}  {code}  {names.get(code, ''):<16} {auto} auto, {c['manual']} manual")
+        lines.append(
+            f"{total:6d}  {code}  {names.get(code, ''):<16} {auto} auto, {c['manual']} manual"
+        )
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -98,11 +107,15 @@ def render_github(results: Iterable[FileResult]) -> str:
             lines.append(f"::error file={path},title=trl-migrate::{_github_escape(res.message)}")
         for f in sorted(res.findings, key=Finding.sort_key):
             where = f"file={path}"
-            if f.line and not f.cell:  # notebook lines count within a cell: GitHub cannot place them
+            if (
+                f.line and not f.cell
+            ):  # notebook lines count within a cell: GitHub cannot place them
                 where += f",line={f.line},col={f.col}"
             cell = f"cell {f.cell}, line {f.line}: " if f.cell else ""
             title = _github_escape(f"trl-migrate {f.code} [{f.fix.value}]", prop=True)
-            lines.append(f"::{_GITHUB_LEVEL[f.severity]} {where},title={title}::{_github_escape(cell + f.message)}")
+            lines.append(
+                f"::{_GITHUB_LEVEL[f.severity]} {where},title={title}::{_github_escape(cell + f.message)}"
+            )
     return "\n".join(lines) + ("\n" if lines else "")
 
 

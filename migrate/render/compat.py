@@ -43,19 +43,36 @@ def render_text(report: CompatReport, *, color: bool = False) -> str:
     env = report.environment
     if env is not None:
         rows = [r for r in report.rows if r.source == env.python]
-        lines.append(_paint(f"installed: {env.python} (Python {env.python_version})", "bold", color))
+        lines.append(
+            _paint(f"installed: {env.python} (Python {env.python_version})", "bold", color)
+        )
         cells = [[r.package, r.installed, r.required, r.verdict, r.fix] for r in rows]
-        lines += table(rows, ["package", "installed", required, "verdict", "fix"], cells, color=color)
+        lines += table(
+            rows, ["package", "installed", required, "verdict", "fix"], cells, color=color
+        )
         lines.append("")
     failed = {r.path: r for r in report.results if r.status is Status.FAILED}
     for source in report.sources:
         rows = [r for r in report.rows if r.source == source]
         lines.append(_paint(source, "bold", color))
         if source in failed:
-            lines.append(f"  {_paint('could not be read', 'error', color)}: {failed[source].message}")
+            lines.append(
+                f"  {_paint('could not be read', 'error', color)}: {failed[source].message}"
+            )
         if rows:
             headers = ["line", "package", "declared", "installed", required, "verdict", "fix"]
-            cells = [[str(r.line or ""), r.package, r.declared, r.installed, r.required, r.verdict, r.fix] for r in rows]
+            cells = [
+                [
+                    str(r.line or ""),
+                    r.package,
+                    r.declared,
+                    r.installed,
+                    r.required,
+                    r.verdict,
+                    r.fix,
+                ]
+                for r in rows
+            ]
             if env is None:
                 headers.remove("installed")
                 cells = [c[:3] + c[4:] for c in cells]
@@ -77,7 +94,11 @@ def summary_line(report: CompatReport) -> str:
     applied = sum(1 for f in findings if f.fix is Fix.APPLIED)
     manual = sum(1 for f in findings if f.fix is Fix.MANUAL)
     failed = sum(1 for r in report.results if r.status is Status.FAILED)
-    parts = [f"{sev.get('error', 0)} error(s)", f"{sev.get('warning', 0)} warning(s)", f"{sev.get('info', 0)} note(s)"]
+    parts = [
+        f"{sev.get('error', 0)} error(s)",
+        f"{sev.get('warning', 0)} warning(s)",
+        f"{sev.get('info', 0)} note(s)",
+    ]
     if applied:
         parts.append(f"{applied} fixed")
     if fixable:

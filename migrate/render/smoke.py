@@ -19,7 +19,9 @@ def render_script_text(results: list, *, color: bool | None = None) -> str:  # t
     lines = []
     for r in results:
         args = f" -- {' '.join(r.args)}" if r.args else ""
-        lines.append(f"trl-migrate smoke {r.path}{args}: {r.outcome} in {r.seconds:.1f} s ({r.steps_run} steps)")
+        lines.append(
+            f"trl-migrate smoke {r.path}{args}: {r.outcome} in {r.seconds:.1f} s ({r.steps_run} steps)"
+        )
         lines.extend("  " + format_finding(f, color=color) for f in r.findings)
         if r.outcome == "harness" and r.log_tail.strip():
             lines.extend("    | " + ln for ln in r.log_tail.strip().splitlines()[-15:])
@@ -29,13 +31,26 @@ def render_script_text(results: list, *, color: bool | None = None) -> str:  # t
 
 
 def render_json(result: EnvResult) -> str:
-    files = [FileResult(path="<environment>", status=Status.FAILED if result.error else Status.UNCHANGED, findings=result.findings)]
-    return render("smoke", files, summarize(files, exit_code=result.exit_code), extra={"env": result.to_json()})
+    files = [
+        FileResult(
+            path="<environment>",
+            status=Status.FAILED if result.error else Status.UNCHANGED,
+            findings=result.findings,
+        )
+    ]
+    return render(
+        "smoke",
+        files,
+        summarize(files, exit_code=result.exit_code),
+        extra={"env": result.to_json()},
+    )
 
 
 def render_text(result: EnvResult, *, color: bool | None = None) -> str:
     color = use_color(sys.stdout) if color is None else color
-    lines = ["trl-migrate smoke --env: the reference stack (tiny model, bf16 autocast, chunked lm_head loss)"]
+    lines = [
+        "trl-migrate smoke --env: the reference stack (tiny model, bf16 autocast, chunked lm_head loss)"
+    ]
     lines.append("  " + "  ".join(f"{k} {v}" for k, v in result.versions.items()))
     if result.device:
         mode = "LoRA" if result.lora else "full"
@@ -46,10 +61,16 @@ def render_text(result: EnvResult, *, color: bool | None = None) -> str:
     for i, loss in enumerate(result.losses, 1):
         lines.append(f"  step {i:>3}  loss {loss:.4f}")
     if result.losses:
-        lines.append(f"  {result.tokens} tokens in {result.seconds:.2f} s: {result.tokens_per_s:,.0f} tokens/s")
+        lines.append(
+            f"  {result.tokens} tokens in {result.seconds:.2f} s: {result.tokens_per_s:,.0f} tokens/s"
+        )
     p = result.parity
     if p is not None:
-        trl = "TRL 1.13 n/a" if p.trl is None else f"TRL 1.13 {p.trl:.6f} (rel {p.trl_rel:.1e}, grad {p.trl_grad_rel:.1e})"
+        trl = (
+            "TRL 1.13 n/a"
+            if p.trl is None
+            else f"TRL 1.13 {p.trl:.6f} (rel {p.trl_rel:.1e}, grad {p.trl_grad_rel:.1e})"
+        )
         lines.append(
             f"  loss parity: plain {p.plain:.6f}, ours {p.ours:.6f} (rel {p.ours_rel:.1e}, grad {p.ours_grad_rel:.1e}), "
             f"{trl}; tolerance {p.tolerance:.0e} (grad {p.grad_tolerance:.0e})"

@@ -11,7 +11,9 @@ from codemods.engine import fix_text
 from migrate.kernel.findings import Finding
 
 
-def run(src: str, *, select: tuple[str, ...] = (), target: str = "rloo") -> tuple[str, list[Finding]]:
+def run(
+    src: str, *, select: tuple[str, ...] = (), target: str = "rloo"
+) -> tuple[str, list[Finding]]:
     rules = codemods.select(select)
     return fix_text(src, path="t.py", rules=rules, options=Options(target=target))
 
@@ -20,7 +22,9 @@ def dedent(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
 
 
-def assert_fixes(before: str, after: str, *, select: tuple[str, ...] = (), target: str = "rloo") -> list[Finding]:
+def assert_fixes(
+    before: str, after: str, *, select: tuple[str, ...] = (), target: str = "rloo"
+) -> list[Finding]:
     """`before` becomes exactly `after`, which parses and which a second run leaves alone."""
     out, findings = run(before, select=select, target=target)
     assert out == after

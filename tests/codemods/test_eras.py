@@ -52,7 +52,12 @@ def test_era_script_golden(case):
 def _trl_imports(tree: ast.Module, lines: list[str]):
     """(module, name or None, line, has a TODO right above) for each import of trl."""
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.split(".")[0] == "trl":
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.level == 0
+            and node.module.split(".")[0] == "trl"
+        ):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.Import):
             names = [None for a in node.names if a.name.split(".")[0] == "trl"]
@@ -96,7 +101,9 @@ def _calls(tree: ast.Module, names: tuple[str, ...]):
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             f = node.func
-            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            name = (
+                f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            )
             if name in names:
                 yield name, [k.arg for k in node.keywords if k.arg], node.lineno
 
@@ -111,12 +118,17 @@ def test_rewritten_configs_and_trainers_resolve_against_1_13(case):
     if not trl.__version__.startswith("1.13."):
         pytest.skip(f"needs trl 1.13, found {trl.__version__}")
     tree = ast.parse(expected_path(*case).read_text())
-    classes = {n: getattr(trl, n) for n in ("RLOOConfig", "GRPOConfig", "RLOOTrainer", "GRPOTrainer")}
+    classes = {
+        n: getattr(trl, n) for n in ("RLOOConfig", "GRPOConfig", "RLOOTrainer", "GRPOTrainer")
+    }
     bad = []
     for name, keywords, line in _calls(tree, tuple(classes)):
         cls = classes[name]
-        known = {f.name for f in dataclasses.fields(cls)} if name.endswith("Config") else \
-            set(inspect.signature(cls.__init__).parameters)
+        known = (
+            {f.name for f in dataclasses.fields(cls)}
+            if name.endswith("Config")
+            else set(inspect.signature(cls.__init__).parameters)
+        )
         bad += [f"line {line}: {name}({k}=...)" for k in keywords if k not in known]
         if name.endswith("Trainer") and "reward_funcs" not in keywords and not _reward_todo(case):
             bad.append(f"line {line}: {name} has no reward_funcs= and no TODO says how to write it")
@@ -124,13 +136,21 @@ def test_rewritten_configs_and_trainers_resolve_against_1_13(case):
 
 
 def _reward_todo(case) -> bool:  # type: ignore[no-untyped-def]
-    return any("TODO(trl-migrate" in line and "reward_funcs" in line for line in expected_path(*case).read_text().splitlines())
+    return any(
+        "TODO(trl-migrate" in line and "reward_funcs" in line
+        for line in expected_path(*case).read_text().splitlines()
+    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=_id)
 def test_no_ppo_name_is_left_without_a_todo(case):
     """A PPO class still named in the output sits under a TODO (its call or import could not be rewritten)."""
     lines = expected_path(*case).read_text().splitlines()
-    left = [i + 1 for i, line in enumerate(lines) if any(n in line for n in ("PPOConfig", "PPOTrainer", "PPOv2"))
-            and not line.lstrip().startswith("#") and not any("TODO(trl-migrate" in lines[j] for j in range(max(0, i - 3), i))]
+    left = [
+        i + 1
+        for i, line in enumerate(lines)
+        if any(n in line for n in ("PPOConfig", "PPOTrainer", "PPOv2"))
+        and not line.lstrip().startswith("#")
+        and not any("TODO(trl-migrate" in lines[j] for j in range(max(0, i - 3), i))
+    ]
     assert left == []

@@ -22,12 +22,19 @@ def todo(path: str) -> str:
         pytest.param("import os\n", id="unrelated"),
         pytest.param("from trl import SFTConfig, SFTTrainer, GRPOTrainer\n", id="still-in-1.13"),
         pytest.param("import trl\ntrainer = trl.SFTTrainer\n", id="module-attribute-still-in-1.13"),
-        pytest.param("from trl.experimental.utils import create_reference_model\n", id="already-canonical"),
+        pytest.param(
+            "from trl.experimental.utils import create_reference_model\n", id="already-canonical"
+        ),
         pytest.param("from .core import set_seed\nfrom ..trl import set_seed\n", id="relative"),
-        pytest.param("from trlx import core\nfrom mytrl.core import set_seed\n", id="other-packages"),
+        pytest.param(
+            "from trlx import core\nfrom mytrl.core import set_seed\n", id="other-packages"
+        ),
         pytest.param("x = trl.core.set_seed\n", id="unbound-name"),
         pytest.param("import transformers\ntransformers.set_seed(0)\n", id="already-migrated"),
-        pytest.param("s = 'from trl import set_seed'\n# from trl import set_seed\n", id="strings-and-comments"),
+        pytest.param(
+            "s = 'from trl import set_seed'\n# from trl import set_seed\n",
+            id="strings-and-comments",
+        ),
         pytest.param("def f(trl):\n    return trl.set_seed\n", id="parameter-shadows-module"),
         pytest.param("from trl import *\nprint(SFTTrainer)\n", id="star-using-live-names"),
     ],
@@ -167,7 +174,9 @@ def test_deprecated_path_is_a_warning_and_renamed_import_kept():
         "from trl.experimental.utils import create_reference_model as make_ref\nref = make_ref(model)\n",
         select=SELECT,
     )
-    assert [(f.line, f.col, f.severity, f.fix) for f in findings] == [(1, 17, Severity.WARNING, Fix.APPLIED)]
+    assert [(f.line, f.col, f.severity, f.fix) for f in findings] == [
+        (1, 17, Severity.WARNING, Fix.APPLIED)
+    ]
     assert findings[0].message == (
         "`trl.create_reference_model` is deprecated in TRL 1.13 (it warns when used); "
         "import it from `trl.experimental.utils.create_reference_model`"
@@ -201,9 +210,15 @@ def test_removed_names_keep_their_import_with_one_todo_each():
     )
     findings = assert_fixes(before, after, select=SELECT)
     assert sorted((f.line, f.fix.value) for f in findings) == [
-        (1, "applied"), (1, "applied"), (1, "manual"), (2, "manual"), (4, "manual"),
+        (1, "applied"),
+        (1, "applied"),
+        (1, "manual"),
+        (2, "manual"),
+        (4, "manual"),
     ]
-    assert todo("trl.core.whiten").endswith("inline `(values - values.mean()) * torch.rsqrt(values.var() + 1e-8)`.")
+    assert todo("trl.core.whiten").endswith(
+        "inline `(values - values.mean()) * torch.rsqrt(values.var() + 1e-8)`."
+    )
 
 
 @pytest.mark.parametrize(
@@ -258,7 +273,9 @@ def test_removed_names_keep_their_import_with_one_todo_each():
 )
 def test_small_removed_helpers_are_written_in(before, after):
     findings = assert_fixes(dedent(before), dedent(after), select=SELECT)
-    written = [f for f in findings if "equivalent definition was written into this file" in f.message]
+    written = [
+        f for f in findings if "equivalent definition was written into this file" in f.message
+    ]
     assert len(written) == 1 and written[0].fix is Fix.APPLIED
 
 
@@ -270,14 +287,22 @@ def test_written_in_helpers_behave_like_the_originals():
     assert sampler.values == [2, 3, 4] and {int(sampler()) for _ in range(200)} == {2, 3, 4}
     out, _ = run("from trl.trainer.utils import SIMPLE_CHAT_TEMPLATE\n", select=SELECT)
     exec(compile(out, "t.py", "exec"), namespace)
-    assert namespace["SIMPLE_CHAT_TEMPLATE"].endswith("{% if add_generation_prompt %}{{ 'Assistant:' }}{% endif %}")
-    assert "+ '\n\n'}}" in namespace["SIMPLE_CHAT_TEMPLATE"]  # two real newlines, as TRL's constant held
+    assert namespace["SIMPLE_CHAT_TEMPLATE"].endswith(
+        "{% if add_generation_prompt %}{{ 'Assistant:' }}{% endif %}"
+    )
+    assert (
+        "+ '\n\n'}}" in namespace["SIMPLE_CHAT_TEMPLATE"]
+    )  # two real newlines, as TRL's constant held
     out, _ = run("from trl import get_kbit_device_map as device_map\n", select=SELECT)
-    assert out.startswith("\ndef device_map():\n    \"\"\"trl.get_kbit_device_map, which TRL 1.8.0 removed")
+    assert out.startswith(
+        '\ndef device_map():\n    """trl.get_kbit_device_map, which TRL 1.8.0 removed'
+    )
     torch = pytest.importorskip("torch")
     exec(compile(out, "t.py", "exec"), namespace)
     if not torch.cuda.is_available():
-        assert namespace["device_map"]() is None  # no accelerator: no device map, as TRL's helper did
+        assert (
+            namespace["device_map"]() is None
+        )  # no accelerator: no device map, as TRL's helper did
 
 
 def test_unknown_name_from_gone_module_gets_a_todo():
@@ -291,7 +316,10 @@ def test_unknown_name_from_gone_module_gets_a_todo():
 def test_ppo_names_are_left_to_the_ppo_rules():
     src = "from trl.trainer.ppov2_trainer import PPOv2Config, PPOv2Trainer\nclass T(PPOv2Trainer):\n    pass\n"
     out, findings = run(src, select=(*SELECT, "TRL103", "TRL104"))
-    assert "# TODO(trl-migrate TRL104): `trl.trainer.ppov2_trainer.PPOv2Trainer` does not exist in TRL 1.13" in out
+    assert (
+        "# TODO(trl-migrate TRL104): `trl.trainer.ppov2_trainer.PPOv2Trainer` does not exist in TRL 1.13"
+        in out
+    )
     assert "PPOv2Config" not in out  # unused: TRL103 removed it
 
 
@@ -336,7 +364,11 @@ UNUSED = "`trl.core.respond_to_batch` was removed in TRL 0.14.0; this file never
 @pytest.mark.parametrize(
     ("before", "after"),
     [
-        pytest.param("import os\nfrom trl.core import respond_to_batch\n", "import os\n", id="whole-statement"),
+        pytest.param(
+            "import os\nfrom trl.core import respond_to_batch\n",
+            "import os\n",
+            id="whole-statement",
+        ),
         pytest.param(
             "from trl.core import respond_to_batch as sample, set_seed\nset_seed(0)\n",
             "from transformers import set_seed\nset_seed(0)\n",
@@ -354,7 +386,9 @@ UNUSED = "`trl.core.respond_to_batch` was removed in TRL 0.14.0; this file never
         ),
         pytest.param(
             "import os\nfrom trl.core import LengthSampler, respond_to_batch\nfrom trl import SFTTrainer\n\nx = LengthSampler(1, 3)\n",
-            "import os\nfrom trl import SFTTrainer\n" + LENGTH_SAMPLER + "\nx = LengthSampler(1, 3)\n",
+            "import os\nfrom trl import SFTTrainer\n"
+            + LENGTH_SAMPLER
+            + "\nx = LengthSampler(1, 3)\n",
             id="written-helper-still-goes-below-the-imports",
         ),
     ],
@@ -362,20 +396,35 @@ UNUSED = "`trl.core.respond_to_batch` was removed in TRL 0.14.0; this file never
 def test_removed_names_the_file_never_uses_are_dropped(before, after):
     findings = assert_fixes(before, after, select=SELECT)
     dropped = [f for f in findings if f.message == UNUSED]
-    assert len(dropped) == 1 and dropped[0].severity is Severity.INFO and dropped[0].fix is Fix.APPLIED
+    assert (
+        len(dropped) == 1 and dropped[0].severity is Severity.INFO and dropped[0].fix is Fix.APPLIED
+    )
 
 
 @pytest.mark.parametrize(
     "src",
     [
         pytest.param("from trl.core import respond_to_batch  # noqa: F401\n", id="noqa-re-export"),
-        pytest.param("from trl.core import respond_to_batch\n__all__ = ['respond_to_batch']\n", id="in-__all__"),
-        pytest.param("from trl.core import respond_to_batch\n__all__ += ('respond_to_batch',)\n", id="added-to-__all__"),
-        pytest.param("import os\n\n# sampling\nfrom trl.core import respond_to_batch\n", id="comment-above-would-be-lost"),
-        pytest.param("from trl.core import respond_to_batch\nr = respond_to_batch(m, q)\n", id="used"),
+        pytest.param(
+            "from trl.core import respond_to_batch\n__all__ = ['respond_to_batch']\n",
+            id="in-__all__",
+        ),
+        pytest.param(
+            "from trl.core import respond_to_batch\n__all__ += ('respond_to_batch',)\n",
+            id="added-to-__all__",
+        ),
+        pytest.param(
+            "import os\n\n# sampling\nfrom trl.core import respond_to_batch\n",
+            id="comment-above-would-be-lost",
+        ),
+        pytest.param(
+            "from trl.core import respond_to_batch\nr = respond_to_batch(m, q)\n", id="used"
+        ),
     ],
 )
 def test_removed_names_that_stay_keep_their_todo(src):
     out, findings = run(src, select=SELECT)
-    assert out == src.replace("from trl.core", todo("trl.core.respond_to_batch") + "\nfrom trl.core")
+    assert out == src.replace(
+        "from trl.core", todo("trl.core.respond_to_batch") + "\nfrom trl.core"
+    )
     assert [f.fix for f in findings] == [Fix.MANUAL]

@@ -24,7 +24,9 @@ TODO = "# TODO(trl-migrate TRL103): "
     [
         pytest.param("import os\n", id="unrelated"),
         pytest.param("from trl import RLOOConfig\nc = RLOOConfig(beta=0.1)\n", id="already-rloo"),
-        pytest.param("from mylib import PPOConfig\nc = PPOConfig(batch_size=1)\n", id="other-library"),
+        pytest.param(
+            "from mylib import PPOConfig\nc = PPOConfig(batch_size=1)\n", id="other-library"
+        ),
         pytest.param("class PPOConfig:\n    pass\nc = PPOConfig()\n", id="own-class"),
         pytest.param("s = 'PPOConfig(batch_size=1)'\n", id="string"),
     ],
@@ -153,7 +155,12 @@ def test_value_model_fields_are_dropped_with_a_warning():
         select=SELECT,
     )
     gone = [f for f in findings if "behaviour is gone" in f.message]
-    assert [f.message.split("=")[0] for f in gone] == ["`vf_coef", "`gamma", "`lam", "`cliprange_value"]
+    assert [f.message.split("=")[0] for f in gone] == [
+        "`vf_coef",
+        "`gamma",
+        "`lam",
+        "`cliprange_value",
+    ]
     assert all(f.severity is Severity.WARNING and f.fix is Fix.APPLIED for f in gone)
 
 
@@ -161,23 +168,37 @@ def test_non_literal_inputs_get_the_formula():
     before = "from trl import PPOConfig\nc = PPOConfig(output_dir='o', total_episodes=n, missing_eos_penalty=1.0)\n"
     out, findings = run(before, select=SELECT)
     assert "max_steps=" not in out.splitlines()[-1]
-    assert f"{TODO}`total_episodes=n` was dropped: set `max_steps = ceil(total_episodes / (per_device_train_batch_size" in out
+    assert (
+        f"{TODO}`total_episodes=n` was dropped: set `max_steps = ceil(total_episodes / (per_device_train_batch_size"
+        in out
+    )
     assert f"{TODO}`missing_eos_penalty=1.0` was dropped: add a reward function" in out
-    assert "return [0.0 if tokenizer.eos_token_id in ids else -1.0 for ids in completion_ids]" in out
+    assert (
+        "return [0.0 if tokenizer.eos_token_id in ids else -1.0 for ids in completion_ids]" in out
+    )
     assert run(out, select=SELECT)[0] == out
 
 
-LEGACY_TAIL = ", seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, max_grad_norm=0.0, " \
-    "gradient_checkpointing=False, lr_scheduler_type=\"constant\", bf16=False)"
+LEGACY_TAIL = (
+    ", seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, max_grad_norm=0.0, "
+    'gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False)'
+)
 
 
 @pytest.mark.parametrize(
     ("clip", "written"),
     [
         pytest.param("3.0", "reward_clip_range=(-3.0, 3.0)", id="literal"),
-        pytest.param("args.clip", "reward_clip_range=None if args.clip is None else (-args.clip, args.clip)",
-                     id="attribute-may-be-None"),
-        pytest.param("clip", "reward_clip_range=None if clip is None else (-clip, clip)", id="name-may-be-None"),
+        pytest.param(
+            "args.clip",
+            "reward_clip_range=None if args.clip is None else (-args.clip, args.clip)",
+            id="attribute-may-be-None",
+        ),
+        pytest.param(
+            "clip",
+            "reward_clip_range=None if clip is None else (-clip, clip)",
+            id="name-may-be-None",
+        ),
     ],
 )
 def test_score_clip_becomes_reward_clip_range(clip, written):
@@ -187,44 +208,79 @@ def test_score_clip_becomes_reward_clip_range(clip, written):
 
 
 def test_score_clip_of_a_call_is_not_evaluated_three_times():
-    out, findings = run("from trl import PPOConfig\nc = PPOConfig(batch_size=8, mini_batch_size=8, score_clip=get())\n",
-                        select=SELECT)
+    out, findings = run(
+        "from trl import PPOConfig\nc = PPOConfig(batch_size=8, mini_batch_size=8, score_clip=get())\n",
+        select=SELECT,
+    )
     assert "reward_clip_range" not in out.splitlines()[-1] and "get()" not in out.splitlines()[-1]
-    assert f"{TODO}`score_clip=get()` was dropped: set `reward_clip_range=(-c, c)` with its value c (None: no clipping)" in out
+    assert (
+        f"{TODO}`score_clip=get()` was dropped: set `reward_clip_range=(-c, c)` with its value c (None: no clipping)"
+        in out
+    )
     assert run(out, select=SELECT)[0] == out
 
 
 @pytest.mark.parametrize(
     ("src", "why"),
     [
-        pytest.param("from trl import PPOConfig\nc = PPOConfig(**kwargs)\n", "`**kwargs` holds PPO field names", id="star-star"),
-        pytest.param("from trl import PPOConfig\nc = PPOConfig(batch_size=1, total_episodes=3)\n", "cannot tell", id="mixed-eras"),
-        pytest.param("from trl import PPOConfig\nc = PPOConfig(output_dir='o', bogus=1)\n", "`bogus` is neither", id="unknown"),
+        pytest.param(
+            "from trl import PPOConfig\nc = PPOConfig(**kwargs)\n",
+            "`**kwargs` holds PPO field names",
+            id="star-star",
+        ),
+        pytest.param(
+            "from trl import PPOConfig\nc = PPOConfig(batch_size=1, total_episodes=3)\n",
+            "cannot tell",
+            id="mixed-eras",
+        ),
+        pytest.param(
+            "from trl import PPOConfig\nc = PPOConfig(output_dir='o', bogus=1)\n",
+            "`bogus` is neither",
+            id="unknown",
+        ),
     ],
 )
 def test_all_or_nothing(src, why):
     out, findings = run(src, select=SELECT)
     assert "PPOConfig(" in out and why in out
-    assert f"{TODO}`trl.PPOConfig` does not exist in TRL 1.13; finish the TODOs" in out  # the import keeps a TODO
+    assert (
+        f"{TODO}`trl.PPOConfig` does not exist in TRL 1.13; finish the TODOs" in out
+    )  # the import keeps a TODO
     assert {f.fix for f in findings} == {Fix.MANUAL}
     assert run(out, select=SELECT)[0] == out
 
 
-ODD = ("seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, "
-       "lr_scheduler_type=\"constant\", bf16=False")
+ODD = (
+    "seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, "
+    'lr_scheduler_type="constant", bf16=False'
+)
 
 
 @pytest.mark.parametrize("target", ["rloo", "grpo"])
 @pytest.mark.parametrize(
     ("given", "read", "written", "generation"),
     [
-        pytest.param("batch_size=1, mini_batch_size=1", "c.mini_batch_size -> 1",
-                     "per_device_train_batch_size=2, num_generations=2", 2, id="hello-world-1-1"),
-        pytest.param("batch_size=15, mini_batch_size=3", "c.mini_batch_size -> 3",
-                     "per_device_train_batch_size=6, steps_per_generation=5, num_generations=2", 30, id="odd-15-3"),
-        pytest.param("batch_size=3, forward_batch_size=1, gradient_accumulation_steps=3", "c.forward_batch_size -> 1",
-                     "per_device_train_batch_size=2, gradient_accumulation_steps=3, num_generations=2", 6,
-                     id="forward-and-accumulation"),
+        pytest.param(
+            "batch_size=1, mini_batch_size=1",
+            "c.mini_batch_size -> 1",
+            "per_device_train_batch_size=2, num_generations=2",
+            2,
+            id="hello-world-1-1",
+        ),
+        pytest.param(
+            "batch_size=15, mini_batch_size=3",
+            "c.mini_batch_size -> 3",
+            "per_device_train_batch_size=6, steps_per_generation=5, num_generations=2",
+            30,
+            id="odd-15-3",
+        ),
+        pytest.param(
+            "batch_size=3, forward_batch_size=1, gradient_accumulation_steps=3",
+            "c.forward_batch_size -> 1",
+            "per_device_train_batch_size=2, gradient_accumulation_steps=3, num_generations=2",
+            6,
+            id="forward-and-accumulation",
+        ),
     ],
 )
 def test_odd_batch_size_gets_two_completions_per_prompt(given, read, written, generation, target):
@@ -294,7 +350,9 @@ class PPOScriptArguments:
             """
             from transformers import HfArgumentParser
             from trl import ModelConfig, RLOOConfig, PPOTrainer, ScriptArguments
-            """ + PATHS_V2.format(cfg="RLOOConfig").replace("\n", "\n            ") + """parser = HfArgumentParser((ScriptArguments, RLOOConfig, ModelConfig, PPOScriptArguments))
+            """
+            + PATHS_V2.format(cfg="RLOOConfig").replace("\n", "\n            ")
+            + """parser = HfArgumentParser((ScriptArguments, RLOOConfig, ModelConfig, PPOScriptArguments))
             parser.set_defaults(max_grad_norm=0.0, learning_rate=5e-05, max_completion_length=53, temperature=0.7, num_iterations=4, beta=0.05)
             script_args, training_args, model_args, ppo_args = parser.parse_args_into_dataclasses()
             policy = load(ppo_args.sft_model_path)
@@ -315,7 +373,9 @@ class PPOScriptArguments:
             """
             from transformers import HfArgumentParser
             from trl import GRPOConfig
-            """ + PATHS_V2.format(cfg="GRPOConfig").replace("\n", "\n            ") + """parser = HfArgumentParser((GRPOConfig, PPOScriptArguments))
+            """
+            + PATHS_V2.format(cfg="GRPOConfig").replace("\n", "\n            ")
+            + """parser = HfArgumentParser((GRPOConfig, PPOScriptArguments))
             parser.set_defaults(max_grad_norm=0.0, learning_rate=3e-06, max_completion_length=53, temperature=0.7, num_iterations=4, beta=0.05)
             (config, ppo_args) = parser.parse_args_into_dataclasses()
             print(ppo_args.reward_model_path, ppo_args.sft_model_path)
@@ -422,8 +482,10 @@ class PPOScriptArguments:
 def test_parsed_path_fields_move_to_a_dataclass(before, after, target):
     findings = assert_fixes(dedent(before), dedent(after), select=SELECT, target=target)
     moved = [f for f in findings if " now: " in f.message and "the `--" in f.message]
-    assert moved and all(f.severity is Severity.INFO and f.fix is Fix.APPLIED and "flag is unchanged" in f.message
-                         for f in moved)
+    assert moved and all(
+        f.severity is Severity.INFO and f.fix is Fix.APPLIED and "flag is unchanged" in f.message
+        for f in moved
+    )
     assert not [f for f in findings if f.fix is Fix.MANUAL and "has no `" in f.message]
 
 
@@ -434,32 +496,72 @@ PARSED_TAIL = "trainer = PPOTrainer(args=cfg, model=cfg.sft_model_path)\n"
 @pytest.mark.parametrize(
     ("body", "todos"),
     [
-        pytest.param("parser = HfArgumentParser((Args, PPOConfig))\nparsed = parser.parse_args_into_dataclasses()\n"
-                     "cfg = parsed[1]\n", 0, id="unpacked-into-one-name"),
-        pytest.param("types = (Args, PPOConfig)\nparser = HfArgumentParser(types)\nargs, cfg = parser.parse_args_into_dataclasses()\n",
-                     0, id="parser-built-elsewhere"),
-        pytest.param("parser = HfArgumentParser((Args, PPOConfig))\nargs, cfg = parser.parse_args_into_dataclasses()\n"
-                     "cfg.sft_model_path = 'x'\n", 2, id="field-assigned"),
-        pytest.param("parser = HfArgumentParser((PPOScriptArguments, PPOConfig))\npaths, cfg = parser.parse_args_into_dataclasses()\n",
-                     1, id="class-name-already-in-parser"),
-        pytest.param("@dataclass\nclass Args:\n    sft_model_path: str = 'x'\n\nparser = HfArgumentParser((Args, PPOConfig))\n"
-                     "args, cfg = parser.parse_args_into_dataclasses()\n", 1, id="field-in-another-dataclass-of-the-file"),
-        pytest.param("parser = HfArgumentParser((Args, PPOConfig))\n"
-                     "args, cfg, rest = parser.parse_args_into_dataclasses(return_remaining_strings=True)\n", 1,
-                     id="remaining-strings"),
-        pytest.param("parser = HfArgumentParser((Args, PPOConfig))\nif yaml:\n    args, cfg = parser.parse_yaml_file(yaml)\n"
-                     "else:\n    args, cfg = parser.parse_args_into_dataclasses()\n", 1, id="parser-used-otherwise"),
-        pytest.param("parser = HfArgumentParser((Args, PPOConfig))\nargs, cfg = parser.parse_args_into_dataclasses()\n"
-                     "if other:\n    cfg = other\n", 1, id="config-name-rebound"),
-        pytest.param("parser = HfArgumentParser((Args, PPOConfig))\nparser = HfArgumentParser((Args, PPOConfig))\n"
-                     "args, cfg = parser.parse_args_into_dataclasses()\n", 1, id="two-parsers-one-name"),
-        pytest.param("parser = HfArgumentParser((Args, PPOConfig))\n*args, cfg = parser.parse_args_into_dataclasses()\n", 1,
-                     id="starred-target"),
+        pytest.param(
+            "parser = HfArgumentParser((Args, PPOConfig))\nparsed = parser.parse_args_into_dataclasses()\n"
+            "cfg = parsed[1]\n",
+            0,
+            id="unpacked-into-one-name",
+        ),
+        pytest.param(
+            "types = (Args, PPOConfig)\nparser = HfArgumentParser(types)\nargs, cfg = parser.parse_args_into_dataclasses()\n",
+            0,
+            id="parser-built-elsewhere",
+        ),
+        pytest.param(
+            "parser = HfArgumentParser((Args, PPOConfig))\nargs, cfg = parser.parse_args_into_dataclasses()\n"
+            "cfg.sft_model_path = 'x'\n",
+            2,
+            id="field-assigned",
+        ),
+        pytest.param(
+            "parser = HfArgumentParser((PPOScriptArguments, PPOConfig))\npaths, cfg = parser.parse_args_into_dataclasses()\n",
+            1,
+            id="class-name-already-in-parser",
+        ),
+        pytest.param(
+            "@dataclass\nclass Args:\n    sft_model_path: str = 'x'\n\nparser = HfArgumentParser((Args, PPOConfig))\n"
+            "args, cfg = parser.parse_args_into_dataclasses()\n",
+            1,
+            id="field-in-another-dataclass-of-the-file",
+        ),
+        pytest.param(
+            "parser = HfArgumentParser((Args, PPOConfig))\n"
+            "args, cfg, rest = parser.parse_args_into_dataclasses(return_remaining_strings=True)\n",
+            1,
+            id="remaining-strings",
+        ),
+        pytest.param(
+            "parser = HfArgumentParser((Args, PPOConfig))\nif yaml:\n    args, cfg = parser.parse_yaml_file(yaml)\n"
+            "else:\n    args, cfg = parser.parse_args_into_dataclasses()\n",
+            1,
+            id="parser-used-otherwise",
+        ),
+        pytest.param(
+            "parser = HfArgumentParser((Args, PPOConfig))\nargs, cfg = parser.parse_args_into_dataclasses()\n"
+            "if other:\n    cfg = other\n",
+            1,
+            id="config-name-rebound",
+        ),
+        pytest.param(
+            "parser = HfArgumentParser((Args, PPOConfig))\nparser = HfArgumentParser((Args, PPOConfig))\n"
+            "args, cfg = parser.parse_args_into_dataclasses()\n",
+            1,
+            id="two-parsers-one-name",
+        ),
+        pytest.param(
+            "parser = HfArgumentParser((Args, PPOConfig))\n*args, cfg = parser.parse_args_into_dataclasses()\n",
+            1,
+            id="starred-target",
+        ),
     ],
 )
 def test_parsed_path_fields_outside_the_shape_keep_the_todo(body, todos):
     out, _ = run(PARSED_HEAD + body + PARSED_TAIL, select=SELECT)
-    assert "import dataclasses" not in out and "class PPOScriptArguments" not in out and "ppo_args" not in out
+    assert (
+        "import dataclasses" not in out
+        and "class PPOScriptArguments" not in out
+        and "ppo_args" not in out
+    )
     assert out.count(f"{TODO}`cfg.sft_model_path`: RLOOConfig has no `sft_model_path`") == todos
     assert run(out, select=SELECT)[0] == out
 
@@ -483,12 +585,12 @@ def test_parsed_path_fields_second_run_writes_no_second_dataclass():
 
 
 # -- dataset_num_proc: legacy 0.10-0.11 PPOConfig and v2 OnPolicyConfig had it, RLOOConfig/GRPOConfig do not ---
-NUM_PROC_FIELD = '''\
+NUM_PROC_FIELD = """\
     dataset_num_proc: int | None = dataclasses.field(
         default=None,
         metadata={"help": "Number of processes the script uses to prepare the dataset."},
     )
-'''
+"""
 
 
 @pytest.mark.parametrize(
@@ -504,7 +606,7 @@ NUM_PROC_FIELD = '''\
             dataset = build_dataset(ppo_config.query_dataset, ppo_config.dataset_num_proc)
             ppo_trainer = PPOTrainer(ppo_config, model, ref_model, tokenizer)
             """,
-            '''
+            """
             from transformers import HfArgumentParser
             from trl import RLOOConfig, PPOTrainer
             import dataclasses
@@ -518,14 +620,16 @@ NUM_PROC_FIELD = '''\
                     default="stanfordnlp/imdb",
                     metadata={"help": "Dataset name the script reads (legacy PPO only logged it)."},
                 )
-            ''' + NUM_PROC_FIELD.replace("\n", "\n            ") + '''
+            """
+            + NUM_PROC_FIELD.replace("\n", "\n            ")
+            + """
 
             parser = HfArgumentParser((ScriptArguments, RLOOConfig, PPOScriptArguments))
             parser.set_defaults(per_device_train_batch_size=128, seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False)
             args, ppo_config, ppo_args = parser.parse_args_into_dataclasses()
             dataset = build_dataset(ppo_args.query_dataset, ppo_args.dataset_num_proc)
             ppo_trainer = PPOTrainer(ppo_config, model, ref_model, tokenizer)
-            ''',
+            """,
             id="legacy-0.11-example-script",
         ),
         pytest.param(
@@ -537,7 +641,7 @@ NUM_PROC_FIELD = '''\
             dataset = dataset.map(tokenize, num_proc=training_args.dataset_num_proc)
             trainer = PPOTrainer(args=training_args, model=policy)
             """,
-            '''
+            """
             from trl import RLOOConfig, PPOTrainer, TrlParser
             import dataclasses
 
@@ -546,14 +650,16 @@ NUM_PROC_FIELD = '''\
             # TRL's PPO trainer did not use it, this script does: it is one of its own arguments now (same flags).
             @dataclasses.dataclass
             class PPOScriptArguments:
-            ''' + NUM_PROC_FIELD.replace("\n", "\n            ") + '''
+            """
+            + NUM_PROC_FIELD.replace("\n", "\n            ")
+            + """
 
             parser = TrlParser((ScriptArguments, RLOOConfig, ModelConfig, PPOScriptArguments))
             parser.set_defaults(max_grad_norm=0.0, learning_rate=5e-05, max_completion_length=53, temperature=0.7, num_iterations=4, beta=0.05)
             script_args, training_args, model_args, ppo_args = parser.parse_args_and_config()
             dataset = dataset.map(tokenize, num_proc=ppo_args.dataset_num_proc)
             trainer = PPOTrainer(args=training_args, model=policy)
-            ''',
+            """,
             id="v2-example-script",
         ),
     ],
@@ -566,31 +672,46 @@ def test_parsed_dataset_num_proc_moves_with_type_and_default(before, after):
 def test_parsed_dataset_num_proc_field_parses_from_the_command_line(tmp_path):
     """`int | None` with default None: HfArgumentParser reads `--dataset_num_proc 4` and its absence."""
     from transformers import HfArgumentParser
-    out, _ = run(dedent(
-        """
+
+    out, _ = run(
+        dedent(
+            """
         from transformers import HfArgumentParser
         from trl import PPOConfig, PPOTrainer
         parser = HfArgumentParser((PPOConfig,))
         (cfg,) = parser.parse_args_into_dataclasses()
         PPOTrainer(cfg, model, None, tokenizer, dataset=load(cfg.dataset_num_proc))
         """
-    ), select=SELECT)
+        ),
+        select=SELECT,
+    )
     written = tmp_path / "written.py"
-    written.write_text("import dataclasses\n" + out.split("\n\n\n")[1], encoding="utf-8")  # the class alone
+    written.write_text(
+        "import dataclasses\n" + out.split("\n\n\n")[1], encoding="utf-8"
+    )  # the class alone
     parser = HfArgumentParser((runpy.run_path(str(written))["PPOScriptArguments"],))
     assert parser.parse_args_into_dataclasses([])[0].dataset_num_proc is None
     assert parser.parse_args_into_dataclasses(["--dataset_num_proc", "4"])[0].dataset_num_proc == 4
 
 
 def test_parsed_dataset_num_proc_outside_the_shape_keeps_a_todo_that_says_what_to_do():
-    src = PARSED_HEAD + ("parser = HfArgumentParser((Args, PPOConfig))\n"
-                         "args, cfg, rest = parser.parse_args_into_dataclasses(return_remaining_strings=True)\n"
-                         "ds = ds.map(f, num_proc=cfg.dataset_num_proc)\n"
-                         "trainer = PPOTrainer(cfg, model, None, tokenizer)\n")
-    out = assert_fixes(src, src.replace("PPOConfig", "RLOOConfig").replace(
-        "\nargs, cfg", "\n" + LEGACY_DEFAULTS + "\nargs, cfg").replace(
-        "ds = ds.map", f"{TODO}`cfg.dataset_num_proc`: RLOOConfig has no `dataset_num_proc`: add it to your own "
-        "script-arguments dataclass (and to the command line you run)\nds = ds.map"), select=SELECT)
+    src = PARSED_HEAD + (
+        "parser = HfArgumentParser((Args, PPOConfig))\n"
+        "args, cfg, rest = parser.parse_args_into_dataclasses(return_remaining_strings=True)\n"
+        "ds = ds.map(f, num_proc=cfg.dataset_num_proc)\n"
+        "trainer = PPOTrainer(cfg, model, None, tokenizer)\n"
+    )
+    out = assert_fixes(
+        src,
+        src.replace("PPOConfig", "RLOOConfig")
+        .replace("\nargs, cfg", "\n" + LEGACY_DEFAULTS + "\nargs, cfg")
+        .replace(
+            "ds = ds.map",
+            f"{TODO}`cfg.dataset_num_proc`: RLOOConfig has no `dataset_num_proc`: add it to your own "
+            "script-arguments dataclass (and to the command line you run)\nds = ds.map",
+        ),
+        select=SELECT,
+    )
     assert [f.fix for f in out if "dataset_num_proc" in f.message] == [Fix.MANUAL]
 
 
@@ -613,27 +734,37 @@ model = load(args.model, trust_remote_code=args.trust_remote_code)
 REMOTE = '    trust_remote_code: bool = field(default=False, metadata={"help": "Enable `trust_remote_code`"})\n'
 
 
-LEGACY_DEFAULTS = ('parser.set_defaults(per_device_train_batch_size=128, seed=0, learning_rate=1.41e-05, beta=0.2, '
-                   'num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", '
-                   'bf16=False)')
+LEGACY_DEFAULTS = (
+    "parser.set_defaults(per_device_train_batch_size=128, seed=0, learning_rate=1.41e-05, beta=0.2, "
+    'num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", '
+    "bf16=False)"
+)
 
 
 def era_todo(var: str = "parser", cls: str = "RLOOConfig") -> str:
     """The TODO above a parser of a PPO config whose era nothing in the file tells."""
-    return (f"# TODO(trl-migrate TRL103): the parsed {cls} starts from TRL 1.13's defaults, which differ from PPO's, "
-            "and this file does not say which PPO era it was written for: set the defaults you trained with through "
-            f"`{var}.set_defaults(...)`\n")
+    return (
+        f"# TODO(trl-migrate TRL103): the parsed {cls} starts from TRL 1.13's defaults, which differ from PPO's, "
+        "and this file does not say which PPO era it was written for: set the defaults you trained with through "
+        f"`{var}.set_defaults(...)`\n"
+    )
 
 
 def flags_after(cls: str) -> str:
-    return FLAGS_TAIL.format(cfg=cls).replace("\nparser = ", "\n" + era_todo(cls=cls) + "parser = ", 1)
+    return FLAGS_TAIL.format(cfg=cls).replace(
+        "\nparser = ", "\n" + era_todo(cls=cls) + "parser = ", 1
+    )
 
 
 @pytest.mark.parametrize("target", ["rloo", "grpo"])
 @pytest.mark.parametrize(
     ("fields", "kept"),
     [
-        pytest.param('    model: str = "gpt2"\n' + REMOTE, '    model: str = "gpt2"\n', id="dropped-reads-follow"),
+        pytest.param(
+            '    model: str = "gpt2"\n' + REMOTE,
+            '    model: str = "gpt2"\n',
+            id="dropped-reads-follow",
+        ),
         pytest.param(REMOTE, "    pass\n", id="last-field-leaves-pass"),
         pytest.param("    trust_remote_code: bool = False\n", "    pass\n", id="plain-default"),
     ],
@@ -642,27 +773,48 @@ def test_a_script_flag_the_new_config_also_has_moves_to_the_config(fields, kept,
     cls = "RLOOConfig" if target == "rloo" else "GRPOConfig"
     before = FLAGS_HEAD.format(cfg="PPOConfig") + fields + FLAGS_TAIL.format(cfg="PPOConfig")
     after = (FLAGS_HEAD.format(cfg=cls) + kept + flags_after(cls)).replace(
-        "trust_remote_code=args.trust_remote_code", "trust_remote_code=ppo_config.trust_remote_code")
+        "trust_remote_code=args.trust_remote_code", "trust_remote_code=ppo_config.trust_remote_code"
+    )
     findings = assert_fixes(before, after, select=SELECT, target=target)
-    removed = [f for f in findings if f.message.startswith("`ScriptArguments.trust_remote_code` was removed")]
-    assert len(removed) == 1 and removed[0].line == before.splitlines().index(fields.splitlines()[-1]) + 1
-    assert f"{cls} has the same `--trust_remote_code` flag with the same default (False)" in removed[0].message
+    removed = [
+        f
+        for f in findings
+        if f.message.startswith("`ScriptArguments.trust_remote_code` was removed")
+    ]
+    assert (
+        len(removed) == 1
+        and removed[0].line == before.splitlines().index(fields.splitlines()[-1]) + 1
+    )
+    assert (
+        f"{cls} has the same `--trust_remote_code` flag with the same default (False)"
+        in removed[0].message
+    )
 
 
 @pytest.mark.parametrize(
     ("fields", "extra", "shown"),
     [
-        pytest.param("    trust_remote_code: bool = True\n", "", "default True", id="other-default"),
+        pytest.param(
+            "    trust_remote_code: bool = True\n", "", "default True", id="other-default"
+        ),
         pytest.param("    trust_remote_code: bool\n", "", "no literal default", id="required"),
-        pytest.param(REMOTE, "defaults = ScriptArguments()\n", "default False", id="class-used-elsewhere"),
-        pytest.param(REMOTE, "args.trust_remote_code = True\n", "default False", id="field-assigned"),
+        pytest.param(
+            REMOTE, "defaults = ScriptArguments()\n", "default False", id="class-used-elsewhere"
+        ),
+        pytest.param(
+            REMOTE, "args.trust_remote_code = True\n", "default False", id="field-assigned"
+        ),
     ],
 )
 def test_a_clashing_flag_that_cannot_move_keeps_a_todo(fields, extra, shown):
-    before = FLAGS_HEAD.format(cfg="PPOConfig") + fields + FLAGS_TAIL.format(cfg="PPOConfig") + extra
+    before = (
+        FLAGS_HEAD.format(cfg="PPOConfig") + fields + FLAGS_TAIL.format(cfg="PPOConfig") + extra
+    )
     out, findings = run(before, select=SELECT)
-    todo = (f"{TODO}RLOOConfig also has `--trust_remote_code` (default False) and HfArgumentParser rejects a flag "
-            f"defined twice: delete this field ({shown}) and read `trust_remote_code` from the config object instead")
+    todo = (
+        f"{TODO}RLOOConfig also has `--trust_remote_code` (default False) and HfArgumentParser rejects a flag "
+        f"defined twice: delete this field ({shown}) and read `trust_remote_code` from the config object instead"
+    )
     assert f"    {todo}\n{fields}" in out
     assert "trust_remote_code=args.trust_remote_code" in out
     assert run(out, select=SELECT)[0] == out
@@ -703,8 +855,15 @@ def test_reads_through_a_function_parameter_follow_the_move():
     assert "    tok = load(ppo_args.model_name)\n    return tok, config.seed\n" in out
     assert "(ppo_config, ppo_args) = parser.parse_args_into_dataclasses()\n" in out
     assert "ds = build_dataset(ppo_config, ppo_args.query_dataset)\n" in out
-    assert "class PPOScriptArguments:\n    model_name: str = dataclasses.field(\n        default=\"gpt2\"," in out
-    moved = [f.message for f in findings if f.message.startswith("`config.model_name` is `ppo_args.model_name` now")]
+    assert (
+        'class PPOScriptArguments:\n    model_name: str = dataclasses.field(\n        default="gpt2",'
+        in out
+    )
+    moved = [
+        f.message
+        for f in findings
+        if f.message.startswith("`config.model_name` is `ppo_args.model_name` now")
+    ]
     assert len(moved) == 1 and not [f for f in findings if f.fix is Fix.MANUAL]
     assert run(out, select=SELECT)[0] == out
 
@@ -712,8 +871,14 @@ def test_reads_through_a_function_parameter_follow_the_move():
 @pytest.mark.parametrize(
     ("edit", "why"),
     [
-        pytest.param(("ds = build", "other = build_dataset(defaults, 'x')\nds = build"), "called-with-another-object"),
-        pytest.param(("    tok = load", "    config.model_name = 'x'\n    tok = load"), "field-written-in-the-function"),
+        pytest.param(
+            ("ds = build", "other = build_dataset(defaults, 'x')\nds = build"),
+            "called-with-another-object",
+        ),
+        pytest.param(
+            ("    tok = load", "    config.model_name = 'x'\n    tok = load"),
+            "field-written-in-the-function",
+        ),
         pytest.param(("ds = build", "f = build_dataset\nds = build"), "function-used-otherwise"),
     ],
 )
@@ -723,13 +888,21 @@ def test_reads_through_a_function_that_is_not_only_handed_the_config_stay(edit, 
 
 
 def test_a_config_inside_a_function_does_not_reach_other_functions_through_a_global():
-    src = THROUGH.replace("parser = Hf", "def main():\n    parser = Hf").replace(
-        "(ppo_config,) =", "    (ppo_config,) =").replace("ds = build", "    ds = build")
+    src = (
+        THROUGH.replace("parser = Hf", "def main():\n    parser = Hf")
+        .replace("(ppo_config,) =", "    (ppo_config,) =")
+        .replace("ds = build", "    ds = build")
+    )
     out, _ = run(src, select=SELECT)
-    assert f"    {TODO}`config.model_name`: `config` is handed the parsed PPO config, and RLOOConfig has no " \
-        "`model_name`: add it to your own script-arguments dataclass and read it from there\n" \
+    assert (
+        f"    {TODO}`config.model_name`: `config` is handed the parsed PPO config, and RLOOConfig has no "
+        "`model_name`: add it to your own script-arguments dataclass and read it from there\n"
         "    tok = load(config.model_name)\n" in out
-    assert "PPOScriptArguments" not in out and f"{TODO}`ppo_config.query_dataset`: RLOOConfig has no" in out
+    )
+    assert (
+        "PPOScriptArguments" not in out
+        and f"{TODO}`ppo_config.query_dataset`: RLOOConfig has no" in out
+    )
     assert run(out, select=SELECT)[0] == out
 
 
@@ -751,7 +924,8 @@ def test_model_config_torch_dtype_and_trust_remote_code_follow_1_13(target):
     cls = "RLOOConfig" if target == "rloo" else "GRPOConfig"
     before = MODEL_ARGS.format(cfg="PPOConfig", dtype="torch_dtype", owner="model_args")
     after = MODEL_ARGS.format(cfg=cls, dtype="dtype", owner="training_args").replace(
-        "\nparser = ", "\n" + era_todo(cls=cls) + "parser = ", 1)
+        "\nparser = ", "\n" + era_todo(cls=cls) + "parser = ", 1
+    )
     findings = assert_fixes(before, after, select=SELECT, target=target)
     moved = sorted(f.message for f in findings if f.message.startswith("ModelConfig's"))
     assert moved == [
@@ -764,14 +938,23 @@ def test_model_config_torch_dtype_and_trust_remote_code_follow_1_13(target):
 @pytest.mark.parametrize(
     "src",
     [
-        pytest.param("from trl import ModelConfig\nm = ModelConfig()\nx = m.torch_dtype\n", id="no-ppo-parser"),
-        pytest.param(MODEL_ARGS.format(cfg="PPOConfig", dtype="torch_dtype", owner="model_args").replace(
-            "dtype = getattr", "model_args = other()\ndtype = getattr"), id="name-rebound"),
+        pytest.param(
+            "from trl import ModelConfig\nm = ModelConfig()\nx = m.torch_dtype\n",
+            id="no-ppo-parser",
+        ),
+        pytest.param(
+            MODEL_ARGS.format(cfg="PPOConfig", dtype="torch_dtype", owner="model_args").replace(
+                "dtype = getattr", "model_args = other()\ndtype = getattr"
+            ),
+            id="name-rebound",
+        ),
     ],
 )
 def test_model_config_reads_left_alone(src):
     out, findings = run(src, select=SELECT)
-    assert "torch_dtype" in out and not [f for f in findings if f.message.startswith("ModelConfig's")]
+    assert "torch_dtype" in out and not [
+        f for f in findings if f.message.startswith("ModelConfig's")
+    ]
 
 
 # -- reads of a dropped field the config was given as a variable: `model_name=script_args.model_name` ----
@@ -791,8 +974,14 @@ def build(config):
 def test_a_dropped_field_given_as_a_variable_is_read_from_that_variable():
     out, findings = run(GIVEN, select=SELECT)
     assert "tok = load(script_args.model_name)\n" in out
-    assert "    return load(script_args.model_name)\n" in out  # the function sees the same module global
-    used = [f for f in findings if "`script_args.model_name`, which the config was given, is read instead" in f.message]
+    assert (
+        "    return load(script_args.model_name)\n" in out
+    )  # the function sees the same module global
+    used = [
+        f
+        for f in findings
+        if "`script_args.model_name`, which the config was given, is read instead" in f.message
+    ]
     assert len(used) == 2 and not [f for f in findings if f.fix is Fix.MANUAL]
     assert run(out, select=SELECT)[0] == out
 
@@ -801,9 +990,11 @@ def test_a_dropped_field_given_as_a_variable_the_reader_cannot_see_gets_a_todo()
     src = GIVEN.replace("def build(config):\n", "def build(config, script_args=None):\n")
     out, _ = run(src, select=SELECT)
     assert "tok = load(script_args.model_name)\n" in out
-    assert (f"    {TODO}`config.model_name`: `model_name` is not a field of the new config; it was "
-            "`script_args.model_name` where the config was built: read that, or keep the value in a variable of "
-            "your own\n    return load(config.model_name)\n") in out
+    assert (
+        f"    {TODO}`config.model_name`: `model_name` is not a field of the new config; it was "
+        "`script_args.model_name` where the config was built: read that, or keep the value in a variable of "
+        "your own\n    return load(config.model_name)\n"
+    ) in out
     assert run(out, select=SELECT)[0] == out
 
 
@@ -811,7 +1002,9 @@ def test_a_dropped_field_given_as_a_variable_the_reader_cannot_see_gets_a_todo()
 @pytest.mark.parametrize(
     ("use", "after"),
     [
-        pytest.param("print(config.ppo_epochs)\n", "print(config.num_iterations)\n", id="renamed-field-read"),
+        pytest.param(
+            "print(config.ppo_epochs)\n", "print(config.num_iterations)\n", id="renamed-field-read"
+        ),
         pytest.param(
             'config.accelerator_kwargs["mixed_precision"] = "bf16"\n',
             f"{TODO}`config.accelerator_kwargs`: RLOOConfig has no `accelerator_kwargs` (a legacy PPO (TRL <= 0.11) "
@@ -819,7 +1012,9 @@ def test_a_dropped_field_given_as_a_variable_the_reader_cannot_see_gets_a_todo()
             'config.accelerator_kwargs["mixed_precision"] = "bf16"\n',
             id="dropped-field-written",
         ),
-        pytest.param("print(config.output_dir)\n", "print(config.output_dir)\n", id="a-field-both-have"),
+        pytest.param(
+            "print(config.output_dir)\n", "print(config.output_dir)\n", id="a-field-both-have"
+        ),
     ],
 )
 def test_fields_the_call_did_not_set(use, after):
@@ -830,10 +1025,16 @@ def test_fields_the_call_did_not_set(use, after):
 
 
 def test_legacy_runs_keep_fp32_and_no_gradient_clipping():
-    out, findings = run("from trl import PPOConfig\nc = PPOConfig(batch_size=8, mini_batch_size=8)\n", select=SELECT)
-    assert "max_grad_norm=0.0" in out and "bf16=False" in out and 'lr_scheduler_type="constant"' in out
-    clipped, _ = run("from trl import PPOConfig\nc = PPOConfig(batch_size=8, mini_batch_size=8, max_grad_norm=0.5)\n",
-                     select=SELECT)
+    out, findings = run(
+        "from trl import PPOConfig\nc = PPOConfig(batch_size=8, mini_batch_size=8)\n", select=SELECT
+    )
+    assert (
+        "max_grad_norm=0.0" in out and "bf16=False" in out and 'lr_scheduler_type="constant"' in out
+    )
+    clipped, _ = run(
+        "from trl import PPOConfig\nc = PPOConfig(batch_size=8, mini_batch_size=8, max_grad_norm=0.5)\n",
+        select=SELECT,
+    )
     assert "max_grad_norm=0.5" in clipped and "max_grad_norm=0.0" not in clipped
 
 
@@ -842,13 +1043,18 @@ def test_v2_max_grad_norm_had_no_effect_and_stays_off(value):
     src = f"from trl import PPOConfig\nc = PPOConfig(output_dir='o', num_ppo_epochs=1, max_grad_norm={value})\n"
     out, findings = run(src, select=SELECT)
     assert "max_grad_norm=0.0" in out and f"max_grad_norm={value}" not in out
-    assert any(f.message.startswith(f"`max_grad_norm={value}` had no effect") and f.severity is Severity.WARNING
-               for f in findings)
+    assert any(
+        f.message.startswith(f"`max_grad_norm={value}` had no effect")
+        and f.severity is Severity.WARNING
+        for f in findings
+    )
     assert run(out, select=SELECT)[0] == out
 
 
 def test_a_default_that_changed_within_the_era_is_named_with_its_releases():
-    _, findings = run("from trl import PPOConfig\nc = PPOConfig(batch_size=8, mini_batch_size=8)\n", select=SELECT)
+    _, findings = run(
+        "from trl import PPOConfig\nc = PPOConfig(batch_size=8, mini_batch_size=8)\n", select=SELECT
+    )
     messages = [f.message for f in findings if "changed between releases" in f.message]
     assert messages == [
         "`learning_rate` is not set and its legacy PPO (TRL <= 0.11) default changed between releases: the rewrite "
@@ -859,8 +1065,11 @@ def test_a_default_that_changed_within_the_era_is_named_with_its_releases():
 
 def test_completions_per_prompt_are_always_reported():
     for target, n in (("rloo", 2), ("grpo", 8)):
-        _, findings = run("from trl import PPOConfig\nc = PPOConfig(output_dir='o', num_ppo_epochs=1)\n",
-                          select=SELECT, target=target)
+        _, findings = run(
+            "from trl import PPOConfig\nc = PPOConfig(output_dir='o', num_ppo_epochs=1)\n",
+            select=SELECT,
+            target=target,
+        )
         assert any(f"num_generations={n} per prompt" in f.message for f in findings)
 
 
@@ -879,9 +1088,11 @@ parser = HfArgumentParser((PPOConfig,))
 
 def test_usage_docstring_flags_that_changed_get_one_todo():
     out, findings = run(USAGE, select=SELECT)
-    todo = (f"{TODO}the usage in this docstring passes PPO flags: `--num_ppo_epochs` is `--num_iterations`, "
-            "`--response_length` is `--max_completion_length`; `--total_episodes` has no RLOOConfig flag (the "
-            "config's findings say what replaces each)\n")
+    todo = (
+        f"{TODO}the usage in this docstring passes PPO flags: `--num_ppo_epochs` is `--num_iterations`, "
+        "`--response_length` is `--max_completion_length`; `--total_episodes` has no RLOOConfig flag (the "
+        "config's findings say what replaces each)\n"
+    )
     assert out.startswith(todo + '"""Usage:')
     assert [f.severity for f in findings if "docstring" in f.message] == [Severity.WARNING]
     assert run(out, select=SELECT)[0] == out
@@ -890,10 +1101,17 @@ def test_usage_docstring_flags_that_changed_get_one_todo():
 @pytest.mark.parametrize(
     "src",
     [
-        pytest.param(USAGE.replace("--num_ppo_epochs 2 --response_length 53 --total_episodes 10000 ", ""),
-                     id="only-flags-both-have"),
-        pytest.param(USAGE.replace("parser = HfArgumentParser((PPOConfig,))\n(config,) = parser.parse_args_into_dataclasses()\n",
-                                   "config = PPOConfig(output_dir='o', num_ppo_epochs=2)\n"), id="no-parser"),
+        pytest.param(
+            USAGE.replace("--num_ppo_epochs 2 --response_length 53 --total_episodes 10000 ", ""),
+            id="only-flags-both-have",
+        ),
+        pytest.param(
+            USAGE.replace(
+                "parser = HfArgumentParser((PPOConfig,))\n(config,) = parser.parse_args_into_dataclasses()\n",
+                "config = PPOConfig(output_dir='o', num_ppo_epochs=2)\n",
+            ),
+            id="no-parser",
+        ),
     ],
 )
 def test_usage_docstring_without_changed_flags_or_parser_is_left_alone(src):

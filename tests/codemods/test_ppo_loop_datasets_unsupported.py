@@ -15,8 +15,16 @@ PPO = ("TRL103", "TRL104", "TRL105", "TRL106")
     [
         pytest.param("ds = ds.map(tokenize)\n", ("TRL105",), id="datasets-no-trainer"),
         pytest.param("for b in loader:\n    opt.step()\n", ("TRL106",), id="loop-optimizer-step"),
-        pytest.param("from trl import RLOOTrainer\nclass T(RLOOTrainer):\n    pass\n", ("TRL107",), id="subclass-of-1-13-class"),
-        pytest.param("from unittest import mock\nmock.patch('trl.RLOOTrainer.train')\n", ("TRL107",), id="patch-of-existing-path"),
+        pytest.param(
+            "from trl import RLOOTrainer\nclass T(RLOOTrainer):\n    pass\n",
+            ("TRL107",),
+            id="subclass-of-1-13-class",
+        ),
+        pytest.param(
+            "from unittest import mock\nmock.patch('trl.RLOOTrainer.train')\n",
+            ("TRL107",),
+            id="patch-of-existing-path",
+        ),
     ],
 )
 def test_noop(src, select):
@@ -43,7 +51,9 @@ def test_legacy_query_column_becomes_prompt():
 def test_unrecognised_dataset_gets_a_todo_where_it_is_built():
     before = "from trl import PPOTrainer\nds = load_tokenized()\nt = PPOTrainer(args=a, processing_class=tok, model=m, reward_model=r, value_model=v, train_dataset=ds)\n"
     out, findings = run(before, select=("TRL105",))
-    assert out.splitlines()[1].startswith('# TODO(trl-migrate TRL105): RLOOTrainer reads a "prompt" column')
+    assert out.splitlines()[1].startswith(
+        '# TODO(trl-migrate TRL105): RLOOTrainer reads a "prompt" column'
+    )
     assert [f.fix for f in findings] == [Fix.MANUAL]
     assert run(out, select=("TRL105",))[0] == out
 
@@ -66,7 +76,9 @@ for batch in tqdm(trainer.dataloader):
 @pytest.mark.parametrize("target", ["rloo", "grpo"])
 def test_recognised_loop_becomes_reward_function_and_train(target):
     cls = target.upper()
-    ng = " num_generations=2," if target == "grpo" else ""  # the generation batch (4) must divide by it
+    ng = (
+        " num_generations=2," if target == "grpo" else ""
+    )  # the generation batch (4) must divide by it
     after = dedent(
         f"""
         from trl import {cls}Config, {cls}Trainer
@@ -90,18 +102,32 @@ def test_recognised_loop_becomes_reward_function_and_train(target):
 def assert_trainer_todo(out: str) -> None:
     """A loop left as it is also marks the trainer call above it, which 1.13 rejects without a reward."""
     lines = out.splitlines()
-    need = [i for i, line in enumerate(lines) if "needs `reward_funcs`: the rewards came from the PPO loop below" in line]
+    need = [
+        i
+        for i, line in enumerate(lines)
+        if "needs `reward_funcs`: the rewards came from the PPO loop below" in line
+    ]
     assert len(need) == 1, need
-    assert lines[need[0]].startswith("# TODO(trl-migrate TRL106): ") and " = RLOOTrainer(" in lines[need[0] + 1]
+    assert (
+        lines[need[0]].startswith("# TODO(trl-migrate TRL106): ")
+        and " = RLOOTrainer(" in lines[need[0] + 1]
+    )
 
 
 def test_unrecognised_loop_stays_with_one_todo_and_a_skeleton():
     src = dedent(SENTIMENT).replace("return_prompt=False", "return_prompt=True")
     out, findings = run(src, select=PPO)
-    todos = [line for line in out.splitlines() if line.startswith("# TODO(trl-migrate TRL106): TRL 1.13 has no PPO")]
+    todos = [
+        line
+        for line in out.splitlines()
+        if line.startswith("# TODO(trl-migrate TRL106): TRL 1.13 has no PPO")
+    ]
     assert len(todos) == 1 and "returns the prompt too" in todos[0]
     assert_trainer_todo(out)
-    assert "def reward_fn(prompts, completions, **kwargs)" in todos[0] and "trainer.train()" in todos[0]
+    assert (
+        "def reward_fn(prompts, completions, **kwargs)" in todos[0]
+        and "trainer.train()" in todos[0]
+    )
     assert "for batch in tqdm(trainer.dataloader):" in out
     assert run(out, select=PPO)[0] == out
 
@@ -121,7 +147,9 @@ def test_unsupported_shapes_get_todos():
     )
     out, findings = run(src, select=("TRL107",))
     assert sum(f.code == "TRL107" and f.fix is Fix.MANUAL for f in findings) == 3
-    assert "trl.trainer.ppo_trainer.PPOTrainer.loss = my_loss" in run(src)[0]  # no rule renames a monkeypatch
+    assert (
+        "trl.trainer.ppo_trainer.PPOTrainer.loss = my_loss" in run(src)[0]
+    )  # no rule renames a monkeypatch
     assert run(out, select=("TRL107",))[0] == out
 
 
@@ -204,32 +232,71 @@ def test_fixed_prompt_loop_with_generate_in_a_function():
             trainer.train()
         """
     )
-    assert_fixes(before, after, select=PPO)  # respond_to_batch is not used here: TRL106 leaves its import alone
+    assert_fixes(
+        before, after, select=PPO
+    )  # respond_to_batch is not used here: TRL106 leaves its import alone
 
 
 @pytest.mark.parametrize(
     ("change", "why"),
     [
-        pytest.param(("reward = [torch.tensor(1.0)]", "reward = [score(response_tensor)]"),
-                     "`reward = [score(response_tensor)]` reads the query, the response", id="reward-reads-response"),
-        pytest.param(("reward = [torch.tensor(1.0)]", "reward = [torch.tensor(_)]"), "reads the query, the response",
-                     id="reward-reads-counter"),
-        pytest.param(("    train_stats = trainer.step([query_tensor[0]], [response_tensor[0]], reward)\n",
-                      "    train_stats = trainer.step([query_tensor[0]], [response_tensor[0]], reward)\nelse:\n    pass\n"),
-                     "it has an else block", id="loop-else"),
-        pytest.param(('tokenizer.encode("This morning I went to the ", return_tensors="pt")', "tokenizer.encode(prompt())"),
-                     "is not `tokenizer.encode(<text>, return_tensors=\"pt\")`", id="query-not-literal-encode"),
-        pytest.param(("query_tensor = tokenizer", "query_tensor = 1\nquery_tensor = tokenizer"), "is not assigned once",
-                     id="query-assigned-twice"),
-        pytest.param(("respond_to_batch(model, query_tensor)", "respond_to_batch(ref_model, query_tensor)"),
-                     "does not sample from the trainer's model", id="respond-with-other-model"),
-        pytest.param(("    reward = [torch.tensor(1.0)]\n", ""), "`reward` is not computed inside the loop", id="reward-outside"),
-        pytest.param(("range(10)", "range(len(xs))"), "iterates over neither", id="range-of-a-call"),
-        pytest.param(("trainer = PPOTrainer(config, model, None, tokenizer)\n",
-                      "if True:\n    trainer = PPOTrainer(config, model, None, tokenizer)\n"),
-                     "`trainer` is not built in the same block", id="trainer-in-another-block"),
-        pytest.param(("for _ in range(10)", "n = 3\nfor _ in range(n)"), "`n` is set after `trainer` is built",
-                     id="count-set-after-the-trainer"),
+        pytest.param(
+            ("reward = [torch.tensor(1.0)]", "reward = [score(response_tensor)]"),
+            "`reward = [score(response_tensor)]` reads the query, the response",
+            id="reward-reads-response",
+        ),
+        pytest.param(
+            ("reward = [torch.tensor(1.0)]", "reward = [torch.tensor(_)]"),
+            "reads the query, the response",
+            id="reward-reads-counter",
+        ),
+        pytest.param(
+            (
+                "    train_stats = trainer.step([query_tensor[0]], [response_tensor[0]], reward)\n",
+                "    train_stats = trainer.step([query_tensor[0]], [response_tensor[0]], reward)\nelse:\n    pass\n",
+            ),
+            "it has an else block",
+            id="loop-else",
+        ),
+        pytest.param(
+            (
+                'tokenizer.encode("This morning I went to the ", return_tensors="pt")',
+                "tokenizer.encode(prompt())",
+            ),
+            'is not `tokenizer.encode(<text>, return_tensors="pt")`',
+            id="query-not-literal-encode",
+        ),
+        pytest.param(
+            ("query_tensor = tokenizer", "query_tensor = 1\nquery_tensor = tokenizer"),
+            "is not assigned once",
+            id="query-assigned-twice",
+        ),
+        pytest.param(
+            ("respond_to_batch(model, query_tensor)", "respond_to_batch(ref_model, query_tensor)"),
+            "does not sample from the trainer's model",
+            id="respond-with-other-model",
+        ),
+        pytest.param(
+            ("    reward = [torch.tensor(1.0)]\n", ""),
+            "`reward` is not computed inside the loop",
+            id="reward-outside",
+        ),
+        pytest.param(
+            ("range(10)", "range(len(xs))"), "iterates over neither", id="range-of-a-call"
+        ),
+        pytest.param(
+            (
+                "trainer = PPOTrainer(config, model, None, tokenizer)\n",
+                "if True:\n    trainer = PPOTrainer(config, model, None, tokenizer)\n",
+            ),
+            "`trainer` is not built in the same block",
+            id="trainer-in-another-block",
+        ),
+        pytest.param(
+            ("for _ in range(10)", "n = 3\nfor _ in range(n)"),
+            "`n` is set after `trainer` is built",
+            id="count-set-after-the-trainer",
+        ),
         pytest.param(("range(10)", "range(n)"), "", id="count-name-unbound-here-control"),
     ],
 )
@@ -238,9 +305,15 @@ def test_fixed_prompt_loop_not_recognised_keeps_its_todo(change, why):
     out, findings = run(src)
     assert run(out)[0] == out
     if not why:  # controls: these shapes are rewritten
-        assert "trainer.train()" in out and not [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
+        assert "trainer.train()" in out and not [
+            f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"
+        ]
         return
-    todos = [line for line in out.splitlines() if line.startswith("# TODO(trl-migrate TRL106): TRL 1.13 has no PPO")]
+    todos = [
+        line
+        for line in out.splitlines()
+        if line.startswith("# TODO(trl-migrate TRL106): TRL 1.13 has no PPO")
+    ]
     assert len(todos) == 1 and why in todos[0], todos
     assert "for _ in range(" in out and "from trl.core import respond_to_batch" in out
     if "not built in the same block" not in why:
@@ -290,55 +363,97 @@ def test_reference_responses_that_only_feed_logging_are_dropped():
     [warning] = [f for f in findings if f.severity.name == "WARNING"]
     assert warning.message == (
         "`generate_ref_response=True`: TRL 1.13 does not generate reference-model responses (the reference model "
-        "enters only through the KL term, `beta`); dropped what only logged them: `ref_r`, `batch[\"ref_response\"]`, "
-        "`ref_scores`, `batch[\"ref_rewards\"]`")
+        'enters only through the KL term, `beta`); dropped what only logged them: `ref_r`, `batch["ref_response"]`, '
+        '`ref_scores`, `batch["ref_rewards"]`'
+    )
     assert not [f for f in findings if f.fix is Fix.MANUAL]
 
 
 def test_parsed_config_gets_generation_defaults_and_a_flag_still_wins():
-    before = dedent(REF).replace("config = RLOOConfig(beta=0.1)\n", "parser = HfArgumentParser((Args, RLOOConfig))\n"
-                                 "args, config = parser.parse_args_into_dataclasses()\n")
-    after = dedent(REF_AFTER).replace("config = RLOOConfig(beta=0.1, max_completion_length=8, num_train_epochs=1)\n", (
+    before = dedent(REF).replace(
+        "config = RLOOConfig(beta=0.1)\n",
         "parser = HfArgumentParser((Args, RLOOConfig))\n"
-        "parser.set_defaults(max_completion_length=8, num_train_epochs=1)\n"
-        "args, config = parser.parse_args_into_dataclasses()\n"))
+        "args, config = parser.parse_args_into_dataclasses()\n",
+    )
+    after = dedent(REF_AFTER).replace(
+        "config = RLOOConfig(beta=0.1, max_completion_length=8, num_train_epochs=1)\n",
+        (
+            "parser = HfArgumentParser((Args, RLOOConfig))\n"
+            "parser.set_defaults(max_completion_length=8, num_train_epochs=1)\n"
+            "args, config = parser.parse_args_into_dataclasses()\n"
+        ),
+    )
     assert_fixes(before, after, select=("TRL106",))
 
 
 @pytest.mark.parametrize(
     ("change", "why"),
     [
-        pytest.param(("    batch[\"ref_rewards\"] = ref_scores\n", "    rewards = [a - b for a, b in zip(rewards, ref_scores)]\n"),
-                     "the step's rewards `rewards` are computed from the reference responses (`generate_ref_response=True`), "
-                     "which TRL 1.13 does not generate; the reference model enters only through the KL term (`beta`)",
-                     id="ref-rewards-in-the-reward"),
-        pytest.param(("    batch[\"ref_rewards\"] = ref_scores\n", "    print(batch[\"ref_response\"])\n"),
-                     "`print(batch[\"ref_response\"])` uses `batch[\"ref_response\"]`, computed from the reference responses "
-                     "(`generate_ref_response=True`), which TRL 1.13 does not generate, for more than logging it in the batch",
-                     id="ref-response-printed"),
-        pytest.param(("    batch[\"ref_rewards\"] = ref_scores\n", "    history[\"ref\"] = ref_scores\n"),
-                     "`history[\"ref\"] = ref_scores` uses `ref_scores`, computed from the reference responses",
-                     id="ref-rewards-stored-elsewhere"),
-        pytest.param(("r, ref_r = trainer", "r, ref_r, extra = trainer"),
-                     "unpacks `.generate(...)` into 3 targets; it returns the responses, or (responses, reference "
-                     "responses) with generate_ref_response=True", id="three-target-unpack"),
-        pytest.param(("generate_ref_response=True", "generate_ref_response=False"),
-                     "`generate_ref_response=False` does not match the result's assignment to (responses, reference responses)",
-                     id="ref-flag-false-with-two-targets"),
-        pytest.param(("trainer.step(q, r, rewards)", "trainer.step(q, ref_r, rewards)"),
-                     "`.generate(...)` gives `r`, not the responses `ref_r` that `.step(...)` takes", id="step-on-ref"),
-        pytest.param(("    batch[\"response\"] =", "    r = trainer.generate(q, return_prompt=False)\n    batch[\"response\"] ="),
-                     "it calls `.generate(...)` more than once", id="generate-twice"),
-        pytest.param(("    stats = trainer", "    keep = ref_scores\n    stats = trainer"),
-                     "", id="ref-copied-to-a-name-control"),
-        pytest.param(("    stats = trainer", "    seen.append(ref_scores)\n    stats = trainer"),
-                     "`seen.append(ref_scores)` uses `ref_scores`", id="ref-appended"),
-        pytest.param(("    # score the answers\n", "    # score the answers\n    print(ref_scores)\n"),
-                     "`print(ref_scores)` reads `ref_scores`, computed from the reference responses (`generate_ref_response=True`), "
-                     "which TRL 1.13 does not generate, in the loop before it is computed", id="ref-read-before-computed"),
-        pytest.param(("    rewards = [score(p + c)", "    rewards = [score(q) + score(p + c)"),
-                     "reads `q`; a reward function sees only the prompts (`batch[\"query\"]`) and the completions",
-                     id="reward-reads-query-tensors"),
+        pytest.param(
+            (
+                '    batch["ref_rewards"] = ref_scores\n',
+                "    rewards = [a - b for a, b in zip(rewards, ref_scores)]\n",
+            ),
+            "the step's rewards `rewards` are computed from the reference responses (`generate_ref_response=True`), "
+            "which TRL 1.13 does not generate; the reference model enters only through the KL term (`beta`)",
+            id="ref-rewards-in-the-reward",
+        ),
+        pytest.param(
+            ('    batch["ref_rewards"] = ref_scores\n', '    print(batch["ref_response"])\n'),
+            '`print(batch["ref_response"])` uses `batch["ref_response"]`, computed from the reference responses '
+            "(`generate_ref_response=True`), which TRL 1.13 does not generate, for more than logging it in the batch",
+            id="ref-response-printed",
+        ),
+        pytest.param(
+            ('    batch["ref_rewards"] = ref_scores\n', '    history["ref"] = ref_scores\n'),
+            '`history["ref"] = ref_scores` uses `ref_scores`, computed from the reference responses',
+            id="ref-rewards-stored-elsewhere",
+        ),
+        pytest.param(
+            ("r, ref_r = trainer", "r, ref_r, extra = trainer"),
+            "unpacks `.generate(...)` into 3 targets; it returns the responses, or (responses, reference "
+            "responses) with generate_ref_response=True",
+            id="three-target-unpack",
+        ),
+        pytest.param(
+            ("generate_ref_response=True", "generate_ref_response=False"),
+            "`generate_ref_response=False` does not match the result's assignment to (responses, reference responses)",
+            id="ref-flag-false-with-two-targets",
+        ),
+        pytest.param(
+            ("trainer.step(q, r, rewards)", "trainer.step(q, ref_r, rewards)"),
+            "`.generate(...)` gives `r`, not the responses `ref_r` that `.step(...)` takes",
+            id="step-on-ref",
+        ),
+        pytest.param(
+            (
+                '    batch["response"] =',
+                '    r = trainer.generate(q, return_prompt=False)\n    batch["response"] =',
+            ),
+            "it calls `.generate(...)` more than once",
+            id="generate-twice",
+        ),
+        pytest.param(
+            ("    stats = trainer", "    keep = ref_scores\n    stats = trainer"),
+            "",
+            id="ref-copied-to-a-name-control",
+        ),
+        pytest.param(
+            ("    stats = trainer", "    seen.append(ref_scores)\n    stats = trainer"),
+            "`seen.append(ref_scores)` uses `ref_scores`",
+            id="ref-appended",
+        ),
+        pytest.param(
+            ("    # score the answers\n", "    # score the answers\n    print(ref_scores)\n"),
+            "`print(ref_scores)` reads `ref_scores`, computed from the reference responses (`generate_ref_response=True`), "
+            "which TRL 1.13 does not generate, in the loop before it is computed",
+            id="ref-read-before-computed",
+        ),
+        pytest.param(
+            ("    rewards = [score(p + c)", "    rewards = [score(q) + score(p + c)"),
+            'reads `q`; a reward function sees only the prompts (`batch["query"]`) and the completions',
+            id="reward-reads-query-tensors",
+        ),
     ],
 )
 def test_reference_responses_used_beyond_logging_keep_the_todo(change, why):
@@ -349,18 +464,26 @@ def test_reference_responses_used_beyond_logging_keep_the_todo(change, why):
     if not why:
         assert "trainer.train()" in out and "ref_scores" not in out
         return
-    todos = [line for line in out.splitlines() if line.startswith("# TODO(trl-migrate TRL106): TRL 1.13 has no PPO")]
+    todos = [
+        line
+        for line in out.splitlines()
+        if line.startswith("# TODO(trl-migrate TRL106): TRL 1.13 has no PPO")
+    ]
     assert len(todos) == 1 and why in todos[0], todos
     assert "for batch in tqdm(trainer.dataloader):" in out
-    assert [f.fix for f in findings] == [Fix.MANUAL] * 2  # the loop's and the trainer's: nothing of the rewrite
+    assert [f.fix for f in findings] == [
+        Fix.MANUAL
+    ] * 2  # the loop's and the trainer's: nothing of the rewrite
     assert_trainer_todo(out)
 
 
 def test_reference_value_used_after_the_loop_keeps_the_todo():
     src = dedent(REF) + "print(ref_scores)\n"
     out, _ = run(src, select=("TRL106",))
-    assert "`ref_scores`, computed from the reference responses (`generate_ref_response=True`), which TRL 1.13 does " \
+    assert (
+        "`ref_scores`, computed from the reference responses (`generate_ref_response=True`), which TRL 1.13 does "
         "not generate, is used outside the loop" in out
+    )
 
 
 @pytest.mark.parametrize("version", ["0.9.6", "0.11.4"])
@@ -372,18 +495,31 @@ def test_trl_example_script_loop_is_rewritten(version, target, tmp_path):
 
     from tests.reliability.test_corpus_slice import unpack
 
-    src = (unpack(version, tmp_path, ("trl/commands/scripts/ppo.py",)) / "trl/commands/scripts/ppo.py").read_text()
+    src = (
+        unpack(version, tmp_path, ("trl/commands/scripts/ppo.py",)) / "trl/commands/scripts/ppo.py"
+    ).read_text()
     loop = next(n for n in ast.parse(src).body if isinstance(n, ast.For))
-    loop_comments = [line.strip() for line in src.splitlines()[loop.lineno - 1:loop.end_lineno] if line.strip().startswith("#")]
+    loop_comments = [
+        line.strip()
+        for line in src.splitlines()[loop.lineno - 1 : loop.end_lineno]
+        if line.strip().startswith("#")
+    ]
     out, findings = run(src, target=target)
     assert not [f for f in findings if f.code == "TRL106" and f.fix is Fix.MANUAL]
     assert [f.severity.name for f in findings if f.code == "TRL106"] == ["WARNING", "ERROR"]
     tree = ast.parse(out)
-    assert not [n for n in ast.walk(tree) if isinstance(n, ast.For) and "dataloader" in ast.unparse(n.iter)]
+    assert not [
+        n for n in ast.walk(tree) if isinstance(n, ast.For) and "dataloader" in ast.unparse(n.iter)
+    ]
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    assert not {n for n in names if n.startswith("ref_") and n != "ref_model"}  # the reference chain is gone
+    assert not {
+        n for n in names if n.startswith("ref_") and n != "ref_model"
+    }  # the reference chain is gone
     fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "reward_fn")
     assert "batch" not in {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
-    assert "parser.set_defaults(top_k=0, top_p=1.0, max_completion_length=32, num_train_epochs=1)" in out
+    assert (
+        "parser.set_defaults(top_k=0, top_p=1.0, max_completion_length=32, num_train_epochs=1)"
+        in out
+    )
     assert all(c in out for c in loop_comments), "a comment of the loop was lost"
     assert run(out, target=target)[0] == out

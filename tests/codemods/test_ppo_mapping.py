@@ -20,15 +20,31 @@ def _trl():
 
 
 def _classes(trl, target):
-    return (trl.RLOOConfig, trl.RLOOTrainer) if target == "rloo" else (trl.GRPOConfig, trl.GRPOTrainer)
+    return (
+        (trl.RLOOConfig, trl.RLOOTrainer) if target == "rloo" else (trl.GRPOConfig, trl.GRPOTrainer)
+    )
 
 
 def emitted_config_keywords() -> set[str]:
     """Every keyword a config table can write, plus the ones the rule's code writes."""
     m = ppo.mapping()
-    out = {"max_steps", "steps_per_generation", "per_device_train_batch_size", "report_to", "max_grad_norm",
-           "torch_empty_cache_steps", "log_completions", "num_generations", "lr_scheduler_type", "generation_kwargs",
-           "max_completion_length", "temperature", "top_k", "top_p", "num_train_epochs"}
+    out = {
+        "max_steps",
+        "steps_per_generation",
+        "per_device_train_batch_size",
+        "report_to",
+        "max_grad_norm",
+        "torch_empty_cache_steps",
+        "log_completions",
+        "num_generations",
+        "lr_scheduler_type",
+        "generation_kwargs",
+        "max_completion_length",
+        "temperature",
+        "top_k",
+        "top_p",
+        "num_train_epochs",
+    }
     for section in ("legacy_config", "v2_config"):
         for name, row in m[section].items():
             if row["kind"] in ("same", "rename"):
@@ -53,8 +69,11 @@ def test_trainer_keywords_are_real_parameters(target):
     _, trainer = _classes(_trl(), target)
     params = set(inspect.signature(trainer.__init__).parameters)
     rows = ppo.mapping()["trainer"]["kwargs"]
-    emitted = {row.get("to", k) for k, row in rows.items() if row["kind"] in ("same", "rename", "special") and
-               k not in ("ref_model", "ref_policy")} | {"reward_processing_classes"}
+    emitted = {
+        row.get("to", k)
+        for k, row in rows.items()
+        if row["kind"] in ("same", "rename", "special") and k not in ("ref_model", "ref_policy")
+    } | {"reward_processing_classes"}
     assert emitted - params == set()
 
 
@@ -64,9 +83,14 @@ def test_stored_target_fields_match_installed(target):
     config, trainer = _classes(_trl(), target)
     data = ppo.targets()
     assert set(data["config_fields"][target]) == {f.name for f in dataclasses.fields(config)}
-    assert data["trainer_kwargs"][target] == [p for p in inspect.signature(trainer.__init__).parameters if p != "self"]
-    plain = {f.name: f.default for f in dataclasses.fields(config)
-             if f.default is None or isinstance(f.default, (bool, int, float, str))}
+    assert data["trainer_kwargs"][target] == [
+        p for p in inspect.signature(trainer.__init__).parameters if p != "self"
+    ]
+    plain = {
+        f.name: f.default
+        for f in dataclasses.fields(config)
+        if f.default is None or isinstance(f.default, (bool, int, float, str))
+    }
     assert data["config_defaults"][target] == plain and plain["trust_remote_code"] is False
 
 

@@ -15,8 +15,14 @@ TODO = "# TODO(trl-migrate TRL104): "
     "src",
     [
         pytest.param("import os\n", id="unrelated"),
-        pytest.param("from trl import RLOOTrainer\nt = RLOOTrainer(model='m', reward_funcs=f)\nt.train()\n", id="already-rloo"),
-        pytest.param("from mylib import PPOTrainer\nt = PPOTrainer(config, model)\nt.step(q, r, s)\n", id="other-library"),
+        pytest.param(
+            "from trl import RLOOTrainer\nt = RLOOTrainer(model='m', reward_funcs=f)\nt.train()\n",
+            id="already-rloo",
+        ),
+        pytest.param(
+            "from mylib import PPOTrainer\nt = PPOTrainer(config, model)\nt.step(q, r, s)\n",
+            id="other-library",
+        ),
         pytest.param("trainer.save_pretrained('x')\n", id="unknown-object"),
     ],
 )
@@ -129,7 +135,11 @@ def test_reference_built_in_memory_is_a_warning():
     )
     _, findings = run(before, select=SELECT)
     ref = [f for f in findings if f.message.startswith("reference model dropped")]
-    assert len(ref) == 1 and ref[0].severity is Severity.WARNING and "this model was built in memory" in ref[0].message
+    assert (
+        len(ref) == 1
+        and ref[0].severity is Severity.WARNING
+        and "this model was built in memory" in ref[0].message
+    )
 
 
 def test_methods_without_a_counterpart_get_todos():
@@ -143,7 +153,9 @@ def test_methods_without_a_counterpart_get_todos():
     )
     out, findings = run(before, select=SELECT)
     assert f"{TODO}`generate_completions()` is gone: set `log_completions=True`" in out
-    assert "samples = trainer.generate_completions()" in out  # used as a value: stays, with its TODO
+    assert (
+        "samples = trainer.generate_completions()" in out
+    )  # used as a value: stays, with its TODO
     assert f"{TODO}`trainer.kl_ctl` has no counterpart on RLOOTrainer" in out
     assert sum(f.fix is Fix.MANUAL for f in findings) == 2
     assert run(out, select=SELECT)[0] == out
@@ -153,7 +165,10 @@ def test_methods_without_a_counterpart_get_todos():
     "src",
     [
         pytest.param("from trl import PPOTrainer\nt = PPOTrainer(*args)\n", id="star-args"),
-        pytest.param("from trl import PPOTrainer\nt = PPOTrainer(config, model, ref, tok, ds, opt, coll, 2, sched, coll2, extra)\n", id="too-many-positional"),
+        pytest.param(
+            "from trl import PPOTrainer\nt = PPOTrainer(config, model, ref, tok, ds, opt, coll, 2, sched, coll2, extra)\n",
+            id="too-many-positional",
+        ),
     ],
 )
 def test_all_or_nothing(src):
@@ -170,11 +185,11 @@ GENERATE_TODO = (
 )
 TRAINER = (
     "from trl import PPOTrainer\n"
-    "trainer = PPOTrainer(args=a, processing_class=t, model=\"m\", reward_model=rm, train_dataset=d)\n"
+    'trainer = PPOTrainer(args=a, processing_class=t, model="m", reward_model=rm, train_dataset=d)\n'
 )
 RLOO = (
     "from trl import RLOOTrainer\n"
-    "trainer = RLOOTrainer(args=a, processing_class=t, model=\"m\", reward_funcs=rm, reward_processing_classes=t, "
+    'trainer = RLOOTrainer(args=a, processing_class=t, model="m", reward_funcs=rm, reward_processing_classes=t, '
     "train_dataset=d)\n"
 )
 
@@ -183,8 +198,8 @@ RLOO = (
     ("before", "after"),
     [
         pytest.param(
-            "trainer.train()\n# samples\ntrainer.generate_completions()\ntrainer.save_model(\"out\")\n",
-            f"trainer.train()\n# samples\n{GENERATE_TODO}\ntrainer.save_model(\"out\")\n",
+            'trainer.train()\n# samples\ntrainer.generate_completions()\ntrainer.save_model("out")\n',
+            f'trainer.train()\n# samples\n{GENERATE_TODO}\ntrainer.save_model("out")\n',
             id="middle-of-module",
         ),
         pytest.param(
@@ -242,14 +257,20 @@ def test_a_change_to_the_removed_class_is_not_moved_onto_its_successor(change, l
     # Renaming would patch RLOOTrainer, whose internals differ: the statement stays, with a TODO.
     before = "from trl import PPOTrainer\n" + change
     out, findings = run(before, select=SELECT)
-    todo = ("# TODO(trl-migrate TRL104): this changes `PPOTrainer`, which TRL 1.13 removed; `RLOOTrainer` is no "
-            "drop-in (no value model, no step(), generation inside train()): port the change to it by hand\n")
+    todo = (
+        "# TODO(trl-migrate TRL104): this changes `PPOTrainer`, which TRL 1.13 removed; `RLOOTrainer` is no "
+        "drop-in (no value model, no step(), generation inside train()): port the change to it by hand\n"
+    )
     assert todo + change in out and "RLOOTrainer." not in out
-    assert [(f.line, f.fix) for f in findings if "this changes" in f.message] == [(line, Fix.MANUAL)]
+    assert [(f.line, f.fix) for f in findings if "this changes" in f.message] == [
+        (line, Fix.MANUAL)
+    ]
     assert run(out, select=SELECT)[0] == out
 
 
 def test_a_monkeypatch_of_the_removed_class_is_trl107s_and_not_renamed():
-    out, findings = run("from trl import PPOTrainer\nPPOTrainer.step = my_step\n", select=("TRL104", "TRL107"))
+    out, findings = run(
+        "from trl import PPOTrainer\nPPOTrainer.step = my_step\n", select=("TRL104", "TRL107")
+    )
     assert "RLOOTrainer.step" not in out and "PPOTrainer.step = my_step\n" in out
     assert [f.code for f in findings if f.line == 2] == ["TRL107"]

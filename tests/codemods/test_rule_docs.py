@@ -20,7 +20,9 @@ def test_example_is_what_the_rule_does(rule):
 
 @pytest.mark.parametrize("rule", codemods.RULES, ids=lambda r: r.code)
 def test_rule_has_a_docs_section(rule):
-    assert re.search(rf"^## {rule.code} `{rule.name}`", DOCS, re.M), f"docs/rules.md lacks a section for {rule.code}"
+    assert re.search(rf"^## {rule.code} `{rule.name}`", DOCS, re.M), (
+        f"docs/rules.md lacks a section for {rule.code}"
+    )
 
 
 def test_codes_are_unique_and_well_formed():

@@ -15,9 +15,18 @@ VH_TODO = "# TODO(trl-migrate TRL102): "
     "src",
     [
         pytest.param("import os\n", id="unrelated"),
-        pytest.param("from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('x')\n", id="plain-model"),
-        pytest.param("class AutoModelForCausalLMWithValueHead:\n    pass\nAutoModelForCausalLMWithValueHead.from_pretrained('x')\n", id="own-class-same-name"),
-        pytest.param("from mylib import AutoModelForCausalLMWithValueHead\nAutoModelForCausalLMWithValueHead.from_pretrained('x')\n", id="other-library"),
+        pytest.param(
+            "from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('x')\n",
+            id="plain-model",
+        ),
+        pytest.param(
+            "class AutoModelForCausalLMWithValueHead:\n    pass\nAutoModelForCausalLMWithValueHead.from_pretrained('x')\n",
+            id="own-class-same-name",
+        ),
+        pytest.param(
+            "from mylib import AutoModelForCausalLMWithValueHead\nAutoModelForCausalLMWithValueHead.from_pretrained('x')\n",
+            id="other-library",
+        ),
         pytest.param("s = 'AutoModelForCausalLMWithValueHead.from_pretrained'\n", id="string"),
         pytest.param("model.pretrained_model.device\n", id="unknown-object-attribute"),
     ],
@@ -341,35 +350,58 @@ def test_conditional_variable_findings_say_which_branch_cannot_train():
 @pytest.mark.parametrize(
     ("before", "kept"),
     [
-        pytest.param("cls = AutoModelForCausalLMWithValueHead\ncls = MyModel\nmodel = cls.from_pretrained('gpt2')\n",
-                     "cls = AutoModelForCausalLMWithValueHead\n", id="rebound"),
-        pytest.param("cls = AutoModelForCausalLMWithValueHead\nmodel = load(cls, 'gpt2')\n",
-                     "cls = AutoModelForCausalLMWithValueHead\n", id="passed-elsewhere"),
-        pytest.param("cls = AutoModelForCausalLMWithValueHead\nmodel = cls(base)\n",
-                     "cls = AutoModelForCausalLMWithValueHead\n", id="called-directly"),
-        pytest.param("cls = AutoModelForCausalLMWithValueHead\npeft_config = None\n"
-                     "models = [cls.from_pretrained('gpt2', peft_config=peft_config)]\n",
-                     "cls = AutoModelForCausalLMWithValueHead\n", id="peft-config-cannot-move"),
-        pytest.param("cls, other = AutoModelForCausalLMWithValueHead, None\nmodel = cls.from_pretrained('gpt2')\n",
-                     "cls, other = AutoModelForCausalLMWithValueHead, None\n", id="tuple-target"),
+        pytest.param(
+            "cls = AutoModelForCausalLMWithValueHead\ncls = MyModel\nmodel = cls.from_pretrained('gpt2')\n",
+            "cls = AutoModelForCausalLMWithValueHead\n",
+            id="rebound",
+        ),
+        pytest.param(
+            "cls = AutoModelForCausalLMWithValueHead\nmodel = load(cls, 'gpt2')\n",
+            "cls = AutoModelForCausalLMWithValueHead\n",
+            id="passed-elsewhere",
+        ),
+        pytest.param(
+            "cls = AutoModelForCausalLMWithValueHead\nmodel = cls(base)\n",
+            "cls = AutoModelForCausalLMWithValueHead\n",
+            id="called-directly",
+        ),
+        pytest.param(
+            "cls = AutoModelForCausalLMWithValueHead\npeft_config = None\n"
+            "models = [cls.from_pretrained('gpt2', peft_config=peft_config)]\n",
+            "cls = AutoModelForCausalLMWithValueHead\n",
+            id="peft-config-cannot-move",
+        ),
+        pytest.param(
+            "cls, other = AutoModelForCausalLMWithValueHead, None\nmodel = cls.from_pretrained('gpt2')\n",
+            "cls, other = AutoModelForCausalLMWithValueHead, None\n",
+            id="tuple-target",
+        ),
     ],
 )
 def test_class_variable_fallbacks_keep_todays_todos(before, kept):
     src = f"from trl import {CAUSAL_VH}\n" + before
     rest = before.split(kept, 1)[1]
-    after = (f"{VH_TODO}{IMPORT_TODO.format(cls=CAUSAL_VH)}\nfrom trl import {CAUSAL_VH}\n"
-             f"{VH_TODO}{USE_TODO.format(cls=CAUSAL_VH)}\n{kept}{rest}")
+    after = (
+        f"{VH_TODO}{IMPORT_TODO.format(cls=CAUSAL_VH)}\nfrom trl import {CAUSAL_VH}\n"
+        f"{VH_TODO}{USE_TODO.format(cls=CAUSAL_VH)}\n{kept}{rest}"
+    )
     assert_fixes(src, after, select=SELECT)
 
 
 @pytest.mark.parametrize(
     "src",
     [
-        pytest.param("from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM\n"
-                     "cls = AutoModelForCausalLM if causal else AutoModelForSeq2SeqLM\n"
-                     "model = cls.from_pretrained('gpt2', peft_config=None)\n", id="plain-classes"),
-        pytest.param("from mylib import AutoModelForCausalLMWithValueHead\ncls = AutoModelForCausalLMWithValueHead\n"
-                     "model = cls.from_pretrained('gpt2')\n", id="other-library"),
+        pytest.param(
+            "from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM\n"
+            "cls = AutoModelForCausalLM if causal else AutoModelForSeq2SeqLM\n"
+            "model = cls.from_pretrained('gpt2', peft_config=None)\n",
+            id="plain-classes",
+        ),
+        pytest.param(
+            "from mylib import AutoModelForCausalLMWithValueHead\ncls = AutoModelForCausalLMWithValueHead\n"
+            "model = cls.from_pretrained('gpt2')\n",
+            id="other-library",
+        ),
     ],
 )
 def test_class_variable_noop(src):

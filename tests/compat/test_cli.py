@@ -20,8 +20,13 @@ def test_text_table_and_exit_1(tmp_path) -> None:  # type: ignore[no-untyped-def
     assert result.exit_code == 1
     lines = result.output.splitlines()
     assert "  1     trl        ==0.11.4  >=1.13.0                error TRL201  trl==1.13.0" in lines
-    assert "  4     vllm       ==0.19.0  >=0.19.1,<=0.28.0       error TRL201  vllm==0.19.1" in lines
-    assert lines[-1] == "summary: 4 error(s), 1 warning(s), 1 note(s), 4 fixable with --fix, 1 need a human"
+    assert (
+        "  4     vllm       ==0.19.0  >=0.19.1,<=0.28.0       error TRL201  vllm==0.19.1" in lines
+    )
+    assert (
+        lines[-1]
+        == "summary: 4 error(s), 1 warning(s), 1 note(s), 4 fixable with --fix, 1 need a human"
+    )
     assert "\x1b[" not in result.output  # not a terminal: no colour
 
 
@@ -30,18 +35,35 @@ def test_fix_writes_and_reports(tmp_path) -> None:  # type: ignore[no-untyped-de
     result = _run(folder, "--no-installed", "--fix")
     assert result.exit_code == 0
     assert "fixed: trl>=1.13.0" in result.output
-    assert (tmp_path / "unpinned" / "requirements.txt").read_text().startswith("trl>=1.13.0\npeft>=0.13.0\n")
+    assert (
+        (tmp_path / "unpinned" / "requirements.txt")
+        .read_text()
+        .startswith("trl>=1.13.0\npeft>=0.13.0\n")
+    )
 
 
 def test_json_shape(tmp_path) -> None:  # type: ignore[no-untyped-def]
     folder = copy_fixture("demo", tmp_path)
     doc = json.loads(_run(folder, "--no-installed", "--format", "json").output)
     assert doc["command"] == "compat" and doc["schema_version"] == 1
-    assert [f["code"] for f in doc["files"][0]["findings"]] == ["TRL201", "TRL205", "TRL207", "TRL201", "TRL201", "TRL201"]
+    assert [f["code"] for f in doc["files"][0]["findings"]] == [
+        "TRL201",
+        "TRL205",
+        "TRL207",
+        "TRL201",
+        "TRL201",
+        "TRL201",
+    ]
     rows = doc["compat"]["rows"]
     assert rows[0] == {
-        "source": "requirements.txt", "line": 1, "package": "trl", "declared": "==0.11.4", "installed": "",
-        "required": ">=1.13.0", "verdict": "error TRL201", "fix": "trl==1.13.0",
+        "source": "requirements.txt",
+        "line": 1,
+        "package": "trl",
+        "declared": "==0.11.4",
+        "installed": "",
+        "required": ">=1.13.0",
+        "verdict": "error TRL201",
+        "fix": "trl==1.13.0",
     }
     assert doc["compat"]["target_trl"] == "1.13.0" and doc["compat"]["environment"] is None
 

@@ -12,22 +12,107 @@ from tests.compat.helpers import copy_fixture, snapshot
 
 # fixture -> {file: [(old, new), ...]}: the only byte changes --fix may make, in order.
 CHANGES = {
-    "demo": {"requirements.txt": [("trl==0.11.4", "trl==1.13.0"), ("peft==0.10.0", "peft==0.13.0"), ("deepspeed==0.14.4", "deepspeed==0.18.6"), ("vllm==0.19.0", "vllm==0.19.1")]},
+    "demo": {
+        "requirements.txt": [
+            ("trl==0.11.4", "trl==1.13.0"),
+            ("peft==0.10.0", "peft==0.13.0"),
+            ("deepspeed==0.14.4", "deepspeed==0.18.6"),
+            ("vllm==0.19.0", "vllm==0.19.1"),
+        ]
+    },
     "reqs": {
-        "requirements.txt": [("trl[peft] >= 0.11, < 0.12  #", "trl[peft] >= 1.13.0  #"), ("transformers>=4.40.0 \\", "transformers>=4.56.2 \\"), ("\naccelerate\n", "\naccelerate>=1.4.0\n")],
-        "requirements-base.txt": [("peft>=0.8.0", "peft>=0.13.0"), ("liger-kernel>=0.8.0,!=0.8.1", "liger-kernel>=0.8.2,!=0.8.1")],
+        "requirements.txt": [
+            ("trl[peft] >= 0.11, < 0.12  #", "trl[peft] >= 1.13.0  #"),
+            ("transformers>=4.40.0 \\", "transformers>=4.56.2 \\"),
+            ("\naccelerate\n", "\naccelerate>=1.4.0\n"),
+        ],
+        "requirements-base.txt": [
+            ("peft>=0.8.0", "peft>=0.13.0"),
+            ("liger-kernel>=0.8.0,!=0.8.1", "liger-kernel>=0.8.2,!=0.8.1"),
+        ],
         "constraints.txt": [("deepspeed<0.15", "deepspeed>=0.18.6")],
     },
     "cycle": {"more.txt": [("peft~=0.10", "peft>=0.13.0,<1")]},
     "hashes": {"requirements.in": [("trl\n", "trl>=1.13.0\n"), ("peft\n", "peft>=0.13.0\n")]},
-    "markers": {"requirements.txt": [('peft==0.10.0; sys', 'peft==0.13.0; sys'), ("vllm>=0.19.0 ;", "vllm>=0.19.1,<=0.28.0 ;")]},
-    "pep621": {"pyproject.toml": [('">=3.8"  # old', '">=3.10"  # old'), ("'trl==0.11.4'", "'trl==1.13.0'"), ('"peft>=0.8.0 ;', '"peft>=0.13.0 ;'), ('"vllm>=0.19.0,<=0.27.1", "deepspeed"', '"vllm>=0.19.1,<=0.27.1", "deepspeed>=0.18.6"'), ('"liger-kernel==0.5.0"', '"liger-kernel==0.8.2"')]},
-    "poetry": {"pyproject.toml": [('python = "^3.8"', 'python = ">=3.10,<4"'), ('trl = "^0.11.4"', 'trl = ">=1.13.0"'), ('peft = "^0.4.4"   #', 'peft = ">=0.13.0"   #'), ('{ version = "~0.19.0", optional = true }', '{ version = ">=0.19.1,<0.20", optional = true }'), ('">=0.14.4,<0.16"', '">=0.18.6"')]},
-    "setupcfg": {"setup.cfg": [("= >=3.8", "= >=3.10"), ("trl==0.11.4", "trl==1.13.0"), ("peft>=0.8.0", "peft>=0.13.0"), ("vllm==0.19.0", "vllm==0.19.1"), ("deepspeed>=0.14.4", "deepspeed>=0.18.6")]},
-    "setuppy": {"setup.py": [('"trl==0.11.4"', '"trl==1.13.0"'), ("'peft >= 0.8.0'", "'peft >= 0.13.0'"), ('">=3.9"', '">=3.10"'), ('"vllm==0.19.0"', '"vllm==0.19.1"')]},
-    "pipfile": {"Pipfile": [('trl = "==0.11.4"', 'trl = "==1.13.0"'), ('peft = "*"', 'peft = ">=0.13.0"'), ('version = ">=0.19.0"', 'version = ">=0.19.1,<=0.28.0"'), ('python_version = "3.9"', 'python_version = "3.10"')]},
-    "conda": {"environment.yml": [("python=3.9", "python=3.10"), ("peft=0.10.0", "peft=0.13.0"), ('"accelerate>=1.0"', '"accelerate>=1.4.0"'), ("trl==0.11.4", "trl==1.13.0"), ("vllm>=0.19.0  #", "vllm>=0.19.1,<=0.28.0  #")]},
-    "unpinned": {"requirements.txt": [(f"{n}\n", f"{n}{s}\n") for n, s in [("trl", ">=1.13.0"), ("peft", ">=0.13.0"), ("deepspeed", ">=0.18.6"), ("vllm", ">=0.19.1,<=0.28.0"), ("transformers", ">=4.56.2"), ("accelerate", ">=1.4.0"), ("datasets", ">=4.7.0"), ("liger-kernel", ">=0.8.2")]]},
+    "markers": {
+        "requirements.txt": [
+            ("peft==0.10.0; sys", "peft==0.13.0; sys"),
+            ("vllm>=0.19.0 ;", "vllm>=0.19.1,<=0.28.0 ;"),
+        ]
+    },
+    "pep621": {
+        "pyproject.toml": [
+            ('">=3.8"  # old', '">=3.10"  # old'),
+            ("'trl==0.11.4'", "'trl==1.13.0'"),
+            ('"peft>=0.8.0 ;', '"peft>=0.13.0 ;'),
+            (
+                '"vllm>=0.19.0,<=0.27.1", "deepspeed"',
+                '"vllm>=0.19.1,<=0.27.1", "deepspeed>=0.18.6"',
+            ),
+            ('"liger-kernel==0.5.0"', '"liger-kernel==0.8.2"'),
+        ]
+    },
+    "poetry": {
+        "pyproject.toml": [
+            ('python = "^3.8"', 'python = ">=3.10,<4"'),
+            ('trl = "^0.11.4"', 'trl = ">=1.13.0"'),
+            ('peft = "^0.4.4"   #', 'peft = ">=0.13.0"   #'),
+            (
+                '{ version = "~0.19.0", optional = true }',
+                '{ version = ">=0.19.1,<0.20", optional = true }',
+            ),
+            ('">=0.14.4,<0.16"', '">=0.18.6"'),
+        ]
+    },
+    "setupcfg": {
+        "setup.cfg": [
+            ("= >=3.8", "= >=3.10"),
+            ("trl==0.11.4", "trl==1.13.0"),
+            ("peft>=0.8.0", "peft>=0.13.0"),
+            ("vllm==0.19.0", "vllm==0.19.1"),
+            ("deepspeed>=0.14.4", "deepspeed>=0.18.6"),
+        ]
+    },
+    "setuppy": {
+        "setup.py": [
+            ('"trl==0.11.4"', '"trl==1.13.0"'),
+            ("'peft >= 0.8.0'", "'peft >= 0.13.0'"),
+            ('">=3.9"', '">=3.10"'),
+            ('"vllm==0.19.0"', '"vllm==0.19.1"'),
+        ]
+    },
+    "pipfile": {
+        "Pipfile": [
+            ('trl = "==0.11.4"', 'trl = "==1.13.0"'),
+            ('peft = "*"', 'peft = ">=0.13.0"'),
+            ('version = ">=0.19.0"', 'version = ">=0.19.1,<=0.28.0"'),
+            ('python_version = "3.9"', 'python_version = "3.10"'),
+        ]
+    },
+    "conda": {
+        "environment.yml": [
+            ("python=3.9", "python=3.10"),
+            ("peft=0.10.0", "peft=0.13.0"),
+            ('"accelerate>=1.0"', '"accelerate>=1.4.0"'),
+            ("trl==0.11.4", "trl==1.13.0"),
+            ("vllm>=0.19.0  #", "vllm>=0.19.1,<=0.28.0  #"),
+        ]
+    },
+    "unpinned": {
+        "requirements.txt": [
+            (f"{n}\n", f"{n}{s}\n")
+            for n, s in [
+                ("trl", ">=1.13.0"),
+                ("peft", ">=0.13.0"),
+                ("deepspeed", ">=0.18.6"),
+                ("vllm", ">=0.19.1,<=0.28.0"),
+                ("transformers", ">=4.56.2"),
+                ("accelerate", ">=1.4.0"),
+                ("datasets", ">=4.7.0"),
+                ("liger-kernel", ">=0.8.2"),
+            ]
+        ]
+    },
     "malformed": {"requirements-ok.txt": [("deepspeed==0.14.4", "deepspeed==0.18.6")]},
 }
 # fixtures --fix must leave byte-for-byte alone (locks, hash pins, URLs, notebooks, fine pins)
@@ -61,7 +146,11 @@ def test_fix_exact_bytes_and_twice_is_noop(fixture: str, tmp_path) -> None:  # t
     again = check_path(folder, installed=False, fix=True)
     assert snapshot(folder) == after
     assert not [r for r in again.results if r.status is Status.CHANGED]
-    assert not [f for f in again.findings if f.code in ("TRL201", "TRL202", "TRL203") and f.fix is not Fix.MANUAL]
+    assert not [
+        f
+        for f in again.findings
+        if f.code in ("TRL201", "TRL202", "TRL203") and f.fix is not Fix.MANUAL
+    ]
 
 
 @pytest.mark.parametrize("fixture", UNTOUCHED)
@@ -74,7 +163,14 @@ def test_fix_leaves_untouched(fixture: str, tmp_path) -> None:  # type: ignore[n
 
 @pytest.mark.parametrize(
     ("fixture", "exit_before", "exit_after"),
-    [("demo", 1, 1), ("unpinned", 1, 0), ("fine", 0, 0), ("malformed", 2, 2), ("uvlock", 1, 1), ("conda", 1, 0)],
+    [
+        ("demo", 1, 1),
+        ("unpinned", 1, 0),
+        ("fine", 0, 0),
+        ("malformed", 2, 2),
+        ("uvlock", 1, 1),
+        ("conda", 1, 0),
+    ],
 )
 def test_exit_codes(fixture: str, exit_before: int, exit_after: int, tmp_path) -> None:  # type: ignore[no-untyped-def]
     folder = copy_fixture(fixture, tmp_path)
@@ -95,7 +191,10 @@ def test_toml_crlf_is_kept(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "pyproject.toml"
     path.write_bytes(b'[project]\r\nname = "x"\r\ndependencies = [\r\n  "peft>=0.8",  # x\r\n]\r\n')
     check_path(str(tmp_path), installed=False, fix=True)
-    assert path.read_bytes() == b'[project]\r\nname = "x"\r\ndependencies = [\r\n  "peft>=0.13.0",  # x\r\n]\r\n'
+    assert (
+        path.read_bytes()
+        == b'[project]\r\nname = "x"\r\ndependencies = [\r\n  "peft>=0.13.0",  # x\r\n]\r\n'
+    )
 
 
 def test_read_only_file_fails_cleanly(tmp_path) -> None:  # type: ignore[no-untyped-def]

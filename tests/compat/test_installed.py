@@ -13,14 +13,24 @@ from compat import check_path
 from compat.sources.installed import read_environment
 from migrate.kernel.findings import Status
 
-OLD = {"trl": "1.12.0", "peft": "0.10.0", "vllm": "0.29.0+cu129", "transformers": "5.16.0", "datasets": "4.7.0"}
+OLD = {
+    "trl": "1.12.0",
+    "peft": "0.10.0",
+    "vllm": "0.29.0+cu129",
+    "transformers": "5.16.0",
+    "datasets": "4.7.0",
+}
 
 
 def _dist(site: str, name: str, version: str, *, metadata: str | None = None) -> None:
     folder = os.path.join(site, f"{name.replace('-', '_')}-{version}.dist-info")
     os.makedirs(folder)
     with open(os.path.join(folder, "METADATA"), "w", encoding="utf-8") as fh:
-        fh.write(metadata if metadata is not None else f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        fh.write(
+            metadata
+            if metadata is not None
+            else f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+        )
 
 
 @pytest.fixture(scope="session")
@@ -32,7 +42,9 @@ def old_venv(tmp_path_factory) -> str:  # type: ignore[no-untyped-def]
     python = str(root / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
     site = subprocess.run(
         [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.strip()
     for name, version in OLD.items():
         _dist(site, name, version)
@@ -60,7 +72,9 @@ def test_old_venv_findings(old_venv: str, tmp_path) -> None:  # type: ignore[no-
         ("TRL309", "info", "torch"),
     ]  # no TRL307: the offload crash is a TRL 1.13 defect and this trl is 1.12.0
     text = {f.message.split(" ")[0]: f.message for f in env.findings if f.code == "TRL302"}
-    assert text["peft"].startswith("peft 0.10.0 is installed, older than TRL needs: peft>=0.13.0 (its `peft` extra")
+    assert text["peft"].startswith(
+        "peft 0.10.0 is installed, older than TRL needs: peft>=0.13.0 (its `peft` extra"
+    )
     assert text["trl"].endswith("fix: pip install 'trl>=1.13.0'")
     text = {f.code: f.message for f in env.findings}
     assert "fix: pip install 'accelerate>=1.4.0'" in text["TRL301"]
@@ -72,7 +86,9 @@ def test_old_venv_findings(old_venv: str, tmp_path) -> None:  # type: ignore[no-
 
 
 def test_old_venv_rows(old_venv: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    rows = {r.package: (r.installed, r.verdict) for r in check_path(str(tmp_path), python=old_venv).rows}
+    rows = {
+        r.package: (r.installed, r.verdict) for r in check_path(str(tmp_path), python=old_venv).rows
+    }
     assert rows["python"] == (".".join(map(str, sys.version_info[:3])), "ok")
     assert rows["trl"] == ("1.12.0", "too old TRL302")
     assert rows["datasets"] == ("4.7.0", "ok")  # the first install on sys.path wins
@@ -85,7 +101,12 @@ def test_vllm_local_build_is_judged_by_base_version(tmp_path) -> None:  # type: 
     from compat.rules import load_rules
     from compat.sources.installed import Dist, Environment
 
-    env = Environment("py", "3.11.7", {"vllm": [Dist("vllm", "0.28.0+cu129", "x")], "trl": [Dist("trl", "1.14.2", "y")]}, [])
+    env = Environment(
+        "py",
+        "3.11.7",
+        {"vllm": [Dist("vllm", "0.28.0+cu129", "x")], "trl": [Dist("trl", "1.14.2", "y")]},
+        [],
+    )
     checked = check_environment(env, load_rules())
     rows = {r.package: r.verdict for r in checked.rows}
     assert rows["vllm"] == "ok"
@@ -99,7 +120,11 @@ def test_offload_notice_for_trl_113() -> None:
     from compat.rules import load_rules
     from compat.sources.installed import Dist, Environment
 
-    dists = {"trl": [Dist("trl", "1.13.0", "y")], "transformers": [Dist("transformers", "5.16.0", "z")], "requests": [Dist("requests", "2.32.0", "r")]}
+    dists = {
+        "trl": [Dist("trl", "1.13.0", "y")],
+        "transformers": [Dist("transformers", "5.16.0", "z")],
+        "requests": [Dist("requests", "2.32.0", "r")],
+    }
     checked = check_environment(Environment("py", "3.11.7", dists, []), load_rules())
     (note,) = [f.message for f in checked.findings if f.code == "TRL307"]
     assert "needs transformers>=5.17" in note and note.endswith("transformers here: 5.16.0")
@@ -117,7 +142,9 @@ def test_bad_interpreter_is_exit_2(tmp_path) -> None:  # type: ignore[no-untyped
     (tmp_path / "requirements.txt").write_text("peft==0.10.0\n")
     report = check_path(str(tmp_path), python=str(tmp_path / "nope" / "python"))
     failed = [r for r in report.results if r.status is Status.FAILED]
-    assert [(r.findings[0].code, r.message) for r in failed] == [("TRL300", f"no such interpreter: {tmp_path}/nope/python")]
+    assert [(r.findings[0].code, r.message) for r in failed] == [
+        ("TRL300", f"no such interpreter: {tmp_path}/nope/python")
+    ]
     assert ("requirements.txt", "error TRL201") in [(r.source, r.verdict) for r in report.rows]
     assert report.exit_code == 2
 
@@ -137,5 +164,11 @@ def test_bf16_probe_runs_in_a_subprocess() -> None:
 
 def test_importing_compat_does_not_import_heavy_modules() -> None:
     code = "import compat, compat.api, compat.check, compat.fix, sys; print(sorted(m for m in ('torch', 'transformers', 'migrate.cli', 'click') if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+    )
     assert out.stdout.strip() == "[]"

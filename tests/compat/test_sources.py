@@ -13,24 +13,142 @@ from tests.compat.helpers import FIXTURES, copy_fixture, declared, message, summ
 A, M = "available", "manual"
 
 EXPECTED = [
-    pytest.param("demo", [("requirements.txt", 1, "TRL201", A), ("requirements.txt", 1, "TRL205", M), ("requirements.txt", 2, "TRL201", A), ("requirements.txt", 3, "TRL201", A), ("requirements.txt", 4, "TRL201", A)], id="demo"),
+    pytest.param(
+        "demo",
+        [
+            ("requirements.txt", 1, "TRL201", A),
+            ("requirements.txt", 1, "TRL205", M),
+            ("requirements.txt", 2, "TRL201", A),
+            ("requirements.txt", 3, "TRL201", A),
+            ("requirements.txt", 4, "TRL201", A),
+        ],
+        id="demo",
+    ),
     pytest.param("fine", [], id="fine-noop"),
-    pytest.param("reqs", [("constraints.txt", 1, "TRL201", A), ("requirements-base.txt", 1, "TRL202", A), ("requirements-base.txt", 2, "TRL202", A), ("requirements.txt", 6, "TRL201", A), ("requirements.txt", 7, "TRL202", A), ("requirements.txt", 9, "TRL202", A)], id="requirements-r-c-chain"),
+    pytest.param(
+        "reqs",
+        [
+            ("constraints.txt", 1, "TRL201", A),
+            ("requirements-base.txt", 1, "TRL202", A),
+            ("requirements-base.txt", 2, "TRL202", A),
+            ("requirements.txt", 6, "TRL201", A),
+            ("requirements.txt", 7, "TRL202", A),
+            ("requirements.txt", 9, "TRL202", A),
+        ],
+        id="requirements-r-c-chain",
+    ),
     pytest.param("cycle", [("more.txt", 2, "TRL202", A)], id="requirements-cycle"),
-    pytest.param("hashes", [("requirements.in", 1, "TRL202", A), ("requirements.in", 1, "TRL205", M), ("requirements.in", 2, "TRL202", A), ("requirements.txt", 4, "TRL201", M)], id="hash-pinned"),
-    pytest.param("vcs", [("requirements.txt", 1, "TRL204", M), ("requirements.txt", 2, "TRL201", M)], id="vcs"),
-    pytest.param("markers", [("requirements.txt", 3, "TRL201", A), ("requirements.txt", 5, "TRL202", A)], id="markers-linux-only"),
-    pytest.param("unpinned", [("requirements.txt", n, "TRL202", A) for n in range(1, 9)], id="unpinned-everything"),
-    pytest.param("pep621", [("pyproject.toml", 6, "TRL202", A), ("pyproject.toml", 9, "TRL201", A), ("pyproject.toml", 10, "TRL202", A), ("pyproject.toml", 16, "TRL202", A), ("pyproject.toml", 16, "TRL202", A), ("pyproject.toml", 20, "TRL201", A)], id="pep621-groups"),
-    pytest.param("poetry", [("pyproject.toml", 6, "TRL202", A), ("pyproject.toml", 7, "TRL201", A), ("pyproject.toml", 8, "TRL201", A), ("pyproject.toml", 9, "TRL202", A), ("pyproject.toml", 10, "TRL201", A), ("pyproject.toml", 15, "TRL201", M)], id="poetry"),
-    pytest.param("setupcfg", [("setup.cfg", 5, "TRL202", A), ("setup.cfg", 7, "TRL201", A), ("setup.cfg", 9, "TRL202", A), ("setup.cfg", 13, "TRL201", A), ("setup.cfg", 15, "TRL202", A)], id="setup-cfg"),
-    pytest.param("setuppy", [("setup.py", 4, "TRL201", A), ("setup.py", 5, "TRL202", A), ("setup.py", 11, "TRL202", A), ("setup.py", 13, "TRL201", A), ("setup.py", 13, "TRL201", M)], id="setup-py"),
-    pytest.param("pipfile", [("Pipfile", 7, "TRL201", A), ("Pipfile", 8, "TRL202", A), ("Pipfile", 9, "TRL202", A), ("Pipfile", 13, "TRL201", M), ("Pipfile", 16, "TRL201", A)], id="pipfile"),
-    pytest.param("conda", [("environment.yml", 6, "TRL201", A), ("environment.yml", 8, "TRL201", A), ("environment.yml", 9, "TRL202", A), ("environment.yml", 13, "TRL201", A), ("environment.yml", 14, "TRL202", A)], id="conda"),
-    pytest.param("uvlock", [("uv.lock", 5, "TRL201", M), ("uv.lock", 10, "TRL205", M)], id="uv-lock"),
-    pytest.param("poetrylock", [("poetry.lock", 4, "TRL201", M), ("poetry.lock", 11, "TRL201", M)], id="poetry-lock"),
+    pytest.param(
+        "hashes",
+        [
+            ("requirements.in", 1, "TRL202", A),
+            ("requirements.in", 1, "TRL205", M),
+            ("requirements.in", 2, "TRL202", A),
+            ("requirements.txt", 4, "TRL201", M),
+        ],
+        id="hash-pinned",
+    ),
+    pytest.param(
+        "vcs",
+        [("requirements.txt", 1, "TRL204", M), ("requirements.txt", 2, "TRL201", M)],
+        id="vcs",
+    ),
+    pytest.param(
+        "markers",
+        [("requirements.txt", 3, "TRL201", A), ("requirements.txt", 5, "TRL202", A)],
+        id="markers-linux-only",
+    ),
+    pytest.param(
+        "unpinned",
+        [("requirements.txt", n, "TRL202", A) for n in range(1, 9)],
+        id="unpinned-everything",
+    ),
+    pytest.param(
+        "pep621",
+        [
+            ("pyproject.toml", 6, "TRL202", A),
+            ("pyproject.toml", 9, "TRL201", A),
+            ("pyproject.toml", 10, "TRL202", A),
+            ("pyproject.toml", 16, "TRL202", A),
+            ("pyproject.toml", 16, "TRL202", A),
+            ("pyproject.toml", 20, "TRL201", A),
+        ],
+        id="pep621-groups",
+    ),
+    pytest.param(
+        "poetry",
+        [
+            ("pyproject.toml", 6, "TRL202", A),
+            ("pyproject.toml", 7, "TRL201", A),
+            ("pyproject.toml", 8, "TRL201", A),
+            ("pyproject.toml", 9, "TRL202", A),
+            ("pyproject.toml", 10, "TRL201", A),
+            ("pyproject.toml", 15, "TRL201", M),
+        ],
+        id="poetry",
+    ),
+    pytest.param(
+        "setupcfg",
+        [
+            ("setup.cfg", 5, "TRL202", A),
+            ("setup.cfg", 7, "TRL201", A),
+            ("setup.cfg", 9, "TRL202", A),
+            ("setup.cfg", 13, "TRL201", A),
+            ("setup.cfg", 15, "TRL202", A),
+        ],
+        id="setup-cfg",
+    ),
+    pytest.param(
+        "setuppy",
+        [
+            ("setup.py", 4, "TRL201", A),
+            ("setup.py", 5, "TRL202", A),
+            ("setup.py", 11, "TRL202", A),
+            ("setup.py", 13, "TRL201", A),
+            ("setup.py", 13, "TRL201", M),
+        ],
+        id="setup-py",
+    ),
+    pytest.param(
+        "pipfile",
+        [
+            ("Pipfile", 7, "TRL201", A),
+            ("Pipfile", 8, "TRL202", A),
+            ("Pipfile", 9, "TRL202", A),
+            ("Pipfile", 13, "TRL201", M),
+            ("Pipfile", 16, "TRL201", A),
+        ],
+        id="pipfile",
+    ),
+    pytest.param(
+        "conda",
+        [
+            ("environment.yml", 6, "TRL201", A),
+            ("environment.yml", 8, "TRL201", A),
+            ("environment.yml", 9, "TRL202", A),
+            ("environment.yml", 13, "TRL201", A),
+            ("environment.yml", 14, "TRL202", A),
+        ],
+        id="conda",
+    ),
+    pytest.param(
+        "uvlock", [("uv.lock", 5, "TRL201", M), ("uv.lock", 10, "TRL205", M)], id="uv-lock"
+    ),
+    pytest.param(
+        "poetrylock",
+        [("poetry.lock", 4, "TRL201", M), ("poetry.lock", 11, "TRL201", M)],
+        id="poetry-lock",
+    ),
     pytest.param("pylock", [("pylock.toml", 10, "TRL201", M)], id="pylock"),
-    pytest.param("notebook", [("train.ipynb", 16, "TRL201", M), ("train.ipynb", 16, "TRL202", M), ("train.ipynb", 26, "TRL201", M)], id="notebook"),
+    pytest.param(
+        "notebook",
+        [
+            ("train.ipynb", 16, "TRL201", M),
+            ("train.ipynb", 16, "TRL202", M),
+            ("train.ipynb", 26, "TRL201", M),
+        ],
+        id="notebook",
+    ),
 ]
 
 
@@ -43,15 +161,45 @@ def test_findings(fixture: str, expected: list[tuple[str, int, str, str]], tmp_p
 @pytest.mark.parametrize(
     ("fixture", "path", "line", "code", "fragments"),
     [
-        ("demo", "requirements.txt", 1, "TRL201", ["`trl==0.11.4`", "needs trl>=1.13.0", "fix: trl==1.13.0"]),
-        ("demo", "requirements.txt", 2, "TRL201", ["needs peft>=0.13.0", "previously >=0.8.0", "fix: peft==0.13.0"]),
+        (
+            "demo",
+            "requirements.txt",
+            1,
+            "TRL201",
+            ["`trl==0.11.4`", "needs trl>=1.13.0", "fix: trl==1.13.0"],
+        ),
+        (
+            "demo",
+            "requirements.txt",
+            2,
+            "TRL201",
+            ["needs peft>=0.13.0", "previously >=0.8.0", "fix: peft==0.13.0"],
+        ),
         ("demo", "requirements.txt", 3, "TRL201", ["deepspeed>=0.18.6", "fix: deepspeed==0.18.6"]),
         ("demo", "requirements.txt", 4, "TRL201", ["vllm>=0.19.1,<=0.28.0", "fix: vllm==0.19.1"]),
-        ("demo", "requirements.txt", 1, "TRL205", ["`requests`", "add `requests` next to `trl==0.11.4`"]),
+        (
+            "demo",
+            "requirements.txt",
+            1,
+            "TRL205",
+            ["`requests`", "add `requests` next to `trl==0.11.4`"],
+        ),
         ("reqs", "requirements.txt", 6, "TRL201", ["fix: trl[peft] >= 1.13.0"]),
         ("reqs", "requirements-base.txt", 2, "TRL202", ["fix: liger-kernel>=0.8.2,!=0.8.1"]),
-        ("unpinned", "requirements.txt", 4, "TRL202", ["no version constraint", "fix: vllm>=0.19.1,<=0.28.0"]),
-        ("hashes", "requirements.txt", 4, "TRL201", ["pip-compile --generate-hashes --upgrade-package 'peft>=0.13.0' requirements.in"]),
+        (
+            "unpinned",
+            "requirements.txt",
+            4,
+            "TRL202",
+            ["no version constraint", "fix: vllm>=0.19.1,<=0.28.0"],
+        ),
+        (
+            "hashes",
+            "requirements.txt",
+            4,
+            "TRL201",
+            ["pip-compile --generate-hashes --upgrade-package 'peft>=0.13.0' requirements.in"],
+        ),
         ("vcs", "requirements.txt", 1, "TRL204", ["git+ssh://", "no version tag"]),
         ("vcs", "requirements.txt", 2, "TRL201", ["use a release tag in >=0.13.0"]),
         ("poetry", "pyproject.toml", 8, "TRL201", ['fix: peft = ">=0.13.0"']),
@@ -116,7 +264,10 @@ def test_trl_vllm_extra_brings_requests(tmp_path) -> None:  # type: ignore[no-un
 def test_missing_include_is_an_error_and_the_includer_is_still_checked(tmp_path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "requirements.txt").write_text("-r nowhere.txt\npeft==0.10.0\n")
     report = declared(str(tmp_path))
-    assert summary(report) == [("nowhere.txt", 0, "TRL200", "none"), ("requirements.txt", 2, "TRL201", A)]
+    assert summary(report) == [
+        ("nowhere.txt", 0, "TRL200", "none"),
+        ("requirements.txt", 2, "TRL201", A),
+    ]
     assert "included from requirements.txt:1" in message(report, "nowhere.txt", 0, "TRL200")
     assert report.exit_code == 2
 

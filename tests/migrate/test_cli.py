@@ -15,7 +15,9 @@ from migrate.cli import main
 
 SCHEMA = json.loads((pathlib.Path(__file__).parents[2] / "docs" / "report.schema.json").read_text())
 VH = 'from trl import AutoModelForCausalLMWithValueHead\nm = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")\n'
-TODO_ONLY = "from trl.core import whiten\nx = whiten(x)\n"  # used: an unused removed name is just removed
+TODO_ONLY = (
+    "from trl.core import whiten\nx = whiten(x)\n"  # used: an unused removed name is just removed
+)
 
 
 def invoke(*args: str):
@@ -74,7 +76,11 @@ def test_json_matches_the_documented_schema(project):
     assert doc["summary"]["exit_code"] == 2 == result.exit_code
     vh = next(f for f in doc["files"] if f["path"].endswith("vh.py"))
     assert vh["findings"][0] == {
-        "code": "TRL102", "severity": "error", "line": 2, "col": 5, "fix": "available",
+        "code": "TRL102",
+        "severity": "error",
+        "line": 2,
+        "col": 5,
+        "fix": "available",
         "message": "`AutoModelForCausalLMWithValueHead` was removed in TRL 1.13; loading `AutoModelForCausalLM` instead",
     }
 
@@ -91,12 +97,16 @@ def test_sarif_is_2_1_0_with_rules_and_locations(project):
 
 
 def codes_found(*args: str) -> dict[str, int]:
-    return json.loads(invoke("fix", "--check", "--format", "json", *args).stdout)["summary"]["by_code"]
+    return json.loads(invoke("fix", "--check", "--format", "json", *args).stdout)["summary"][
+        "by_code"
+    ]
 
 
 def test_select_and_ignore(project):
     (project / "seed.py").write_text("from trl import set_seed\n")
-    assert codes_found("--select", "TRL101", str(project)) == {"TRL101": 2}  # it marks the value head itself
+    assert codes_found("--select", "TRL101", str(project)) == {
+        "TRL101": 2
+    }  # it marks the value head itself
     assert codes_found("--select", "TRL101,TRL102", str(project)) == {"TRL101": 1, "TRL102": 1}
     assert codes_found("--select", "TRL1", "--ignore", "TRL101", str(project)) == {"TRL102": 1}
     assert codes_found("--select", "value-heads", str(project)) == {"TRL102": 1}
@@ -115,11 +125,17 @@ def test_rules_lists_and_explains():
     assert listing.exit_code == 0
     assert "TRL101  imports" in listing.stdout and "TRL102  value-heads" in listing.stdout
     one = invoke("rules", "TRL102")
-    assert "Before:" in one.stdout and "AutoModelForCausalLMWithValueHead.from_pretrained" in one.stdout
+    assert (
+        "Before:" in one.stdout
+        and "AutoModelForCausalLMWithValueHead.from_pretrained" in one.stdout
+    )
     assert "docs/rules.md#trl102" in one.stdout
     assert CliRunner().invoke(main, ["rules", "TRL999"]).exit_code == 2
     compat = invoke("rules", "TRL201")
-    assert compat.stdout.startswith("TRL201  no-version-works") and "docs/compat.md#trl201" in compat.stdout
+    assert (
+        compat.stdout.startswith("TRL201  no-version-works")
+        and "docs/compat.md#trl201" in compat.stdout
+    )
     assert "TRL309  torch-bf16" in listing.stdout
 
 
@@ -145,5 +161,7 @@ def test_console_script_and_module_run_without_heavy_imports(tmp_path):
         "heavy = sorted(m for m in ('torch', 'transformers', 'trl', 'datasets') if m in sys.modules)\n"
         "print('HEAVY', heavy, 'EXIT', code)"
     )
-    out = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
     assert "HEAVY [] EXIT 1" in out.stdout, out.stderr

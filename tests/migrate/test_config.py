@@ -19,7 +19,9 @@ def invoke(*args):
 
 
 def project(tmp_path, table: str):
-    (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "x"\n\n[tool.trl-migrate]\n{table}\n')
+    (tmp_path / "pyproject.toml").write_text(
+        f'[project]\nname = "x"\n\n[tool.trl-migrate]\n{table}\n'
+    )
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "vh.py").write_text(VH)
     (tmp_path / "src" / "seed.py").write_text(SEED)
@@ -29,8 +31,13 @@ def project(tmp_path, table: str):
 def test_settings_found_from_a_subfolder(tmp_path):
     project(tmp_path, 'target = "grpo"\nselect = ["TRL101"]\nexclude = ["legacy/"]\njobs = 1')
     settings = config.load(str(tmp_path / "src" / "vh.py"))
-    assert settings == config.Settings(target="grpo", select=("TRL101",), exclude=("legacy/",), jobs=1,
-                                       source=str(tmp_path / "pyproject.toml"))
+    assert settings == config.Settings(
+        target="grpo",
+        select=("TRL101",),
+        exclude=("legacy/",),
+        jobs=1,
+        source=str(tmp_path / "pyproject.toml"),
+    )
 
 
 def test_pyproject_without_the_table_is_passed_over(tmp_path):
@@ -45,7 +52,10 @@ def test_pyproject_without_the_table_is_passed_over(tmp_path):
 @pytest.mark.parametrize(
     ("table", "message"),
     [
-        ('targett = "grpo"', "unknown key 'targett' in [tool.trl-migrate]; known keys: exclude, ignore, jobs, select, target"),
+        (
+            'targett = "grpo"',
+            "unknown key 'targett' in [tool.trl-migrate]; known keys: exclude, ignore, jobs, select, target",
+        ),
         ('target = "ppo"', "[tool.trl-migrate] target must be one of rloo, grpo; got 'ppo'"),
         ('select = "TRL101"', "[tool.trl-migrate] select must be a list of strings"),
         ("jobs = 0", "[tool.trl-migrate] jobs must be a positive integer"),
@@ -62,16 +72,26 @@ def test_config_select_applies_and_flags_win(tmp_path):
     project(tmp_path, 'select = ["TRL102"]')
     only_vh = json.loads(invoke("fix", "--check", "--format", "json", str(tmp_path / "src")).stdout)
     assert only_vh["summary"]["by_code"] == {"TRL102": 1}
-    flag = json.loads(invoke("fix", "--check", "--format", "json", "--select", "TRL101", str(tmp_path / "src")).stdout)
-    assert flag["summary"]["by_code"] == {"TRL101": 2}  # seed.py, and the value head TRL102 would have taken
+    flag = json.loads(
+        invoke(
+            "fix", "--check", "--format", "json", "--select", "TRL101", str(tmp_path / "src")
+        ).stdout
+    )
+    assert flag["summary"]["by_code"] == {
+        "TRL101": 2
+    }  # seed.py, and the value head TRL102 would have taken
 
 
 def test_config_exclude_is_anchored_at_the_pyproject(tmp_path):
     project(tmp_path, 'exclude = ["src/seed.py"]')
     doc = json.loads(invoke("fix", "--check", "--format", "json", str(tmp_path)).stdout)
     assert [f["path"].rsplit("/", 1)[1] for f in doc["files"]] == ["vh.py"]
-    named = json.loads(invoke("fix", "--check", "--format", "json", str(tmp_path / "src" / "seed.py")).stdout)
-    assert named["summary"]["by_code"] == {"TRL101": 1}  # a file named on the command line is always taken
+    named = json.loads(
+        invoke("fix", "--check", "--format", "json", str(tmp_path / "src" / "seed.py")).stdout
+    )
+    assert named["summary"]["by_code"] == {
+        "TRL101": 1
+    }  # a file named on the command line is always taken
 
 
 def test_statistics_quiet_verbose_and_github(tmp_path):

@@ -19,8 +19,21 @@ def rel(root, candidates):
 
 
 def test_walk_honours_default_excludes_and_suffixes(tmp_path):
-    touch(tmp_path, "a.py", "pkg/b.py", "notes.txt", ".venv/x.py", "venv/x.py", "build/x.py", "dist/x.py",
-          ".tox/x.py", "node_modules/x.py", "__pycache__/x.py", "lib/site-packages/x.py", ".git/x.py")
+    touch(
+        tmp_path,
+        "a.py",
+        "pkg/b.py",
+        "notes.txt",
+        ".venv/x.py",
+        "venv/x.py",
+        "build/x.py",
+        "dist/x.py",
+        ".tox/x.py",
+        "node_modules/x.py",
+        "__pycache__/x.py",
+        "lib/site-packages/x.py",
+        ".git/x.py",
+    )
     found, missing = discover([str(tmp_path)])
     assert rel(tmp_path, found) == ["a.py", "pkg/b.py"]
     assert missing == []
@@ -30,9 +43,18 @@ def test_walk_honours_default_excludes_and_suffixes(tmp_path):
 def test_gitignore_nested_and_from_enclosing_repo(tmp_path):
     (tmp_path / ".git").mkdir()
     (tmp_path / ".gitignore").write_text("generated/\n*_pb2.py\n")
-    touch(tmp_path, "src/keep.py", "src/generated/skip.py", "src/api_pb2.py", "src/sub/skip_me.py", "src/sub/ok.py")
+    touch(
+        tmp_path,
+        "src/keep.py",
+        "src/generated/skip.py",
+        "src/api_pb2.py",
+        "src/sub/skip_me.py",
+        "src/sub/ok.py",
+    )
     (tmp_path / "src" / "sub" / ".gitignore").write_text("skip_me.py\n")
-    found, _ = discover([str(tmp_path / "src")])  # walking a subfolder still honours the root .gitignore
+    found, _ = discover(
+        [str(tmp_path / "src")]
+    )  # walking a subfolder still honours the root .gitignore
     assert rel(tmp_path / "src", found) == ["keep.py", "sub/ok.py"]
 
 
@@ -48,17 +70,25 @@ def test_named_paths_are_always_taken(tmp_path):
     touch(tmp_path, "build/x.py", "ignored.py", "script")
     (tmp_path / ".gitignore").write_text("ignored.py\n")
     (tmp_path / ".git").mkdir()
-    named = [str(tmp_path / "build" / "x.py"), str(tmp_path / "ignored.py"), str(tmp_path / "script")]
+    named = [
+        str(tmp_path / "build" / "x.py"),
+        str(tmp_path / "ignored.py"),
+        str(tmp_path / "script"),
+    ]
     found, _ = discover(named)
     assert [c.explicit for c in found] == [True, True, True]
-    found, _ = discover([str(tmp_path / "build")])  # a named folder is walked even if excluded by name
+    found, _ = discover(
+        [str(tmp_path / "build")]
+    )  # a named folder is walked even if excluded by name
     assert rel(tmp_path, found) == ["build/x.py"]
 
 
 def test_each_file_once_and_missing_reported(tmp_path):
     touch(tmp_path, "a.py")
     (tmp_path / "alias.py").symlink_to(tmp_path / "a.py")
-    found, missing = discover([str(tmp_path / "a.py"), str(tmp_path), str(tmp_path / "alias.py"), "nope/"])
+    found, missing = discover(
+        [str(tmp_path / "a.py"), str(tmp_path), str(tmp_path / "alias.py"), "nope/"]
+    )
     assert rel(tmp_path, found) == ["a.py"]
     assert [(m.path, m.message) for m in missing] == [("nope/", "no such file or directory")]
 

@@ -29,9 +29,19 @@ def by_path(report):
     ("before", "after"),
     [
         pytest.param(VH_BEFORE.encode(), VH_AFTER.encode(), id="lf"),
-        pytest.param(VH_BEFORE.replace("\n", "\r\n").encode(), VH_AFTER.replace("\n", "\r\n").encode(), id="crlf"),
-        pytest.param(b"\xef\xbb\xbf" + VH_BEFORE.encode(), b"\xef\xbb\xbf" + VH_AFTER.encode(), id="bom"),
-        pytest.param(VH_BEFORE.rstrip("\n").encode(), VH_AFTER.rstrip("\n").encode(), id="no-trailing-newline"),
+        pytest.param(
+            VH_BEFORE.replace("\n", "\r\n").encode(),
+            VH_AFTER.replace("\n", "\r\n").encode(),
+            id="crlf",
+        ),
+        pytest.param(
+            b"\xef\xbb\xbf" + VH_BEFORE.encode(), b"\xef\xbb\xbf" + VH_AFTER.encode(), id="bom"
+        ),
+        pytest.param(
+            VH_BEFORE.rstrip("\n").encode(),
+            VH_AFTER.rstrip("\n").encode(),
+            id="no-trailing-newline",
+        ),
         pytest.param(
             ("# -*- coding: latin-1 -*-\n" + VH_BEFORE + "s = 'caf\u00e9'\n").encode("latin-1"),
             ("# -*- coding: latin-1 -*-\n" + VH_AFTER + "s = 'caf\u00e9'\n").encode("latin-1"),
@@ -102,7 +112,15 @@ def bad_inputs(tmp_path):
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions and symlinks")
 def test_bad_inputs_fail_alone_with_clear_messages(tmp_path):
     bad_inputs(tmp_path)
-    names = ["syntax.py", "undecodable.py", "binary.py", "unreadable.py", "loop.py", "empty.py", "good.py"]
+    names = [
+        "syntax.py",
+        "undecodable.py",
+        "binary.py",
+        "unreadable.py",
+        "loop.py",
+        "empty.py",
+        "good.py",
+    ]
     report = api.fix_paths([str(tmp_path / n) for n in names])
     results = by_path(report)
     assert results["good.py"].status is Status.CHANGED
@@ -114,7 +132,9 @@ def test_bad_inputs_fail_alone_with_clear_messages(tmp_path):
     if os.geteuid() != 0:  # root reads anything
         assert results["unreadable.py"].message == "permission denied: the file cannot be read"
     # An empty file is valid Python (every package has empty __init__.py files): skipped, not failed.
-    assert results["empty.py"].status is Status.SKIPPED and results["empty.py"].message == "empty file"
+    assert (
+        results["empty.py"].status is Status.SKIPPED and results["empty.py"].message == "empty file"
+    )
     for name in ("syntax.py", "undecodable.py", "binary.py", "loop.py"):
         assert results[name].status is Status.FAILED
         assert (tmp_path / name).is_symlink() or (tmp_path / name).read_bytes()  # untouched
@@ -153,7 +173,9 @@ def test_write_failure_keeps_the_original(tmp_path, monkeypatch):
 
 def test_parallel_and_serial_runs_agree(tmp_path):
     for i in range(40):
-        write(tmp_path / f"pkg{i % 4}" / f"m{i}.py", (VH_BEFORE if i % 2 else "import os\n").encode())
+        write(
+            tmp_path / f"pkg{i % 4}" / f"m{i}.py", (VH_BEFORE if i % 2 else "import os\n").encode()
+        )
     serial = api.fix_paths([str(tmp_path)], mode=api.CHECK, jobs=1)
     parallel = api.fix_paths([str(tmp_path)], mode=api.CHECK, jobs=2)
     assert [(r.path, r.status, r.findings) for r in serial.results] == [

@@ -35,13 +35,25 @@ def test_fixed_notebook_keeps_everything_but_the_rewritten_code(notebook):
     after_text = notebook.read_text()
     after = json.loads(after_text)
     nbformat.validate(nbformat.reads(after_text, as_version=nbformat.NO_CONVERT))
-    assert after_text.endswith("}\n") and after_text.startswith('{\n "cells": [\n  {\n   "attachments"')
-    for old, new in zip(before["cells"], after["cells"]):  # outputs, ids, metadata, attachments kept
-        assert {k: v for k, v in old.items() if k != "source"} == {k: v for k, v in new.items() if k != "source"}
+    assert after_text.endswith("}\n") and after_text.startswith(
+        '{\n "cells": [\n  {\n   "attachments"'
+    )
+    for old, new in zip(
+        before["cells"], after["cells"]
+    ):  # outputs, ids, metadata, attachments kept
+        assert {k: v for k, v in old.items() if k != "source"} == {
+            k: v for k, v in new.items() if k != "source"
+        }
     assert before["metadata"] == after["metadata"]
     sources = code_sources(after)
-    assert sources[0] == "%pip install transformers==4.44.2 \\\n    trl==0.11.4 \\\n    datasets\n!nvidia-smi"
-    assert "from trl import PPOConfig, PPOTrainer\nfrom transformers import AutoModelForCausalLM\n" in sources[1]
+    assert (
+        sources[0]
+        == "%pip install transformers==4.44.2 \\\n    trl==0.11.4 \\\n    datasets\n!nvidia-smi"
+    )
+    assert (
+        "from trl import PPOConfig, PPOTrainer\nfrom transformers import AutoModelForCausalLM\n"
+        in sources[1]
+    )
     assert sources[1].endswith(  # a removed helper is written into the cell that imported it
         "from transformers import set_seed\n\nclass LengthSampler:\n"
         '    """trl.core.LengthSampler, which TRL 0.25.0 removed (written in by trl-migrate)."""\n\n'
@@ -56,8 +68,12 @@ def test_fixed_notebook_keeps_everything_but_the_rewritten_code(notebook):
         "tokenizer = AutoTokenizer.from_pretrained(config.model_name)\n"
         "print(model.device)"
     )
-    assert sources[4] == "%%bash\nls -la | grep trl\necho 'from trl import set_seed'"  # not Python: untouched
-    assert sources[5].startswith("if torch.cuda.is_available():\n    !nvidia-smi\n    files = !ls\n")
+    assert (
+        sources[4] == "%%bash\nls -la | grep trl\necho 'from trl import set_seed'"
+    )  # not Python: untouched
+    assert sources[5].startswith(
+        "if torch.cuda.is_available():\n    !nvidia-smi\n    files = !ls\n"
+    )
     for source in sources:  # every code cell is Python once its IPython lines are set aside
         ast.parse(notebooks.to_python(source)[0])
 
@@ -65,9 +81,17 @@ def test_fixed_notebook_keeps_everything_but_the_rewritten_code(notebook):
 def test_findings_name_the_cell_and_the_line_within_it(notebook):
     report = api.fix_paths([str(notebook)], select=SELECT, mode=api.CHECK)
     where = sorted({(f.cell, f.line, f.code) for f in report.results[0].findings})
-    assert where == [(3, 7, "TRL101"), (3, 8, "TRL101"), (5, 1, "TRL102"), (5, 2, "TRL102"), (5, 4, "TRL102")]
+    assert where == [
+        (3, 7, "TRL101"),
+        (3, 8, "TRL101"),
+        (5, 1, "TRL102"),
+        (5, 2, "TRL102"),
+        (5, 4, "TRL102"),
+    ]
     first = min(report.results[0].findings, key=lambda f: (f.cell, f.line, f.col))
-    assert first.where == f"{notebook}:cell 3:7:52"  # `PPOConfig` in `from trl import ..., PPOConfig, ...`
+    assert (
+        first.where == f"{notebook}:cell 3:7:52"
+    )  # `PPOConfig` in `from trl import ..., PPOConfig, ...`
 
 
 def test_second_run_changes_nothing_and_unchanged_notebook_is_byte_identical(notebook, tmp_path):
@@ -101,16 +125,27 @@ def test_layout_that_cannot_be_reproduced_is_reported_not_rewritten(tmp_path):
     path.write_text(text)
     result = api.fix_paths([str(path)], select=SELECT).results[0]
     assert result.status is Status.FAILED
-    assert result.message.startswith("notebook JSON layout is not one trl-migrate can reproduce byte for byte")
+    assert result.message.startswith(
+        "notebook JSON layout is not one trl-migrate can reproduce byte for byte"
+    )
     assert path.read_text() == text
 
 
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ('{"cells": [{"cell_type": "code", "source": "from trl import set_seed"', "not a notebook: invalid JSON at line 1"),
-        ('{"nbformat": 4, "metadata": {}}\n', "not a notebook: no list of cells (nbformat 4 is supported)"),
-        ('{"nbformat": 3, "cells": [], "worksheets": []}\n', "nbformat 3 notebooks are not supported"),
+        (
+            '{"cells": [{"cell_type": "code", "source": "from trl import set_seed"',
+            "not a notebook: invalid JSON at line 1",
+        ),
+        (
+            '{"nbformat": 4, "metadata": {}}\n',
+            "not a notebook: no list of cells (nbformat 4 is supported)",
+        ),
+        (
+            '{"nbformat": 3, "cells": [], "worksheets": []}\n',
+            "nbformat 3 notebooks are not supported",
+        ),
     ],
 )
 def test_corrupt_notebooks_fail_clearly(tmp_path, content, message):
@@ -122,7 +157,10 @@ def test_corrupt_notebooks_fail_clearly(tmp_path, content, message):
 
 def test_syntax_error_names_the_cell(tmp_path):
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("from trl import set_seed"), nbformat.v4.new_code_cell("x = (")]
+    nb.cells = [
+        nbformat.v4.new_code_cell("from trl import set_seed"),
+        nbformat.v4.new_code_cell("x = ("),
+    ]
     path = tmp_path / "broken.ipynb"
     path.write_text(nbformat.writes(nb))
     result = api.fix_paths([str(path)]).results[0]
@@ -131,7 +169,9 @@ def test_syntax_error_names_the_cell(tmp_path):
 
 
 def test_non_python_notebook_is_skipped(tmp_path):
-    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"language": "R", "name": "ir", "display_name": "R"}})
+    nb = nbformat.v4.new_notebook(
+        metadata={"kernelspec": {"language": "R", "name": "ir", "display_name": "R"}}
+    )
     nb.cells = [nbformat.v4.new_code_cell("library(trl)\n# from trl import set_seed")]
     path = tmp_path / "r.ipynb"
     path.write_text(nbformat.writes(nb))

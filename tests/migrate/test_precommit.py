@@ -25,8 +25,13 @@ def user_repo(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / "train.py").write_text("from trl import set_seed\nset_seed(0)\n")
     (tmp_path / "clean.py").write_text("import os\n")
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     subprocess.run(["git", "add", "."], cwd=tmp_path, check=True)
     subprocess.run(["git", "commit", "-qm", "init"], cwd=tmp_path, check=True, env=env)
     return tmp_path
@@ -34,8 +39,14 @@ def user_repo(tmp_path):
 
 def try_repo(repo, hook, home):
     env = {**os.environ, "PRE_COMMIT_HOME": str(home)}
-    return subprocess.run(["pre-commit", "try-repo", str(ROOT), hook, "--all-files"], cwd=repo, env=env,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        ["pre-commit", "try-repo", str(ROOT), hook, "--all-files"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_check_hook_fails_then_fix_hook_rewrites_then_check_passes(tmp_path, precommit_home):

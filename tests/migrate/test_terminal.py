@@ -18,8 +18,12 @@ def run_on_tty(args, env_extra=None):
     leader, follower = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     env.update(env_extra or {})
-    proc = subprocess.Popen([sys.executable, "-m", "migrate", *args], stdout=subprocess.DEVNULL, stderr=follower,
-                            env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "migrate", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=follower,
+        env=env,
+    )
     os.close(follower)
     chunks = []
     while True:
@@ -57,6 +61,10 @@ def test_no_color_and_quiet_on_a_terminal(many):
 
 
 def test_piped_stderr_is_plain(many):
-    proc = subprocess.run([sys.executable, "-m", "migrate", "fix", "--check", str(many)], capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "migrate", "fix", "--check", str(many)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert "\x1b[" not in proc.stderr and "%" not in proc.stderr.splitlines()[-1]

@@ -33,7 +33,9 @@ def test_env_check_trains_and_passes():
 
 
 def test_cli_json_with_lora_and_loss_parity():
-    run = CliRunner().invoke(smoke_command, ["--env", "--lora", "--loss-parity", "--steps", "4", "--format", "json"])
+    run = CliRunner().invoke(
+        smoke_command, ["--env", "--lora", "--loss-parity", "--steps", "4", "--format", "json"]
+    )
     assert run.exit_code == 0, run.output
     doc = json.loads(run.output)
     assert doc["command"] == "smoke" and doc["summary"]["exit_code"] == 0
@@ -61,7 +63,9 @@ def test_loss_that_does_not_go_down_fails(monkeypatch):
 
 def test_non_finite_loss_fails(monkeypatch):
     real = train._chunked_loss
-    monkeypatch.setattr(train, "_chunked_loss", lambda model, batch: real(model, batch) * float("nan"))
+    monkeypatch.setattr(
+        train, "_chunked_loss", lambda model, batch: real(model, batch) * float("nan")
+    )
     result = train.check_env(steps=3)
     assert _codes(result) == ["TRL402"] and result.exit_code == 1 and len(result.losses) == 1
 
@@ -101,9 +105,22 @@ def test_importing_the_command_does_not_import_torch():
 
 def test_tiny_factories():
     tok = tiny.tiny_tokenizer()
-    assert (tok.pad_token_id, tok.eos_token_id, tok.bos_token_id) == (tiny.PAD_ID, tiny.EOS_ID, tiny.BOS_ID)
-    ds = tiny.tiny_text_dataset(6, columns=["prompt", "completion", "messages", "chosen", "rejected", "label"])
-    assert len(ds) == 6 and set(ds.column_names) == {"prompt", "completion", "messages", "chosen", "rejected", "label"}
+    assert (tok.pad_token_id, tok.eos_token_id, tok.bos_token_id) == (
+        tiny.PAD_ID,
+        tiny.EOS_ID,
+        tiny.BOS_ID,
+    )
+    ds = tiny.tiny_text_dataset(
+        6, columns=["prompt", "completion", "messages", "chosen", "rejected", "label"]
+    )
+    assert len(ds) == 6 and set(ds.column_names) == {
+        "prompt",
+        "completion",
+        "messages",
+        "chosen",
+        "rejected",
+        "label",
+    }
     assert "<|im_start|>assistant" in tok.apply_chat_template(ds[0]["messages"], tokenize=False)
     clf = tiny.tiny_seq_classifier(num_labels=1, arch="llama")
     assert clf.config.num_labels == 1 and clf.config.pad_token_id == tiny.PAD_ID

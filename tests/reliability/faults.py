@@ -79,7 +79,9 @@ class Tree:
             elif data == old:
                 n_old += 1
             else:
-                raise AssertionError(f"{path} holds neither its old nor its new bytes ({len(data)} bytes)")
+                raise AssertionError(
+                    f"{path} holds neither its old nor its new bytes ({len(data)} bytes)"
+                )
         stray = {p for p in self.root.rglob("*.py")} - set(self.old)
         assert not stray, f"stray files appeared: {sorted(stray)[:5]}"
         return n_new, n_old
@@ -98,7 +100,10 @@ def make_tree(root: Path, n_files: int, *, select: tuple[str, ...] = ()) -> Tree
         path.write_bytes(data)
         if data not in rewrites:
             result = process(str(path), data, codes=codes, options=Options())
-            assert result.status is Status.CHANGED and result.new is not None, (path, result.message)
+            assert result.status is Status.CHANGED and result.new is not None, (
+                path,
+                result.message,
+            )
             assert not result.needs_human, [f.message for f in result.findings]
             rewrites[data] = result.new
         old[path], new[path] = data, rewrites[data]
@@ -107,7 +112,18 @@ def make_tree(root: Path, n_files: int, *, select: tuple[str, ...] = ()) -> Tree
 
 def fix_command(tree: Tree, jobs: int = 2) -> list[str]:
     select = ["--select", ",".join(tree.select)] if tree.select else []
-    return [sys.executable, "-m", "migrate", "fix", "--jobs", str(jobs), "--format", "json", *select, str(tree.root)]
+    return [
+        sys.executable,
+        "-m",
+        "migrate",
+        "fix",
+        "--jobs",
+        str(jobs),
+        "--format",
+        "json",
+        *select,
+        str(tree.root),
+    ]
 
 
 def _first_write(tree: Tree, proc: subprocess.Popen[bytes], timeout: float) -> bool:
@@ -117,7 +133,10 @@ def _first_write(tree: Tree, proc: subprocess.Popen[bytes], timeout: float) -> b
     while time.monotonic() < deadline and proc.poll() is None:
         for path in paths:
             try:
-                if path.stat().st_size != len(tree.old[path]) or path.read_bytes() != tree.old[path]:
+                if (
+                    path.stat().st_size != len(tree.old[path])
+                    or path.read_bytes() != tree.old[path]
+                ):
                     return True
             except OSError:
                 continue
@@ -156,8 +175,13 @@ def kill_loop(tree: Tree, *, kills: int, seed: int = 0, jobs: int = 2) -> KillSt
     assert tree.check() == (len(tree.old), 0), "an unkilled run must rewrite every file"
     for k in range(kills):
         tree.restore()
-        proc = subprocess.Popen(fix_command(tree, jobs), stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+        proc = subprocess.Popen(
+            fix_command(tree, jobs),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
         try:
             if k % 2 == 0:
                 time.sleep(rng.uniform(0.0, stats.run_seconds * 1.05))
@@ -181,7 +205,9 @@ def kill_loop(tree: Tree, *, kills: int, seed: int = 0, jobs: int = 2) -> KillSt
     done = subprocess.run(fix_command(tree, jobs), check=False, capture_output=True, env=env)
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
     assert tree.check() == (len(tree.old), 0)
-    again = subprocess.run([*fix_command(tree, jobs), "--check"], check=False, capture_output=True, env=env)
+    again = subprocess.run(
+        [*fix_command(tree, jobs), "--check"], check=False, capture_output=True, env=env
+    )
     assert again.returncode == 0, again.stdout.decode(errors="replace")[-2000:]
     return stats
 

@@ -36,13 +36,29 @@ def installed_trl() -> Path:
 def unpack(version: str, dest: Path, members: tuple[str, ...] = ()) -> Path:
     wheel = WHEELS / f"trl-{version}-py3-none-any.whl"
     if not wheel.exists():  # a clean clone (CI): fetch it from the package index, as the tools do
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q",
-                        "-d", str(WHEELS), f"trl=={version}"], capture_output=True, timeout=300)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--only-binary=:all:",
+                "-q",
+                "-d",
+                str(WHEELS),
+                f"trl=={version}",
+            ],
+            capture_output=True,
+            timeout=300,
+        )
     if not wheel.exists():
         pytest.skip(f"{wheel.name} is not cached and could not be downloaded (no package index?)")
     folder = dest / f"trl-{version}"
     with zipfile.ZipFile(wheel) as zf:
-        names = [n for n in zf.namelist() if n.endswith(".py") and (not members or n.startswith(members))]
+        names = [
+            n for n in zf.namelist() if n.endswith(".py") and (not members or n.startswith(members))
+        ]
         zf.extractall(folder, names)
     return folder
 
@@ -53,7 +69,10 @@ def assert_corpus_invariants(folders: list[Path]) -> api.FixReport:
     changed = [r for r in report.results if r.status is Status.CHANGED]
     for result in report.results:
         if result.status is Status.FAILED:
-            assert result.message and not result.message.startswith("internal error"), (result.path, result.message)
+            assert result.message and not result.message.startswith("internal error"), (
+                result.path,
+                result.message,
+            )
     for result in changed:
         assert result.old is not None and result.new is not None
         assert MENTION.search(result.old), f"{result.path}: changed, but it does not mention trl"
@@ -71,7 +90,9 @@ def assert_corpus_invariants(folders: list[Path]) -> api.FixReport:
 
 
 def test_installed_trl_and_ppo_files_of_trl_0_11(tmp_path):
-    trl = shutil.copytree(installed_trl(), tmp_path / "trl-installed", ignore=shutil.ignore_patterns("__pycache__"))
+    trl = shutil.copytree(
+        installed_trl(), tmp_path / "trl-installed", ignore=shutil.ignore_patterns("__pycache__")
+    )
     old = unpack("0.11.4", tmp_path, ("trl/commands/scripts/ppo", "trl/trainer/ppo_config.py"))
     report = assert_corpus_invariants([trl, old])
     changed = {Path(r.path).name for r in report.results if r.status is Status.CHANGED}

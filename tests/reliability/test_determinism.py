@@ -28,8 +28,15 @@ def _tree(tmp: Path) -> Path:
 
 def _fix(args: list[str], *, seed: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONHASHSEED": seed, "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "migrate", "fix", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "migrate", "fix", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
 
 
 @pytest.mark.parametrize("target", ["rloo", "grpo"])
@@ -37,7 +44,11 @@ def test_output_is_the_same_under_every_hash_seed(tmp_path, target):
     tree = _tree(tmp_path)
     outputs = {}
     for seed in SEEDS:
-        done = _fix(["--diff", "--format", "json", "--target", target, "--jobs", "1", "."], seed=seed, cwd=tree)
+        done = _fix(
+            ["--diff", "--format", "json", "--target", target, "--jobs", "1", "."],
+            seed=seed,
+            cwd=tree,
+        )
         assert done.returncode in (0, 1), done.stderr
         report = json.loads(done.stdout)
         report["summary"].pop("seconds")  # the one field that is meant to differ

@@ -13,7 +13,9 @@ CODES = tuple(r.code for r in codemods.RULES)
 VH = "from trl import AutoModelForCausalLMWithValueHead{nl}m = AutoModelForCausalLMWithValueHead.from_pretrained('g'){nl}"
 
 
-@pytest.mark.parametrize("src", [b"import trl\rx = 1\r", b"# c\rimport trl\r", b"import trl\r\rx = (1,\r 2)\r"])
+@pytest.mark.parametrize(
+    "src", [b"import trl\rx = 1\r", b"# c\rimport trl\r", b"import trl\r\rx = (1,\r 2)\r"]
+)
 def test_bare_cr_line_ends_are_not_a_change(src):
     # libcst drops a final bare CR; the engine must not report that as a rewrite.
     assert process("x.py", src, codes=CODES, options=Options()).status is Status.UNCHANGED
@@ -39,7 +41,9 @@ def test_prefilter_sees_imports_in_odd_places(src):
     assert needs_parse(src)
 
 
-@pytest.mark.parametrize("src", [b"import ctrl\n", b"x = 'trl'\n", b"# uses trl\n", b"from . import trl_utils\n"])
+@pytest.mark.parametrize(
+    "src", [b"import ctrl\n", b"x = 'trl'\n", b"# uses trl\n", b"from . import trl_utils\n"]
+)
 def test_prefilter_skips_what_cannot_use_trl(src):
     assert not needs_parse(src)
 

@@ -44,8 +44,11 @@ def tmpfs(size: str) -> Iterator[Path]:
     if not sys.platform.startswith("linux") or os.geteuid() != 0 or not shutil.which("mount"):
         pytest.skip("mounting a tmpfs needs Linux and root")
     where = Path(tempfile.mkdtemp(prefix="trl-migrate-tmpfs-"))
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], check=False,
-                          capture_output=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+        check=False,
+        capture_output=True,
+    )
     if done.returncode != 0:
         where.rmdir()
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
@@ -85,7 +88,9 @@ def test_read_only_files_fail_alone_and_the_rest_are_rewritten(tmp_path):
 @posix_only
 def test_read_only_folder_fails_each_file_clearly(tmp_path):
     if os.geteuid() == 0:
-        pytest.skip("root writes into read-only folders; the read-only file system test covers root")
+        pytest.skip(
+            "root writes into read-only folders; the read-only file system test covers root"
+        )
     folder = tmp_path / "locked"
     target = _write(folder / "a.py", variant(0))
     other = _write(tmp_path / "b.py", variant(0))
@@ -109,7 +114,9 @@ def test_read_only_file_system_fails_each_file_clearly():
         report = api.fix_paths([str(where)], jobs=1)
         for result in report.results:
             assert result.status is Status.FAILED
-            assert result.message == "cannot create a temporary file beside it: Read-only file system"
+            assert (
+                result.message == "cannot create a temporary file beside it: Read-only file system"
+            )
         assert [p.read_bytes() for p in paths] == [variant(i) for i in range(3)]
         assert report.exit_code == 2
 
@@ -122,7 +129,9 @@ def test_full_disk_keeps_every_original_and_leaves_no_temporary_file():
         big = [_write(where / f"big{i}.py", big_src) for i in range(2)]
         ballast = where / "ballast.bin"
         free = shutil.disk_usage(where).free
-        ballast.write_bytes(b"\0" * (free - 3 * 4096))  # three pages left: room for a small file only
+        ballast.write_bytes(
+            b"\0" * (free - 3 * 4096)
+        )  # three pages left: room for a small file only
         report = api.fix_paths([str(where)], jobs=1)
         results = {Path(r.path).name: r for r in report.results}
         for path in big:
@@ -164,6 +173,8 @@ def test_partial_write_then_disk_full_keeps_the_original(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "fdopen", lambda fd, *a, **k: HalfFull(real_fdopen(fd, *a, **k)))
     report = api.fix_paths([str(tmp_path)], jobs=1)
-    assert [r.message for r in report.results] == ["write failed, original kept: No space left on device"] * 4
+    assert [r.message for r in report.results] == [
+        "write failed, original kept: No space left on device"
+    ] * 4
     assert [p.read_bytes() for p in paths] == [variant(i) for i in range(4)]
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"m{i}.py" for i in range(4)]

@@ -39,7 +39,11 @@ def fuzz_settings(examples: int) -> settings:
         deadline=None,
         derandomize=SCALE == 1,
         database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.filter_too_much,
+        ],
     )
 
 
@@ -112,7 +116,9 @@ def statements(draw: st.DrawFn) -> str:
     stmt = draw(st.sampled_from(IMPORTS + USES + NOISE))
     unit = draw(st.sampled_from(["    ", "  ", "\t"]))
     single = "\n" not in stmt
-    places = ["top", "def", "class", "try", "if", "with", "comment"] + (["oneline", "semicolon"] if single else [])
+    places = ["top", "def", "class", "try", "if", "with", "comment"] + (
+        ["oneline", "semicolon"] if single else []
+    )
     place = draw(st.sampled_from(places))
     if place == "def":
         return "def f():\n" + _indent(stmt, unit)
@@ -151,7 +157,11 @@ def python_files(draw: st.DrawFn) -> bytes:
     newline = draw(st.sampled_from(["\n", "\r\n", "\r", "mixed"]))
     if newline == "mixed":
         lines = text.split("\n")
-        ends = draw(st.lists(st.sampled_from(["\n", "\r\n", "\r"]), min_size=len(lines), max_size=len(lines)))
+        ends = draw(
+            st.lists(
+                st.sampled_from(["\n", "\r\n", "\r"]), min_size=len(lines), max_size=len(lines)
+            )
+        )
         text = "".join(line + end for line, end in zip(lines[:-1], ends)) + lines[-1]
     else:
         text = text.replace("\n", newline)
@@ -212,7 +222,11 @@ def test_generated_sources(data):
         return
     imports_trl = any(
         (isinstance(n, ast.Import) and any(a.name.split(".")[0] == "trl" for a in n.names))
-        or (isinstance(n, ast.ImportFrom) and n.level == 0 and (n.module or "").split(".")[0] == "trl")
+        or (
+            isinstance(n, ast.ImportFrom)
+            and n.level == 0
+            and (n.module or "").split(".")[0] == "trl"
+        )
         for n in ast.walk(tree)
     )
     if imports_trl:
@@ -223,9 +237,31 @@ def test_generated_sources(data):
 SEEDS = sorted((ROOT / "tests" / "fixtures" / "eras").glob("*.py")) + sorted(
     (ROOT / "tests" / "fixtures" / "eras" / "expected").rglob("*.py")
 )
-JUNK = [b"\x00", b"\xff\xfe", b"\r", b"\n", b"\r\n", b"(", b")", b"'", b'"""', b"\\", b"\t", b"    ", b"trl",
-        b"import trl\n", b"\xef\xbb\xbf", b"# -*- coding: latin-1 -*-\n", b"# coding: bogus\n", b"\xe9", b"\x0c",
-        b"def", b":", b"#", b"\x1a"]
+JUNK = [
+    b"\x00",
+    b"\xff\xfe",
+    b"\r",
+    b"\n",
+    b"\r\n",
+    b"(",
+    b")",
+    b"'",
+    b'"""',
+    b"\\",
+    b"\t",
+    b"    ",
+    b"trl",
+    b"import trl\n",
+    b"\xef\xbb\xbf",
+    b"# -*- coding: latin-1 -*-\n",
+    b"# coding: bogus\n",
+    b"\xe9",
+    b"\x0c",
+    b"def",
+    b":",
+    b"#",
+    b"\x1a",
+]
 
 
 @st.composite
@@ -275,9 +311,20 @@ def test_on_disk_a_file_is_old_bytes_or_a_rewrite_that_reads_back(data):
 
 
 # -- notebooks ---------------------------------------------------------------------------------
-CELL_LINES = ["%pip install -q trl==0.11.4", "!ls", "import trl", "from trl import AutoModelForCausalLMWithValueHead",
-              "m = AutoModelForCausalLMWithValueHead.from_pretrained('gpt2')", "%%time", "x = !pwd", "model?",
-              "from trl import PPOConfig", "config = PPOConfig(batch_size=8)", "print('caf\u00e9')", "    indented"]
+CELL_LINES = [
+    "%pip install -q trl==0.11.4",
+    "!ls",
+    "import trl",
+    "from trl import AutoModelForCausalLMWithValueHead",
+    "m = AutoModelForCausalLMWithValueHead.from_pretrained('gpt2')",
+    "%%time",
+    "x = !pwd",
+    "model?",
+    "from trl import PPOConfig",
+    "config = PPOConfig(batch_size=8)",
+    "print('caf\u00e9')",
+    "    indented",
+]
 
 
 @st.composite
@@ -297,7 +344,9 @@ def notebooks(draw: st.DrawFn) -> bytes:
     meta = {"kernelspec": {"language": language, "name": "k"}} if language else {}
     doc = {"cells": cells, "metadata": meta, "nbformat": 4, "nbformat_minor": 5}
     indent = draw(st.sampled_from([1, 2, None]))
-    text = json.dumps(doc, indent=indent, sort_keys=draw(st.booleans()), ensure_ascii=draw(st.booleans()))
+    text = json.dumps(
+        doc, indent=indent, sort_keys=draw(st.booleans()), ensure_ascii=draw(st.booleans())
+    )
     text += draw(st.sampled_from(["\n", ""]))
     data = text.encode()
     if draw(st.booleans()):

@@ -28,7 +28,9 @@ def test_every_changed_setting_of_an_era_fixture_is_reported(script, target):
     text = script.read_text()
     rewritten, findings = _rewrite(text, target)
     for report in effective.check(text, rewritten, findings):
-        assert report.uncovered == [], f"{script.name}:{report.line} ({report.era}): {report.uncovered}"
+        assert report.uncovered == [], (
+            f"{script.name}:{report.line} ({report.era}): {report.uncovered}"
+        )
 
 
 def test_the_checker_sees_a_change_no_finding_names():
@@ -49,7 +51,12 @@ def test_the_checker_sees_a_change_no_finding_names():
         ("PPOConfig(batch_size=8, mini_batch_size=4)", "lr_schedule", "constant", "constant"),
         ("PPOConfig(batch_size=8, mini_batch_size=4, max_grad_norm=0.5)", "grad_clip", 0.5, 0.5),
         # v2: the trainer never clipped, whatever max_grad_norm said
-        ("PPOConfig(output_dir='o', num_ppo_epochs=2, max_grad_norm=1.0)", "grad_clip", "off", "off"),
+        (
+            "PPOConfig(output_dir='o', num_ppo_epochs=2, max_grad_norm=1.0)",
+            "grad_clip",
+            "off",
+            "off",
+        ),
         ("PPOConfig(output_dir='o', num_ppo_epochs=2)", "temperature", 0.7, 0.7),
         ("PPOConfig(output_dir='o', num_ppo_epochs=2)", "epochs_per_generation", 2, 2),
     ],
@@ -74,4 +81,6 @@ def test_trls_own_example_scripts_keep_or_report_every_setting(tmp_path, version
     reports = effective.check(text, rewritten, findings)
     assert reports, "the script's config was not found"
     for report in reports:
-        assert report.uncovered == [], f"{version} {name}:{report.line} ({report.era}): {report.uncovered}"
+        assert report.uncovered == [], (
+            f"{version} {name}:{report.line} ({report.era}): {report.uncovered}"
+        )

@@ -39,7 +39,10 @@ EXPECTED = {
     "core_helpers_0_13.py": ("TRL413", 0, "built no Trainer"),
     "valuehead_only.py": ("TRL413", 0, "built no Trainer"),
 }
-TODO_CODES = {"TRL411": "TRL101", "TRL412": "TRL104"}  # the rewrite's TODO that sits on the failing line
+TODO_CODES = {
+    "TRL411": "TRL101",
+    "TRL412": "TRL104",
+}  # the rewrite's TODO that sits on the failing line
 
 
 def _stack_llama_by_hand(src: str) -> str:
@@ -49,17 +52,28 @@ def _stack_llama_by_hand(src: str) -> str:
     reward = (
         "def reward_fn(prompts, completions, **kwargs):\n"
         "    return [-abs(32 - len(c)) / 32 for c in completions]\n\n\n"
-        "train_dataset = Dataset.from_dict({\"prompt\": [\"How do I sort a list in Python?\"] * 16})\n"
+        'train_dataset = Dataset.from_dict({"prompt": ["How do I sort a list in Python?"] * 16})\n'
     )
     src = src.replace(todo + "\n", reward)
-    src = src.replace("optimizers=(optimizer, None))", "optimizers=(optimizer, None), reward_funcs=reward_fn, "
-                      "train_dataset=train_dataset)")
+    src = src.replace(
+        "optimizers=(optimizer, None))",
+        "optimizers=(optimizer, None), reward_funcs=reward_fn, train_dataset=train_dataset)",
+    )
     return "from datasets import Dataset\n" + src + "ppo_trainer.train()\n"
 
 
-TLDR_ARGS = ["--dataset_name", "trl-internal-testing/tldr-preference-sft-trl-style",
-             "--model_name_or_path", "EleutherAI/pythia-1b-deduped", "--output_dir", "models/minimal/ppo"]
-GOLDEN_ARGS = {"tldr_v2.py": TLDR_ARGS, "ppov2_0_10.py": TLDR_ARGS[2:]}  # scripts that parse their own CLI
+TLDR_ARGS = [
+    "--dataset_name",
+    "trl-internal-testing/tldr-preference-sft-trl-style",
+    "--model_name_or_path",
+    "EleutherAI/pythia-1b-deduped",
+    "--output_dir",
+    "models/minimal/ppo",
+]
+GOLDEN_ARGS = {
+    "tldr_v2.py": TLDR_ARGS,
+    "ppov2_0_10.py": TLDR_ARGS[2:],
+}  # scripts that parse their own CLI
 BY_HAND = {"stack_llama_lora_0_8.py": (_stack_llama_by_hand, [])}
 
 GOLDEN_CASES = [(target, script.name) for target in TARGETS for script in SCRIPTS]
@@ -69,7 +83,9 @@ _futures: dict[tuple[str, str, str], Future[SmokeResult]] = {}
 _pool = ThreadPoolExecutor(max_workers=3)  # each run is a subprocess: threads only wait
 
 
-def _submit(kind: str, target: str, name: str, store: str, folder: pathlib.Path) -> Future[SmokeResult]:
+def _submit(
+    kind: str, target: str, name: str, store: str, folder: pathlib.Path
+) -> Future[SmokeResult]:
     key = (kind, target, name)
     if key not in _futures:
         golden = expected_path(pathlib.Path(name), target)
@@ -98,14 +114,23 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
     return tmp_path_factory.mktemp("by-hand")
 
 
-@pytest.mark.parametrize(("target", "name"), GOLDEN_CASES, ids=[f"{t}-{n}" for t, n in GOLDEN_CASES])
+@pytest.mark.parametrize(
+    ("target", "name"), GOLDEN_CASES, ids=[f"{t}-{n}" for t, n in GOLDEN_CASES]
+)
 def test_migrated_era_fixture_smoke_trains_or_says_why(target, name, store, folder):
     result = _result("golden", target, name, store, folder)
     code, line, words = EXPECTED[name]
-    assert [(f.code, f.line) for f in result.findings] == [(code, line)], (result.findings, result.log_tail)
+    assert [(f.code, f.line) for f in result.findings] == [(code, line)], (
+        result.findings,
+        result.log_tail,
+    )
     assert words in result.findings[0].message
     if code == "TRL410":
-        assert result.steps_run == 2 and len(result.losses) == 2 and all(math.isfinite(x) for x in result.losses)
+        assert (
+            result.steps_run == 2
+            and len(result.losses) == 2
+            and all(math.isfinite(x) for x in result.losses)
+        )
     if code in TODO_CODES:  # failures sit under the rewrite's TODO
         assert f"TODO(trl-migrate {TODO_CODES[code]})" in result.findings[0].message
 

@@ -32,7 +32,9 @@ def _codes(result) -> list[str]:  # type: ignore[no-untyped-def]
 def test_a_grpo_script_with_hub_ids_trains_two_steps(tmp_path, store):
     # A model id as a string: GRPOTrainer loads it (and its reference model) through
     # create_model_from_path and the config's _name_or_path; the dataset comes from the table.
-    script = _script(tmp_path, """
+    script = _script(
+        tmp_path,
+        """
         from datasets import load_dataset
         from trl import GRPOConfig, GRPOTrainer
 
@@ -48,22 +50,30 @@ def test_a_grpo_script_with_hub_ids_trains_two_steps(tmp_path, store):
             trainer.train()
             trainer.push_to_hub()
             print("OUTPUT_DIR", trainer.args.output_dir)
-    """)
+    """,
+    )
     result = smoke_script(script, store=store, timeout=180)
     assert _codes(result) == ["TRL410"], result.log_tail
     assert result.exit_code == 0 and result.steps_run == 2 and len(result.losses) == 2
-    out_dir = next(ln.split()[1] for ln in result.log_tail.splitlines() if ln.startswith("OUTPUT_DIR"))
-    assert "trl-migrate-smoke-" in out_dir and not os.path.exists(out_dir)  # redirected, then removed
+    out_dir = next(
+        ln.split()[1] for ln in result.log_tail.splitlines() if ln.startswith("OUTPUT_DIR")
+    )
+    assert "trl-migrate-smoke-" in out_dir and not os.path.exists(
+        out_dir
+    )  # redirected, then removed
 
 
 def test_a_script_that_raises_reports_the_users_line(tmp_path, store):
-    script = _script(tmp_path, """
+    script = _script(
+        tmp_path,
+        """
         from transformers import AutoModelForCausalLM
 
         model = AutoModelForCausalLM.from_pretrained("gpt2")
         config = {"lr": 1e-5}
         print(config["learning_rate"])
-    """)
+    """,
+    )
     result = smoke_script(script, store=store, timeout=120)
     assert _codes(result) == ["TRL412"] and result.exit_code == 1
     f = result.findings[0]
@@ -71,12 +81,15 @@ def test_a_script_that_raises_reports_the_users_line(tmp_path, store):
 
 
 def test_an_import_that_trl_1_13_lacks_names_what_and_where(tmp_path, store):
-    script = _script(tmp_path, """
+    script = _script(
+        tmp_path,
+        """
         import os
         # TODO(trl-migrate TRL101): `trl.core.LengthSampler` was removed in TRL 0.25.0
         from trl.core import LengthSampler
         from trl import PPOTrainer
-    """)
+    """,
+    )
     result = smoke_script(script, store=store, timeout=120)
     assert _codes(result) == ["TRL411"] and result.findings[0].line == 3
     message = result.findings[0].message
@@ -84,37 +97,50 @@ def test_an_import_that_trl_1_13_lacks_names_what_and_where(tmp_path, store):
 
 
 def test_a_script_that_sleeps_past_the_timeout_is_killed(tmp_path, store):
-    script = _script(tmp_path, """
+    script = _script(
+        tmp_path,
+        """
         import time
         time.sleep(600)
-    """)
+    """,
+    )
     result = smoke_script(script, store=store, timeout=5)
     assert _codes(result) == ["TRL415"] and result.exit_code == 1
     assert result.seconds < 30 and "5 s timeout" in result.findings[0].message
 
 
-@pytest.mark.parametrize("call", [
-    'urllib.request.urlopen("https://huggingface.co/api/models", timeout=5)',
-    'huggingface_hub.hf_hub_download("gpt2", "config.json")',
-], ids=["urllib", "hf_hub_download"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        'urllib.request.urlopen("https://huggingface.co/api/models", timeout=5)',
+        'huggingface_hub.hf_hub_download("gpt2", "config.json")',
+    ],
+    ids=["urllib", "hf_hub_download"],
+)
 def test_a_script_that_tries_the_network_gets_the_offline_error(tmp_path, store, call):
-    script = _script(tmp_path, f"""
+    script = _script(
+        tmp_path,
+        f"""
         import urllib.request
         import huggingface_hub
 
         {call}
-    """)
+    """,
+    )
     result = smoke_script(script, store=store, timeout=120)
     assert _codes(result) == ["TRL416"], result.findings
     assert result.findings[0].line == 4 and "offline" in result.findings[0].message
 
 
 def test_the_temporary_folder_is_removed_and_outputs_stay_in_it(tmp_path, store):
-    script = _script(tmp_path, """
+    script = _script(
+        tmp_path,
+        """
         import os, tempfile
         open("checkpoint.bin", "w").write("x")
         print("CWD", os.getcwd(), tempfile.gettempdir())
-    """)
+    """,
+    )
     result = smoke_script(script, store=store, timeout=120)
     assert _codes(result) == ["TRL413"]  # it ran to the end, but trained nothing
     cwd, tmp = next(ln.split()[1:] for ln in result.log_tail.splitlines() if ln.startswith("CWD"))
@@ -123,7 +149,9 @@ def test_the_temporary_folder_is_removed_and_outputs_stay_in_it(tmp_path, store)
 
 
 def test_a_non_finite_loss_is_reported(tmp_path, store):
-    script = _script(tmp_path, """
+    script = _script(
+        tmp_path,
+        """
         from datasets import Dataset
         from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
 
@@ -135,26 +163,37 @@ def test_a_non_finite_loss_is_reported(tmp_path, store):
         data = Dataset.from_dict({"input_ids": ids, "labels": ids})
         model = AutoModelForCausalLM.from_pretrained("gpt2")
         NanTrainer(model=model, args=TrainingArguments(output_dir="out", max_steps=100), train_dataset=data).train()
-    """)
+    """,
+    )
     result = smoke_script(script, store=store, timeout=120)
     assert _codes(result) == ["TRL414"] and "nan" in result.findings[0].message
     assert result.steps_run == 2  # max_steps capped to --steps
 
 
 def test_script_arguments_go_after_a_double_dash(tmp_path, store):
-    script = _script(tmp_path, """
+    script = _script(
+        tmp_path,
+        """
         import argparse
         parser = argparse.ArgumentParser()
         parser.add_argument("--dataset_name", required=True)
         print("DATASET", parser.parse_args().dataset_name)
-    """)
+    """,
+    )
     missing = smoke_script(script, store=store, timeout=120)
     assert _codes(missing) == ["TRL417"] and "--dataset_name" in missing.findings[0].message
     runner = CliRunner()
-    run = runner.invoke(main, ["smoke", script, "--format", "json", "--", "--dataset_name", "trl-lib/tldr"])
+    run = runner.invoke(
+        main, ["smoke", script, "--format", "json", "--", "--dataset_name", "trl-lib/tldr"]
+    )
     doc = json.loads(run.output)
-    assert run.exit_code == 1 and doc["files"][0]["findings"][0]["code"] == "TRL413"  # ran; trained nothing
-    assert doc["smoke"][0]["args"] == ["--dataset_name", "trl-lib/tldr"] and doc["summary"]["exit_code"] == 1
+    assert (
+        run.exit_code == 1 and doc["files"][0]["findings"][0]["code"] == "TRL413"
+    )  # ran; trained nothing
+    assert (
+        doc["smoke"][0]["args"] == ["--dataset_name", "trl-lib/tldr"]
+        and doc["summary"]["exit_code"] == 1
+    )
 
 
 def test_a_repos_own_migrate_and_compat_modules_are_the_ones_its_script_imports(tmp_path, store):
@@ -163,7 +202,9 @@ def test_a_repos_own_migrate_and_compat_modules_are_the_ones_its_script_imports(
     (tmp_path / "migrate.py").write_text("WHO = 'the repo'\n")
     (tmp_path / "compat").mkdir()
     (tmp_path / "compat" / "__init__.py").write_text("def check():\n    return 'repo compat'\n")
-    script = _script(tmp_path, """
+    script = _script(
+        tmp_path,
+        """
         import compat
         import migrate
         from transformers import AutoTokenizer
@@ -172,7 +213,8 @@ def test_a_repos_own_migrate_and_compat_modules_are_the_ones_its_script_imports(
         assert compat.check() == "repo compat", compat.__file__
         tok = AutoTokenizer.from_pretrained("gpt2")
         print("TOKENS", len(tok("a b c")["input_ids"]))
-    """)
+    """,
+    )
     result = smoke_script(script, store=store, timeout=120)
     assert "TOKENS" in result.log_tail and "AssertionError" not in result.log_tail, result.log_tail
     assert _codes(result) == ["TRL413"]  # it ran to the end; it just trains nothing

@@ -15,19 +15,19 @@ from migrate import api  # noqa: E402
 from migrate.kernel.findings import FileResult, Status  # noqa: E402
 from migrate.smoke import smoke_script  # noqa: E402
 
-TRAIN = '''
+TRAIN = """
 from datasets import Dataset
 from trl import RLOOConfig, RLOOTrainer
 
 def reward_len(completions, **kwargs):
     return [-abs(8 - len(c)) / 8 for c in completions]
-'''
-TRAIN_2 = '''
+"""
+TRAIN_2 = """
 dataset = Dataset.from_dict({"prompt": ["The movie was", "I think that"] * 4})
 args = RLOOConfig(output_dir="out", per_device_train_batch_size=4, num_generations=2, max_completion_length=8)
 trainer = RLOOTrainer(model="Qwen/Qwen2-0.5B-Instruct", reward_funcs=reward_len, args=args, train_dataset=dataset)
 trainer.train()
-'''
+"""
 
 
 def _notebook(path: pathlib.Path, *cells: str) -> str:
@@ -39,17 +39,26 @@ def _notebook(path: pathlib.Path, *cells: str) -> str:
 
 
 def test_a_notebook_with_ipython_lines_trains(tmp_path, store):
-    path = _notebook(tmp_path / "train.ipynb", "%pip install trl==1.13.0\n!nvidia-smi", TRAIN, "%%time\n" + TRAIN_2)
+    path = _notebook(
+        tmp_path / "train.ipynb",
+        "%pip install trl==1.13.0\n!nvidia-smi",
+        TRAIN,
+        "%%time\n" + TRAIN_2,
+    )
     result = smoke_script(path, store=store, timeout=180)
     assert [f.code for f in result.findings] == ["TRL410"], result.log_tail
     assert result.findings[0].path == path and result.steps_run == 2 and len(result.losses) == 2
-    assert result.log_tail.startswith("IPython lines not run: %pip install trl==1.13.0; !nvidia-smi; %%time")
+    assert result.log_tail.startswith(
+        "IPython lines not run: %pip install trl==1.13.0; !nvidia-smi; %%time"
+    )
 
 
 def test_a_failing_cell_is_reported_by_cell_and_line(tmp_path, store):
     path = _notebook(tmp_path / "bad.ipynb", "import os\n%ls", "x = 1\n\nraise ValueError('boom')")
     result = smoke_script(path, store=store, timeout=120)
-    assert [(f.code, f.cell, f.line) for f in result.findings] == [("TRL412", 3, 3)], result.log_tail
+    assert [(f.code, f.cell, f.line) for f in result.findings] == [("TRL412", 3, 3)], (
+        result.log_tail
+    )
     assert "ValueError: boom" in result.findings[0].message
     assert result.findings[0].where == f"{path}:cell 3:3:1"
 
@@ -62,11 +71,14 @@ def test_a_notebook_that_is_not_json_is_a_clear_harness_finding(tmp_path):
     assert result.findings[0].message.startswith(f"{path}: cannot run this notebook:")
 
 
-@pytest.mark.parametrize(("cells", "entry"), [
-    ((TRAIN, TRAIN_2), True),
-    ((TRAIN, "def go(trainer):\n    trainer.train()"), False),
-    (("%pip install trl", "x = 1"), False),
-])
+@pytest.mark.parametrize(
+    ("cells", "entry"),
+    [
+        ((TRAIN, TRAIN_2), True),
+        ((TRAIN, "def go(trainer):\n    trainer.train()"), False),
+        (("%pip install trl", "x = 1"), False),
+    ],
+)
 def test_upgrade_smoke_runs_notebooks_that_train(tmp_path, cells, entry):
     path = _notebook(tmp_path / "n.ipynb", *cells)
     changed = FileResult(path, Status.CHANGED, new=pathlib.Path(path).read_bytes())

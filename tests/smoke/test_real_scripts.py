@@ -35,7 +35,9 @@ def _migrated(tmp_path, version: str, target: str, name: str) -> str:
     script = tmp_path / f"{target}-{version}-{name}"
     shutil.copy(folder / "trl" / "commands" / "scripts" / name, script)
     report = api.fix_paths([str(script)], options=Options(target=target))
-    assert [r.status for r in report.results] == [Status.CHANGED], [(r.path, r.message) for r in report.results]
+    assert [r.status for r in report.results] == [Status.CHANGED], [
+        (r.path, r.message) for r in report.results
+    ]
     return str(script)
 
 
@@ -46,12 +48,20 @@ def test_trls_sentiment_example_trains_once_migrated(tmp_path, store, version, t
     # Two TODOs, warnings: the usage docstring passes `--log_with`, and the script's --use_seq2seq branch
     # picks a seq2seq policy, which 1.13 cannot train.
     assert len(todos) == 2, todos
-    assert todos[0].startswith("# TODO(trl-migrate TRL103): the usage in this docstring passes PPO flags: "
-                               "`--log_with` is `--report_to`")
-    assert todos[1].startswith("# TODO(trl-migrate TRL102): `trl_model_class` is `AutoModelForSeq2SeqLM`")
+    assert todos[0].startswith(
+        "# TODO(trl-migrate TRL103): the usage in this docstring passes PPO flags: "
+        "`--log_with` is `--report_to`"
+    )
+    assert todos[1].startswith(
+        "# TODO(trl-migrate TRL102): `trl_model_class` is `AutoModelForSeq2SeqLM`"
+    )
     result = smoke_script(script, store=store, timeout=240)
     assert [f.code for f in result.findings] == ["TRL410"], (result.findings, result.log_tail)
-    assert result.steps_run == 2 and len(result.losses) == 2 and all(math.isfinite(x) for x in result.losses)
+    assert (
+        result.steps_run == 2
+        and len(result.losses) == 2
+        and all(math.isfinite(x) for x in result.losses)
+    )
     assert ("GRPOTrainer" if target == "grpo" else "RLOOTrainer") in result.findings[0].message
 
 
@@ -59,5 +69,7 @@ def test_trls_sentiment_example_trains_once_migrated(tmp_path, store, version, t
 def test_trls_multi_adapter_example_stops_at_its_todo(tmp_path, store, version):
     script = _migrated(tmp_path, version, "rloo", "ppo_multi_adapter.py")
     result = smoke_script(script, store=store, timeout=240)
-    assert len(result.findings) == 1 and result.findings[0].code in ("TRL411", "TRL412"), result.findings
+    assert len(result.findings) == 1 and result.findings[0].code in ("TRL411", "TRL412"), (
+        result.findings
+    )
     assert "the rewrite left a TODO(trl-migrate" in result.findings[0].message, result.log_tail

@@ -26,7 +26,9 @@ def test_the_sentiment_pipeline_stand_in_is_deterministic_with_the_real_call_sha
     raw = pipe(["a good film", "bad"], top_k=None, function_to_apply="none", batch_size=16)
     assert [[d["label"] for d in row] for row in raw] == [["NEGATIVE", "POSITIVE"]] * 2
     assert raw == pipe(["a good film", "bad"], top_k=None, function_to_apply="none")
-    assert all(-1.0 <= row[1]["score"] <= 1.0 and row[0]["score"] == -row[1]["score"] for row in raw)
+    assert all(
+        -1.0 <= row[1]["score"] <= 1.0 and row[0]["score"] == -row[1]["score"] for row in raw
+    )
     best = pipe("a good film")
     assert len(best) == 1 and set(best[0]) == {"label", "score"} and 0.0 <= best[0]["score"] <= 1.0
 
@@ -43,7 +45,9 @@ def test_stand_in_datasets_are_big_enough_for_the_cuts_scripts_make(tmp_path, st
         "print('ROWS', len(ds), len(ds.select(range(100000))), len(ds.select(range(len(ds) - 100))))\n"
     )
     result = smoke_script(str(script), store=store, timeout=120)
-    assert [f.code for f in result.findings] == ["TRL413"], result.log_tail  # it trains nothing, by design
+    assert [f.code for f in result.findings] == ["TRL413"], (
+        result.log_tail
+    )  # it trains nothing, by design
     assert "ROWS 256 256 156" in result.log_tail
 
 
@@ -67,5 +71,10 @@ def test_a_tracker_the_machine_lacks_is_a_no_op_stand_in(tmp_path, store):
         "print('TRACKED', run is not None)\n"
     )
     result = smoke_script(str(script), store=store, timeout=120)
-    assert [f.code for f in result.findings] == ["TRL413"], result.log_tail  # no trainer: the point is no crash
-    assert "TRACKED True" in result.log_tail and "wandb is not installed here: a no-op stand-in" in result.log_tail
+    assert [f.code for f in result.findings] == ["TRL413"], (
+        result.log_tail
+    )  # no trainer: the point is no crash
+    assert (
+        "TRACKED True" in result.log_tail
+        and "wandb is not installed here: a no-op stand-in" in result.log_tail
+    )

@@ -18,14 +18,17 @@ def _changed(source: str) -> FileResult:
     return FileResult("x.py", Status.CHANGED, new=source.encode())
 
 
-@pytest.mark.parametrize(("source", "entry"), [
-    ('if __name__ == "__main__":\n    main()\n', True),
-    ("trainer = make()\ntrainer.train()\n", True),
-    ("with ctx():\n    for _ in range(2):\n        trainer.train()\n", True),
-    ("def run(trainer):\n    trainer.train()\n", False),
-    ("class T:\n    def go(self):\n        self.trainer.train()\n", False),
-    ("import trl\n", False),
-])
+@pytest.mark.parametrize(
+    ("source", "entry"),
+    [
+        ('if __name__ == "__main__":\n    main()\n', True),
+        ("trainer = make()\ntrainer.train()\n", True),
+        ("with ctx():\n    for _ in range(2):\n        trainer.train()\n", True),
+        ("def run(trainer):\n    trainer.train()\n", False),
+        ("class T:\n    def go(self):\n        self.trainer.train()\n", False),
+        ("import trl\n", False),
+    ],
+)
 def test_entry_points_have_a_main_guard_or_train_at_the_top_level(source, entry):
     assert api.entry_points([_changed(source)]) == (["x.py"] if entry else [])
 
@@ -33,12 +36,21 @@ def test_entry_points_have_a_main_guard_or_train_at_the_top_level(source, entry)
 def test_dry_run_writes_nothing_and_runs_nothing(tmp_path):
     where = pathlib.Path(api.copy_example(str(tmp_path / "p")))
     before = {p.name: p.read_bytes() for p in where.iterdir()}
-    run = CliRunner().invoke(main, ["upgrade", "--dry-run", "--no-installed", "--format", "json", str(where)])
+    run = CliRunner().invoke(
+        main, ["upgrade", "--dry-run", "--no-installed", "--format", "json", str(where)]
+    )
     assert run.exit_code == 1, run.output
     doc = json.loads(run.output)
     jsonschema = pytest.importorskip("jsonschema")
-    jsonschema.validate(doc, json.loads((pathlib.Path(__file__).parents[2] / "docs" / "report.schema.json").read_text()))
-    assert doc["command"] == "upgrade" and doc["smoke"] == [] and doc["smoke_note"].startswith("dry run")
+    jsonschema.validate(
+        doc,
+        json.loads((pathlib.Path(__file__).parents[2] / "docs" / "report.schema.json").read_text()),
+    )
+    assert (
+        doc["command"] == "upgrade"
+        and doc["smoke"] == []
+        and doc["smoke_note"].startswith("dry run")
+    )
     assert doc["fix"]["mode"] == "diff" and doc["compat"]["rows"]
     assert {p.name: p.read_bytes() for p in where.iterdir()} == before
 
