@@ -32,15 +32,28 @@ class Options:
 
 
 @dataclasses.dataclass
+class Shared:
+    """What a pass leaves for a later pass of the same file (of its own rule or another)."""
+
+    # TRL101: modules TRL 1.13 lacks that an import still names (RewriteImports -> GoneModuleImports)
+    gone_modules: set[str] = dataclasses.field(default_factory=set)
+    # TRL102: transformers classes the value-head rewrite wrote, to import (-> FinishValueHeadImports)
+    value_head_imports: set[str] = dataclasses.field(default_factory=set)
+    # TRL103 / TRL104: the target config / trainer names written (-> their import-finishing pass)
+    config_imports: set[str] = dataclasses.field(default_factory=set)
+    trainer_imports: set[str] = dataclasses.field(default_factory=set)
+    # TRL104 -> TRL105: the datasets a PPO trainer call was handed (code of each expression)
+    ppo_datasets: set[str] = dataclasses.field(default_factory=set)
+
+
+@dataclasses.dataclass
 class FileState:
     """Per-file state shared by the rules that run on one file."""
 
     path: str
     options: Options
     findings: list[Finding] = dataclasses.field(default_factory=list)
-    scratch: dict[str, set[str]] = dataclasses.field(
-        default_factory=dict
-    )  # between passes of a rule
+    shared: Shared = dataclasses.field(default_factory=Shared)
     codes: frozenset[str] = frozenset()  # the rules running on this file
 
 

@@ -163,7 +163,7 @@ class RewriteImports(RuleTransformer):
 
     def _unused_gone_import(self, alias: cst.ImportAlias, module: str, name: str | None) -> bool:
         """Schedule removal of an import of a gone module whose every use is rewritten."""
-        self.state.scratch.setdefault("gone_modules", set()).add(module)  # GoneModuleImports runs
+        self.state.shared.gone_modules.add(module)  # GoneModuleImports runs
         full = f"{module}.{name}" if name else module
         binding = alias_asname(alias) or (name if name else None)
         if self._still_used(full, binding):
@@ -401,7 +401,7 @@ class GoneModuleImports(RuleTransformer):
 
     @classmethod
     def wanted(cls, state, names) -> bool:  # type: ignore[no-untyped-def]
-        return bool(state.scratch.get("gone_modules"))
+        return bool(state.shared.gone_modules)
 
     def visit_Import(self, node: cst.Import) -> None:
         self._flag(node, (alias_name(a) for a in node.names))

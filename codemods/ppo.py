@@ -19,7 +19,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
 from codemods import walk
-from codemods.base import RuleTransformer
+from codemods.base import FileState, Identifiers, RuleTransformer
 from codemods.edits import (
     KEEP,
     REMOVE,
@@ -284,21 +284,25 @@ _V2_READS = frozenset(
 # -- imports: swap a PPO name for its target once nothing uses it ---------------------------------------
 class FinishPPOImports(RuleTransformer):
     """Last pass of a PPO rule: an import of one of OWNED that nothing uses any more becomes an
-    import of the target names the rule wrote (`scratch[NEEDED]`), in place (a module-level one
+    import of the target names the rule wrote (`needed`), in place (a module-level one
     joins the file's `from trl import ...`); one still used keeps a TODO: it fails on TRL 1.13."""
 
     OWNED: tuple[str, ...] = ()
-    NEEDED = ""
+
+    @staticmethod
+    def needed(state: FileState) -> set[str]:
+        """The target names the rule wrote (a field of `state.shared`)."""
+        raise NotImplementedError
 
     @classmethod
-    def wanted(cls, state, names) -> bool:  # type: ignore[no-untyped-def]
-        return bool(state.scratch.get(cls.NEEDED)) or names.has_any(cls.OWNED)
+    def wanted(cls, state: FileState, names: Identifiers) -> bool:
+        return bool(cls.needed(state)) or names.has_any(cls.OWNED)
 
     STILL_USED = ""
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
-        self.needed = set(self.state.scratch.get(self.NEEDED, set()))
+        self.to_import = set(self.needed(self.state))
         self.have = imported_names(node, "trl")
         self.top_trl = any(_is_import_from(s, "trl") for s in node.body)
         self.depth = 0
@@ -336,7 +340,7 @@ class FinishPPOImports(RuleTransformer):
                 decisions.append(KEEP)
                 self.todo(alias, f"`{module}.{name}` does not exist in TRL 1.13; {self.STILL_USED}")
             else:
-                wanted = sorted(self.needed - self.have)
+                wanted = sorted(self.to_import - self.have)
                 self.have.update(wanted)
                 if wanted and module != "trl" and self.depth == 0 and self.top_trl:
                     for n in wanted:  # joins the module's `from trl import ...`
@@ -356,7 +360,7 @@ class FinishPPOImports(RuleTransformer):
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         if not self.star:  # the PPO name came from a star import of a module TRL 1.13 lacks
-            for name in sorted(self.needed - self.have):
+            for name in sorted(self.to_import - self.have):
                 AddImportsVisitor.add_needed_import(self.context, "trl", name)
         return updated_node
 

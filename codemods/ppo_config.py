@@ -24,7 +24,7 @@ from libcst.metadata import (
 )
 
 from codemods import ppo, ppo_flags, ppo_paths, walk
-from codemods.base import Rule, RuleTransformer
+from codemods.base import FileState, Rule, RuleTransformer
 from migrate.kernel.findings import Severity
 
 
@@ -628,7 +628,7 @@ class RewritePPOConfig(RuleTransformer):
     def _renamed(self, ref: cst.BaseExpression) -> cst.BaseExpression | None:
         """`PPOConfig` -> `RLOOConfig`; `trl.PPOConfig` -> `trl.RLOOConfig`; None when it cannot say."""
         if isinstance(ref, cst.Name):
-            self.state.scratch.setdefault("ppo_needed_config", set()).add(self.new_name)
+            self.state.shared.config_imports.add(self.new_name)
             return cst.Name(self.new_name)
         root = (get_full_name_for_node(ref) or "").split(".")[0]
         if root == "trl":
@@ -1026,7 +1026,10 @@ def _parsed_plan(era: str, target: str) -> Plan:
 class PPOConfigImports(ppo.FinishPPOImports):
     CODE = "TRL103"
     OWNED = ppo.CONFIG_NAMES
-    NEEDED = "ppo_needed_config"
+
+    @staticmethod
+    def needed(state: FileState) -> set[str]:
+        return state.shared.config_imports
     STILL_USED = "finish the TODOs on its remaining uses, then import RLOOConfig (or GRPOConfig) from trl instead"
 
 

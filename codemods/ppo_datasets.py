@@ -162,7 +162,7 @@ class PPODatasetTodos(RuleTransformer):
 
 def _datasets(owner: RuleTransformer, module: cst.Module) -> set[str]:
     """Datasets TRL104 gave a new trainer, and those still passed to a PPO trainer (TRL104 not run)."""
-    found = set(owner.state.scratch.get("ppo_datasets", set()))
+    found = set(owner.state.shared.ppo_datasets)
     for call in walk.find_all(module, cst.Call):
         if ppo.ppo_class(owner.qualified_names(call.func), ppo.TRAINER_NAMES):
             for arg in call.args:

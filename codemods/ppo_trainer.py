@@ -16,7 +16,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from codemods import ppo, walk
-from codemods.base import Rule, RuleTransformer
+from codemods.base import FileState, Rule, RuleTransformer
 from migrate.kernel.findings import Severity
 
 LOOP_METHODS = ("step", "generate", "log_stats", "dataloader")  # the legacy loop: TRL106
@@ -151,7 +151,7 @@ class RewritePPOTrainer(RuleTransformer):
                 optimizer[0 if key == "optimizer" else 1] = value
         for key in ("train_dataset", "eval_dataset"):  # TRL105 gives them a "prompt" column
             if key in out and get_full_name_for_node(out[key][1]):
-                self.state.scratch.setdefault("ppo_datasets", set()).add(
+                self.state.shared.ppo_datasets.add(
                     get_full_name_for_node(out[key][1]) or ""
                 )
         if any(o is not None for o in optimizer):
@@ -253,7 +253,7 @@ class RewritePPOTrainer(RuleTransformer):
 
     def _renamed(self, ref: cst.BaseExpression) -> cst.BaseExpression | None:
         if isinstance(ref, cst.Name):
-            self.state.scratch.setdefault("ppo_needed_trainer", set()).add(self.new_name)
+            self.state.shared.trainer_imports.add(self.new_name)
             return cst.Name(self.new_name)
         if (get_full_name_for_node(ref) or "").split(".")[0] == "trl":
             return cst.parse_expression(f"trl.{self.new_name}")
@@ -431,7 +431,10 @@ def _loaded_from_path(module: cst.Module) -> set[str]:
 class PPOTrainerImports(ppo.FinishPPOImports):
     CODE = "TRL104"
     OWNED = (*ppo.TRAINER_NAMES, *ppo.TRAINER_HELPERS)
-    NEEDED = "ppo_needed_trainer"
+
+    @staticmethod
+    def needed(state: FileState) -> set[str]:
+        return state.shared.trainer_imports
     STILL_USED = "finish the TODOs on its remaining uses, then import RLOOTrainer (or GRPOTrainer) from trl instead"
 
 

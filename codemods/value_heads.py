@@ -286,13 +286,13 @@ class RewriteValueHeads(RuleTransformer):
     def _replacement(self, cls: str, cls_node: cst.BaseExpression) -> cst.BaseExpression:
         new = REPLACEMENT[cls]
         if isinstance(cls_node, cst.Name):
-            self.state.scratch.setdefault("needed", set()).add(new)
+            self.state.shared.value_head_imports.add(new)
             return cst.Name(new)
         AddImportsVisitor.add_needed_import(self.context, "transformers")
         return cst.parse_expression(f"transformers.{new}")
 
     def _quantization_arg(self, quant: list[tuple[cst.Arg, cst.Arg]]) -> cst.Arg:
-        self.state.scratch.setdefault("needed", set()).add("BitsAndBytesConfig")
+        self.state.shared.value_head_imports.add("BitsAndBytesConfig")
         for orig, arg in quant:
             self.report(
                 orig,
@@ -395,12 +395,12 @@ class FinishValueHeadImports(RuleTransformer):
 
     @classmethod
     def wanted(cls, state, names) -> bool:  # type: ignore[no-untyped-def]
-        return bool(state.scratch.get("needed")) or super().wanted(state, names)
+        return bool(state.shared.value_head_imports) or super().wanted(state, names)
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self.paths = {p: s.name for p, s in symbols.load().by_fate(symbols.VALUE_HEAD).items()}
-        self.needed = set(self.state.scratch.get("needed", set()))
+        self.needed = set(self.state.shared.value_head_imports)
         self.have = imported_names(node, "transformers")
 
     def leave_SimpleStatementLine(
