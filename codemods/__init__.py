@@ -4,24 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from codemods import rules as _rules  # noqa: F401  (imports every rule: each registers itself)
 from codemods.base import Rule
-from codemods.imports import Imports
-from codemods.ppo_config import PPOConfigRule
-from codemods.ppo_datasets import PPODatasetsRule
-from codemods.ppo_loop import PPOLoopRule
-from codemods.ppo_trainer import PPOTrainerRule
-from codemods.ppo_unsupported import PPOUnsupportedRule
-from codemods.value_heads import ValueHeads
 
-RULES: tuple[Rule, ...] = (
-    Imports(),
-    ValueHeads(),
-    PPOConfigRule(),
-    PPOTrainerRule(),
-    PPODatasetsRule(),
-    PPOLoopRule(),
-    PPOUnsupportedRule(),
-)
+RULES: tuple[Rule, ...] = tuple(cls() for _, cls in sorted(Rule.registry.items()))
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 
 

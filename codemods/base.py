@@ -280,14 +280,14 @@ def _attach_todos(result, code: str, messages: list[str], seen: set[str]):  # ty
     if isinstance(result, cst.FlattenSentinel):
         nodes = list(result.nodes)
         if nodes:
-            nodes[0] = _with_todos(nodes[0], code, messages, seen)
+            nodes[0] = with_todos(nodes[0], code, messages, seen)
         return cst.FlattenSentinel(nodes)
     if isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-        return _with_todos(result, code, messages, seen)
+        return with_todos(result, code, messages, seen)
     return result  # removed statement: nothing to annotate
 
 
-def _with_todos(stmt, code: str, messages: list[str], seen: set[str]):  # type: ignore[no-untyped-def]
+def with_todos(stmt, code: str, messages: list[str], seen: set[str]):  # type: ignore[no-untyped-def]
     existing = {
         line.comment.value for line in stmt.leading_lines if line.comment is not None
     } | seen
@@ -303,7 +303,8 @@ def _with_todos(stmt, code: str, messages: list[str], seen: set[str]):  # type: 
 
 
 class Rule:
-    """A rule's metadata and its transformer class; instances live in codemods.RULES."""
+    """A rule's metadata and its passes. A subclass registers itself under its code; its name
+    (the CLI id and docs anchor) is its module's: `codemods/rules/ppo_config` is `ppo-config`."""
 
     code: ClassVar[str]
     name: ClassVar[str]
@@ -312,6 +313,18 @@ class Rule:
     after: ClassVar[str]
     transformers: ClassVar[Sequence[type[RuleTransformer]]]
     triggers: ClassVar[tuple[str, ...]] = ()  # a file must contain one of these to need the rule
+
+    registry: ClassVar[dict[str, type[Rule]]] = {}
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.name = cls.__module__.rsplit(".", 1)[-1].replace("_", "-")
+        other = Rule.registry.get(cls.code)
+        if other is not None and other.__qualname__ != cls.__qualname__:
+            raise TypeError(f"{cls.__module__}: code {cls.code} is already {other.__module__}'s")
+        Rule.registry[cls.code] = cls
+        for transformer in cls.transformers:
+            transformer.CODE = cls.code
 
     def triggered(self, text: str) -> bool:
         return not self.triggers or any(t in text for t in self.triggers)

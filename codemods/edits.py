@@ -1,4 +1,5 @@
-"""Edit helpers shared by rules: rewrite a `from X import ...` statement in place.
+"""The CST helpers rules share: import statements rewritten in place, literal values, call
+arguments and their layout, and the names a node reads or binds.
 
 Moving a name to another module keeps the statement where it was (module level, function
 body, try/except), so lazy and guarded imports stay lazy and guarded.
@@ -6,7 +7,9 @@ body, try/except), so lazy and guarded imports stay lazy and guarded.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
+from typing import Any
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -109,3 +112,167 @@ def imported_names(module: cst.Module, source: str) -> set[str]:
 
     module.visit(_Collect())
     return found
+
+
+# -- values and call arguments ------------------------------------------------------------------------------
+NOT_LITERAL = object()
+
+
+def code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def literal(expr: cst.BaseExpression) -> Any:
+    """The Python value of a literal expression, or NOT_LITERAL."""
+    try:
+        return ast.literal_eval(code(expr).strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return NOT_LITERAL
+
+
+def kwarg(call: cst.Call, name: str) -> cst.Arg | None:
+    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def new_kwarg(name: str, value: str | cst.BaseExpression) -> cst.Arg:
+    expr = cst.parse_expression(value) if isinstance(value, str) else value
+    return cst.Arg(
+        keyword=cst.Name(name),
+        value=expr,
+        equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+        ),
+    )
+
+
+def relayout(original: cst.Call, args: list[cst.Arg], fresh: set[int]) -> list[cst.Arg]:
+    """Commas for a call's new argument list: kept arguments keep theirs (and their comments),
+    new ones (ids in `fresh`) and a former last argument take the call's separator, and the last
+    argument ends as the old last one did (a multi-line call keeps `)` on its own line)."""
+    if not args:
+        return []
+    sep: cst.Comma | None = next(
+        (a.comma for a in original.args[:-1] if isinstance(a.comma, cst.Comma)), None
+    )
+    if sep is None:
+        ws = original.whitespace_before_args
+        sep = cst.Comma(
+            whitespace_after=ws
+            if isinstance(ws, cst.ParenthesizedWhitespace)
+            else cst.SimpleWhitespace(" ")
+        )
+    last = original.args[-1] if original.args else None
+    out = []
+    for i, arg in enumerate(args):
+        if i == len(args) - 1:
+            out.append(
+                arg.with_changes(
+                    comma=last.comma if last is not None else cst.MaybeSentinel.DEFAULT
+                )
+            )
+        elif id(arg) in fresh or not isinstance(arg.comma, cst.Comma):
+            out.append(arg.with_changes(comma=sep))
+        else:
+            out.append(arg)
+    return out
+
+
+# -- names a node reads or binds, statements of a block ---------------------------------------------
+def statements(block: cst.BaseSuite) -> list[cst.BaseSmallStatement]:
+    """The small statements of a loop body; a compound statement makes the loop unrecognisable."""
+    out: list = []
+    for stmt in getattr(block, "body", []):
+        if isinstance(stmt, cst.SimpleStatementLine):
+            out.extend(stmt.body)
+        else:
+            out.append(stmt)
+    return out
+
+
+def elements(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    return [e.value for e in expr.elements] if isinstance(expr, (cst.Tuple, cst.List)) else []
+
+
+def bound_names(node: cst.CSTNode) -> set[str]:
+    """Names a statement assigns anywhere inside it (=, +=, annotated, for, with, walrus)."""
+    found: set[str] = set()
+
+    class _V(walk.Visitor):
+        def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
+            found.update(names(n.target))
+
+        def visit_AugAssign(self, n: cst.AugAssign) -> None:
+            found.update(names(n.target))
+
+        def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
+            found.update(names(n.target))
+
+        def visit_For(self, n: cst.For) -> None:
+            found.update(names(n.target))
+
+        def visit_AsName(self, n: cst.AsName) -> None:
+            found.update(names(n.name))
+
+        def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
+            found.update(names(n.target))
+
+    node.visit(_V())
+    return found
+
+
+def assignment(stmt: cst.BaseStatement) -> cst.Assign | None:
+    if (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Assign)
+    ):
+        return stmt.body[0] if len(stmt.body[0].targets) == 1 else None
+    return None
+
+
+def names(node: cst.CSTNode, *, skip_imports: bool = False) -> set[str]:
+    found: set[str] = set()
+
+    class _V(walk.Visitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.add(n.value)
+
+        def visit_Import(self, n: cst.Import) -> bool:
+            return not skip_imports
+
+        def visit_ImportFrom(self, n: cst.ImportFrom) -> bool:
+            return not skip_imports
+
+    node.visit(_V())
+    return found
+
+
+def bound(stmt: cst.CSTNode) -> set[str]:
+    if isinstance(stmt, cst.Assign):
+        return {get_full_name_for_node(t.target) or "" for t in stmt.targets}
+    return set()
+
+
+def with_kwarg(
+    stmt: cst.BaseStatement, name: str, value: str, *, before: str = ""
+) -> cst.BaseStatement:
+    """`x = f(...)` with `name=value` added (ahead of the `before` keyword when there is one)."""
+    assign = assignment(stmt)
+    assert assign is not None and isinstance(assign.value, cst.Call)
+    call = assign.value
+    if kwarg(call, name) is not None:
+        return stmt
+    arg = new_kwarg(name, value)
+    at = next(
+        (
+            i
+            for i, a in enumerate(call.args)
+            if before and a.keyword is not None and a.keyword.value == before
+        ),
+        len(call.args),
+    )
+    args = [*call.args[:at], arg, *call.args[at:]]
+    new_call = call.with_changes(
+        args=relayout(call, args, {id(arg), id(call.args[-1])} if call.args else {id(arg)})
+    )
+    return stmt.with_deep_changes(assign, value=new_call)  # type: ignore[arg-type]

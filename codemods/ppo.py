@@ -7,7 +7,6 @@ PPOConfig/PPOTrainer with `train()`, 0.12-0.28), `experimental` (`trl.experiment
 
 from __future__ import annotations
 
-import ast
 import functools
 import json
 from collections.abc import Iterable, Sequence
@@ -15,20 +14,10 @@ from importlib import resources
 from typing import Any
 
 import libcst as cst
-from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
 from codemods import walk
-from codemods.base import FileState, Identifiers, RuleTransformer
-from codemods.edits import (
-    KEEP,
-    REMOVE,
-    alias_asname,
-    alias_name,
-    imported_names,
-    new_alias,
-    rewrite_import_from,
-)
+from codemods.base import RuleTransformer
 
 LEGACY, PPOV2, V2, EXPERIMENTAL = "legacy", "ppov2", "v2", "experimental"
 CONFIG_NAMES = ("PPOConfig", "PPOv2Config")
@@ -100,69 +89,6 @@ def ppo_class(qnames: Iterable[str], names: Sequence[str]) -> tuple[str, str | N
                 return name, EXPERIMENTAL
             return name, PPOV2 if "v2" in name else None
     return None
-
-
-# -- values and layout ------------------------------------------------------------------------------
-NOT_LITERAL = object()
-
-
-def code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
-
-
-def literal(expr: cst.BaseExpression) -> Any:
-    """The Python value of a literal expression, or NOT_LITERAL."""
-    try:
-        return ast.literal_eval(code(expr).strip())
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return NOT_LITERAL
-
-
-def kwarg(call: cst.Call, name: str) -> cst.Arg | None:
-    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
-
-
-def new_kwarg(name: str, value: str | cst.BaseExpression) -> cst.Arg:
-    expr = cst.parse_expression(value) if isinstance(value, str) else value
-    return cst.Arg(
-        keyword=cst.Name(name),
-        value=expr,
-        equal=cst.AssignEqual(
-            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
-        ),
-    )
-
-
-def relayout(original: cst.Call, args: list[cst.Arg], fresh: set[int]) -> list[cst.Arg]:
-    """Commas for a call's new argument list: kept arguments keep theirs (and their comments),
-    new ones (ids in `fresh`) and a former last argument take the call's separator, and the last
-    argument ends as the old last one did (a multi-line call keeps `)` on its own line)."""
-    if not args:
-        return []
-    sep: cst.Comma | None = next(
-        (a.comma for a in original.args[:-1] if isinstance(a.comma, cst.Comma)), None
-    )
-    if sep is None:
-        ws = original.whitespace_before_args
-        sep = cst.Comma(
-            whitespace_after=ws
-            if isinstance(ws, cst.ParenthesizedWhitespace)
-            else cst.SimpleWhitespace(" ")
-        )
-    last = original.args[-1] if original.args else None
-    out = []
-    for i, arg in enumerate(args):
-        if i == len(args) - 1:
-            out.append(
-                arg.with_changes(
-                    comma=last.comma if last is not None else cst.MaybeSentinel.DEFAULT
-                )
-            )
-        elif id(arg) in fresh or not isinstance(arg.comma, cst.Comma):
-            out.append(arg.with_changes(comma=sep))
-        else:
-            out.append(arg)
-    return out
 
 
 # -- era of a whole file ------------------------------------------------------------------------------
@@ -279,99 +205,3 @@ _V2_READS = frozenset(
         "num_sample_generations",
     }
 )
-
-
-# -- imports: swap a PPO name for its target once nothing uses it ---------------------------------------
-class FinishPPOImports(RuleTransformer):
-    """Last pass of a PPO rule: an import of one of OWNED that nothing uses any more becomes an
-    import of the target names the rule wrote (`needed`), in place (a module-level one
-    joins the file's `from trl import ...`); one still used keeps a TODO: it fails on TRL 1.13."""
-
-    OWNED: tuple[str, ...] = ()
-
-    @staticmethod
-    def needed(state: FileState) -> set[str]:
-        """The target names the rule wrote (a field of `state.shared`)."""
-        raise NotImplementedError
-
-    @classmethod
-    def wanted(cls, state: FileState, names: Identifiers) -> bool:
-        return bool(cls.needed(state)) or names.has_any(cls.OWNED)
-
-    STILL_USED = ""
-
-    def visit_Module(self, node: cst.Module) -> None:
-        super().visit_Module(node)
-        self.to_import = set(self.needed(self.state))
-        self.have = imported_names(node, "trl")
-        self.top_trl = any(_is_import_from(s, "trl") for s in node.body)
-        self.depth = 0
-        self.star = any(_is_import_from(s, "trl", star=True) for s in node.body)
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self.depth += 1
-
-    def leave_IndentedBlock(
-        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
-    ) -> cst.IndentedBlock:
-        self.depth -= 1
-        return updated_node
-
-    def leave_SimpleStatementLine(
-        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
-    ):  # type: ignore[no-untyped-def]
-        node = original_node.body[0] if len(original_node.body) == 1 else None
-        if (
-            not isinstance(node, cst.ImportFrom)
-            or node.relative
-            or node.module is None
-            or isinstance(node.names, cst.ImportStar)
-        ):
-            return updated_node
-        module = get_full_name_for_node(node.module) or ""
-        if not (module == "trl" or module.startswith("trl.")):
-            return updated_node
-        decisions: list = []
-        for alias in node.names:
-            name = alias_name(alias)
-            if name not in self.OWNED:
-                decisions.append(KEEP)
-            elif self.import_referenced(node, alias_asname(alias) or name):
-                decisions.append(KEEP)
-                self.todo(alias, f"`{module}.{name}` does not exist in TRL 1.13; {self.STILL_USED}")
-            else:
-                wanted = sorted(self.to_import - self.have)
-                self.have.update(wanted)
-                if wanted and module != "trl" and self.depth == 0 and self.top_trl:
-                    for n in wanted:  # joins the module's `from trl import ...`
-                        AddImportsVisitor.add_needed_import(self.context, "trl", n)
-                    wanted = []
-                decisions.append(("trl", [new_alias(n) for n in wanted]) if wanted else REMOVE)
-                self.report(
-                    alias,
-                    f"`{module}.{name}` does not exist in TRL 1.13; "
-                    + (
-                        f"imported {', '.join(wanted)} in its place"
-                        if wanted
-                        else "its uses were rewritten and the import removed"
-                    ),
-                )
-        return rewrite_import_from(updated_node, decisions)
-
-    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        if not self.star:  # the PPO name came from a star import of a module TRL 1.13 lacks
-            for name in sorted(self.to_import - self.have):
-                AddImportsVisitor.add_needed_import(self.context, "trl", name)
-        return updated_node
-
-
-def _is_import_from(stmt: cst.CSTNode, source: str, *, star: bool = False) -> bool:
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-        and isinstance(stmt.body[0], cst.ImportFrom)
-        and stmt.body[0].module is not None
-        and not stmt.body[0].relative
-        and get_full_name_for_node(stmt.body[0].module) == source
-        and isinstance(stmt.body[0].names, cst.ImportStar) == star
-    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from codemods import symbols
-from codemods.imports import message_for
+from codemods.rules.imports.uses import message_for
 from migrate.kernel.findings import Fix, Severity
 from tests.codemods.helpers import assert_fixes, assert_noop, dedent, run
 

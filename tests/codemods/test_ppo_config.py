@@ -715,7 +715,7 @@ def test_parsed_dataset_num_proc_outside_the_shape_keeps_a_todo_that_says_what_t
     assert [f.fix for f in out if "dataset_num_proc" in f.message] == [Fix.MANUAL]
 
 
-# -- flags of the script's own dataclass that the new config also defines (codemods/ppo_flags.py) ------
+# -- flags of the script's own dataclass that the new config also defines (codemods/rules/ppo_config/flags.py) ------
 FLAGS_HEAD = """\
 from dataclasses import dataclass, field
 from transformers import HfArgumentParser

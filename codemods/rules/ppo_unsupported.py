@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from codemods import ppo, symbols
+from codemods import edits, ppo, symbols
 from codemods.base import Rule, RuleTransformer
 
 PATCHERS = ("patch", "patch.object")
@@ -79,7 +79,7 @@ class FlagUnsupported(RuleTransformer):
         func = get_full_name_for_node(node.func) or ""
         if not any(func == p or func.endswith("." + p) for p in PATCHERS) or not node.args:
             return
-        path = ppo.literal(node.args[0].value)
+        path = edits.literal(node.args[0].value)
         if not isinstance(path, str) or not path.startswith("trl."):
             return
         module = path.rpartition(".")[0]

@@ -16,10 +16,11 @@ from typing import Any
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from codemods import ppo, ppo_paths
+from codemods import edits, ppo
 from codemods.base import RuleTransformer
+from codemods.rules.ppo_config import parsed
 
-_NO_DEFAULT = object()
+NO_DEFAULT = object()
 
 
 @dataclasses.dataclass
@@ -35,7 +36,7 @@ class Clash:
     reads: list[cst.Attribute] = dataclasses.field(default_factory=list)
 
 
-def plan(owner: RuleTransformer, seen: ppo_paths._Collect, target: str) -> list[Clash]:
+def plan(owner: RuleTransformer, seen: parsed.Collected, target: str) -> list[Clash]:
     fields = ppo.config_fields(target)
     defaults = ppo.targets()["config_defaults"][target]
     out: list[Clash] = []
@@ -65,9 +66,9 @@ def plan(owner: RuleTransformer, seen: ppo_paths._Collect, target: str) -> list[
                 if ann.target.value not in fields:  # type: ignore[attr-defined]
                     continue
                 clash = Clash(name, ann.target.value, ann, stmt, None, _default(ann))  # type: ignore[attr-defined]
-                wanted = defaults.get(clash.field, _NO_DEFAULT)
+                wanted = defaults.get(clash.field, NO_DEFAULT)
                 if (
-                    wanted is not _NO_DEFAULT
+                    wanted is not NO_DEFAULT
                     and clash.default == wanted
                     and type(clash.default) is type(wanted)
                     and seen.names.get(name, 0) == 2
@@ -87,7 +88,7 @@ MODEL_FIELDS = {
 
 
 def model_config_reads(
-    owner: RuleTransformer, seen: ppo_paths._Collect
+    owner: RuleTransformer, seen: parsed.Collected
 ) -> dict[int, tuple[str | None, str, str]]:
     """id(`model_args.torch_dtype`) -> (variable to read instead, or None for the same one; new field;
     old spelling) for a ModelConfig parsed beside a PPO config."""
@@ -120,9 +121,9 @@ def model_config_reads(
             for node in seen.attributes:
                 if node.attr.value not in MODEL_FIELDS or not isinstance(node.value, cst.Name):
                     continue
-                if ppo_paths.referents(owner, node.value) != {
-                    id(model)
-                } or not ppo_paths.plain_load(owner, node):
+                if parsed.referents(owner, node.value) != {id(model)} or not parsed.plain_load(
+                    owner, node
+                ):
                     continue
                 to_config, field = MODEL_FIELDS[node.attr.value]
                 out[id(node)] = (config.value if to_config else None, field, node.attr.value)
@@ -141,23 +142,23 @@ def _annotated(node: cst.ClassDef) -> list[tuple[cst.SimpleStatementLine, cst.An
 
 
 def _default(ann: cst.AnnAssign) -> Any:
-    """The literal default of `x: T = v` or `x: T = field(default=v, ...)`; _NO_DEFAULT otherwise."""
+    """The literal default of `x: T = v` or `x: T = field(default=v, ...)`; NO_DEFAULT otherwise."""
     value = ann.value
     if (
         isinstance(value, cst.Call)
         and (get_full_name_for_node(value.func) or "").rpartition(".")[2] == "field"
     ):
-        arg = ppo.kwarg(value, "default")
+        arg = edits.kwarg(value, "default")
         value = arg.value if arg is not None else None
     if value is None:
-        return _NO_DEFAULT
-    literal = ppo.literal(value)
-    return _NO_DEFAULT if literal is ppo.NOT_LITERAL else literal
+        return NO_DEFAULT
+    literal = edits.literal(value)
+    return NO_DEFAULT if literal is edits.NOT_LITERAL else literal
 
 
 def _redirect(
     owner: RuleTransformer,
-    seen: ppo_paths._Collect,
+    seen: parsed.Collected,
     clash: Clash,
     unpacks: list[cst.Assign],
     script_index: int,
@@ -186,10 +187,10 @@ def _redirect(
     for node in seen.attributes:
         if node.attr.value != clash.field or not isinstance(node.value, cst.Name):
             continue
-        bound = ppo_paths.referents(owner, node.value)
+        bound = parsed.referents(owner, node.value)
         if not bound & ids:
             continue
-        if len(bound) > 1 or not ppo_paths.plain_load(owner, node):
+        if len(bound) > 1 or not parsed.plain_load(owner, node):
             return
         reads.append(node)
     clash.config_var, clash.reads = config_var, reads

@@ -1,23 +1,14 @@
-"""TRL101 imports: every TRL import path that 1.13 moved goes to its new home; removed ones get a TODO.
-
-Driven by the symbol table (`codemods/data/trl_symbols.json`, built from the wheels of TRL
-0.4-1.13). Handles `from trl... import X [as Y]` anywhere (module level, functions, try/except),
-`import trl` / `import trl.core as c` followed by attribute use, and star imports. Value-head
-classes are TRL102's; PPO classes are TRL103's (configs) and TRL104's (trainers), which move their
-imports once their uses are rewritten and mark them when not.
-Release notes: https://github.com/huggingface/trl/releases/tag/v1.13.0
-"""
+"""TRL101's first pass: every `from trl... import` / `import trl...` whose path TRL 1.13 moved goes to
+its new home; removed ones get a TODO (the symbol table says which is which)."""
 
 from __future__ import annotations
-
-from collections.abc import Iterable
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
-from codemods import inline, symbols, walk
-from codemods.base import Rule, RuleTransformer
+from codemods import inline, symbols
+from codemods.base import RuleTransformer
 from codemods.edits import (
     KEEP,
     REMOVE,
@@ -28,103 +19,16 @@ from codemods.edits import (
     new_alias,
     rewrite_import_from,
 )
+from codemods.rules.imports.gone import prefixes
+from codemods.rules.imports.uses import (
+    OWNERS,
+    BoundAndUsedNames,
+    QualifiedUses,
+    dotted,
+    message_for,
+)
 from codemods.symbols import Symbol
 from migrate.kernel.findings import Severity
-
-# Fates other rules own: they rewrite the uses, then the imports. When those rules are not
-# selected (--select TRL101), this rule marks the names instead, so nothing is left unmarked.
-OWNERS = {symbols.VALUE_HEAD: ("TRL102",), symbols.PPO: ("TRL103", "TRL104")}
-_PPO_HINT = "migrate to RLOOTrainer/RLOOConfig (or GRPOTrainer/GRPOConfig); rules TRL103-TRL107 do it (docs/rules.md)"
-
-
-def _dotted(path: str) -> cst.BaseExpression:
-    return cst.parse_expression(path)
-
-
-def message_for(sym: Symbol) -> str:
-    """The one sentence a user reads about an old import path."""
-    gone = f"removed in TRL {sym.gone_in}" if sym.gone_in else "gone in TRL 1.13"
-    if sym.fate == symbols.MOVED and sym.deprecated:
-        return f"`{sym.path}` is deprecated in TRL 1.13 (it warns when used); import it from `{sym.to}`"
-    if sym.fate == symbols.MOVED:
-        return f"`{sym.path}` was {gone}; it lives at `{sym.to}`"
-    if sym.fate == symbols.PPO:
-        return f"`{sym.path}` was {gone} and TRL 1.13 has no PPO: {_PPO_HINT}"
-    if sym.fate == symbols.VALUE_HEAD:
-        return (
-            f"`{sym.path}` was {gone}: load the plain transformers model (AutoModelForCausalLM); "
-            "rule TRL102 does it"
-        )
-    hint = f": {sym.hint}" if sym.hint else "; TRL 1.13 has no replacement"
-    return f"`{sym.path}` was {gone}{hint}"
-
-
-class _BoundAndUsedNames(walk.Visitor):
-    """Names a module uses, and names it binds itself (for resolving star imports)."""
-
-    def __init__(self) -> None:
-        self.used: set[str] = set()
-        self.bound: set[str] = set()
-        self.exported: set[str] = set()  # the strings of `__all__ = [...]` / `__all__ += [...]`
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if any(
-            isinstance(t.target, cst.Name) and t.target.value == "__all__" for t in node.targets
-        ):
-            self._export(node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, cst.Name) and node.target.value == "__all__":
-            self._export(node.value)
-
-    def _export(self, value: cst.BaseExpression) -> None:
-        for element in getattr(value, "elements", ()):
-            if isinstance(element.value, cst.SimpleString):
-                self.exported.add(element.value.evaluated_value)  # type: ignore[arg-type]
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.used.add(node.value)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.bound.add(node.name.value)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.bound.add(node.name.value)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        if isinstance(node.target, cst.Name):
-            self.bound.add(node.target.value)
-
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-        bound = alias_asname(node) or alias_name(node).split(".")[0]
-        self.bound.add(bound)
-
-
-class _QualifiedUses(walk.Visitor):
-    """Qualified names of every outermost name or attribute chain outside import statements."""
-
-    def __init__(self, owner: RuleTransformer) -> None:
-        self.owner = owner
-        self.names: list[tuple[str, str]] = []  # (dotted text as written, qualified name)
-        self._inner: set[int] = set()
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        return False
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._inner.add(id(node.value))
-        self._record(node)
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self._record(node)
-
-    def _record(self, node: cst.CSTNode) -> None:
-        if id(node) not in self._inner:
-            text = get_full_name_for_node(node) or ""
-            self.names.extend((text, q) for q in self.owner.qualified_names(node))
 
 
 class RewriteImports(RuleTransformer):
@@ -139,11 +43,11 @@ class RewriteImports(RuleTransformer):
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
-        names = _BoundAndUsedNames()
+        names = BoundAndUsedNames()
         node.visit(names)
         self._free = names.used - names.bound
         self._exported = names.exported
-        uses = _QualifiedUses(self)
+        uses = QualifiedUses(self)
         node.visit(uses)
         self._uses = uses.names
 
@@ -222,7 +126,7 @@ class RewriteImports(RuleTransformer):
             if sym.fate == symbols.MOVED:
                 AddImportsVisitor.add_needed_import(self.context, sym.to_module)
                 self.report(original_node, message_for(sym), severity=self._severity(sym))
-                return _dotted(sym.to)
+                return dotted(sym.to)
             self.todo(original_node, message_for(sym))
             break
         return updated_node
@@ -378,55 +282,16 @@ class RewriteImports(RuleTransformer):
         return any(code in self.state.codes for code in OWNERS.get(sym.fate, ()))
 
     def _gone_module(self, module: str) -> bool:
-        return any(self.table.module_gone(m) for m in _prefixes(module))
+        return any(self.table.module_gone(m) for m in prefixes(module))
 
     def _gone_version(self, module: str) -> str:
         return next(
-            (self.table.gone_modules[m] for m in _prefixes(module) if self.table.module_gone(m)), ""
+            (self.table.gone_modules[m] for m in prefixes(module) if self.table.module_gone(m)), ""
         )
 
     @staticmethod
     def _severity(sym: Symbol) -> Severity:
         return Severity.WARNING if sym.deprecated else Severity.ERROR
-
-
-class GoneModuleImports(RuleTransformer):
-    """Second pass: imports of modules TRL 1.13 no longer has, still used after the rewrite."""
-
-    CODE = "TRL101"
-
-    def __init__(self, context, state) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(context, state)
-        self.table = symbols.load()
-
-    @classmethod
-    def wanted(cls, state, names) -> bool:  # type: ignore[no-untyped-def]
-        return bool(state.shared.gone_modules)
-
-    def visit_Import(self, node: cst.Import) -> None:
-        self._flag(node, (alias_name(a) for a in node.names))
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
-            return
-        module = get_full_name_for_node(node.module) or ""
-        self._flag(node, (f"{module}.{alias_name(a)}" for a in node.names), exact=True)
-
-    def _flag(self, node: cst.CSTNode, modules: Iterable[str], *, exact: bool = False) -> None:
-        """TODO for each import of a gone module; `exact`: the name itself must be that module."""
-        for module in modules:
-            if self.table.get(module) is not None:
-                continue  # a symbol, handled by the first pass
-            candidates = [module] if exact else _prefixes(module)
-            gone = next((m for m in candidates if self.table.module_gone(m)), None)
-            if gone is None:
-                continue
-            version = self.table.gone_modules[gone]
-            when = f" (removed in TRL {version})" if version else ""
-            self.todo(
-                node,
-                f"module `{gone}` does not exist in TRL 1.13{when}; move what this file uses from it",
-            )
 
 
 def _followed_by(result, written: list[cst.BaseStatement], original: cst.SimpleStatementLine):  # type: ignore[no-untyped-def]
@@ -447,32 +312,3 @@ def _followed_by(result, written: list[cst.BaseStatement], original: cst.SimpleS
         return cst.FlattenSentinel(written)
     head = list(result.nodes) if isinstance(result, cst.FlattenSentinel) else [result]
     return cst.FlattenSentinel([*head, *written])
-
-
-def _prefixes(module: str) -> list[str]:
-    parts = module.split(".")
-    return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
-
-
-class Imports(Rule):
-    code = "TRL101"
-    name = "imports"
-    summary = "Move TRL imports that 1.13 relocated; mark the ones it removed."
-    before = (
-        "import trl.core\n"
-        "from trl import XPOTrainer, create_reference_model, set_seed\n"
-        "\n"
-        "trl.core.set_seed(0)\n"
-    )
-    after = (
-        "from trl.experimental.xpo import XPOTrainer\n"
-        "from trl.experimental.utils import create_reference_model\n"
-        "from transformers import set_seed\n"
-        "import transformers\n"
-        "\n"
-        "transformers.set_seed(0)\n"
-    )
-    transformers = (RewriteImports, GoneModuleImports)
-
-    def triggered(self, text: str) -> bool:
-        return symbols.load().mention.search(text) is not None

@@ -1,13 +1,5 @@
-"""TRL102 value-heads: `AutoModelFor*WithValueHead` become the plain transformers model classes.
-
-TRL 1.13 removed `AutoModelForCausalLMWithValueHead`, `AutoModelForSeq2SeqLMWithValueHead` and
-`PreTrainedModelWrapper` (trl.experimental.ppo, deleted by huggingface/trl#7020). Loading calls
-keep their model kwargs; value-head-only kwargs are dropped, `peft_config` moves to
-`peft.get_peft_model`, 8/4-bit flags become a `BitsAndBytesConfig`, wrapping a loaded model
-yields that model, and `.pretrained_model` becomes the model itself. What needs a decision
-(`.v_head`, isinstance checks, reward adapters, encoder-decoder policies) gets a TODO. A variable
-bound once to value-head classes and used only as `cls.from_pretrained(...)` is rewritten too.
-"""
+"""TRL102's first pass: loading calls, wrappers of loaded models, `.pretrained_model` and the other
+uses of the value-head classes."""
 
 from __future__ import annotations
 
@@ -15,52 +7,20 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
-from codemods import symbols, value_head_vars
-from codemods.base import Rule, RuleTransformer
-from codemods.edits import (
-    KEEP,
-    REMOVE,
-    alias_asname,
-    alias_name,
-    imported_names,
-    new_alias,
-    rewrite_import_from,
+from codemods import edits, symbols
+from codemods.base import RuleTransformer
+from codemods.rules.value_heads import variables
+from codemods.rules.value_heads.tables import (
+    DROPPED_KWARGS,
+    ENCODER_DECODER_BRANCH_TODO,
+    ENCODER_DECODER_TODO,
+    MODEL_FACTORIES,
+    QUANT_KWARGS,
+    REPLACEMENT,
+    REWARD_ADAPTER_KWARGS,
+    SEQ2SEQ,
 )
 from migrate.kernel.findings import Severity
-
-CAUSAL = "AutoModelForCausalLMWithValueHead"
-SEQ2SEQ = "AutoModelForSeq2SeqLMWithValueHead"
-REPLACEMENT = {CAUSAL: "AutoModelForCausalLM", SEQ2SEQ: "AutoModelForSeq2SeqLM"}
-
-# Keyword arguments only the value-head wrapper understood (W:0.11.4 modeling_value_head.py
-# `supported_args`, modeling_base.py `from_pretrained`): a plain model rejects them.
-DROPPED_KWARGS = (
-    "summary_dropout_prob",
-    "v_head_initializer_range",
-    "v_head_init_strategy",
-    "is_trainable",
-)
-REWARD_ADAPTER_KWARGS = ("reward_adapter", "reward_adapter_name")
-QUANT_KWARGS = ("load_in_8bit", "load_in_4bit")
-ENCODER_DECODER_TODO = (
-    "no TRL 1.13 online-RL trainer (GRPO, RLOO) takes encoder-decoder models: stay on TRL <= 1.12 "
-    "for this policy or move to a decoder-only model"
-)
-ENCODER_DECODER_BRANCH_TODO = (
-    "`{var}` is `AutoModelForSeq2SeqLM` when the condition picks that branch, and that run cannot train: "
-    "TRL 1.13's online-RL trainers (GRPO, RLOO) take causal LMs only; the `AutoModelForCausalLM` branch "
-    "trains. Stay on TRL <= 1.12 for seq2seq policies or drop that branch"
-)
-# Calls whose result is already a loaded model (wrapping it in a value head yields the model).
-MODEL_FACTORIES = ("from_pretrained", "from_config", "get_peft_model")
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
-
-
-def _kwarg(call: cst.Call, name: str) -> cst.Arg | None:
-    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
 
 
 def _ending_like(args: list[cst.Arg], original: cst.Call) -> list[cst.Arg]:
@@ -88,7 +48,7 @@ class RewriteValueHeads(RuleTransformer):
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
-        self.facts = value_head_vars.collect(self, node, self._vh_class, tuple(REPLACEMENT))
+        self.facts = variables.collect(self, node, self._vh_class, tuple(REPLACEMENT))
 
     # -- which class does a node name? -----------------------------------------------------------
     def _vh_class(self, node: cst.CSTNode) -> str | None:
@@ -167,12 +127,12 @@ class RewriteValueHeads(RuleTransformer):
             elif key in REWARD_ADAPTER_KWARGS:
                 self.todo(
                     original_node,
-                    f"`{_code(arg).strip().rstrip(',')}` was dropped: TRL 1.13 has no "
+                    f"`{edits.code(arg).strip().rstrip(',')}` was dropped: TRL 1.13 has no "
                     "multi-adapter reward; pass a reward model or a reward function to the trainer's reward_funcs",
                 )
             elif key == "peft_config":
                 peft_arg, peft_orig = arg, orig
-            elif key in QUANT_KWARGS and _kwarg(original_node, "quantization_config") is None:
+            elif key in QUANT_KWARGS and edits.kwarg(original_node, "quantization_config") is None:
                 if not quant:
                     kept.append(
                         arg
@@ -189,7 +149,7 @@ class RewriteValueHeads(RuleTransformer):
                     original_node,
                     "this wraps an already-loaded model; move these arguments to where it is loaded: "
                     + ", ".join(
-                        _code(a).strip().rstrip(",") for a in [*rest, *(q for _, q in quant)]
+                        edits.code(a).strip().rstrip(",") for a in [*rest, *(q for _, q in quant)]
                     ),
                 )
             result: cst.BaseExpression = first.value
@@ -231,9 +191,9 @@ class RewriteValueHeads(RuleTransformer):
     ) -> cst.BaseExpression:
         """`peft_config=cfg` -> `get_peft_model(loaded, cfg)`; a cfg the file also sets to None is
         applied by an `if cfg is not None:` statement after the assignment (the value head took None)."""
-        move = value_head_vars.peft_move(original, self.facts)
-        cfg = _code(peft_arg.value).strip()
-        if move == value_head_vars.DROP:
+        move = variables.peft_move(original, self.facts)
+        cfg = edits.code(peft_arg.value).strip()
+        if move == variables.DROP:
             self.report(
                 peft_orig,
                 "`peft_config=None` dropped: the plain model loads without adapters",
@@ -241,7 +201,7 @@ class RewriteValueHeads(RuleTransformer):
             )
             return loaded
         AddImportsVisitor.add_needed_import(self.context, "peft", "get_peft_model")
-        if move == value_head_vars.GUARD:
+        if move == variables.GUARD:
             target, stmt = self.facts.statements[id(original)]
             self._guards[stmt] = cst.parse_statement(
                 f"if {cfg} is not None:\n    {target} = get_peft_model({target}, {cfg})\n"
@@ -253,7 +213,7 @@ class RewriteValueHeads(RuleTransformer):
                 severity=Severity.WARNING,
             )
             return loaded
-        if move == value_head_vars.UNSURE:
+        if move == variables.UNSURE:
             self.todo(
                 original,
                 f"`get_peft_model` fails when `{cfg}` is None (the value head loaded without "
@@ -380,82 +340,3 @@ class RewriteValueHeads(RuleTransformer):
             else "there is no value head in TRL 1.13"
         )
         self.todo(node, f"`{cls}` does not exist in TRL 1.13: {hint}")
-
-
-class FinishValueHeadImports(RuleTransformer):
-    """Second pass: swap unused value-head imports for the classes the rewrite needs, in place.
-
-    An import whose name is still used (say by an isinstance check left with a TODO) stays,
-    with a TODO of its own: it would fail on TRL 1.13.
-    """
-
-    CODE = "TRL102"
-
-    NAMES = ("ValueHead", "PreTrainedModelWrapper", "SUPPORTED_ARCHITECTURES")
-
-    @classmethod
-    def wanted(cls, state, names) -> bool:  # type: ignore[no-untyped-def]
-        return bool(state.shared.value_head_imports) or super().wanted(state, names)
-
-    def visit_Module(self, node: cst.Module) -> None:
-        super().visit_Module(node)
-        self.paths = {p: s.name for p, s in symbols.load().by_fate(symbols.VALUE_HEAD).items()}
-        self.needed = set(self.state.shared.value_head_imports)
-        self.have = imported_names(node, "transformers")
-
-    def leave_SimpleStatementLine(
-        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
-    ):  # type: ignore[no-untyped-def]
-        node = original_node.body[0] if len(original_node.body) == 1 else None
-        if (
-            not isinstance(node, cst.ImportFrom)
-            or node.relative
-            or node.module is None
-            or isinstance(node.names, cst.ImportStar)
-        ):
-            return updated_node
-        module = get_full_name_for_node(node.module) or ""
-        decisions: list = []
-        for alias in node.names:
-            cls = self.paths.get(f"{module}.{alias_name(alias)}")
-            if cls is None:
-                decisions.append(KEEP)
-            elif self.import_referenced(node, alias_asname(alias) or alias_name(alias)):
-                decisions.append(KEEP)
-                self.todo(
-                    alias,
-                    f"`{cls}` does not exist in TRL 1.13; finish the TODOs on its remaining uses, "
-                    "then delete this import",
-                )
-            elif REPLACEMENT.get(cls) in self.needed - self.have:
-                names = sorted(
-                    self.needed - self.have
-                )  # the replacement and its helpers, in one import
-                decisions.append(("transformers", [new_alias(n) for n in names]))
-                self.have.update(names)
-            else:
-                decisions.append(REMOVE)
-        return rewrite_import_from(updated_node, decisions)
-
-    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        for name in sorted(self.needed - self.have):  # the value head came in some other way (star)
-            AddImportsVisitor.add_needed_import(self.context, "transformers", name)
-        return updated_node
-
-
-class ValueHeads(Rule):
-    code = "TRL102"
-    name = "value-heads"
-    summary = "Replace value-head model wrappers with plain transformers models."
-    before = (
-        "from trl import AutoModelForCausalLMWithValueHead\n"
-        'model = AutoModelForCausalLMWithValueHead.from_pretrained(name, v_head_init_strategy="normal")\n'
-        "device = model.pretrained_model.device\n"
-    )
-    after = (
-        "from transformers import AutoModelForCausalLM\n"
-        "model = AutoModelForCausalLM.from_pretrained(name)\n"
-        "device = model.device\n"
-    )
-    transformers = (RewriteValueHeads, FinishValueHeadImports)
-    triggers = ("ValueHead", "PreTrainedModelWrapper", "SUPPORTED_ARCHITECTURES")

@@ -19,7 +19,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import ExpressionContext, ExpressionContextProvider, GlobalScope, ScopeProvider
 
-from codemods import ppo, walk
+from codemods import edits, ppo, walk
 from codemods.base import RuleTransformer
 from codemods.edits import is_import_block
 
@@ -58,7 +58,7 @@ class _Parser:
     )  # (unpack, top-level index)
 
 
-class _Collect(walk.Visitor):
+class Collected(walk.Visitor):
     """Parsers, their unpacks, every name spelled in the file, and `import dataclasses` statements."""
 
     def __init__(self, owner: RuleTransformer, module: cst.Module) -> None:
@@ -128,10 +128,10 @@ class _Collect(walk.Visitor):
             self.unpacks.append((get_full_name_for_node(call.func.value) or "", node, self.top))
 
 
-def collect(owner: RuleTransformer, module: cst.Module) -> _Collect:
+def collect(owner: RuleTransformer, module: cst.Module) -> Collected:
     """One pass over the file for everything TRL103's parser planners read (this module's moves,
-    and codemods/ppo_flags.py's flag clashes and ModelConfig reads)."""
-    seen = _Collect(owner, module)
+    and codemods/flags.py's flag clashes and ModelConfig reads)."""
+    seen = Collected(owner, module)
     for i, stmt in enumerate(module.body):
         seen.top = i
         stmt.visit(seen)
@@ -142,7 +142,7 @@ def collect(owner: RuleTransformer, module: cst.Module) -> _Collect:
 
 
 def plan(
-    owner: RuleTransformer, seen: _Collect, file_era: str | None
+    owner: RuleTransformer, seen: Collected, file_era: str | None
 ) -> tuple[list[Move], dict[int, tuple[str, str]]]:
     """The moves this file allows, and the reads through function parameters a failed move leaves
     (id -> (parameter, field)): they get a TODO. A parser outside the known shape gets no move
@@ -165,7 +165,7 @@ def plan(
 
 def _move(
     owner: RuleTransformer,
-    seen: _Collect,
+    seen: Collected,
     var: str,
     p: _Parser,
     file_era: str | None,
@@ -244,7 +244,7 @@ def _plain_parse(call: cst.Call) -> bool:
         ),
         None,
     )
-    return flag is None or ppo.literal(flag.value) is False
+    return flag is None or edits.literal(flag.value) is False
 
 
 def referents(owner: RuleTransformer, name: cst.Name) -> set[int]:
@@ -281,7 +281,7 @@ def _reads(
 
 
 def _through_functions(
-    owner: RuleTransformer, seen: _Collect, configs: Sequence[cst.Name], table: dict
+    owner: RuleTransformer, seen: Collected, configs: Sequence[cst.Name], table: dict
 ) -> dict[int, tuple[str, str]] | None:
     """Reads of script-only fields through a parameter of a module-level function that every call
     hands the parsed config (`def build_dataset(config): ... config.model_name`, called as
@@ -333,7 +333,7 @@ def _config_slot(
     return found[0] if len(found) == 1 else None
 
 
-def _insert_at(seen: _Collect, p: _Parser) -> int | None:
+def _insert_at(seen: Collected, p: _Parser) -> int | None:
     """After the leading imports, where `import dataclasses` will be; never after the parser's code."""
     body = seen.module.body
     at = 1 if body and _is_docstring(body[0]) else 0

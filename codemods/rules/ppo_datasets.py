@@ -13,7 +13,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
-from codemods import ppo, walk
+from codemods import edits, ppo, walk
 from codemods.base import Rule, RuleTransformer
 from migrate.kernel.findings import Severity
 
@@ -83,7 +83,7 @@ class RewritePPODatasets(RuleTransformer):
         if ret is None or not isinstance(ret.value, cst.Dict):
             return None
         keys = {
-            ppo.literal(e.key): e.value
+            edits.literal(e.key): e.value
             for e in ret.value.elements
             if isinstance(e, cst.DictElement)
         }
@@ -101,7 +101,7 @@ class RewritePPODatasets(RuleTransformer):
             "reads (it tokenizes prompts itself)",
             severity=Severity.WARNING,
         )
-        new_ret = cst.parse_statement(f'return {{"prompt": {ppo.code(text).strip()}}}\n')
+        new_ret = cst.parse_statement(f'return {{"prompt": {edits.code(text).strip()}}}\n')
         return fn.with_changes(
             body=fn.body.with_changes(
                 body=[new_ret.with_changes(leading_lines=body[0].leading_lines)]
@@ -179,7 +179,7 @@ def _datasets(owner: RuleTransformer, module: cst.Module) -> set[str]:
 def _mapped_functions(module: cst.Module) -> set[str]:
     """Names of functions passed first to a `.map(...)` call."""
     return {
-        ppo.code(c.args[0].value).strip()
+        edits.code(c.args[0].value).strip()
         for c in m.findall(module, m.Call(func=m.Attribute(attr=m.Name("map"))))
         if isinstance(c, cst.Call) and c.args and isinstance(c.args[0].value, cst.Name)
     }
@@ -188,7 +188,7 @@ def _mapped_functions(module: cst.Module) -> set[str]:
 def _string_literals(module: cst.Module) -> dict[str, int]:
     counts: dict[str, int] = {}
     for node in walk.find_all(module, cst.SimpleString):
-        value = ppo.literal(node)
+        value = edits.literal(node)
         if isinstance(value, str):
             counts[value] = counts.get(value, 0) + 1
     return counts

@@ -1,0 +1,177 @@
+"""TRL103 for legacy configs (TRL <= 0.11): batch sizes, KL control, generation lengths and the other
+fields of the `step()`-loop era, mapped onto the target config."""
+
+from __future__ import annotations
+
+import math
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+from codemods import edits
+from codemods.rules.ppo_config.plan import Plan, fmt, int_value
+from migrate.kernel.findings import Severity
+
+
+def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
+    """Legacy fields whose value changes form (research section 4.2)."""
+    handled = {
+        "log_with",
+        "steps",
+        "batch_size",
+        "mini_batch_size",
+        "forward_batch_size",
+        "adap_kl_ctrl",
+        "max_grad_norm",
+        "optimize_cuda_cache",
+        "optimize_device_cache",
+        "score_clip",
+    }
+    shown = {k: edits.code(e).strip() for k, (_, e) in given.items()}
+    idx = {k: i for k, (i, _) in given.items()}
+    if "log_with" in given:
+        value = values["log_with"]
+        if value is None:
+            plan.notes.append(
+                (Severity.INFO, "`log_with=None` dropped: TRL 1.13 reports to nothing by default")
+            )
+        elif isinstance(value, str):
+            plan.args.append((idx["log_with"], "report_to", fmt([value])))
+        else:
+            plan.todos.append(
+                f"`log_with={shown['log_with']}` was dropped: set `report_to=[<tracker>]` (a list; [] for none)"
+            )
+    mini_key = "forward_batch_size" if "forward_batch_size" in given else "mini_batch_size"
+    if mini_key in given:
+        plan.args.append((idx[mini_key], "per_device_train_batch_size", None))
+        plan.reads[mini_key] = ("attr", "per_device_train_batch_size")
+    else:
+        plan.extra.append(
+            ("per_device_train_batch_size", "128")
+        )  # the legacy default mini_batch_size
+    if "forward_batch_size" in given and "mini_batch_size" in given:
+        plan.notes.append(
+            (
+                Severity.INFO,
+                "`mini_batch_size` dropped: `forward_batch_size` overrode it in legacy TRL",
+            )
+        )
+    bs, mini, ga, epochs = (
+        int_value(values, "batch_size", 128),
+        int_value(values, mini_key, 128),
+        int_value(values, "gradient_accumulation_steps", 1),
+        int_value(values, "ppo_epochs", 4),
+    )
+    spg = None
+    if bs is not None and mini and ga and bs % (mini * ga) == 0:
+        spg = bs // mini
+        if spg != ga:
+            plan.extra.append(("steps_per_generation", str(spg)))
+        if "batch_size" in given:
+            plan.notes.append(
+                (
+                    Severity.INFO,
+                    f"`batch_size={bs}` became steps_per_generation={spg} (batch_size // "
+                    "mini_batch_size): one generation covers the same samples",
+                )
+            )
+    else:
+        plan.todos.append(
+            "set `steps_per_generation = batch_size // mini_batch_size` "
+            f"(batch_size={shown.get('batch_size', '128')}, mini_batch_size={shown.get(mini_key, '128')}) so one "
+            "generation covers batch_size samples as in legacy PPO"
+        )
+    if "batch_size" in given:
+        plan.reads["batch_size"] = (
+            "todo",
+            "`batch_size` is per_device_train_batch_size * steps_per_generation now",
+        )
+        if bs is not None:
+            plan.reads["batch_size"] = ("value", shown["batch_size"])
+    if "steps" in given:
+        steps = int_value(values, "steps", 20000)
+        if steps is not None and spg is not None and epochs is not None:
+            max_steps = math.ceil(steps / bs) * epochs * spg // ga  # type: ignore[operator]
+            plan.args.append((idx["steps"], "max_steps", str(max_steps)))
+            plan.notes.append(
+                (
+                    Severity.INFO,
+                    f"`steps={steps}` became max_steps={max_steps}: ceil(steps / batch_size) "
+                    "rollouts x ppo_epochs x batch_size / (mini_batch_size x gradient_accumulation_steps)",
+                )
+            )
+        else:
+            plan.todos.append(
+                f"`steps={shown['steps']}` was dropped: set `max_steps = ceil(steps / batch_size) * ppo_epochs * "
+                "batch_size // (mini_batch_size * gradient_accumulation_steps)`"
+            )
+    adaptive = values.get("adap_kl_ctrl", True)
+    if adaptive is not False:
+        plan.notes.append(
+            (
+                Severity.WARNING,
+                "legacy PPO adapted the KL coefficient (adap_kl_ctrl, on by default); "
+                "TRL 1.13 keeps `beta` fixed at the initial value",
+            )
+        )
+    if "max_grad_norm" in given:
+        value = values["max_grad_norm"]
+        plan.args.append((idx["max_grad_norm"], "max_grad_norm", "0.0" if value is None else None))
+    for key in ("optimize_cuda_cache", "optimize_device_cache"):
+        if key in given:
+            if values[key] is True:
+                plan.args.append((idx[key], "torch_empty_cache_steps", "1"))
+            elif values[key] is not False:
+                plan.todos.append(
+                    f"`{key}={shown[key]}` was dropped: set `torch_empty_cache_steps=1` if it is true"
+                )
+    if "score_clip" in given and values["score_clip"] is not None:
+        expr = given["score_clip"][1]
+        if target == "rloo" and values["score_clip"] is not edits.NOT_LITERAL:
+            c = shown["score_clip"]
+            plan.args.append((idx["score_clip"], "reward_clip_range", f"(-{c}, {c})"))
+        elif (
+            target == "rloo"
+            and isinstance(expr, (cst.Name, cst.Attribute))
+            and get_full_name_for_node(expr)
+        ):
+            # A variable may hold None, which meant "no clipping" in legacy PPO; reading a name twice is harmless.
+            c = shown["score_clip"]
+            plan.args.append(
+                (idx["score_clip"], "reward_clip_range", f"None if {c} is None else (-{c}, {c})")
+            )
+        elif target == "rloo":
+            plan.todos.append(
+                f"`score_clip={shown['score_clip']}` was dropped: set `reward_clip_range=(-c, c)` with its "
+                "value c (None: no clipping)"
+            )
+        else:
+            plan.todos.append(
+                f"`score_clip={shown['score_clip']}` was dropped: GRPOConfig has no reward clipping; "
+                "clip inside your reward function"
+            )
+    if bs is not None and bs % (2 if target == "rloo" else 8):
+        if bs % 2 == 0 and bs >= 2:
+            plan.extra.append(("num_generations", "2"))
+        elif spg is not None and mini_key in given:
+            two_per_prompt(plan, idx[mini_key], mini_key, bs, mini, shown[mini_key])  # type: ignore[arg-type]
+        else:
+            plan.todos.append(
+                f"`num_generations` (>= 2) must divide the generation batch ({bs} samples): "
+                "raise batch_size or set per_device_train_batch_size/steps_per_generation"
+            )
+    return handled
+
+
+def two_per_prompt(plan: Plan, index: int, mini_key: str, bs: int, mini: int, shown: str) -> None:
+    """Odd legacy batch_size: RLOO/GRPO need >= 2 completions per prompt, so each of the batch_size
+    prompts gets 2 and the per-device batch doubles (steps_per_generation stays batch_size // mini)."""
+    plan.args = [(i, n, str(2 * mini) if i == index else v) for i, n, v in plan.args]
+    plan.extra.append(("num_generations", "2"))
+    plan.reads[mini_key] = ("value", shown)
+    message = (
+        f"`batch_size={bs}` is odd and RLOO/GRPO need >= 2 completions per prompt: each prompt now gets 2 "
+        f"(num_generations=2), so a generation holds 2 * batch_size = {2 * bs} samples and "
+        f"per_device_train_batch_size is 2 * {mini_key} = {2 * mini}"
+    )
+    plan.notes.append((Severity.WARNING, message))

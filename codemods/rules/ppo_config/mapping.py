@@ -1,0 +1,137 @@
+"""TRL103's mapping of one `PPOConfig(...)` call onto the target config: the common fields here, the
+era's own in legacy.py and v2.py, the defaults that differ between them reported."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods import edits, ppo
+from codemods.rules.ppo_config.legacy import legacy_fields
+from codemods.rules.ppo_config.plan import Plan, completions_per_prompt, read_value
+from codemods.rules.ppo_config.v2 import v2_fields
+from migrate.kernel.findings import Severity
+
+
+def plan_call(call: cst.Call, era: str | None, target: str) -> Plan:
+    """Decide the rewrite of `PPOConfig(...)`; `plan.fail` says why it must stay as it is."""
+    plan = Plan()
+    given: dict[str, tuple[int, cst.BaseExpression]] = {}
+    for i, arg in enumerate(call.args):
+        if arg.keyword is None:
+            plan.fail = (
+                "it has positional or `*`/`**` arguments; write the keywords out"
+                if arg.star != "**"
+                else f"`**{edits.code(arg.value).strip()}` holds PPO field names that must be renamed one by one"
+            )
+            return plan
+        given[arg.keyword.value] = (i, arg.value)
+    if era is None:
+        plan.fail = "cannot tell whether it is legacy (<= 0.11) or v2 PPOConfig from its keywords or this file"
+        return plan
+    plan.era = era
+    table = ppo.mapping()["legacy_config" if era == ppo.LEGACY else "v2_config"]
+    fields = ppo.config_fields(target)
+    values = {k: edits.literal(v) for k, (_, v) in given.items()}
+    unknown = [k for k in given if k not in table and k not in fields]
+    if unknown:
+        plan.fail = (
+            f"`{'`, `'.join(unknown)}` is neither a known {ppo.ERA_TEXT[era]} field nor a field of "
+            f"{ppo.target_config(target)}"
+        )
+        return plan
+    special = legacy_fields if era == ppo.LEGACY else v2_fields
+    handled = special(plan, given, values, target)
+    for name, (i, expr) in given.items():
+        if name in handled:
+            continue
+        row = table.get(name, {"kind": "same"})
+        kind, value = row["kind"], values[name]
+        shown = edits.code(expr).strip()
+        if kind in ("same", "rename"):
+            new = row.get("to", name)
+            plan.args.append((i, new, None))
+            if new != name:
+                plan.reads[name] = ("attr", new)
+        elif kind == "drop":
+            plan.notes.append(
+                (
+                    Severity.INFO,
+                    f"`{name}` is not used by TRL 1.13 ({row.get('why', 'runtime')}); dropped",
+                )
+            )
+            read_value(plan, name, expr, value)
+        elif kind == "gone":
+            plan.notes.append(
+                (
+                    Severity.WARNING,
+                    f"`{name}={shown}` dropped: {row['why']}; that behaviour is gone",
+                )
+            )
+            read_value(plan, name, expr, value)
+        elif kind == "todo" or (kind == "flag" and value != row["off"]):
+            plan.todos.append(f"`{name}={shown}` was dropped: " + row["todo"].format(value=shown))
+            read_value(plan, name, expr, value)
+        else:  # a flag at its harmless value
+            plan.notes.append(
+                (Severity.INFO, f"`{name}={shown}` is what TRL 1.13 does anyway; dropped")
+            )
+            read_value(plan, name, expr, value)
+    for name, row in table.items():  # target defaults that differ from PPO's: keep PPO's
+        emit = row.get("emit")
+        if isinstance(emit, dict):
+            emit = emit.get(era)
+        new = row.get("to", name)
+        if (
+            emit is not None
+            and name not in given
+            and new not in given
+            and all(new != n for _, n, _ in plan.args)
+        ):
+            plan.extra.append((new, emit))
+    for name, row in ppo.mapping()["era_extra"].get(era, {}).items():
+        if name not in given:
+            plan.extra.append((name, row["value"]))
+    _kept_defaults(plan, given, era, target)
+    _changed_defaults(plan, given, table, era)
+    completions_per_prompt(plan, target)
+    return plan
+
+
+def _kept_defaults(plan: Plan, given: dict, era: str, target: str) -> None:
+    """A training field both configs have, left out of the call, whose default in the era's newest
+    release differs from the target's (bf16 and gradient_checkpointing of PPOv2): keep PPO's."""
+    written = {n for _, n, _ in plan.args} | {n for n, _ in plan.extra}
+    defaults = ppo.targets()["config_defaults"][target]
+    for name in ppo.mapping()["training_fields"]:
+        runs = ppo.default_history(era, name)
+        if name in given or name in written or name not in defaults or not runs:
+            continue
+        old, new = runs[-1][2], defaults[name]
+        if name == "bf16" and new is None:
+            new = not defaults.get("fp16")  # TRL's configs turn an unset bf16 into `not fp16`
+        if old != new and isinstance(old, (bool, int, float, str)):
+            plan.extra.append((name, repr(old)))
+
+
+def _changed_defaults(plan: Plan, given: dict, table: dict, era: str) -> None:
+    """A field the call leaves out whose default changed between the era's releases: the file does
+    not say which release it ran on, so say which default the rewrite kept."""
+    for name in ppo.mapping()["training_fields"]:
+        if name in given:
+            continue
+        runs = ppo.default_history(era, name)
+        if len(runs) < 2:
+            continue
+        new = table.get(name, {}).get("to", name)
+        newest = runs[-1]
+        older = "; ".join(
+            f"{v!r} in TRL {a}-{b}" if a != b else f"{v!r} in TRL {a}" for a, b, v in runs[:-1]
+        )
+        plan.notes.append(
+            (
+                Severity.WARNING,
+                f"`{name}` is not set and its {ppo.ERA_TEXT[era]} default changed between "
+                f"releases: the rewrite keeps {newest[2]!r} (TRL {newest[0]}-{newest[1]}); if you ran "
+                f"another release ({older}), set `{new}` to that value",
+            )
+        )

@@ -1,0 +1,70 @@
+"""What TRL103 writes for one `PPOConfig(...)` call: the target config's arguments, the TODOs and the
+notes, decided from the call's keywords, the era's defaults and the target's."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+from codemods import edits, ppo
+from migrate.kernel.findings import Severity
+
+
+@dataclasses.dataclass
+class Plan:
+    """How one config call is rewritten, decided from the original call without side effects."""
+
+    era: str = ""
+    args: list[tuple[int, str, str | None]] = dataclasses.field(
+        default_factory=list
+    )  # (arg index, new name, new value code)
+    extra: list[tuple[str, str]] = dataclasses.field(
+        default_factory=list
+    )  # (name, value code) appended
+    notes: list[tuple[Severity, str]] = dataclasses.field(default_factory=list)  # applied findings
+    todos: list[str] = dataclasses.field(default_factory=list)
+    reads: dict[str, tuple[str, str]] = dataclasses.field(
+        default_factory=dict
+    )  # field -> ("attr"|"value"|"todo", text)
+    fail: str = ""
+
+
+def fmt(value: Any) -> str:
+    return repr(value)
+
+
+def completions_per_prompt(plan: Plan, target: str) -> None:
+    written = dict(plan.extra) | {n: v for _, n, v in plan.args if v is not None}
+    n = written.get("num_generations", "2" if target == "rloo" else "8")
+    plan.notes.append(
+        (
+            Severity.WARNING,
+            f"PPO sampled one completion per prompt; {ppo.target_config(target)[:4]} samples "
+            f"num_generations={n} per prompt and scores each against the others, so a generation of the "
+            f"same number of samples holds 1/{n} as many prompts",
+        )
+    )
+
+
+def read_value(plan: Plan, name: str, expr: cst.BaseExpression, value: Any) -> None:
+    """Reads of a dropped field (`config.model_name`) get its literal value, else a TODO."""
+    if value is not edits.NOT_LITERAL:
+        plan.reads[name] = ("value", edits.code(expr).strip())
+    elif isinstance(expr, (cst.Name, cst.Attribute)) and get_full_name_for_node(expr):
+        plan.reads[name] = (
+            "expr",
+            get_full_name_for_node(expr) or "",
+        )  # `model_name=script_args.model_name`
+    else:
+        plan.reads[name] = (
+            "todo",
+            f"`{name}` is not a field of the new config; keep the value in a variable of your own",
+        )
+
+
+def int_value(values: dict[str, Any], name: str, default: int) -> int | None:
+    value = values.get(name, default)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -1,0 +1,120 @@
+"""What TRL103 reads before its pass: config variables built from dict literals or parsed by
+`HfArgumentParser`/`TrlParser`, and the plan of a parsed (keyword-less) config."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import (
+    ScopeProvider,
+)
+
+from codemods import edits, ppo, walk
+from codemods.rules.ppo_config import parsed
+from codemods.rules.ppo_config.mapping import plan_call
+from codemods.rules.ppo_config.plan import Plan
+from codemods.rules.ppo_config.state import ConfigPass
+
+
+def _flag_renames(era: str | None) -> str:
+    if era is None:
+        return "see the TRL103 table in docs/rules.md"
+    table = ppo.mapping()["legacy_config" if era == ppo.LEGACY else "v2_config"]
+    renames = [f"--{k} -> --{r['to']}" for k, r in table.items() if r["kind"] == "rename"]
+    return ", ".join(renames) + "; the rest in docs/rules.md (TRL103)"
+
+
+def _expand_dict_literal(call: cst.Call) -> cst.Call:
+    """`PPOConfig(**{"a": 1})` -> `PPOConfig(a=1)` when every key is a string literal."""
+    if not any(a.star == "**" and isinstance(a.value, cst.Dict) for a in call.args):
+        return call
+    args: list[cst.Arg] = []
+    for arg in call.args:
+        if arg.star == "**" and isinstance(arg.value, cst.Dict):
+            elements = arg.value.elements
+            keys = [
+                edits.literal(e.key) if isinstance(e, cst.DictElement) else None for e in elements
+            ]
+            if not all(isinstance(k, str) and k.isidentifier() for k in keys):
+                return call
+            for key, element in zip(keys, elements):
+                args.append(
+                    edits.new_kwarg(key, element.value).with_changes(  # type: ignore[union-attr, arg-type]
+                        comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                    )
+                )
+        else:
+            args.append(arg)
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=args)
+
+
+class _Prescan(walk.Visitor):
+    """Which names hold a PPO config (from a call, or from HfArgumentParser), and how it is rewritten."""
+
+    def __init__(self, owner: ConfigPass) -> None:
+        self.owner = owner
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if not isinstance(value, cst.Call):
+            return
+        owner = self.owner
+        found = ppo.ppo_class(owner.qualified_names(value.func), ppo.CONFIG_NAMES)
+        if found is not None:
+            expanded = _expand_dict_literal(value)
+            plan = plan_call(expanded, owner.era_of(expanded, found[1]), owner.target)
+            for t in node.targets:
+                name = get_full_name_for_node(t.target)
+                if name and not plan.fail:
+                    owner.reads[name] = plan
+                    owner.read_scopes[name] = owner.get_metadata(ScopeProvider, node, None)
+            return
+        func_name = get_full_name_for_node(value.func) or ""
+        if func_name.rpartition(".")[2] in parsed.PARSERS:
+            first = value.args[0].value if value.args else None
+            items = first.elements if isinstance(first, (cst.Tuple, cst.List)) else []
+            for i, el in enumerate(items):
+                hit = ppo.ppo_class(owner.qualified_names(el.value), ppo.CONFIG_NAMES)
+                if hit is not None:
+                    for t in node.targets:
+                        name = get_full_name_for_node(t.target)
+                        if name:
+                            owner.parsers[name] = (i, hit[1] or owner.file_era)
+            return
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value in parsed.PARSE_METHODS:
+            parser = owner.parsers.get(get_full_name_for_node(value.func.value) or "")
+            target = node.targets[0].target if len(node.targets) == 1 else None
+            if parser is None or not isinstance(target, (cst.Tuple, cst.List)):
+                return
+            index, era = parser
+            if index < len(target.elements) and era is not None:
+                name = get_full_name_for_node(target.elements[index].value)
+                if name:
+                    owner.reads[name] = _parsed_plan(era, owner.target)
+
+
+def _parsed_plan(era: str, target: str) -> Plan:
+    """Reads of a config parsed from the command line: renames, and TODOs for fields that are gone."""
+    plan = Plan(era=era)
+    table = ppo.mapping()["legacy_config" if era == ppo.LEGACY else "v2_config"]
+    for name, row in table.items():
+        if row["kind"] in ("same",):
+            continue
+        if row["kind"] == "rename":
+            plan.reads[name] = ("attr", row["to"])
+        elif name in parsed.fields(era):  # script-only: a parser TRL103 could not move
+            plan.reads[name] = (
+                "todo",
+                f"{ppo.target_config(target)} has no `{name}`: add it to your own "
+                "script-arguments dataclass (and to the command line you run)",
+            )
+        elif name in ("mini_batch_size", "forward_batch_size") and era == ppo.LEGACY:
+            plan.reads[name] = ("attr", "per_device_train_batch_size")
+        else:
+            plan.reads[name] = (
+                "todo",
+                f"{ppo.target_config(target)} has no `{name}`; see docs/rules.md (TRL103)",
+            )
+    return plan

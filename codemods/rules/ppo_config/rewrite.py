@@ -1,0 +1,210 @@
+"""TRL103's pass: `PPOConfig(...)` calls become the target config, with every reference to the class
+and to the config variables; its concepts (reads of fields, the usage docstring, flag clashes,
+parsed configs) are mixins of their own modules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import (
+    ExpressionContextProvider,
+    ScopeProvider,
+)
+
+from codemods import edits, ppo
+from codemods.rules.ppo_config import flags, parsed
+from codemods.rules.ppo_config.fields import FlagClashes
+from codemods.rules.ppo_config.mapping import plan_call
+from codemods.rules.ppo_config.plan import Plan
+from codemods.rules.ppo_config.prescan import (
+    _expand_dict_literal,
+    _flag_renames,
+    _Prescan,
+)
+from codemods.rules.ppo_config.reads import ConfigReads
+from codemods.rules.ppo_config.state import ConfigPass
+from codemods.rules.ppo_config.usage import UsageDocstring
+from migrate.kernel.findings import Severity
+
+
+class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
+    CODE = "TRL103"
+    METADATA_DEPENDENCIES = (ScopeProvider, ExpressionContextProvider)
+    NAMES = ppo.CONFIG_NAMES
+
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        facts = ppo.FileFacts(self)
+        node.visit(facts)
+        self.file_era = facts.era()
+        self.target = self.state.options.target
+        self.new_name = ppo.target_config(self.target)
+        self.reads: dict[str, Plan] = {}  # config variable -> the plan of the call that built it
+        self.read_scopes: dict[str, Any] = {}  # config variable -> the scope it was built in
+        self.parsers: dict[
+            str, tuple[int, str | None]
+        ] = {}  # HfArgumentParser variable -> (index of the config, era)
+        self._handled: set[int] = set()
+        self._targets: set[int] = set()
+        node.visit(_Prescan(self))
+        seen = parsed.collect(
+            self, node
+        )  # parsers, their unpacks, classes, reads: one pass for the three plans
+        self.moves, self.handed = parsed.plan(
+            self, seen, self.file_era
+        )  # script-only fields of a parsed config
+        self.appends = {m.parser_seq: m.cls for m in self.moves} | {
+            t: m.var for m in self.moves for t in m.targets
+        }
+        self.moved = {i: (m, *read) for m in self.moves for i, read in m.reads.items()}
+        clashes = flags.plan(self, seen, self.target)  # script flags the new config also has
+        self.clash_drop = {id(c.statement): c for c in clashes if c.config_var}
+        self.clash_todo = {id(c.node): c for c in clashes if not c.config_var}
+        self.clash_reads = {id(r): c for c in clashes for r in c.reads}
+        self.model_reads = flags.model_config_reads(self, seen)
+
+    def era_of(self, call: cst.Call, hint: str | None) -> str | None:
+        keys = {a.keyword.value for a in call.args if a.keyword is not None}
+        m = ppo.mapping()
+        legacy, v2 = bool(keys & set(m["legacy_only"])), bool(keys & set(m["v2_only"]))
+        if hint is not None:
+            return None if legacy else hint
+        if legacy != v2:
+            return ppo.LEGACY if legacy else ppo.V2
+        return None if legacy else self.file_era
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        target = node.target  # a monkeypatch of a PPO class is TRL107's
+        while isinstance(target, cst.Attribute):
+            target = target.value
+            self._handled.add(id(target))
+        self._targets.add(id(node.target))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        for base in node.bases:  # subclasses are TRL107's
+            self._handled.add(id(base.value))
+
+    # -- the call ------------------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        if ppo.ppo_class(self.qualified_names(node.func), ppo.CONFIG_NAMES):
+            self._handled.add(id(node.func))
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        found = ppo.ppo_class(self.qualified_names(original_node.func), ppo.CONFIG_NAMES)
+        if found is None:
+            return updated_node
+        name, hint = found
+        expanded = _expand_dict_literal(original_node)
+        plan = plan_call(expanded, self.era_of(expanded, hint), self.target)
+        func = self._renamed(original_node.func)
+        if plan.fail or func is None:
+            self.todo(
+                original_node,
+                f"`{name}` is gone in TRL 1.13 and this call was left as it is: "
+                f"{plan.fail or 'import the new config from trl'}; rewrite it as `{self.new_name}(...)` "
+                "following docs/rules.md (TRL103)",
+            )
+            return updated_node
+        call = _expand_dict_literal(updated_node)
+        args: list[cst.Arg] = []
+        fresh: set[int] = set()
+        for i, new, value in sorted(plan.args):
+            arg = call.args[i].with_changes(keyword=cst.Name(new))
+            if value is not None:
+                arg = arg.with_changes(value=cst.parse_expression(value))
+            if i == len(call.args) - 1:
+                fresh.add(id(arg))  # the old last argument: its comma ends the call
+            args.append(arg)
+        for new, value in plan.extra:
+            arg = edits.new_kwarg(new, value)
+            fresh.add(id(arg))
+            args.append(arg)
+        for severity, message in plan.notes:
+            self.report(original_node, message, severity=severity)
+        for message in plan.todos:
+            self.todo(original_node, message, severity=Severity.WARNING)
+        self.report(
+            original_node,
+            f"`{name}` ({ppo.ERA_TEXT[plan.era]}) was removed; rewritten as `{self.new_name}`",
+        )
+        return call.with_changes(func=func, args=edits.relayout(call, args, fresh))
+
+    def _renamed(self, ref: cst.BaseExpression) -> cst.BaseExpression | None:
+        """`PPOConfig` -> `RLOOConfig`; `trl.PPOConfig` -> `trl.RLOOConfig`; None when it cannot say."""
+        if isinstance(ref, cst.Name):
+            self.state.shared.config_imports.add(self.new_name)
+            return cst.Name(self.new_name)
+        root = (get_full_name_for_node(ref) or "").split(".")[0]
+        if root == "trl":
+            return cst.parse_expression(f"trl.{self.new_name}")
+        return None
+
+    # -- other references: HfArgumentParser((..., PPOConfig)), annotations, reads of fields --------
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        return self._reference(original_node, updated_node)
+
+    # -- the written-in dataclass of moved script-only fields ----------------------------------------
+    def leave_Tuple(self, original_node: cst.Tuple, updated_node: cst.Tuple) -> cst.BaseExpression:
+        name = self.appends.get(id(original_node))
+        return updated_node if name is None else parsed.appended(updated_node, name)
+
+    def leave_List(self, original_node: cst.List, updated_node: cst.List) -> cst.BaseExpression:
+        name = self.appends.get(id(original_node))
+        return updated_node if name is None else parsed.appended(updated_node, name)
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if not self.moves:
+            return updated_node
+        body = list(updated_node.body)
+        for move in sorted(self.moves, key=lambda m: -m.at):
+            after = body[move.at : move.at + 1]
+            if after:  # two blank lines after the class, as before it
+                lines = list(after[0].leading_lines)
+                blank = next(
+                    (i for i, line in enumerate(lines) if line.comment is not None), len(lines)
+                )
+                after = [
+                    after[0].with_changes(
+                        leading_lines=[cst.EmptyLine(indent=False)] * max(0, 2 - blank) + lines
+                    )
+                ]
+            body[move.at : move.at + 1] = [parsed.class_statement(move, self.new_name), *after]
+            self.report(
+                move.parser,
+                f"wrote dataclass `{move.cls}` for `{'`, `'.join(move.fields)}`, which "
+                f"{self.new_name} lacks, and added it to the argument parser: the command-line flags are "
+                "unchanged",
+                severity=Severity.INFO,
+            )
+        AddImportsVisitor.add_needed_import(self.context, "dataclasses")
+        return updated_node.with_changes(body=body)
+
+    def _reference(self, original, updated):  # type: ignore[no-untyped-def]
+        if self.in_import or id(original) in self._handled:
+            return updated
+        found = ppo.ppo_class(self.qualified_names(original), ppo.CONFIG_NAMES)
+        if found is None:
+            return updated
+        self._handled.add(id(original))
+        if self.in_mutation:
+            self.todo(
+                original,
+                f"this changes `{found[0]}`, which TRL 1.13 removed; `{self.new_name}` has other "
+                "fields and defaults: port the change to it by hand",
+            )
+            return updated
+        new = self._renamed(original)
+        if new is None:
+            self.todo(original, f"`{found[0]}` is gone in TRL 1.13: use `trl.{self.new_name}`")
+            return updated
+        era = found[1] or self.file_era
+        self.report(
+            original,
+            f"`{found[0]}` was removed; `{self.new_name}` takes its place. Command-line flags "
+            f"change too: {_flag_renames(era)}",
+            severity=Severity.WARNING,
+        )
+        return new

@@ -1,0 +1,32 @@
+"""What TRL103's pass knows of its file: the attributes its concept mixins share, set in
+`RewritePPOConfig.visit_Module` before the walk."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from codemods.base import RuleTransformer
+from codemods.rules.ppo_config.flags import Clash
+from codemods.rules.ppo_config.parsed import Move
+from codemods.rules.ppo_config.plan import Plan
+
+
+class ConfigPass(RuleTransformer):
+    """The base of TRL103's pass and of its mixins (reads.py, usage.py, fields.py)."""
+
+    file_era: str | None  # the era the whole file reads as (ppo.FileFacts)
+    target: str  # rloo | grpo
+    new_name: str  # the target config class
+    reads: dict[str, Plan]  # config variable -> the plan of the call that built it
+    read_scopes: dict[str, Any]  # config variable -> the scope it was built in
+    parsers: dict[str, tuple[int, str | None]]  # HfArgumentParser variable -> (config index, era)
+    moves: list[Move]  # script-only fields of parsed configs (parsed.py)
+    handed: Any
+    appends: dict[int, str]
+    moved: dict[int, Any]
+    clash_drop: dict[int, Clash]  # id(dataclass field statement) -> the clash it drops
+    clash_todo: dict[int, Clash]
+    clash_reads: dict[int, Clash]
+    model_reads: Any
+    _handled: set[int]  # ids of nodes another rule owns or this pass already rewrote
+    _targets: set[int]  # ids of assignment targets

@@ -1,0 +1,111 @@
+"""TRL103: the usage docstring of a script that parses its config gets one TODO naming the flags
+TRL 1.13 renamed or lacks."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+from codemods import edits, ppo
+from codemods.rules.ppo_config import parsed
+from codemods.rules.ppo_config.mapping import plan_call
+from codemods.rules.ppo_config.state import ConfigPass
+from migrate.kernel.findings import Severity
+
+
+class UsageDocstring(ConfigPass):
+    """The usage docstring of a script that parses its config: one TODO naming the flags 1.13 renamed or lacks."""
+
+    # -- a parsed config starts from PPO's defaults where they differ from the target's ------------
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ):  # type: ignore[no-untyped-def]
+        assign = original_node.body[0] if len(original_node.body) == 1 else None
+        if original_node is self._first and isinstance(assign, cst.Expr) and self.parsers:
+            self._usage_flags(original_node, assign.value)
+        if (
+            not isinstance(assign, cst.Assign)
+            or len(assign.targets) != 1
+            or not isinstance(assign.value, cst.Call)
+        ):
+            return updated_node
+        var = get_full_name_for_node(assign.targets[0].target) or ""
+        func = get_full_name_for_node(assign.value.func) or ""
+        if var not in self.parsers or func.rpartition(".")[2] not in parsed.PARSERS:
+            return updated_node
+        era = self.parsers[var][1]
+        if era is None:
+            self.todo(
+                original_node,
+                f"the parsed {self.new_name} starts from TRL 1.13's defaults, which differ from "
+                "PPO's, and this file does not say which PPO era it was written for: set the defaults you "
+                f"trained with through `{var}.set_defaults(...)`",
+            )
+            return updated_node
+        plan = plan_call(cst.Call(func=cst.Name("PPOConfig")), era, self.target)
+        for severity, message in plan.notes:
+            self.report(original_node, message, severity=severity)
+        for message in plan.todos:
+            self.todo(original_node, message)
+        if not plan.extra:
+            return updated_node
+        args = [edits.new_kwarg(k, v) for k, v in plan.extra]
+        args = [
+            a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            for a in args[:-1]
+        ] + args[-1:]
+        defaults = cst.SimpleStatementLine(
+            body=[cst.Expr(cst.Call(func=cst.parse_expression(f"{var}.set_defaults"), args=args))]
+        )
+        shown = ", ".join(f"{k}={v}" for k, v in plan.extra)
+        self.report(
+            original_node,
+            f"the parsed {self.new_name} would start from TRL 1.13's defaults: "
+            f"`{var}.set_defaults({shown})` keeps {ppo.ERA_TEXT[era]}'s where they differ (a command-line "
+            "flag or config file value still wins)",
+            severity=Severity.INFO,
+        )
+        return cst.FlattenSentinel([updated_node, defaults])
+
+    def _usage_flags(self, stmt: cst.SimpleStatementLine, doc: cst.BaseExpression) -> None:
+        """The module docstring of a script that parses a PPO config is its usage: flags of PPO
+        fields in it that the new config renamed or lacks get a TODO (the prose is the user's)."""
+        text = edits.literal(doc)
+        if not isinstance(text, str):
+            return
+        flags = list(dict.fromkeys(re.findall(r"--([A-Za-z_]\w*)", text)))
+        era = next((e for _, e in self.parsers.values() if e is not None), self.file_era)
+        if (
+            era is None
+        ):  # the flags themselves may tell: `--num_ppo_epochs` is v2's, `--ppo_epochs` legacy's
+            only = ppo.mapping()
+            legacy, v2 = set(flags) & set(only["legacy_only"]), set(flags) & set(only["v2_only"])
+            era = ppo.LEGACY if legacy and not v2 else ppo.V2 if v2 and not legacy else None
+        if era is None:
+            return
+        table = ppo.mapping()["legacy_config" if era == ppo.LEGACY else "v2_config"]
+        fields = ppo.config_fields(self.target)
+        renamed, gone = [], []
+        for flag in flags:
+            row = table.get(flag)
+            if row is None or flag in fields:
+                continue
+            to = row.get("to") if row["kind"] == "rename" else row.get("flag")
+            if to in fields:
+                renamed.append(f"`--{flag}` is `--{to}`")
+            else:
+                gone.append(f"`--{flag}`")
+        if renamed or gone:
+            parts = ([", ".join(renamed)] if renamed else []) + (
+                [f"{', '.join(gone)} {'has' if len(gone) == 1 else 'have'} no {self.new_name} flag"]
+                if gone
+                else []
+            )
+            self.todo(
+                stmt,
+                f"the usage in this docstring passes PPO flags: {'; '.join(parts)} "
+                "(the config's findings say what replaces each)",
+                severity=Severity.WARNING,
+            )

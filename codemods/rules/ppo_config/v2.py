@@ -1,0 +1,117 @@
+"""TRL103 for PPOv2 and experimental configs (TRL 0.9 .. 1.12): `train()`-era fields mapped onto the
+target config."""
+
+from __future__ import annotations
+
+import math
+
+from codemods import edits, ppo
+from codemods.rules.ppo_config.plan import Plan, int_value
+from migrate.kernel.findings import Severity
+
+
+def v2_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
+    """v2 fields whose value changes form (research section 4.1)."""
+    handled = {
+        "kl_estimator",
+        "total_episodes",
+        "num_mini_batches",
+        "num_sample_generations",
+        "max_grad_norm",
+    }
+    shown = {k: edits.code(e).strip() for k, (_, e) in given.items()}
+    idx = {k: i for k, (i, _) in given.items()}
+    if "max_grad_norm" in given and values["max_grad_norm"] != 0:
+        plan.args.append((idx["max_grad_norm"], "max_grad_norm", "0.0"))
+        plan.notes.append(
+            (
+                Severity.WARNING,
+                f"`max_grad_norm={shown['max_grad_norm']}` had no effect: the PPO v2 trainers "
+                "never clipped gradients; max_grad_norm=0.0 keeps that (set a value to clip with TRL 1.13)",
+            )
+        )
+    elif "max_grad_norm" in given:
+        plan.args.append((idx["max_grad_norm"], "max_grad_norm", None))
+    if "kl_estimator" in given:
+        native = "k1" if target == "rloo" else "k3"
+        if values["kl_estimator"] == native:
+            plan.notes.append(
+                (
+                    Severity.INFO,
+                    f"`kl_estimator={shown['kl_estimator']}` is what {ppo.target_config(target)[:4]} uses; dropped",
+                )
+            )
+        else:
+            plan.todos.append(
+                f"`kl_estimator={shown['kl_estimator']}` was dropped: {ppo.target_config(target)[:4]} always "
+                f"uses the {native} estimator ({'GRPO uses k3' if native == 'k1' else 'RLOO uses k1'})"
+            )
+    nmb = int_value(values, "num_mini_batches", 1)
+    old_meaning = plan.era == ppo.PPOV2 or (
+        plan.era == ppo.V2 and nmb == 1
+    )  # 0.9-0.16; 1 means the same in both
+    new_meaning = plan.era == ppo.EXPERIMENTAL or (plan.era == ppo.V2 and nmb == 1)
+    p, ga, mu = (
+        int_value(values, "per_device_train_batch_size", 8),
+        int_value(values, "gradient_accumulation_steps", 1),
+        int_value(values, "num_ppo_epochs", 4),
+    )
+    if "num_mini_batches" in given:
+        if new_meaning:
+            plan.notes.append(
+                (
+                    Severity.INFO,
+                    "`num_mini_batches` dropped: since TRL 0.17 it only split the rollout",
+                )
+            )
+        elif old_meaning and nmb is not None and ga is not None:
+            if ga * nmb != ga:
+                plan.args.append((idx["num_mini_batches"], "steps_per_generation", str(ga * nmb)))
+        else:
+            plan.todos.append(
+                f"`num_mini_batches={shown['num_mini_batches']}` was dropped: on TRL 0.12-0.16 set "
+                "`steps_per_generation = gradient_accumulation_steps * num_mini_batches`; on 0.17+ drop it"
+            )
+    if "total_episodes" in given and values["total_episodes"] is not None:
+        te = int_value(values, "total_episodes", 0)
+        if te is not None and p and ga and mu and nmb and (old_meaning or new_meaning):
+            k = nmb if old_meaning else 1
+            max_steps = math.ceil(te / (p * ga * k)) * mu * k
+            plan.args.append((idx["total_episodes"], "max_steps", str(max_steps)))
+            plan.notes.append(
+                (
+                    Severity.WARNING,
+                    f"`total_episodes={shown['total_episodes']}` became max_steps={max_steps} = "
+                    "ceil(total_episodes / (per_device_train_batch_size * gradient_accumulation_steps"
+                    f"{' * num_mini_batches' if k > 1 else ''})) * num_ppo_epochs{' * num_mini_batches' if k > 1 else ''}"
+                    " for one process; divide the episodes by the number of processes for more",
+                )
+            )
+        else:
+            plan.todos.append(
+                f"`total_episodes={shown['total_episodes']}` was dropped: set `max_steps = "
+                "ceil(total_episodes / (per_device_train_batch_size * gradient_accumulation_steps * "
+                "num_processes)) * num_ppo_epochs` (TRL 0.12-0.16: also x num_mini_batches inside and out)"
+            )
+        plan.reads["total_episodes"] = (
+            "todo",
+            "`total_episodes` is gone: training length is `max_steps`",
+        )
+    if "num_sample_generations" in given:
+        value = values["num_sample_generations"]
+        if value == 0:
+            plan.notes.append((Severity.INFO, "`num_sample_generations=0` dropped"))
+        elif isinstance(value, int):
+            plan.args.append((idx["num_sample_generations"], "log_completions", "True"))
+            plan.notes.append(
+                (
+                    Severity.INFO,
+                    "sample completions are logged every logging_steps (`log_completions=True`)",
+                )
+            )
+        else:
+            plan.todos.append(
+                f"`num_sample_generations={shown['num_sample_generations']}` was dropped: set "
+                "`log_completions=True` to log samples every logging_steps"
+            )
+    return handled

@@ -1,0 +1,177 @@
+"""TRL106: loops over `range(n)` that generate from one fixed prompt: the prompt becomes a dataset
+and the generation call's settings move to the config."""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.codemod.visitors import AddImportsVisitor
+from libcst.helpers import get_full_name_for_node
+
+from codemods import edits
+from codemods.rules.ppo_loop.loop_pass import LoopPass
+from codemods.rules.ppo_loop.shape import first_row, prompt_arg, reward_function
+from codemods.rules.ppo_loop.state import Refused
+from migrate.kernel.findings import Severity
+
+
+class FixedPrompts(LoopPass):
+    # -- `for _ in range(N)`: one fixed query, respond_to_batch or generate, a reward that ignores the text --
+    def _rewrite_fixed(
+        self,
+        body: list[cst.BaseStatement],
+        index: int,
+        loop: cst.For,
+        trainer: str,
+        count: cst.BaseExpression,
+        *,
+        top: bool,
+    ) -> list[cst.BaseStatement]:
+        statements = list(edits.statements(loop.body))
+        step = next(
+            self._trainer_call(s, "step") for s in statements if self._trainer_call(s, "step")
+        )
+        if len(step.args) != 3 or any(a.keyword or a.star for a in step.args):
+            raise Refused("`.step(...)` does not take (queries, responses, rewards)")
+        queries, responses = (first_row(a.value) for a in step.args[:2])
+        rewards = get_full_name_for_node(step.args[2].value)
+        if queries is None or responses is None or rewards is None:
+            raise Refused(
+                "`.step(...)` does not take `[query[0]]`, `[response[0]]` and a rewards list"
+            )
+        trainer_at = self._trainer_and_config(body[:index], trainer)[0]
+        text = self._prompt_text(body[:index], queries, trainer_at)
+        gen: dict[str, cst.BaseExpression] | None = None
+        banned = {queries, responses, trainer} | edits.names(loop.target)
+        reward_body: list[cst.BaseStatement] = []
+        for s in statements:
+            if (
+                self._trainer_call(s, "step") is not None
+                or self._trainer_call(s, "log_stats") is not None
+            ):
+                banned |= edits.bound(s)  # the step's stats
+                continue
+            if isinstance(s, cst.Assign) and edits.bound(s) == {responses} and gen is None:
+                gen = self._fixed_generation(s.value, queries, body[trainer_at])
+                continue
+            code = edits.code(s).strip()
+            stmt = cst.parse_statement(code + "\n")
+            if edits.names(stmt) & banned:
+                raise Refused(
+                    f"`{code}` reads the query, the response, the trainer or the loop counter; a reward of the "
+                    "response text belongs in a reward function over `completions`"
+                )
+            reward_body.append(stmt)
+        if gen is None:
+            raise Refused(
+                f"`{responses}` is not made by `respond_to_batch(model, {queries})` or `{trainer}.generate({queries}[0])`"
+            )
+        if not any(rewards in edits.bound(s) for s in statements):
+            raise Refused(f"`{rewards}` is not computed inside the loop")
+        for name in edits.names(count) | edits.names(text):
+            if any(name in edits.bound_names(s) for s in body[trainer_at + 1 : index]):
+                raise Refused(f"`{name}` is set after `{trainer}` is built")
+        if "Dataset" in self.module_names and "datasets" not in self.module_names:
+            raise Refused("`Dataset` in this file is not `datasets.Dataset`")
+        AddImportsVisitor.add_needed_import(self.context, "datasets", "Dataset")
+        name = next(
+            n
+            for n in ("train_dataset", *(f"train_dataset_{i}" for i in range(1, 100)))
+            if n not in self.module_names
+        )
+        self.module_names.add(name)
+        prompts = f"[{edits.code(text).strip()}] * {edits.code(count).strip()}"
+        dataset = cst.parse_statement(f'{name} = Dataset.from_dict({{"prompt": {prompts}}})\n')
+        fn = reward_function(reward_body, f"[float({rewards}[0])] * len(completions)")
+        return self._install(
+            body, index, loop, trainer, gen=gen, fn=fn, top=top, dataset=(name, dataset)
+        )
+
+    def _prompt_text(
+        self, before: list[cst.BaseStatement], queries: str, trainer_at: int
+    ) -> cst.BaseExpression:
+        """The text of `q = tok.encode(<text>, return_tensors="pt")` (or `tok(<text>, ...).input_ids`),
+        its only assignment in the block above the loop."""
+        found = [
+            a.value
+            for s in before
+            if (a := edits.assignment(s)) is not None and edits.bound(a) == {queries}
+        ]
+        if len(found) != 1 or any(
+            queries in edits.bound_names(s) for s in before if edits.assignment(s) is None
+        ):
+            raise Refused(f"`{queries}` is not assigned once in the block above the loop")
+        value = found[0]
+        if m.matches(value, m.Attribute(attr=m.Name("input_ids"), value=m.Call())):
+            value = value.value  # type: ignore[attr-defined]
+        elif not m.matches(value, m.Call(func=m.Attribute(attr=m.Name("encode")))):
+            value = None  # type: ignore[assignment]
+        text = prompt_arg(value) if isinstance(value, cst.Call) else None
+        if text is None:
+            raise Refused(
+                f'`{queries}` is not `tokenizer.encode(<text>, return_tensors="pt")` of a string or a name'
+            )
+        return text
+
+    def _fixed_generation(
+        self, value: cst.BaseExpression, queries: str, trainer_stmt: cst.BaseStatement
+    ) -> dict[str, cst.BaseExpression]:
+        if not isinstance(value, cst.Call):
+            raise Refused("the responses are not made by a call")
+        if "trl.core.respond_to_batch" in self.qualified_names(value.func):
+            return self._respond_to_batch(value, queries, trainer_stmt)
+        if (
+            isinstance(value.func, cst.Attribute)
+            and value.func.attr.value == "generate"
+            and (get_full_name_for_node(value.func.value) or "") in self.trainers
+            and value.args
+            and first_row(cst.List([cst.Element(value.args[0].value)])) == queries
+        ):
+            call = value.with_changes(
+                args=[value.args[0].with_changes(value=cst.Name(queries)), *value.args[1:]]
+            )
+            return self._generation(call, queries)
+        raise Refused(
+            f"the responses are not made by `respond_to_batch(model, {queries})` or `<trainer>.generate({queries}[0])`"
+        )
+
+    def _respond_to_batch(
+        self, call: cst.Call, queries: str, trainer_stmt: cst.BaseStatement
+    ) -> dict[str, cst.BaseExpression]:
+        """respond_to_batch(model, queries, txt_len=20, top_k=0, top_p=1.0) (W:0.11.4 trl/core.py) sampled
+        exactly txt_len tokens; 1.13 samples up to max_completion_length and stops at EOS."""
+        names = ("model", "queries", "txt_len", "top_k", "top_p")
+        given: dict[str, cst.BaseExpression] = {}
+        for i, arg in enumerate(call.args):
+            key = (
+                arg.keyword.value
+                if arg.keyword is not None
+                else (names[i] if i < len(names) and not arg.star else "")
+            )
+            if key not in names:
+                raise Refused(
+                    f"`respond_to_batch` has an argument that is not one of {', '.join(names)}"
+                )
+            given[key] = arg.value
+        model = edits.kwarg(edits.assignment(trainer_stmt).value, "model")  # type: ignore[union-attr, arg-type]
+        if (
+            get_full_name_for_node(given.get("queries", cst.Name("_"))) != queries
+            or model is None
+            or edits.code(given.get("model", cst.Name("_"))).strip()
+            != edits.code(model.value).strip()
+        ):
+            raise Refused(
+                f"`respond_to_batch` does not sample from the trainer's model with `{queries}`"
+            )
+        out = {"max_completion_length": given.get("txt_len", cst.Integer("20"))}
+        out.update({k: given[k] for k in ("top_k", "top_p") if k in given})
+        self.report(
+            call,
+            "`respond_to_batch` sampled exactly txt_len tokens; TRL 1.13 samples up to "
+            "max_completion_length and stops at the EOS token",
+            severity=Severity.INFO,
+        )
+        func = call.func
+        if isinstance(func, cst.Name):
+            self.orphaned.add(func.value)
+        return out

@@ -1,0 +1,124 @@
+"""TRL106: the generation settings of `.generate(...)` (keyword arguments, dicts, length samplers)
+move to the target config, or stop the rewrite with the reason."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+from codemods import edits
+from codemods.rules.ppo_config.parsed import PARSE_METHODS
+from codemods.rules.ppo_loop.loop_pass import LoopPass
+from codemods.rules.ppo_loop.state import GEN_DROPPED, GEN_FIELDS, Refused
+from migrate.kernel.findings import Severity
+
+
+class Generation(LoopPass):
+    def _generation(
+        self, call: cst.Call, queries: str | None, *, ref: bool = False
+    ) -> dict[str, cst.BaseExpression]:
+        """generate(...) keywords -> config fields; raises for what has no place. `ref`: the result
+        is unpacked into (responses, reference responses)."""
+        if not call.args or get_full_name_for_node(call.args[0].value) != queries:
+            raise Refused("`.generate(...)` does not take the batch's query tensors")
+        out: dict[str, cst.BaseExpression] = {}
+        extra: dict[str, str] = {}
+        for arg in call.args[1:]:
+            if arg.star == "**":
+                literal = self.dicts.get(get_full_name_for_node(arg.value) or "")
+                if literal is None:
+                    raise Refused(
+                        f"`**{edits.code(arg.value).strip()}` is not a dict literal in this file"
+                    )
+                pairs = literal
+            elif arg.keyword is not None:
+                pairs = {arg.keyword.value: arg.value}
+            else:
+                raise Refused("`.generate(...)` has extra positional arguments")
+            for key, value in pairs.items():
+                shown = edits.code(value).strip()
+                if key == "return_prompt":
+                    if edits.literal(value) is not False:
+                        raise Refused(
+                            "`.generate(...)` returns the prompt too (return_prompt is not False)"
+                        )
+                elif key == "length_sampler":
+                    bounds = self.samplers.get(shown)
+                    if bounds is None:
+                        raise Refused(
+                            f"`length_sampler={shown}` is not a LengthSampler(min, max) with literal bounds"
+                        )
+                    out.setdefault(
+                        "max_completion_length", cst.parse_expression(str(bounds[1] - 1))
+                    )
+                    self.report(
+                        value,
+                        f"`length_sampler={shown}` drew a random length per sample; TRL 1.13 generates up to "
+                        f"max_completion_length={bounds[1] - 1} (its largest draw)",
+                        severity=Severity.WARNING,
+                    )
+                elif key in GEN_FIELDS:
+                    lit = edits.literal(value)
+                    if key == "top_k" and isinstance(lit, float) and lit.is_integer():
+                        value = cst.parse_expression(
+                            str(int(lit))
+                        )  # GenerationConfig top_k is an int
+                    out[GEN_FIELDS[key]] = value
+                elif key in GEN_DROPPED:
+                    continue
+                elif key == "generate_ref_response":
+                    if edits.literal(value) is not ref:
+                        raise Refused(
+                            f"`generate_ref_response={shown}` does not match the result's assignment to "
+                            + ("(responses, reference responses)" if ref else "one name")
+                        )
+                elif key == "batch_size":
+                    raise Refused(f"`{key}` has no place in TRL 1.13 generation")
+                else:
+                    extra[key] = shown
+        if extra:
+            out["generation_kwargs"] = cst.parse_expression(
+                "{" + ", ".join(f"{k!r}: {v}" for k, v in extra.items()) + "}"
+            )
+        return out
+
+    def _with_generation(
+        self, stmt: cst.BaseStatement, gen: dict[str, cst.BaseExpression]
+    ) -> list[cst.BaseStatement]:
+        """The config statement with the generation settings: new keywords of a config call, or
+        `parser.set_defaults(...)` above a parse (a command-line flag still wins)."""
+        assign = edits.assignment(stmt)
+        assert assign is not None and isinstance(assign.value, cst.Call)
+        call = assign.value
+        func = get_full_name_for_node(call.func) or ""
+        parsed = func.rpartition(".")[2] in PARSE_METHODS
+        have = set() if parsed else {a.keyword.value for a in call.args if a.keyword is not None}
+        if "max_steps" not in have and "num_train_epochs" not in have:
+            gen = {
+                **gen,
+                "num_train_epochs": cst.Integer("1"),
+            }  # the loop made one pass over the dataloader
+        new = [edits.new_kwarg(k, v) for k, v in gen.items() if k not in have]
+        if parsed:
+            args = [
+                a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                for a in new[:-1]
+            ] + new[-1:]
+            defaults = cst.SimpleStatementLine(
+                body=[
+                    cst.Expr(
+                        cst.Call(
+                            func=cst.parse_expression(func.rpartition(".")[0] + ".set_defaults"),
+                            args=args,
+                        )
+                    )
+                ],
+                leading_lines=stmt.leading_lines,
+            )
+            return [defaults, stmt.with_changes(leading_lines=[])]
+        if not new:
+            return [stmt]
+        args = [*call.args, *new]
+        fresh = {id(a) for a in new} | ({id(call.args[-1])} if call.args else set())
+        new_call = call.with_changes(args=edits.relayout(call, args, fresh))
+        return [stmt.with_deep_changes(assign, value=new_call)]  # type: ignore[arg-type]

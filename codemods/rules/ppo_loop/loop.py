@@ -1,0 +1,249 @@
+"""TRL106: one `for batch in trainer.dataloader:` loop becomes a reward function and `train()`:
+the loop's statements are recognised one by one, reference generations dropped, the result installed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.helpers import get_full_name_for_node
+
+from codemods import edits
+from codemods.rules.ppo_loop.loop_pass import LoopPass
+from codemods.rules.ppo_loop.shape import (
+    Line,
+    batch_column,
+    block_footer,
+    block_lines,
+    comment_lines,
+    listed,
+    loop_batch,
+    names_outside,
+    names_read,
+    range_count,
+    reward_function,
+)
+from codemods.rules.ppo_loop.state import REWARD_FN, Refused
+from migrate.kernel.findings import Severity
+
+
+class LoopRewrite(LoopPass):
+    def _rewrite(
+        self, body: list[cst.BaseStatement], index: int, loop: cst.For, trainer: str, *, top: bool
+    ) -> list[cst.BaseStatement]:
+        if loop.orelse is not None:
+            raise Refused("it has an else block")
+        count = range_count(loop.iter)
+        if count is not None:
+            return self._rewrite_fixed(body, index, loop, trainer, count, top=top)
+        if trainer + ".dataloader" not in edits.code(loop.iter):
+            raise Refused(f"it iterates over neither `{trainer}.dataloader` nor `range(<n>)`")
+        batch = loop_batch(loop.target)
+        lines = block_lines(loop.body)
+        step = next(c for ln in lines if (c := self._trainer_call(ln.stmt, "step")) is not None)
+        if len(step.args) != 3 or any(a.keyword or a.star for a in step.args):
+            raise Refused("`.step(...)` does not take (queries, responses, rewards)")
+        queries, responses, rewards = (get_full_name_for_node(a.value) for a in step.args)
+        gen_kwargs: dict[str, cst.BaseExpression] | None = None
+        ref: str | None = None
+        kept: list[Line] = []
+        to_train: list[
+            cst.EmptyLine
+        ] = []  # comments above dropped statements go above train(), which does their work
+        completions = None
+        for ln in lines:
+            s = ln.stmt
+            if (
+                self._trainer_call(s, "step") is not None
+                or self._trainer_call(s, "log_stats") is not None
+            ):
+                to_train += ln.comments
+                continue
+            if self._trainer_call(s, "generate") is not None:
+                if gen_kwargs is not None:
+                    raise Refused("it calls `.generate(...)` more than once")
+                gen_kwargs, ref = self._loop_generate(s, queries, responses)
+                to_train += ln.comments
+                continue
+            if isinstance(s, cst.Assign) and len(s.targets) == 1:
+                target = get_full_name_for_node(s.targets[0].target)
+                if target == queries and m.matches(s.value, m.Subscript(value=m.Name(batch or ""))):
+                    to_train += ln.comments
+                    continue
+                if (
+                    m.matches(s.value, m.Call(func=m.Attribute(attr=m.Name("batch_decode"))))
+                    and get_full_name_for_node(s.value.args[0].value) == responses
+                ):  # type: ignore[attr-defined]
+                    completions = batch_column(s.targets[0].target, batch)
+                    if completions is None:
+                        raise Refused("the decoded responses are not stored in the batch")
+                    to_train += ln.comments
+                    continue
+            kept.append(ln)
+        if completions is None:
+            raise Refused("the responses are not decoded with `tokenizer.batch_decode`")
+        if ref is not None:
+            kept = self._drop_reference_chain(
+                kept, ref, batch=batch, rewards=rewards, step=step, loop=loop, comments=to_train
+            )
+        new_body = self._reward_body(
+            kept, batch, completions, {queries, responses, trainer}, rewards
+        )
+        fn = reward_function(new_body, f"[float(r) for r in {rewards}]")
+        return self._install(
+            body,
+            index,
+            loop,
+            trainer,
+            gen=gen_kwargs or {},
+            fn=fn,
+            top=top,
+            comments=[*to_train, *block_footer(loop.body)],
+        )
+
+    def _loop_generate(
+        self, s: cst.BaseSmallStatement, queries: str | None, responses: str | None
+    ) -> tuple[dict[str, cst.BaseExpression], str | None]:
+        """Generation settings of `r = trainer.generate(q, ...)`, and the name of the reference
+        responses of `r, ref = trainer.generate(q, generate_ref_response=True, ...)` (or None)."""
+        call = self._trainer_call(s, "generate")
+        assert call is not None
+        shown = " ".join(edits.code(s).split())
+        if not isinstance(s, cst.Assign) or len(s.targets) != 1:
+            raise Refused(
+                f"`{shown}` does not assign the responses of `.generate(...)` to one name"
+            )
+        target = s.targets[0].target
+        ref = None
+        if isinstance(target, (cst.Tuple, cst.List)):
+            names = [
+                e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements
+            ]
+            if len(names) != 2 or None in names:
+                raise Refused(
+                    f"`{shown}` unpacks `.generate(...)` into {len(names)} targets; it returns the responses, or "
+                    "(responses, reference responses) with generate_ref_response=True"
+                )
+            got, ref = names
+        else:
+            got = get_full_name_for_node(target)
+        if got != responses:
+            raise Refused(
+                f"`.generate(...)` gives `{got}`, not the responses `{responses}` that `.step(...)` takes"
+            )
+        return self._generation(call, queries, ref=ref is not None), ref
+
+    def _drop_reference_chain(
+        self,
+        lines: list[Line],
+        ref: str,
+        *,
+        batch: str | None,
+        rewards: str | None,
+        step: cst.Call,
+        loop: cst.For,
+        comments: list[cst.EmptyLine],
+    ) -> list[Line]:
+        """`lines` without the statements fed by the reference responses `ref`: assignments to names or
+        batch columns that only logged them. Raises when one reaches the rewards or anything else."""
+        tainted: set[str] = {ref}
+        columns: set[str] = set()
+        dropped = [ref]
+        why = "from the reference responses (`generate_ref_response=True`), which TRL 1.13 does not generate"
+        kept: list[Line] = []
+        for ln in lines:
+            s = ln.stmt
+            hit = names_read(s, tainted, columns, batch)
+            if not hit:
+                kept.append(ln)
+                continue
+            shown = " ".join(edits.code(s).split())
+            targets = [t.target for t in s.targets] if isinstance(s, cst.Assign) else []
+            if not targets or not all(
+                isinstance(t, cst.Name) or batch_column(t, batch) is not None for t in targets
+            ):
+                raise Refused(
+                    f"`{shown}` uses {listed(hit)}, computed {why}, for more than logging it in the batch"
+                )
+            bound = {t.value for t in targets if isinstance(t, cst.Name)}
+            if rewards in bound:
+                raise Refused(
+                    f"the step's rewards `{rewards}` are computed {why}; the reference model enters "
+                    "only through the KL term (`beta`)"
+                )
+            tainted |= bound
+            columns |= {c for t in targets if (c := batch_column(t, batch)) is not None}
+            dropped += [edits.code(t).strip() for t in targets]
+            comments += ln.comments
+        for node in [
+            *(ln.stmt for ln in kept),
+            step,
+        ]:  # read before the chain computes it: the last batch's value
+            late = edits.names(node) & tainted
+            if late:
+                raise Refused(
+                    f"`{' '.join(edits.code(node).split())}` reads {listed(late)}, computed {why}, in the loop "
+                    "before it is computed"
+                )
+        outside = tainted & names_outside(self.tree, loop)
+        if outside:
+            raise Refused(f"`{min(outside)}`, computed {why}, is used outside the loop")
+        self.report(
+            loop,
+            "`generate_ref_response=True`: TRL 1.13 does not generate reference-model responses (the "
+            "reference model enters only through the KL term, `beta`); dropped what only logged them: "
+            + ", ".join(f"`{d}`" for d in dropped),
+            severity=Severity.WARNING,
+        )
+        return kept
+
+    def _install(
+        self,
+        body: list[cst.BaseStatement],
+        index: int,
+        loop: cst.For,
+        trainer: str,
+        *,
+        gen: dict[str, cst.BaseExpression],
+        fn: cst.FunctionDef,
+        top: bool,
+        dataset: tuple[str, cst.BaseStatement] | None = None,
+        comments: Sequence[cst.EmptyLine] = (),
+    ) -> list[cst.BaseStatement]:
+        """The block with `fn` above the trainer (and `dataset` as its train_dataset), generation
+        settings in the config, and `trainer.train()` (with the loop's other `comments`) in place of
+        the loop at `index`."""
+        trainer_at, config_at, config_name = self._trainer_and_config(body[:index], trainer)
+        for name in sorted(set().union(*(edits.names(v) for v in gen.values()))):
+            if any(name in edits.bound_names(s) for s in body[config_at:index]):
+                raise Refused(
+                    f"`{name}` in the generation settings is set after `{config_name}` is built"
+                )
+        body = list(body)
+        blank = [cst.EmptyLine(indent=False)] * (2 if top else 1)
+        trainer_stmt = edits.with_kwarg(body[trainer_at], "reward_funcs", REWARD_FN)
+        above = [line for line in trainer_stmt.leading_lines if line.comment is not None]
+        new: list[cst.BaseStatement] = [fn.with_changes(leading_lines=blank)]
+        if dataset is not None:
+            trainer_stmt = edits.with_kwarg(
+                trainer_stmt, "train_dataset", dataset[0], before="reward_funcs"
+            )
+            new.append(dataset[1].with_changes(leading_lines=[*blank, *above]))
+            new.append(trainer_stmt.with_changes(leading_lines=[]))
+        else:
+            new.append(trainer_stmt.with_changes(leading_lines=[*blank, *above]))
+        body[trainer_at : trainer_at + 1] = new
+        at = index + len(new) - 1
+        train = cst.SimpleStatementLine(
+            body=[cst.Expr(cst.parse_expression(f"{trainer}.train()"))],
+            leading_lines=[*body[at].leading_lines, *comment_lines(comments)],
+        )
+        body[at] = train
+        body[config_at : config_at + 1] = self._with_generation(body[config_at], gen)
+        self.report(
+            loop,
+            f"the PPO loop became `{REWARD_FN}` (your reward code), `reward_funcs={REWARD_FN}` on the trainer "
+            f"and `{trainer}.train()`; generation settings moved to `{config_name}`",
+        )
+        return body

@@ -1,0 +1,115 @@
+"""The base class of TRL106's pass and of its concept mixins: the attributes `visit_Module` sets,
+and the methods one mixin calls on another (each defined in the module named beside it)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+
+from codemods.base import RuleTransformer
+from codemods.rules.ppo_loop.shape import Line
+
+
+class LoopPass(RuleTransformer):
+    trainers: set[str]  # names bound to PPO trainers (and target trainers TRL104 wrote)
+    dicts: dict[str, dict[str, cst.BaseExpression]]  # dict literals by variable
+    samplers: dict[str, tuple[int, int]]  # LengthSampler(lo, hi) by variable
+    trainer_cls: str
+    config_cls: str
+    module_names: set[str]
+    tree: cst.Module  # the file as it was, for uses outside a loop
+    orphaned: set[str]  # local names of `respond_to_batch` whose uses this rule rewrote
+
+    def _rewrite(
+        self, body: list[cst.BaseStatement], index: int, loop: cst.For, trainer: str, *, top: bool
+    ) -> list[cst.BaseStatement]:
+        raise NotImplementedError  # loop.py
+
+    def _loop_generate(
+        self, s: cst.BaseSmallStatement, queries: str | None, responses: str | None
+    ) -> tuple[dict[str, cst.BaseExpression], str | None]:
+        raise NotImplementedError  # loop.py
+
+    def _drop_reference_chain(
+        self,
+        lines: list[Line],
+        ref: str,
+        *,
+        batch: str | None,
+        rewards: str | None,
+        step: cst.Call,
+        loop: cst.For,
+        comments: list[cst.EmptyLine],
+    ) -> list[Line]:
+        raise NotImplementedError  # loop.py
+
+    def _install(
+        self,
+        body: list[cst.BaseStatement],
+        index: int,
+        loop: cst.For,
+        trainer: str,
+        *,
+        gen: dict[str, cst.BaseExpression],
+        fn: cst.FunctionDef,
+        top: bool,
+        dataset: tuple[str, cst.BaseStatement] | None = None,
+        comments: Sequence[cst.EmptyLine] = (),
+    ) -> list[cst.BaseStatement]:
+        raise NotImplementedError  # loop.py
+
+    def _rewrite_fixed(
+        self,
+        body: list[cst.BaseStatement],
+        index: int,
+        loop: cst.For,
+        trainer: str,
+        count: cst.BaseExpression,
+        *,
+        top: bool,
+    ) -> list[cst.BaseStatement]:
+        raise NotImplementedError  # fixed.py
+
+    def _prompt_text(
+        self, before: list[cst.BaseStatement], queries: str, trainer_at: int
+    ) -> cst.BaseExpression:
+        raise NotImplementedError  # fixed.py
+
+    def _fixed_generation(
+        self, value: cst.BaseExpression, queries: str, trainer_stmt: cst.BaseStatement
+    ) -> dict[str, cst.BaseExpression]:
+        raise NotImplementedError  # fixed.py
+
+    def _respond_to_batch(
+        self, call: cst.Call, queries: str, trainer_stmt: cst.BaseStatement
+    ) -> dict[str, cst.BaseExpression]:
+        raise NotImplementedError  # fixed.py
+
+    def _generation(
+        self, call: cst.Call, queries: str | None, *, ref: bool = False
+    ) -> dict[str, cst.BaseExpression]:
+        raise NotImplementedError  # generation.py
+
+    def _with_generation(
+        self, stmt: cst.BaseStatement, gen: dict[str, cst.BaseExpression]
+    ) -> list[cst.BaseStatement]:
+        raise NotImplementedError  # generation.py
+
+    def _reward_body(
+        self,
+        lines: list[Line],
+        batch: str | None,
+        completions: str,
+        forbidden: set[str | None],
+        rewards: str | None,
+    ) -> list[cst.BaseStatement]:
+        raise NotImplementedError  # rewards.py
+
+    def _trainer_and_config(
+        self, before: list[cst.BaseStatement], trainer: str
+    ) -> tuple[int, int, str]:
+        raise NotImplementedError  # rewards.py
+
+    def _trainer_call(self, stmt: cst.BaseSmallStatement, method: str) -> cst.Call | None:
+        raise NotImplementedError  # rewrite.py

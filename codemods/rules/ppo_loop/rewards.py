@@ -1,0 +1,107 @@
+"""TRL106: the statements that compute the rewards become the body of `reward_fn(prompts,
+completions, **kwargs)`; the trainer and its config must be built in the loop's block."""
+
+from __future__ import annotations
+
+import itertools
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+from codemods import edits
+from codemods.rules.ppo_config.parsed import PARSE_METHODS, PARSERS
+from codemods.rules.ppo_loop.loop_pass import LoopPass
+from codemods.rules.ppo_loop.shape import Line, listed
+from codemods.rules.ppo_loop.state import Refused
+
+
+class Rewards(LoopPass):
+    def _reward_body(
+        self,
+        lines: list[Line],
+        batch: str | None,
+        completions: str,
+        forbidden: set[str | None],
+        rewards: str | None,
+    ) -> list[cst.BaseStatement]:
+        """The user's reward statements, with batch["query"]/batch[<completions>] as the function's
+        arguments; their comments and blank lines come along."""
+        out: list[cst.BaseStatement] = []
+        banned = {n for n in (*forbidden, batch) if n}
+        for ln in lines:
+            s = ln.stmt
+            code = edits.code(
+                s.with_changes(leading_lines=[]) if isinstance(s, cst.BaseCompoundStatement) else s
+            ).strip()
+            replaced = code.replace(f'{batch}["query"]', "prompts").replace(
+                f'{batch}["{completions}"]', "completions"
+            )
+            stmt = cst.parse_statement(replaced + "\n")
+            hit = edits.names(stmt) & banned
+            if hit:
+                raise Refused(
+                    f"`{' '.join(code.split())}` reads {listed(hit)}; a reward function sees only the prompts "
+                    f'(`{batch}["query"]`) and the completions (`{batch}["{completions}"]`)'
+                )
+            leading = (
+                ln.comments
+                if out
+                else list(itertools.dropwhile(lambda e: e.comment is None, ln.comments))
+            )
+            stmt = stmt.with_changes(leading_lines=leading)
+            if ln.trailing is not None and isinstance(stmt, cst.SimpleStatementLine):
+                stmt = stmt.with_changes(trailing_whitespace=ln.trailing)
+            out.append(stmt)
+        if not any(rewards in edits.bound(ln.stmt) for ln in lines):
+            raise Refused(f"`{rewards}` is not computed inside the loop")
+        return out
+
+    def _trainer_and_config(
+        self, before: list[cst.BaseStatement], trainer: str
+    ) -> tuple[int, int, str]:
+        """Indexes of the trainer and of its config (a config call, or the parse of a command-line
+        parser of the config class) in `before`, and the config's name."""
+        trainer_at = config_at = None
+        config_name = ""
+        for i, stmt in enumerate(before):
+            assign = edits.assignment(stmt)
+            if assign is None:
+                continue
+            target = get_full_name_for_node(assign.targets[0].target)
+            if target == trainer and isinstance(assign.value, cst.Call):
+                trainer_at = i
+                arg = edits.kwarg(assign.value, "args")
+                config_name = get_full_name_for_node(arg.value) if arg else ""  # type: ignore[assignment]
+        if trainer_at is None:
+            raise Refused(f"`{trainer}` is not built in the same block as the loop")
+        parsers = set()
+        for i, stmt in enumerate(before[:trainer_at]):
+            assign = edits.assignment(stmt)
+            if assign is None or not isinstance(assign.value, cst.Call):
+                continue
+            func = get_full_name_for_node(assign.value.func) or ""
+            target = assign.targets[0].target
+            if (
+                isinstance(target, cst.Name)
+                and func.rpartition(".")[2] in PARSERS
+                and assign.value.args
+                and any(
+                    (get_full_name_for_node(e) or "").endswith(self.config_cls)
+                    for e in edits.elements(assign.value.args[0].value)
+                )
+            ):
+                parsers.add(target.value)
+            elif (
+                get_full_name_for_node(target) == config_name and func.endswith(self.config_cls)
+            ) or (
+                config_name in {get_full_name_for_node(e) for e in edits.elements(target)}
+                and func.rpartition(".")[0] in parsers
+                and func.rpartition(".")[2] in PARSE_METHODS
+            ):
+                config_at = i
+        if config_at is None:
+            raise Refused(
+                f"the trainer's config `{config_name}` is neither a `{self.config_cls}(...)` call nor parsed by a "
+                f"parser of `{self.config_cls}` in the same block"
+            )
+        return trainer_at, config_at, config_name

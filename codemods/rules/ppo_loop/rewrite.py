@@ -1,0 +1,145 @@
+"""TRL106's pass: find the legacy loops of a block and rewrite each one whole, or leave one TODO with
+a skeleton of its reward function. The loop's concepts are mixins: the loop itself (loop.py), the
+fixed-prompt loops (fixed.py), generation settings (generation.py), rewards (rewards.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+from codemods import edits, ppo
+from codemods.base import with_todos
+from codemods.rules.ppo_loop.cleanup import drop_orphaned_imports
+from codemods.rules.ppo_loop.fixed import FixedPrompts
+from codemods.rules.ppo_loop.generation import Generation
+from codemods.rules.ppo_loop.loop import LoopRewrite
+from codemods.rules.ppo_loop.loop_pass import LoopPass
+from codemods.rules.ppo_loop.rewards import Rewards
+from codemods.rules.ppo_loop.shape import (
+    dict_literals,
+    length_samplers,
+    target_trainer_vars,
+    with_body,
+)
+from codemods.rules.ppo_loop.state import REWARD_FN, Refused
+from migrate.kernel.findings import Fix
+
+
+class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
+    NAMES = ("step",)
+    CODE = "TRL106"
+
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        facts = ppo.FileFacts(self)
+        node.visit(facts)
+        self.trainers = set(facts.trainer_vars) | target_trainer_vars(
+            self, node
+        )  # TRL104 may have run first
+        self.dicts = dict_literals(node)
+        self.samplers = length_samplers(node)
+        self.trainer_cls = ppo.target_trainer(self.state.options.target)
+        self.config_cls = ppo.target_config(self.state.options.target)
+        self.module_names = edits.names(node)
+        self.tree = node  # the file as it was, for uses outside a loop
+        self.orphaned: set[str] = (
+            set()
+        )  # local names of `respond_to_batch` whose uses this rule rewrote
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        module = with_body(
+            updated_node, self._body(original_node.body, updated_node.body, top=True)
+        )
+        if self.orphaned:
+            module = drop_orphaned_imports(
+                module, self.orphaned - edits.names(module, skip_imports=True), self.state
+            )
+        return module
+
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        return with_body(updated_node, self._body(original_node.body, updated_node.body, top=False))
+
+    # -- one block: find the loops, rewrite each whole or leave it with a TODO -------------------------
+    def _body(
+        self, original: Sequence[cst.BaseStatement], body: Sequence[cst.BaseStatement], *, top: bool
+    ) -> list[cst.BaseStatement]:
+        out = list(body)
+        for i, stmt in enumerate(original):
+            if not isinstance(stmt, cst.For) or not self._is_ppo_loop(stmt):
+                continue
+            trainer = self._trainer_of(stmt)
+            reported = len(self.state.findings)
+            try:
+                out = self._rewrite(out, i, stmt, trainer, top=top)
+            except Refused as e:
+                del self.state.findings[
+                    reported:
+                ]  # all or nothing: no finding of a half-made rewrite
+                skeleton = (
+                    f"`def {REWARD_FN}(prompts, completions, **kwargs): return [<your score for p + c> for p, c in "
+                    f"zip(prompts, completions)]`, then `{trainer} = {self.trainer_cls}(model=..., "
+                    f"reward_funcs={REWARD_FN}, args=config, train_dataset=dataset, processing_class=tokenizer)` "
+                    f"and `{trainer}.train()` in place of this loop"
+                )
+                message = (
+                    f"TRL 1.13 has no PPO step loop and this one was left as it is ({e}); write {skeleton}; "
+                    "generation settings go in the config (max_completion_length, temperature, top_k, top_p, "
+                    "generation_kwargs)"
+                )
+                self.report(stmt, message, fix=Fix.MANUAL)
+                out[i] = with_todos(out[i], self.CODE, [message], set())
+                out = self._needs_rewards(original, out, i, trainer)
+            break  # one loop per block: the statement indexes below it have moved
+        return out
+
+    def _needs_rewards(
+        self,
+        original: Sequence[cst.BaseStatement],
+        out: list[cst.BaseStatement],
+        loop_at: int,
+        trainer: str,
+    ) -> list[cst.BaseStatement]:
+        """The trainer built above a loop left as it is has no reward yet, and TRL 1.13 refuses to build
+        it without one: that line gets a TODO too, so a run that stops there says why."""
+        for k in range(loop_at - 1, -1, -1):
+            assign = edits.assignment(original[k])
+            if assign is None or get_full_name_for_node(assign.targets[0].target) != trainer:
+                continue
+            if (
+                not isinstance(assign.value, cst.Call)
+                or edits.kwarg(assign.value, "reward_funcs") is not None
+            ):
+                return out
+            message = (
+                f"{self.trainer_cls} needs `reward_funcs`: the rewards came from the PPO loop below, which is "
+                f"left for you (see its TODO); pass `reward_funcs={REWARD_FN}` here once it is written"
+            )
+            self.report(original[k], message, fix=Fix.MANUAL)
+            out[k] = with_todos(out[k], self.CODE, [message], set())
+            return out
+        return out
+
+    def _is_ppo_loop(self, loop: cst.For) -> bool:
+        return any(self._trainer_call(s, "step") for s in edits.statements(loop.body))
+
+    def _trainer_of(self, loop: cst.For) -> str:
+        for s in edits.statements(loop.body):
+            call = self._trainer_call(s, "step")
+            if call is not None:
+                return get_full_name_for_node(call.func.value) or "trainer"  # type: ignore[attr-defined]
+        return "trainer"
+
+    def _trainer_call(self, stmt: cst.BaseSmallStatement, method: str) -> cst.Call | None:
+        value = stmt.value if isinstance(stmt, (cst.Expr, cst.Assign)) else None
+        if (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value == method
+        ):
+            if (get_full_name_for_node(value.func.value) or "") in self.trainers:
+                return value
+        return None

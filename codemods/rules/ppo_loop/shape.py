@@ -1,0 +1,229 @@
+"""Helpers that read the shape of a legacy loop and its block: its lines and comments, the names each
+statement reads, the batch's columns, the prompt argument, the trainers and length samplers."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.helpers import get_full_name_for_node
+
+from codemods import edits, ppo, walk
+from codemods.base import RuleTransformer
+from codemods.rules.ppo_loop.state import REWARD_FN, Block
+
+
+@dataclasses.dataclass
+class Line:
+    """One statement of a loop body with the comments and blank lines above its line (for the line's
+    first statement) and the line's end comment (for its last)."""
+
+    stmt: cst.BaseSmallStatement | cst.BaseCompoundStatement
+    comments: list[cst.EmptyLine]
+    trailing: cst.TrailingWhitespace | None = None
+
+
+def block_lines(block: cst.BaseSuite) -> list[Line]:
+    out: list[Line] = []
+    for stmt in getattr(block, "body", []):
+        if isinstance(stmt, cst.SimpleStatementLine):
+            small = list(stmt.body)
+            out += [
+                Line(
+                    s,
+                    list(stmt.leading_lines) if i == 0 else [],
+                    stmt.trailing_whitespace
+                    if i == len(small) - 1 and stmt.trailing_whitespace.comment
+                    else None,
+                )
+                for i, s in enumerate(small)
+            ]
+        else:
+            out.append(Line(stmt, list(stmt.leading_lines)))
+    return out
+
+
+def block_footer(block: cst.BaseSuite) -> list[cst.EmptyLine]:
+    """Comment lines at the end of an indented block, after its last statement."""
+    return list(getattr(block, "footer", []))
+
+
+def comment_lines(lines: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
+    return [line.with_changes(indent=True) for line in lines if line.comment is not None]
+
+
+def names_read(
+    stmt: cst.CSTNode, names: set[str], columns: set[str], batch: str | None
+) -> set[str]:
+    """Which of `names` and of the batch's `columns` (as `batch["c"]`) a statement reads; the
+    plain names an assignment binds are not reads."""
+    parts: list[cst.CSTNode] = [stmt]
+    if isinstance(stmt, cst.Assign):
+        parts = [
+            stmt.value,
+            *(t.target for t in stmt.targets if not isinstance(t.target, cst.Name)),
+        ]
+    found: set[str] = set()
+    for part in parts:
+        found |= edits.names(part) & names
+        for sub in walk.find_all(part, cst.Subscript):
+            if not m.matches(sub.value, m.Name(batch or "")):
+                continue
+            column = batch_column(sub, batch)  # type: ignore[arg-type]
+            if (
+                column is not None
+                and column in columns
+                and sub not in (getattr(t, "target", None) for t in getattr(stmt, "targets", []))
+            ):
+                found.add(f'{batch}["{column}"]')
+    return found
+
+
+def listed(names: set[str]) -> str:
+    return ", ".join(f"`{n}`" for n in sorted(names))
+
+
+def names_outside(module: cst.Module, node: cst.CSTNode) -> set[str]:
+    """Names used anywhere in `module` except inside `node`."""
+    found: set[str] = set()
+
+    class _V(walk.Visitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if n is node:
+                return False
+            if isinstance(n, cst.Name):
+                found.add(n.value)
+            return True
+
+    module.visit(_V())
+    return found
+
+
+def range_count(it: cst.BaseExpression) -> cst.BaseExpression | None:
+    """N of `range(N)` when N is an int literal or a name."""
+    if m.matches(
+        it,
+        m.Call(
+            func=m.Name("range"), args=[m.Arg(keyword=None, star="", value=m.Integer() | m.Name())]
+        ),
+    ):
+        return it.args[0].value  # type: ignore[attr-defined]
+    return None
+
+
+def first_row(expr: cst.BaseExpression) -> str | None:
+    """`q` for `[q[0]]` or `q` (a one-row tensor), else None."""
+    if m.matches(
+        expr,
+        m.List(
+            [
+                m.Element(
+                    m.Subscript(value=m.Name(), slice=[m.SubscriptElement(m.Index(m.Integer("0")))])
+                )
+            ]
+        ),
+    ):
+        return expr.elements[0].value.value.value  # type: ignore[attr-defined]
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def prompt_arg(call: cst.Call) -> cst.BaseExpression | None:
+    """`text` of `tok.encode(text, return_tensors="pt")` / `tok(text, return_tensors="pt")`: a string or a name."""
+    if len(call.args) != 2 or call.args[0].keyword is not None or call.args[0].star:
+        return None
+    last = call.args[1]
+    if (
+        last.keyword is None
+        or last.keyword.value != "return_tensors"
+        or edits.literal(last.value) != "pt"
+    ):
+        return None
+    text = call.args[0].value
+    return text if isinstance(text, (cst.SimpleString, cst.ConcatenatedString, cst.Name)) else None
+
+
+def loop_batch(target: cst.BaseAssignTargetExpression) -> str | None:
+    if isinstance(target, cst.Name):
+        return target.value
+    if (
+        isinstance(target, cst.Tuple)
+        and len(target.elements) == 2
+        and isinstance(target.elements[1].value, cst.Name)
+    ):
+        return target.elements[1].value.value
+    return None
+
+
+def batch_column(target: cst.BaseExpression, batch: str | None) -> str | None:
+    if m.matches(
+        target,
+        m.Subscript(
+            value=m.Name(batch or ""), slice=[m.SubscriptElement(m.Index(m.SimpleString()))]
+        ),
+    ):
+        return edits.literal(target.slice[0].slice.value)  # type: ignore[attr-defined]
+    return None
+
+
+def reward_function(body: list[cst.BaseStatement], returned: str) -> cst.FunctionDef:
+    ret = cst.parse_statement(f"return {returned}\n")
+    return cst.FunctionDef(
+        name=cst.Name(REWARD_FN),
+        params=cst.parse_expression("lambda prompts, completions, **kwargs: 0").params,  # type: ignore[attr-defined]
+        body=cst.IndentedBlock(body=[*body, ret]),
+        returns=cst.Annotation(cst.parse_expression("list[float]")),
+        leading_lines=[],
+    )
+
+
+def target_trainer_vars(owner: RuleTransformer, module: cst.Module) -> set[str]:
+    """Names bound to an RLOO/GRPO trainer: one with a `.step(` loop was a PPO trainer (TRL104 ran)."""
+    found: set[str] = set()
+    names = tuple(ppo.TARGETS[t][1] for t in ppo.TARGETS)
+
+    class _V(walk.Visitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if isinstance(node.value, cst.Call) and ppo.ppo_class(
+                owner.qualified_names(node.value.func), names
+            ):
+                found.update(get_full_name_for_node(t.target) or "" for t in node.targets)
+
+    module.visit(_V())
+    return found
+
+
+def dict_literals(module: cst.Module) -> dict[str, dict[str, cst.BaseExpression]]:
+    """Module-level `name = {"k": v, ...}` with string keys: generation kwargs the loop expands."""
+    out: dict[str, dict[str, cst.BaseExpression]] = {}
+    for stmt in module.body:
+        assign = edits.assignment(stmt)
+        if assign is not None and isinstance(assign.value, cst.Dict):
+            keys = [
+                edits.literal(e.key) if isinstance(e, cst.DictElement) else None
+                for e in assign.value.elements
+            ]
+            if all(isinstance(k, str) for k in keys):
+                out[get_full_name_for_node(assign.targets[0].target) or ""] = {
+                    k: e.value for k, e in zip(keys, assign.value.elements)
+                }  # type: ignore[misc]
+    return out
+
+
+def length_samplers(module: cst.Module) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    for stmt in module.body:
+        assign = edits.assignment(stmt)
+        if assign is not None and m.matches(assign.value, m.Call(func=m.Name("LengthSampler"))):
+            bounds = [edits.literal(a.value) for a in assign.value.args]  # type: ignore[attr-defined]
+            if len(bounds) == 2 and all(isinstance(b, int) for b in bounds):
+                out[get_full_name_for_node(assign.targets[0].target) or ""] = (bounds[0], bounds[1])
+    return out
+
+
+def with_body(node: Block, body: list[cst.BaseStatement]) -> Block:
+    """`node` itself when `body` is its own statements (so the pass counts as no change)."""
+    if len(body) == len(node.body) and all(a is b for a, b in zip(body, node.body)):
+        return node
+    return node.with_changes(body=body)

@@ -1,0 +1,195 @@
+"""TRL104: `PPOTrainer(...)` calls, keyword or positional, become the target trainer's: policy ->
+`model`, reward model -> `reward_funcs`, tokenizer -> `processing_class`; reference and value
+models dropped with findings."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+from codemods import edits, ppo
+from codemods.rules.ppo_trainer.state import (
+    REWARD_TODO,
+    TrainerPass,
+)
+from migrate.kernel.findings import Severity
+
+
+class TrainerCall(TrainerPass):
+    """PPOTrainer(...) calls: arguments by keyword or position become the target trainer's."""
+
+    def era_of(self, call: cst.Call, hint: str | None) -> str | None:
+        if hint is not None:
+            return hint
+        keys = {a.keyword.value for a in call.args if a.keyword is not None}
+        positional = sum(1 for a in call.args if a.keyword is None and not a.star)
+        legacy = (
+            positional >= 2
+            or bool(keys & {"dataset", "num_shared_layers", "training_data_collator", "optimizer"})
+            or (bool(keys & {"config", "tokenizer"}) and not keys & {"reward_model", "policy"})
+        )
+        v2 = bool(
+            keys
+            & {
+                "args",
+                "processing_class",
+                "reward_model",
+                "value_model",
+                "train_dataset",
+                "policy",
+                "ref_policy",
+            }
+        )
+        if legacy != v2:
+            return ppo.LEGACY if legacy else ppo.V2
+        return None if legacy else self.file_era
+
+    # -- the call --------------------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        if ppo.ppo_class(self.qualified_names(node.func), ppo.TRAINER_NAMES):
+            self._handled.add(id(node.func))
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        found = ppo.ppo_class(self.qualified_names(original_node.func), ppo.TRAINER_NAMES)
+        if found is None:
+            return updated_node
+        name, hint = found
+        era = self.era_of(original_node, hint)
+        func = self._renamed(original_node.func)
+        named, fail = self._named_args(original_node, updated_node, era)
+        if era is None:
+            fail = "cannot tell which PPO era this call is from"
+        if fail or func is None:
+            self.todo(
+                original_node,
+                f"`{name}` is gone in TRL 1.13 and this call was left as it is: "
+                f"{fail or 'import the new trainer from trl'}; rewrite it as `{self.new_name}(...)` following "
+                "docs/rules.md (TRL104)",
+            )
+            return updated_node
+        assert era is not None
+        out: dict[
+            str, tuple[str | None, cst.BaseExpression]
+        ] = {}  # new keyword -> (old keyword, value)
+        optimizer: list[cst.BaseExpression | None] = [None, None]
+        for key, (orig, value) in named.items():
+            row = self.kwargs[key]
+            kind = row["kind"]
+            if kind in ("same", "rename"):
+                out[row.get("to", key)] = (key, value)
+            elif kind == "drop":
+                self.report(orig, f"`{key}` dropped: {row['why']}", severity=Severity.INFO)
+            elif kind == "gone":
+                self.report(
+                    orig,
+                    f"`{key}` dropped: {row['why']}; the learned value baseline is gone "
+                    "(RLOO/GRPO use the other samples of the prompt as the baseline)",
+                    severity=Severity.WARNING,
+                )
+            elif key in ("ref_model", "ref_policy"):
+                self._reference_note(orig, named)
+            elif key == "reward_model":
+                out["reward_funcs"] = (key, value)
+                tokenizer = named.get("processing_class", named.get("tokenizer"))
+                if tokenizer is not None:
+                    out["reward_processing_classes"] = (None, tokenizer[1])
+                self.report(
+                    orig,
+                    "`reward_model` is `reward_funcs` now and scores the decoded text, re-tokenized with "
+                    "`reward_processing_classes` (the policy tokenizer, as PPO used)",
+                    severity=Severity.WARNING,
+                )
+            elif key in ("optimizer", "lr_scheduler"):
+                optimizer[0 if key == "optimizer" else 1] = value
+        for key in ("train_dataset", "eval_dataset"):  # TRL105 gives them a "prompt" column
+            if key in out and get_full_name_for_node(out[key][1]):
+                self.state.shared.ppo_datasets.add(get_full_name_for_node(out[key][1]) or "")
+        if any(o is not None for o in optimizer):
+            parts = ", ".join(edits.code(o).strip() if o is not None else "None" for o in optimizer)
+            out["optimizers"] = (None, cst.parse_expression(f"({parts})"))
+        if "reward_funcs" not in out:
+            var = self._assigned_var(original_node)
+            if (
+                var not in self.loop_vars
+            ):  # a loop that calls .step() is TRL106's: it writes reward_funcs
+                self.todo(original_node, REWARD_TODO.format(cls=self.new_name))
+        if "model" not in out:
+            self.todo(original_node, f"{self.new_name} needs `model=` (the policy, or its path)")
+        # Keyword arguments that survive keep their own comma (and comments); the rest are new.
+        by_key = {a.keyword.value: a for a in updated_node.args if a.keyword is not None}
+        last = (
+            updated_node.args[-1].keyword.value
+            if updated_node.args and updated_node.args[-1].keyword
+            else None
+        )
+        args: list[cst.Arg] = []
+        fresh: set[int] = set()
+        for key, (source, value) in out.items():
+            arg = (
+                by_key[source].with_changes(keyword=cst.Name(key))
+                if source in by_key
+                else edits.new_kwarg(key, value)
+            )
+            if source not in by_key or source == last:
+                fresh.add(id(arg))
+            args.append(arg)
+        self.report(
+            original_node,
+            f"`{name}` ({ppo.ERA_TEXT[era]}) was removed; rewritten as `{self.new_name}`",
+        )
+        return updated_node.with_changes(func=func, args=edits.relayout(updated_node, args, fresh))
+
+    def _named_args(self, original: cst.Call, updated: cst.Call, era: str | None):  # type: ignore[no-untyped-def]
+        """{old keyword: (original arg, updated value)}, or a reason the call cannot be rewritten."""
+        order = self.positional.get(era or "", [])
+        named: dict[str, tuple[cst.Arg, cst.BaseExpression]] = {}
+        for i, (orig, arg) in enumerate(zip(original.args, updated.args)):
+            if arg.star:
+                return (
+                    named,
+                    f"it passes `{arg.star}{edits.code(arg.value).strip()}`; write the keywords out",
+                )
+            key = (
+                arg.keyword.value
+                if arg.keyword is not None
+                else (order[i] if i < len(order) else None)
+            )
+            if key is None or key not in self.kwargs:
+                return (
+                    named,
+                    f"argument {edits.code(arg).strip().rstrip(',')!s} has no known meaning",
+                )
+            named[key] = (orig, arg.value)
+        return named, ""
+
+    def _reference_note(self, orig: cst.Arg, named: dict) -> None:
+        if isinstance(orig.value, cst.Name) and orig.value.value == "None":
+            self.report(
+                orig,
+                "`ref_model=None` dropped: RLOO/GRPO make their own reference",
+                severity=Severity.INFO,
+            )
+            return
+        model = named.get("model", named.get("policy"))
+        model_name = get_full_name_for_node(model[1]) if model else None
+        if model is not None and (
+            isinstance(model[1], cst.SimpleString) or model_name in self.loaded
+        ):
+            self.report(
+                orig,
+                "reference model dropped: TRL 1.13 reloads the reference from the model's path "
+                "(model.config._name_or_path) when beta != 0, or disables the PEFT adapters",
+                severity=Severity.INFO,
+            )
+        else:
+            built = (
+                "this model was built in memory, so"
+                if model_name in self.assignments
+                else "if this model was built in memory (not loaded from a path),"
+            )
+            self.report(
+                orig,
+                "reference model dropped: TRL 1.13 reloads the reference from model.config._name_or_path "
+                f"when beta != 0; {built} save it and pass its path as `model=` (or use peft_config, or beta=0.0)",
+                severity=Severity.WARNING,
+            )

@@ -1,0 +1,105 @@
+"""TRL104: references to the PPO trainer classes and to trainer variables: renamed to the target's,
+or a TODO for a method or attribute TRL 1.13's trainer lacks."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+from codemods import edits, ppo
+from codemods.rules.ppo_trainer.state import (
+    LOOP_METHODS,
+    REMOVED_CALL_TODO,
+    TrainerPass,
+)
+from migrate.kernel.findings import Severity
+
+
+class TrainerReferences(TrainerPass):
+    """References to the trainer class and variables: renamed, or a TODO for a method 1.13 lacks."""
+
+    def _assigned_var(self, call: cst.Call) -> str | None:
+        return next((v for v, c in self.assignments.items() if c is call), None)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call):
+            for t in node.targets:
+                name = get_full_name_for_node(t.target)
+                if name:
+                    self.assignments[name] = node.value
+
+    def _renamed(self, ref: cst.BaseExpression) -> cst.BaseExpression | None:
+        if isinstance(ref, cst.Name):
+            self.state.shared.trainer_imports.add(self.new_name)
+            return cst.Name(self.new_name)
+        if (get_full_name_for_node(ref) or "").split(".")[0] == "trl":
+            return cst.parse_expression(f"trl.{self.new_name}")
+        return None
+
+    # -- uses of the trainer: methods and attributes ------------------------------------------------
+    def leave_Attribute(
+        self, original_node: cst.Attribute, updated_node: cst.Attribute
+    ) -> cst.BaseExpression:
+        owner = get_full_name_for_node(original_node.value) or ""
+        if owner not in self.trainer_vars or self.in_import:
+            return self._reference(original_node, updated_node)
+        attr = original_node.attr.value
+        if attr in LOOP_METHODS:
+            if owner not in self.loop_vars:
+                self.todo(
+                    original_node,
+                    f"`{owner}.{attr}` belongs to the legacy PPO loop, which TRL 1.13 does not "
+                    f"have: generation and updates happen inside `{owner}.train()`",
+                )
+            return updated_node
+        row = self.methods.get(attr)
+        if id(original_node) in self._dropped:
+            self.todo(
+                original_node,
+                REMOVED_CALL_TODO.format(owner=owner, cls=self.new_name),
+                severity=Severity.WARNING,
+            )
+        elif row is None:
+            self.todo(original_node, f"`{owner}.{attr}` has no counterpart on {self.new_name}")
+        elif row["kind"] == "rename":
+            self.report(
+                original_node, f"`{owner}.{attr}` is `{owner}.{row['to']}` on {self.new_name}"
+            )
+            return updated_node.with_changes(attr=cst.Name(row["to"]))
+        elif row["kind"] == "todo":
+            self.todo(original_node, row["todo"])
+        elif attr == "current_device":
+            self.report(original_node, f"`{owner}.current_device` is `{owner}.accelerator.device`")
+            return cst.parse_expression(
+                f"{edits.code(updated_node.value).strip()}.accelerator.device"
+            )
+        return updated_node
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        return self._reference(original_node, updated_node)
+
+    def _reference(self, original, updated):  # type: ignore[no-untyped-def]
+        if self.in_import or id(original) in self._handled:
+            return updated
+        found = ppo.ppo_class(
+            self.qualified_names(original), (*ppo.TRAINER_NAMES, *ppo.TRAINER_HELPERS)
+        )
+        if found is None:
+            return updated
+        self._handled.add(id(original))
+        if self.in_mutation:
+            self.todo(
+                original,
+                f"this changes `{found[0]}`, which TRL 1.13 removed; `{self.new_name}` is no drop-in "
+                "(no value model, no step(), generation inside train()): port the change to it by hand",
+            )
+            return updated
+        if found[0] in ppo.TRAINER_HELPERS:
+            self.todo(original, f"`{found[0]}` was part of PPOTrainer and is gone in TRL 1.13")
+            return updated
+        new = self._renamed(original)
+        if new is None:
+            self.todo(original, f"`{found[0]}` is gone in TRL 1.13: use `trl.{self.new_name}`")
+            return updated
+        self.report(original, f"`{found[0]}` was removed; `{self.new_name}` takes its place")
+        return new

@@ -1,0 +1,153 @@
+"""TRL104's pass: the file's facts, then `PPOTrainer(...)` calls (call.py), references to the class and
+the trainer variables (references.py) and statements that go with the trainer (here)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+from codemods import ppo, walk
+from codemods.rules.ppo_trainer.call import TrainerCall
+from codemods.rules.ppo_trainer.references import TrainerReferences
+from codemods.rules.ppo_trainer.state import (
+    TrainerPass,
+)
+
+
+class RewritePPOTrainer(TrainerCall, TrainerReferences, TrainerPass):
+    NAMES = (*ppo.TRAINER_NAMES, *ppo.TRAINER_HELPERS)
+    CODE = "TRL104"
+
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        facts = ppo.FileFacts(self)
+        node.visit(facts)
+        self.file_era = facts.era()
+        self.target = self.state.options.target
+        self.new_name = ppo.target_trainer(self.target)
+        self.trainer_vars = facts.trainer_vars
+        self.loop_vars = _looped(node, facts.trainer_vars)
+        self.loaded = _loaded_from_path(node)
+        self.assignments: dict[str, cst.Call] = {}  # variable -> the call assigned to it
+        self._handled: set[int] = set()
+        self._dropped: set[int] = (
+            set()
+        )  # `trainer.generate_completions()` statements, and their callees
+        table = ppo.mapping()["trainer"]
+        self.kwargs, self.positional, self.methods = (
+            table["kwargs"],
+            table["positional"],
+            table["methods"],
+        )
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        target = node.target  # a monkeypatch of a PPO class is TRL107's
+        while isinstance(target, cst.Attribute):
+            target = target.value
+            self._handled.add(id(target))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        for base in node.bases:  # subclasses are TRL107's
+            self._handled.add(id(base.value))
+
+    # -- `trainer.generate_completions()` on its own line: removed, its TODO stays in its place ---------
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        expr = node.body[0] if len(node.body) == 1 else None
+        call = expr.value if isinstance(expr, cst.Expr) else None
+        if (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value == "generate_completions"
+            and (get_full_name_for_node(call.func.value) or "") in self.trainer_vars
+        ):
+            self._dropped.update((id(node), id(call.func)))
+
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        if not any(id(s) in self._dropped for s in original_node.body):
+            return updated_node
+        body, rest = _drop_statements(original_node.body, updated_node.body, self._dropped)
+        if not body:  # a block needs a statement
+            body, rest = [cst.SimpleStatementLine([cst.Pass()], leading_lines=rest)], []
+        return updated_node.with_changes(body=body, footer=_merged(rest, updated_node.footer))
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if not any(id(s) in self._dropped for s in original_node.body):
+            return updated_node
+        body, rest = _drop_statements(original_node.body, updated_node.body, self._dropped)
+        return updated_node.with_changes(body=body, footer=_merged(rest, updated_node.footer))
+
+
+def _drop_statements(
+    original: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement], dropped: set[int]
+) -> tuple[list[cst.BaseStatement], list[cst.EmptyLine]]:
+    """The block without the `dropped` statements, whose comments (and TODOs) go on the next
+    statement; those of a dropped last statement are returned, for the block's footer."""
+    assert len(original) == len(updated)  # this pass adds or removes no other statement
+    body: list[cst.BaseStatement] = []
+    carry: list[cst.EmptyLine] = []
+    for orig, stmt in zip(original, updated):
+        if id(orig) in dropped and isinstance(stmt, cst.SimpleStatementLine):
+            carry += list(stmt.leading_lines)
+            comment = stmt.trailing_whitespace.comment
+            if comment is not None:
+                carry.append(cst.EmptyLine(comment=comment))
+            continue
+        if carry:
+            stmt = stmt.with_changes(leading_lines=_merged(carry, stmt.leading_lines))
+            carry = []
+        body.append(stmt)
+    return body, carry
+
+
+def _merged(first: Sequence[cst.EmptyLine], then: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
+    """`first` + `then`, a repeated trl-migrate TODO written once."""
+    out: list[cst.EmptyLine] = []
+    seen: set[str] = set()
+    for line in [*first, *then]:
+        text = line.comment.value if line.comment is not None else ""
+        if text.startswith("# TODO(trl-migrate ") and text in seen:
+            continue
+        seen.add(text)
+        out.append(line)
+    return out
+
+
+def _looped(module: cst.Module, trainer_vars: set[str]) -> set[str]:
+    """Trainer variables whose `.step(...)` is called: the legacy loop, rewritten by TRL106."""
+    found: set[str] = set()
+
+    class _Find(walk.Visitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "step":
+                owner = get_full_name_for_node(func.value) or ""
+                if owner in trainer_vars:
+                    found.add(owner)
+
+    module.visit(_Find())
+    return found
+
+
+def _loaded_from_path(module: cst.Module) -> set[str]:
+    """Names assigned from `X.from_pretrained(...)`: models whose path the trainer can reload."""
+    found: set[str] = set()
+
+    class _Find(walk.Visitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            value = node.value
+            if (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "from_pretrained"
+            ):
+                for t in node.targets:
+                    name = get_full_name_for_node(t.target)
+                    if name:
+                        found.add(name)
+
+    module.visit(_Find())
+    return found

@@ -1,0 +1,48 @@
+"""What TRL104's pass knows of its file, shared by its concept mixins (call.py, references.py), and the
+messages they write."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from codemods.base import RuleTransformer
+
+LOOP_METHODS = ("step", "generate", "log_stats", "dataloader")  # the legacy loop: TRL106
+
+
+REMOVED_CALL_TODO = (
+    "`{owner}.generate_completions()` was removed: {cls} has no such method. To see sample completions, set "
+    "`log_completions=True` in the config (logged every logging_steps), or call `{owner}.evaluate()` for eval metrics"
+)
+
+
+REWARD_TODO = (
+    "{cls} needs `reward_funcs`: legacy PPO got rewards from your loop. Write `def reward_fn(prompts, "
+    "completions, **kwargs) -> list[float]` with your reward computation and pass `reward_funcs=reward_fn`"
+)
+
+
+class TrainerPass(RuleTransformer):
+    """The base of TRL104's pass and its mixins: the attributes `visit_Module` sets."""
+
+    file_era: str | None
+    target: str  # rloo | grpo
+    new_name: str  # the target trainer class
+    trainer_vars: set[str]  # names bound to PPO trainers (ppo.FileFacts)
+    loop_vars: set[str]  # trainer variables a legacy loop uses (TRL106's)
+    loaded: set[str]
+    assignments: dict[str, cst.Call]  # variable -> the call assigned to it
+    kwargs: dict[str, Any]  # codemods/data/ppo_mapping.json "trainer"
+    positional: dict[str, Any]
+    methods: dict[str, Any]
+    _handled: set[int]
+    _dropped: set[int]  # `trainer.generate_completions()` statements, and their callees
+
+    # references.py
+    def _renamed(self, ref: cst.BaseExpression) -> cst.BaseExpression | None:
+        raise NotImplementedError
+
+    def _reference(self, original: Any, updated: Any) -> Any:
+        raise NotImplementedError

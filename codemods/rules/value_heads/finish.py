@@ -1,0 +1,81 @@
+"""TRL102's second pass: swap unused value-head imports for the classes the rewrite needs, in place."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
+from libcst.helpers import get_full_name_for_node
+
+from codemods import symbols
+from codemods.base import RuleTransformer
+from codemods.edits import (
+    KEEP,
+    REMOVE,
+    alias_asname,
+    alias_name,
+    imported_names,
+    new_alias,
+    rewrite_import_from,
+)
+from codemods.rules.value_heads.tables import REPLACEMENT
+
+
+class FinishValueHeadImports(RuleTransformer):
+    """Second pass: swap unused value-head imports for the classes the rewrite needs, in place.
+
+    An import whose name is still used (say by an isinstance check left with a TODO) stays,
+    with a TODO of its own: it would fail on TRL 1.13.
+    """
+
+    CODE = "TRL102"
+
+    NAMES = ("ValueHead", "PreTrainedModelWrapper", "SUPPORTED_ARCHITECTURES")
+
+    @classmethod
+    def wanted(cls, state, names) -> bool:  # type: ignore[no-untyped-def]
+        return bool(state.shared.value_head_imports) or super().wanted(state, names)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self.paths = {p: s.name for p, s in symbols.load().by_fate(symbols.VALUE_HEAD).items()}
+        self.needed = set(self.state.shared.value_head_imports)
+        self.have = imported_names(node, "transformers")
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ):  # type: ignore[no-untyped-def]
+        node = original_node.body[0] if len(original_node.body) == 1 else None
+        if (
+            not isinstance(node, cst.ImportFrom)
+            or node.relative
+            or node.module is None
+            or isinstance(node.names, cst.ImportStar)
+        ):
+            return updated_node
+        module = get_full_name_for_node(node.module) or ""
+        decisions: list = []
+        for alias in node.names:
+            cls = self.paths.get(f"{module}.{alias_name(alias)}")
+            if cls is None:
+                decisions.append(KEEP)
+            elif self.import_referenced(node, alias_asname(alias) or alias_name(alias)):
+                decisions.append(KEEP)
+                self.todo(
+                    alias,
+                    f"`{cls}` does not exist in TRL 1.13; finish the TODOs on its remaining uses, "
+                    "then delete this import",
+                )
+            elif REPLACEMENT.get(cls) in self.needed - self.have:
+                names = sorted(
+                    self.needed - self.have
+                )  # the replacement and its helpers, in one import
+                decisions.append(("transformers", [new_alias(n) for n in names]))
+                self.have.update(names)
+            else:
+                decisions.append(REMOVE)
+        return rewrite_import_from(updated_node, decisions)
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        for name in sorted(self.needed - self.have):  # the value head came in some other way (star)
+            AddImportsVisitor.add_needed_import(self.context, "transformers", name)
+        return updated_node

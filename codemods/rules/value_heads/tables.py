@@ -1,0 +1,45 @@
+"""TRL102's tables: the value-head classes, their plain replacements, and the keyword arguments only
+the wrapper understood."""
+
+from __future__ import annotations
+
+CAUSAL = "AutoModelForCausalLMWithValueHead"
+
+
+SEQ2SEQ = "AutoModelForSeq2SeqLMWithValueHead"
+
+
+REPLACEMENT = {CAUSAL: "AutoModelForCausalLM", SEQ2SEQ: "AutoModelForSeq2SeqLM"}
+
+
+# Keyword arguments only the value-head wrapper understood (W:0.11.4 modeling_value_head.py
+# `supported_args`, modeling_base.py `from_pretrained`): a plain model rejects them.
+DROPPED_KWARGS = (
+    "summary_dropout_prob",
+    "v_head_initializer_range",
+    "v_head_init_strategy",
+    "is_trainable",
+)
+
+
+REWARD_ADAPTER_KWARGS = ("reward_adapter", "reward_adapter_name")
+
+
+QUANT_KWARGS = ("load_in_8bit", "load_in_4bit")
+
+
+ENCODER_DECODER_TODO = (
+    "no TRL 1.13 online-RL trainer (GRPO, RLOO) takes encoder-decoder models: stay on TRL <= 1.12 "
+    "for this policy or move to a decoder-only model"
+)
+
+
+ENCODER_DECODER_BRANCH_TODO = (
+    "`{var}` is `AutoModelForSeq2SeqLM` when the condition picks that branch, and that run cannot train: "
+    "TRL 1.13's online-RL trainers (GRPO, RLOO) take causal LMs only; the `AutoModelForCausalLM` branch "
+    "trains. Stay on TRL <= 1.12 for seq2seq policies or drop that branch"
+)
+
+
+# Calls whose result is already a loaded model (wrapping it in a value head yields the model).
+MODEL_FACTORIES = ("from_pretrained", "from_config", "get_peft_model")
