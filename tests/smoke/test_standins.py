@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
-from migrate.reference.harness import TinyScorer  # noqa: E402
+from migrate.reference.stand_ins import TinyScorer  # noqa: E402
 
 
 def test_the_sentiment_pipeline_stand_in_has_a_model_config_and_tokenizer_to_patch():

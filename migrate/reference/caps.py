@@ -1,0 +1,240 @@
+"""The smoke harness's caps and guards: every `TrainingArguments` capped to a few small steps with
+no saving, trackers or hub; the network blocked but for the loopback; trackers a script imports
+stubbed when missing; patches applied right after a module is imported."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from typing import Any
+
+_LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0", "", None}
+
+
+STEPS_ENV = "TRL_MIGRATE_SMOKE_STEPS"
+
+
+MAX_COMPLETION = 8  # tokens generated per completion by GRPO/RLOO during a smoke run
+
+
+NUM_GENERATIONS = 2
+
+
+BATCH = 2
+
+
+TRAINERS: list[Any] = []  # every Trainer the script built, in order
+
+
+class NetworkBlockedError(OSError):
+    """Raised instead of opening a connection: smoke runs are offline."""
+
+
+def cap_args(args: Any, steps: int) -> None:
+    """Make any TrainingArguments (GRPO/RLOO/SFT... configs) run `steps` small steps, here."""
+    import torch
+
+    def put(name: str, value: Any) -> None:
+        if hasattr(args, name):
+            setattr(args, name, value)
+
+    put("max_steps", steps)
+    put("save_strategy", "no")
+    put("eval_strategy", "no")
+    put("do_eval", False)
+    put("load_best_model_at_end", False)
+    put("push_to_hub", False)
+    put("report_to", "none")
+    put("logging_strategy", "steps")
+    put("logging_steps", 1)
+    put("logging_nan_inf_filter", False)  # a NaN loss must reach the log, not be averaged away
+    put("dataloader_num_workers", 0)
+    put("dataloader_pin_memory", False)
+    put("torch_compile", False)
+    put("auto_find_batch_size", False)
+    put("gradient_accumulation_steps", 1)
+    put(
+        "per_device_train_batch_size",
+        min(getattr(args, "per_device_train_batch_size", BATCH) or BATCH, BATCH),
+    )
+    put("per_device_eval_batch_size", BATCH)
+    put("deepspeed", None)
+    put("fsdp", "")
+    if "bnb" in str(getattr(args, "optim", "")) or "8bit" in str(getattr(args, "optim", "")):
+        put("optim", "adamw_torch")
+    if not torch.cuda.is_available():
+        put("use_cpu", True)
+        put("fp16", False)
+    out = getattr(args, "output_dir", None)
+    if isinstance(out, str) and os.path.isabs(out) and not out.startswith(os.getcwd()):
+        put(
+            "output_dir",
+            os.path.join(os.getcwd(), "output", os.path.basename(out.rstrip("/")) or "output"),
+        )
+    if hasattr(args, "num_generations"):  # GRPO, RLOO: small groups, short completions, no vLLM
+        put("num_generations", NUM_GENERATIONS)
+        put("num_generations_eval", None)
+        put("per_device_train_batch_size", NUM_GENERATIONS)
+        put("steps_per_generation", None)
+        put("generation_batch_size", None)
+        put(
+            "max_completion_length",
+            min(getattr(args, "max_completion_length", None) or MAX_COMPLETION, MAX_COMPLETION),
+        )
+        put("use_vllm", False)
+        put("use_transformers_continuous_batching", False)
+        put("use_transformers_paged", False)
+        put("log_completions", False)
+    for name, limit in (("max_length", 128), ("max_prompt_length", 64), ("max_seq_length", 128)):
+        if getattr(args, name, None):
+            put(name, min(getattr(args, name), limit))
+
+
+def patch_training_args(module: Any, steps: int) -> None:
+    ta = module.TrainingArguments
+    post_init = ta.__post_init__
+
+    def __post_init__(self):  # type: ignore[no-untyped-def]
+        cap_args(self, steps)
+        post_init(self)
+
+    ta.__post_init__ = __post_init__
+
+
+def _no_push(self: Any, *args: Any, **kwargs: Any) -> None:
+    print("trl-migrate smoke: push_to_hub skipped", file=sys.stderr)
+
+
+def patch_trainer(module: Any, steps: int) -> None:
+    trainer_init = module.Trainer.__init__
+
+    def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        trainer_init(self, *args, **kwargs)
+        self.args.max_steps = steps  # in case the script changed it after building the config
+        TRAINERS.append(self)
+
+    module.Trainer.__init__ = __init__
+    module.Trainer.push_to_hub = _no_push
+
+
+def patch_hub(module: Any) -> None:
+    module.PushToHubMixin.push_to_hub = _no_push
+
+
+def patch_network() -> None:
+    connect = socket.socket.connect
+    connect_ex = socket.socket.connect_ex
+    getaddrinfo = socket.getaddrinfo
+
+    def allowed(address: Any) -> bool:
+        return (
+            not isinstance(address, tuple)
+            or address[0] in _LOCAL_HOSTS
+            or str(address[0]).startswith("127.")
+        )
+
+    def blocked(address: Any) -> NetworkBlockedError:
+        return NetworkBlockedError(
+            f"network access is disabled in a smoke run (offline): tried to reach {address!r}"
+        )
+
+    def guarded_connect(self, address):  # type: ignore[no-untyped-def]
+        if not allowed(address):
+            raise blocked(address)
+        return connect(self, address)
+
+    def guarded_connect_ex(self, address):  # type: ignore[no-untyped-def]
+        if not allowed(address):
+            raise blocked(address)
+        return connect_ex(self, address)
+
+    def guarded_getaddrinfo(host, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if not allowed((host,)):
+            raise blocked(host)
+        return getaddrinfo(host, *args, **kwargs)
+
+    socket.socket.connect = guarded_connect  # type: ignore[method-assign]
+    socket.socket.connect_ex = guarded_connect_ex  # type: ignore[method-assign]
+    socket.getaddrinfo = guarded_getaddrinfo
+
+
+TRACKERS = ("wandb",)  # experiment trackers scripts import directly; smoke runs disable them anyway
+
+
+class _NoOp:
+    """Answers any attribute or call with itself: what a disabled tracker does."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> _NoOp:
+        return self
+
+    def __getattr__(self, name: str) -> _NoOp:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self
+
+    def __enter__(self) -> _NoOp:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+def stub_missing_trackers() -> None:
+    """A tracker the script imports but this machine lacks (`import wandb` in TRL's sentiment
+    notebooks) is a no-op module: trackers are off in a smoke run, and a missing one says nothing
+    about the migration. Installed trackers are left alone (their own disabled modes apply)."""
+    import importlib.machinery
+    import importlib.util
+    import types
+
+    for name in TRACKERS:
+        if name in sys.modules or importlib.util.find_spec(name) is not None:
+            continue
+        module = types.ModuleType(name)
+        module.__spec__ = importlib.machinery.ModuleSpec(name, None)
+        module.__getattr__ = lambda attr, _n=_NoOp(): _n.__getattr__(attr)  # type: ignore[method-assign]
+        sys.modules[name] = module
+        print(
+            f"[trl-migrate smoke] {name} is not installed here: a no-op stand-in answers the script's {name} calls",
+            file=sys.stderr,
+        )
+
+
+class _PostImportFinder:
+    """A meta-path finder that runs a hook right after a top-level module has been executed."""
+
+    def __init__(self, name: str, hook: Any) -> None:
+        self.name, self.hook = name, hook
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        import importlib.machinery
+
+        # Stay in sys.meta_path until the module runs: importlib.util.find_spec (TRL checks
+        # what is installed that way) asks finders too, without importing anything.
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None:
+            return spec
+        loader, hook, finder = spec.loader, self.hook, self
+
+        class _Loader:
+            def create_module(self, spec):  # type: ignore[no-untyped-def]
+                return loader.create_module(spec)
+
+            def exec_module(self, module):  # type: ignore[no-untyped-def]
+                loader.exec_module(module)
+                if finder in sys.meta_path:
+                    sys.meta_path.remove(finder)
+                hook(module)
+
+        spec.loader = _Loader()  # type: ignore[assignment]
+        return spec
+
+
+def after_import(name: str, hook: Any) -> None:
+    if name in sys.modules:
+        hook(sys.modules[name])
+    else:
+        sys.meta_path.insert(0, _PostImportFinder(name, hook))

@@ -1,0 +1,339 @@
+"""The smoke harness's stand-ins for what a script downloads: tiny models and the shared tokenizer
+saved under the run's folder, `from_pretrained` of the Auto classes mapped to them, small
+in-memory datasets for `load_dataset`, and a tiny deterministic scorer for `pipeline(...)`."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from typing import Any
+
+# Imported now, and used through this name only: before the user's script runs, our packages
+# leave sys.modules (harness._release_our_packages), so a repo's own `migrate` or `compat`
+# module imports as the repo's. tiny imports torch and transformers only inside its functions.
+from migrate.reference import tiny
+
+_TOKENIZER_KWARGS = ("padding_side", "truncation_side", "model_max_length")
+_AUTO_KINDS = {
+    "AutoModel": "causal",
+    "AutoModelForCausalLM": "causal",
+    "AutoModelForSequenceClassification": "seqcls",
+    "AutoModelForSeq2SeqLM": "seq2seq",
+    "AutoConfig": "causal",
+    "AutoTokenizer": "tokenizer",
+    "AutoProcessor": "tokenizer",
+}
+
+
+STORE_ENV = "TRL_MIGRATE_SMOKE_STORE"  # where the tiny models are saved (default: ./tiny-models)
+
+
+MODEL_VOCAB = 512  # larger than the tokenizer's ~380 tokens, so scripts may add a few tokens
+
+
+_ORIGINAL: dict[str, Any] = {}
+
+
+_tokenizer: Any = None
+
+
+def _shared_tokenizer() -> Any:
+    global _tokenizer
+    if _tokenizer is None:
+        _tokenizer = tiny.tiny_tokenizer()
+    return _tokenizer
+
+
+def tiny_dir(kind: str, num_labels: int = 1) -> str:
+    """A folder with a tiny `kind` model (causal, seqcls, seq2seq) and the shared tokenizer."""
+    store = os.environ.get(STORE_ENV) or os.path.abspath("tiny-models")
+    name = f"seqcls-{num_labels}" if kind == "seqcls" else kind
+    path = os.path.join(store, name)
+    if os.path.exists(os.path.join(path, "config.json")):
+        return path
+    if kind == "causal":
+        model = tiny.tiny_causal_lm(vocab_size=MODEL_VOCAB)
+    elif kind == "seqcls":
+        model = tiny.tiny_seq_classifier(num_labels, vocab_size=MODEL_VOCAB)
+    else:
+        model = _tiny_seq2seq()
+    tmp = f"{path}.tmp{os.getpid()}"
+    model.save_pretrained(tmp)
+    _shared_tokenizer().save_pretrained(tmp)
+    try:
+        os.replace(tmp, path)
+    except OSError:  # another process saved it first
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+    return path
+
+
+def _tiny_seq2seq() -> Any:
+    import torch
+    from transformers import AutoModelForSeq2SeqLM, T5Config
+
+    config = T5Config(
+        vocab_size=MODEL_VOCAB,
+        d_model=64,
+        d_kv=16,
+        d_ff=128,
+        num_layers=2,
+        num_heads=4,
+        pad_token_id=tiny.PAD_ID,
+        eos_token_id=tiny.EOS_ID,
+        decoder_start_token_id=tiny.PAD_ID,
+    )
+    torch.manual_seed(0)
+    return AutoModelForSeq2SeqLM.from_config(config)
+
+
+def _is_local(name: Any) -> bool:
+    """Whether `from_pretrained(name)` can load without a download (so it is not stood in for).
+    None, which an unset command-line argument gives, is stood in for like a hub id."""
+    if name is None:
+        return False
+    if not isinstance(name, (str, os.PathLike)):
+        return True  # a config or model object: the real loader handles it
+    path = os.fspath(name)
+    return os.path.isdir(path) or os.path.isfile(path)
+
+
+def patch_auto_classes(module: Any) -> None:
+    """The Auto classes defined in `module` (one of transformers.models.auto.*)."""
+    for name, kind in _AUTO_KINDS.items():
+        cls = module.__dict__.get(name)
+        if cls is None:
+            continue
+        original = cls.from_pretrained.__func__
+
+        def from_pretrained(cls, name_or_path, *args, _original=original, _kind=kind, **kwargs):  # type: ignore[no-untyped-def]
+            if _is_local(name_or_path):
+                return _original(cls, name_or_path, *args, **kwargs)
+            if _kind == "tokenizer":
+                kept = {k: v for k, v in kwargs.items() if k in _TOKENIZER_KWARGS}
+                return _original(cls, tiny_dir("causal"), **kept)
+            if _kind == "seqcls":
+                return _original(cls, tiny_dir("seqcls", int(kwargs.get("num_labels", 1))))
+            # dtype, device_map, quantization_config, attn_implementation, revision, token...
+            # describe the real checkpoint: the tiny model loads in float32 on the CPU.
+            return _original(cls, tiny_dir(_kind))
+
+        setattr(cls, "from_pretrained", classmethod(from_pretrained))
+
+
+def patch_models(module: Any) -> None:
+    """`Qwen3ForCausalLM.from_pretrained(id)` and the like (TRL's `create_model_from_path` loads
+    models this way): the tiny stand-in of the same kind, through the Auto classes."""
+    import transformers
+
+    PreTrainedModel = module.PreTrainedModel
+    model_original = PreTrainedModel.from_pretrained.__func__
+
+    def model_from_pretrained(cls, name_or_path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if _is_local(name_or_path):
+            return model_original(cls, name_or_path, *args, **kwargs)
+        name = cls.__name__
+        if "SequenceClassification" in name:
+            return transformers.AutoModelForSequenceClassification.from_pretrained(
+                tiny_dir("seqcls", int(kwargs.get("num_labels", 1)))
+            )
+        if (
+            getattr(getattr(cls, "config_class", None), "is_encoder_decoder", False)
+            or "Seq2Seq" in name
+        ):
+            return transformers.AutoModelForSeq2SeqLM.from_pretrained(tiny_dir("seq2seq"))
+        return transformers.AutoModelForCausalLM.from_pretrained(tiny_dir("causal"))
+
+    PreTrainedModel.from_pretrained = classmethod(model_from_pretrained)
+
+
+def patch_tokenizers(module: Any) -> None:
+    """`GPT2Tokenizer.from_pretrained(id)` and the like: the shared tiny tokenizer."""
+    import transformers
+
+    base = module.PreTrainedTokenizerBase
+    tok_original = base.from_pretrained.__func__
+
+    def tok_from_pretrained(cls, name_or_path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if _is_local(name_or_path):
+            return tok_original(cls, name_or_path, *args, **kwargs)
+        kept = {k: v for k, v in kwargs.items() if k in _TOKENIZER_KWARGS}
+        return transformers.AutoTokenizer.from_pretrained(tiny_dir("causal"), **kept)
+
+    base.from_pretrained = classmethod(tok_from_pretrained)
+
+
+# Columns the scripts we know read, per dataset id; anything else gets FALLBACK.
+DATASETS: dict[str, tuple[str, ...]] = {
+    "stanfordnlp/imdb": ("text", "label"),
+    "imdb": ("text", "label"),
+    "trl-internal-testing/descriptiveness-sentiment-trl-style": ("prompt", "chosen", "rejected"),
+    "trl-internal-testing/tldr-preference-sft-trl-style": ("prompt", "completion", "messages"),
+    "trl-lib/tldr": ("prompt", "completion"),
+    "trl-lib/ultrafeedback_binarized": ("chosen", "rejected"),
+    "Anthropic/hh-rlhf": ("chosen", "rejected"),
+    "lvwerra/stack-exchange-paired": ("question", "response_j", "response_k"),
+    "openai/gsm8k": ("question", "answer"),
+    "gsm8k": ("question", "answer"),
+    "trl-lib/DeepMath-103K": ("prompt", "solution"),
+}
+
+
+FALLBACK = (
+    "text",
+    "prompt",
+    "completion",
+    "messages",
+    "query",
+    "question",
+    "answer",
+    "review",
+    "chosen",
+    "rejected",
+    "label",
+)
+
+
+_LOCAL_BUILDERS = {"json", "csv", "parquet", "text", "arrow", "imagefolder", "audiofolder"}
+
+
+def tiny_dataset(columns: tuple[str, ...], n: int = 256) -> Any:
+    """`n` rows of the given columns, from the tiny grammar; `text`/`review` run past 200 chars."""
+    from datasets import Dataset
+
+    s = tiny.tiny_corpus(8 * n, seed=1)
+
+    def value(col: str, i: int) -> Any:
+        head, _, tail = s[i].partition(" ")
+        if col in ("text", "review"):
+            return " ".join(s[8 * i : 8 * i + 8])
+        if col in ("prompt", "query", "question"):
+            return head
+        if col in ("completion", "answer", "solution", "response_j", "chosen"):
+            return " " + tail
+        if col in ("response_k", "rejected"):
+            return " " + s[n + i].partition(" ")[2]
+        if col == "messages":
+            return [{"role": "user", "content": head}, {"role": "assistant", "content": tail}]
+        if col == "label":
+            return i % 2
+        return s[i]
+
+    return Dataset.from_dict({c: [value(c, i) for i in range(n)] for c in columns})
+
+
+def patch_datasets(datasets: Any) -> None:
+    original = datasets.load_dataset
+    _ORIGINAL["load_dataset"] = original
+
+    class _AnySplit(datasets.DatasetDict):
+        def __missing__(self, key: str) -> Any:
+            return self["train"]
+
+    def load_dataset(
+        path: Any = None,
+        name: Any = None,
+        *args: Any,
+        split: Any = None,
+        streaming: bool = False,
+        **kwargs: Any,
+    ) -> Any:
+        if path in _LOCAL_BUILDERS or _is_local(path):
+            return original(path, name, *args, split=split, streaming=streaming, **kwargs)
+        ds = tiny_dataset(DATASETS.get(path, FALLBACK))
+        if split is not None:
+            return ds.to_iterable_dataset() if streaming else ds
+        out = _AnySplit({"train": ds, "test": ds.select(range(16))})
+        return (
+            datasets.IterableDatasetDict({k: v.to_iterable_dataset() for k, v in out.items()})
+            if streaming
+            else out
+        )
+
+    datasets.load_dataset = load_dataset
+    select = datasets.Dataset.select
+
+    def select_within(self: Any, indices: Any, *args: Any, **kwargs: Any) -> Any:
+        """`ds.select(range(100_000))` on a stand-in of 256 rows takes the rows there are: scripts cut
+        real datasets to a size, and the stand-in is smaller than any of them."""
+        if isinstance(indices, range) and indices.step > 0 and indices.stop > len(self):
+            indices = range(indices.start, min(indices.stop, len(self)), indices.step)
+        return select(self, indices, *args, **kwargs)
+
+    datasets.Dataset.select = select_within
+
+
+class TinyScorer:
+    """A deterministic text classifier with `transformers.pipeline`'s call shapes (2 labels)."""
+
+    labels = ("NEGATIVE", "POSITIVE")
+    task = "text-classification"
+    device = "cpu"
+
+    def __init__(self) -> None:
+        self.tokenizer = _shared_tokenizer()
+        self.model = _ScorerModel(self.labels)
+
+    def _logit(self, text: str) -> float:
+        return (sum(map(ord, text)) % 97) / 48.0 - 1.0  # in [-1, 1]
+
+    def __call__(
+        self,
+        inputs: Any,
+        top_k: Any = 1,
+        function_to_apply: str | None = None,
+        return_all_scores: bool = False,
+        **kwargs: Any,
+    ) -> Any:
+        texts = [inputs] if isinstance(inputs, str) else list(inputs)
+        out = []
+        for text in texts:
+            x = self._logit(str(text))
+            raw = (-x, x)
+            if function_to_apply != "none":
+                e = [math.exp(v) for v in raw]
+                raw = (e[0] / sum(e), e[1] / sum(e))
+            scores = [{"label": lab, "score": sc} for lab, sc in zip(self.labels, raw)]
+            if top_k is None or return_all_scores:
+                out.append(scores)
+            else:
+                best = sorted(scores, key=lambda d: -d["score"])[: int(top_k)]
+                out.append(best[0] if top_k == 1 else best)
+        return out
+
+
+class _ScorerModel:
+    """What scripts touch of `pipe.model`: its config (pad_token_id, labels), device, to(), eval()."""
+
+    device = "cpu"
+
+    def __init__(self, labels: tuple[str, ...]) -> None:
+        from transformers import PretrainedConfig
+
+        self.config = PretrainedConfig(
+            id2label=dict(enumerate(labels)), label2id={v: i for i, v in enumerate(labels)}
+        )
+        self.config.pad_token_id = None  # transformers 5 configs no longer define it by default
+
+    def to(self, *args: Any, **kwargs: Any) -> _ScorerModel:
+        return self
+
+    def eval(self) -> _ScorerModel:
+        return self
+
+
+def patch_pipeline(module: Any) -> None:
+    """`transformers.pipeline` (from transformers.pipelines): text classification is a TinyScorer."""
+    original = module.pipeline
+
+    def pipeline(task: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if task in ("sentiment-analysis", "text-classification"):
+            return TinyScorer()
+        return original(task, *args, **kwargs)
+
+    module.pipeline = pipeline
+    top = sys.modules.get("transformers")
+    if top is not None and "pipeline" in vars(top):
+        top.pipeline = pipeline
