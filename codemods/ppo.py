@@ -68,6 +68,11 @@ def default_history(era: str, field: str) -> list[tuple[str, str, Any]]:
     return runs
 
 
+def script_fields(era: str) -> dict[str, dict[str, Any]]:
+    """Fields of the era's PPO config that the target config lacks but a parsed script may set."""
+    return mapping()["script_fields"]["legacy" if era == LEGACY else "v2"]
+
+
 def config_fields(target: str) -> frozenset[str]:
     return frozenset(targets()["config_fields"][target])
 

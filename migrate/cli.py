@@ -103,6 +103,7 @@ def fix(
         render_text_findings,
         use_color,
     )
+    from migrate.render.upgrade import fix_summary_line
 
     if diff and check:
         raise click.UsageError(
@@ -163,7 +164,7 @@ def fix(
                 nl=False,
                 err=True,
             )
-        click.echo(_summary_line(report), err=True)
+        click.echo(fix_summary_line(report), err=True)
     sys.exit(report.exit_code)
 
 
@@ -187,21 +188,6 @@ class _Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.__exit__(None, None, None)
-
-
-def _summary_line(report) -> str:  # type: ignore[no-untyped-def]
-    s = report.summary()
-    verb = {"write": "rewritten", "check": "would be rewritten", "diff": "would be rewritten"}[
-        report.mode
-    ]
-    manual = s["by_fix"].get("manual", 0)
-    parts = [
-        f"{s['changed']} file{'s' if s['changed'] != 1 else ''} {verb}",
-        f"{s['unchanged']} unchanged",
-        f"{s['failed']} failed",
-        f"{manual} TODO{'s' if manual != 1 else ''} for a human",
-    ]
-    return f"trl-migrate: {', '.join(parts)} ({s['discovered']} files found, {s['parsed']} parsed, {s['seconds']:.2f} s)"
 
 
 @main.command()
@@ -245,218 +231,6 @@ def rules(code: str | None, fmt: str) -> None:
             click.echo(f"Docs: {rule['link']}")
 
 
-@main.command()
-@click.argument("path", type=click.Path(exists=True))
-@click.option(
-    "--dry-run",
-    is_flag=True,
-    help="Only show the diff (fix --diff) and check pins; write and run nothing.",
-)
-@click.option(
-    "--no-smoke", is_flag=True, help="Rewrite and check pins, but do not smoke-run the scripts."
-)
-@click.option(
-    "--target",
-    type=click.Choice(["rloo", "grpo"]),
-    default=None,
-    help="Trainer that PPO code moves to [default: rloo, or [tool.trl-migrate] target].",
-)
-@click.option(
-    "--steps",
-    type=click.IntRange(min=1),
-    default=2,
-    show_default=True,
-    help="Smoke training steps per script.",
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=1),
-    default=300.0,
-    show_default=True,
-    help="Seconds per smoke run.",
-)
-@click.option(
-    "--no-installed", is_flag=True, help="Check only declared pins, not this environment."
-)
-@click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
-def upgrade(
-    path: str,
-    dry_run: bool,
-    no_smoke: bool,
-    target: str | None,
-    steps: int,
-    timeout: float,
-    no_installed: bool,
-    fmt: str,
-) -> None:
-    """Upgrade PATH to TRL 1.13: fix the code, fix the pins, smoke-train every migrated script.
-
-    Runs `fix` (writing), then `compat --fix` on PATH and this environment, then `smoke` of
-    every rewritten entry-point script (a __main__ guard or a top-level .train()), and prints
-    one report. Exit 0: nothing left for a human; 1: TODOs, pins or smoke failures remain;
-    2: something could not be processed or run.
-
-    \b
-    Examples:
-      trl-migrate upgrade .
-      trl-migrate upgrade --dry-run src/
-      trl-migrate upgrade --target grpo --no-smoke .
-    """
-    report = _upgrade(
-        path,
-        dry_run=dry_run,
-        no_smoke=no_smoke,
-        target=target,
-        steps=steps,
-        timeout=timeout,
-        installed=not no_installed,
-        fmt=fmt,
-    )
-    sys.exit(report.exit_code)
-
-
-def _upgrade(
-    path: str,
-    *,
-    dry_run: bool,
-    no_smoke: bool,
-    target: str | None,
-    steps: int,
-    timeout: float,
-    installed: bool,
-    fmt: str,
-):  # type: ignore[no-untyped-def]
-    from migrate import api
-    from migrate.kernel.config import ConfigError, load
-    from migrate.render import render_json
-
-    try:
-        settings = load(path)
-    except ConfigError as e:
-        raise click.UsageError(str(e)) from e
-    say = (
-        (lambda message: click.echo(f"trl-migrate upgrade: {message} ...", err=True))
-        if fmt == "text"
-        else None
-    )
-    report = api.upgrade_path(
-        path,
-        options=api.Options(target=target or settings.target),
-        dry_run=dry_run,
-        smoke=not no_smoke,
-        steps=steps,
-        timeout=timeout,
-        installed=installed,
-        progress=say,
-    )
-    if fmt == "json":
-        click.echo(
-            render_json(
-                "upgrade", report.results(), report.summary(), extra=report.to_json_extra()
-            ),
-            nl=False,
-        )
-    else:
-        click.echo(_render_upgrade(report, dry_run=dry_run), nl=False)
-    return report
-
-
-def _render_upgrade(report, *, dry_run: bool) -> str:  # type: ignore[no-untyped-def]
-    from migrate.render.compat import render_text as render_compat
-    from migrate.render.smoke import render_script_text
-    from migrate.render import render_text_findings, use_color
-
-    color = use_color(sys.stdout)
-    out = ["== 1. code (trl-migrate fix" + (" --diff" if dry_run else "") + ")"]
-    if dry_run:
-        out += [r.diff.rstrip("\n") for r in report.fix.results if r.diff]
-    out.append(render_text_findings(report.fix.reported(), color=color).rstrip("\n"))
-    out.append(_summary_line(report.fix))
-    out.append(
-        "\n== 2. pins and environment (trl-migrate compat" + ("" if dry_run else " --fix") + ")"
-    )
-    out.append(
-        f"error: {report.compat_error}"
-        if report.compat_error
-        else render_compat(report.compat, color=color).rstrip("\n")
-    )
-    out.append("\n== 3. smoke-train the migrated scripts (trl-migrate smoke)")
-    out.append(
-        render_script_text(report.smokes, color=color).rstrip("\n")
-        if report.smokes
-        else f"not run: {report.smoke_note}"
-    )
-    fix_s = report.fix.summary()
-    counts = {
-        k: sum(s.outcome == k for s in report.smokes)
-        for k in ("passed", "failed", "skipped", "harness")
-    }
-    smoke = ", ".join(f"{v} {k}" for k, v in counts.items() if v) or "none run"
-    pins = report.compat.exit_code if report.compat else 2
-    verdict = {
-        0: "nothing left for a human",
-        1: "a human still has work to do (see the findings above)",
-        2: "something could not be processed or run",
-    }[report.exit_code]
-    out.append(
-        f"\ntrl-migrate upgrade: {fix_s['changed']} files rewritten, {fix_s['by_fix'].get('manual', 0)} TODOs for a human; "
-        f"pins {'ok' if pins == 0 else 'need attention' if pins == 1 else 'could not be checked'}; smoke: {smoke} "
-        f"({report.seconds:.1f} s). {verdict} (exit {report.exit_code})"
-    )
-    return "\n".join(part for part in out if part) + "\n"
-
-
-@main.command()
-@click.option(
-    "--dest",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Copy the example here instead of a new temporary folder.",
-)
-@click.option("--no-smoke", is_flag=True, help="Do not smoke-run the migrated scripts.")
-@click.option("--target", type=click.Choice(["rloo", "grpo"]), default="rloo", show_default=True)
-def demo(dest: str | None, no_smoke: bool, target: str) -> None:
-    """Run `upgrade` on a copy of a bundled example PPO project and show what it did.
-
-    The example has a legacy sentiment-loop script, a v2 script, a value-head notebook, and a
-    requirements.txt and pyproject.toml pinning pre-1.13 versions. Exit 0 when every stage ran
-    (TODOs left for a human are the point of the demo); 2 when one could not.
-
-    \b
-    Example:
-      trl-migrate demo
-    """
-    import time
-
-    from migrate import api
-
-    started = time.perf_counter()
-    where = api.copy_example(dest)
-    click.echo(f"trl-migrate demo: copied the example PPO project to {where}\n")
-    preview = api.fix_paths([where], mode=api.DIFF, options=api.Options(target=target))
-    for res in preview.results:
-        if res.diff:
-            click.echo(res.diff, nl=False)
-    click.echo("")
-    report = _upgrade(
-        where,
-        dry_run=False,
-        no_smoke=no_smoke,
-        target=target,
-        steps=2,
-        timeout=300.0,
-        installed=True,
-        fmt="text",
-    )
-    click.echo(
-        f"\nThe upgraded copy is in {where}; TODO(trl-migrate ...) comments mark what needs a human. "
-        f"Demo wall time {time.perf_counter() - started:.1f} s."
-    )
-    sys.exit(2 if report.exit_code == 2 else 0)
-
-
 def _indent(text: str) -> str:
     return "".join(f"    {line}\n" for line in text.splitlines())
 
@@ -464,3 +238,5 @@ def _indent(text: str) -> str:
 # subcommands registered by their own modules
 main.add_command(__import__("migrate.cli_compat", fromlist=["compat_command"]).compat_command)
 main.add_command(__import__("migrate.cli_smoke", fromlist=["smoke_command"]).smoke_command)
+for _command in __import__("migrate.cli_upgrade", fromlist=["COMMANDS"]).COMMANDS:
+    main.add_command(_command)

@@ -16,40 +16,18 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from migrate.kernel.findings import Finding, Severity
+from migrate.reference.parity import (
+    Parity,
+    chunked_loss,
+    parity,
+)
 
 if TYPE_CHECKING:
     import torch
 
 ENV_PATH = "<environment>"  # the `path` of smoke --env findings
 PACKAGES = ("torch", "transformers", "trl", "peft", "accelerate", "datasets", "tokenizers")
-# Relative loss gap to the plain loss above which TRL404 fires. Both sides round the logits to
-# the compute dtype the same way, so honest implementations agree to ~1e-6; this is generous.
-PARITY_TOL = {"bfloat16": 1e-3, "float32": 1e-5}
-PARITY_GRAD_TOL = {"bfloat16": 2e-2, "float32": 1e-4}
 MIN_DROP = 0.02  # the last steps' mean loss must be at least 2 % below the first step's
-
-
-@dataclasses.dataclass(frozen=True)
-class Parity:
-    """Loss (and lm_head gradient) of the plain, our and TRL 1.13's chunked loss on one batch."""
-
-    plain: float
-    ours: float
-    trl: float | None  # None when TRL's chunked loss could not be imported
-    ours_rel: float  # |ours - plain| / |plain|
-    trl_rel: float | None
-    ours_grad_rel: float  # relative L2 gap of d loss / d lm_head.weight to the plain loss's
-    trl_grad_rel: float | None
-    tolerance: float
-    grad_tolerance: float
-
-    @property
-    def ok(self) -> bool:
-        rels = [(self.ours_rel, self.ours_grad_rel), (self.trl_rel, self.trl_grad_rel)]
-        return all(
-            r is None or (r <= self.tolerance and (g or 0.0) <= self.grad_tolerance)
-            for r, g in rels
-        )
 
 
 @dataclasses.dataclass
@@ -180,7 +158,7 @@ def _run(
     result.trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     batches = _batches(tok, n=batch_size * steps, batch_size=batch_size, device=dev, seed=seed)
     if loss_parity:
-        result.parity = _parity(model, batches[0], dtype)
+        result.parity = parity(model, batches[0], dtype)
         _parity_findings(result)
     _train(result, model, batches, dtype=dtype, lr=1e-2 if lora else 3e-3)
 
@@ -241,22 +219,6 @@ def _batches(
     return out
 
 
-def _head(model: Any) -> tuple[Any, Any]:
-    """(backbone, lm_head) of a causal LM, through a peft wrapper if there is one."""
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    return base.model, base.lm_head
-
-
-def _chunked_loss(model: Any, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-    from migrate.reference.loss import chunked_nll
-
-    backbone, head = _head(model)
-    hidden = backbone(
-        input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]
-    ).last_hidden_state  # (B, T, H)
-    return chunked_nll(hidden, head.weight, batch["labels"], bias=head.bias)
-
-
 def _train(
     result: EnvResult,
     model: Any,
@@ -274,7 +236,7 @@ def _train(
     start = time.perf_counter()
     for batch in batches:
         with torch.autocast(device_type, dtype=dtype, enabled=dtype is not torch.float32):
-            loss = _chunked_loss(model, batch)
+            loss = chunked_loss(model, batch)
         value = loss.detach().item()
         result.losses.append(value)
         if not math.isfinite(value):
@@ -303,69 +265,6 @@ def _check_decrease(result: EnvResult) -> None:
                 f"loss did not go down: {losses[0]:.4f} at step 1, {last:.4f} over the last {len(tail)} step(s)",
             )
         )
-
-
-def _trl_chunked_loss() -> Any:
-    try:
-        from trl.trainer.sft_trainer import _chunked_cross_entropy_loss
-    except Exception:  # not installed, or the private helper moved
-        return None
-    return _chunked_cross_entropy_loss
-
-
-def _parity(model: Any, batch: dict[str, torch.Tensor], dtype: torch.dtype) -> Parity:
-    """One batch through the plain loss (full logits), ours and TRL 1.13's, same autocast."""
-    import torch
-
-    device_type = batch["input_ids"].device.type
-    _, head = _head(model)
-    weight = head.weight
-
-    def run(fn: Any) -> tuple[float, torch.Tensor]:
-        model.zero_grad(set_to_none=True)
-        was = weight.requires_grad
-        weight.requires_grad_(True)  # frozen under LoRA: we still want its gradient to compare
-        with torch.autocast(device_type, dtype=dtype, enabled=dtype is not torch.float32):
-            loss = fn()
-        loss.backward()
-        grad = weight.grad.detach().double().clone()
-        weight.requires_grad_(was)
-        model.zero_grad(set_to_none=True)
-        return loss.detach().item(), grad
-
-    plain, g_plain = run(lambda: model(**batch).loss)
-    ours, g_ours = run(lambda: _chunked_loss(model, batch))
-    trl_fn = _trl_chunked_loss()
-    trl = g_trl = None
-    if trl_fn is not None:
-        backbone, _ = _head(model)
-
-        def trl_loss() -> torch.Tensor:
-            hidden = backbone(
-                input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]
-            ).last_hidden_state
-            return trl_fn(hidden, weight, 256, labels=batch["labels"], lm_head_bias=head.bias)[0]
-
-        trl, g_trl = run(trl_loss)
-    key = "bfloat16" if dtype is torch.bfloat16 else "float32"
-
-    def rel(a: float | None) -> float | None:
-        return None if a is None else abs(a - plain) / max(abs(plain), 1e-12)
-
-    def grel(g: torch.Tensor | None) -> float | None:
-        return None if g is None else float((g - g_plain).norm() / g_plain.norm().clamp_min(1e-30))
-
-    return Parity(
-        plain=plain,
-        ours=ours,
-        trl=trl,
-        ours_rel=rel(ours) or 0.0,
-        trl_rel=rel(trl),
-        ours_grad_rel=grel(g_ours) or 0.0,
-        trl_grad_rel=grel(g_trl),
-        tolerance=PARITY_TOL[key],
-        grad_tolerance=PARITY_GRAD_TOL[key],
-    )
 
 
 def _parity_findings(result: EnvResult) -> None:

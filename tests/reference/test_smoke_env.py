@@ -17,7 +17,7 @@ pytest.importorskip("transformers")
 from click.testing import CliRunner
 
 from migrate.cli_smoke import smoke_command
-from migrate.reference import tiny, train
+from migrate.reference import parity, tiny, train
 
 
 def _codes(result):
@@ -62,9 +62,9 @@ def test_loss_that_does_not_go_down_fails(monkeypatch):
 
 
 def test_non_finite_loss_fails(monkeypatch):
-    real = train._chunked_loss
+    real = train.chunked_loss
     monkeypatch.setattr(
-        train, "_chunked_loss", lambda model, batch: real(model, batch) * float("nan")
+        train, "chunked_loss", lambda model, batch: real(model, batch) * float("nan")
     )
     result = train.check_env(steps=3)
     assert _codes(result) == ["TRL402"] and result.exit_code == 1 and len(result.losses) == 1
@@ -77,14 +77,14 @@ def test_without_bf16_trains_in_fp32_with_a_warning(monkeypatch):
 
 
 def test_parity_gap_is_reported(monkeypatch):
-    real = train._chunked_loss
-    monkeypatch.setattr(train, "_chunked_loss", lambda model, batch: real(model, batch) * 1.01)
+    real = parity.chunked_loss  # our loss, as the parity check computes it
+    monkeypatch.setattr(parity, "chunked_loss", lambda model, batch: real(model, batch) * 1.01)
     result = train.check_env(steps=3, loss_parity=True)
     assert "TRL404" in _codes(result) and result.exit_code == 1
 
 
 def test_missing_trl_is_a_warning(monkeypatch):
-    monkeypatch.setattr(train, "_trl_chunked_loss", lambda: None)
+    monkeypatch.setattr(parity, "_trl_chunked_loss", lambda: None)
     result = train.check_env(steps=3, loss_parity=True)
     assert _codes(result) == ["TRL405"] and result.parity.trl is None and result.exit_code == 0
 

@@ -10,10 +10,7 @@ still parses, and reads follow it. Decided per parser, all or nothing, before th
 from __future__ import annotations
 
 import dataclasses
-import json
-import textwrap
 from collections.abc import Sequence
-from typing import Any
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -21,15 +18,11 @@ from libcst.metadata import ExpressionContext, ExpressionContextProvider, Global
 
 from codemods import edits, ppo, walk
 from codemods.base import RuleTransformer
-from codemods.edits import is_import_block
+from codemods.rules.ppo_config.parsed_edits import insert_at, unique_name
 
 PARSERS = ("HfArgumentParser", "TrlParser")
 PARSE_METHODS = ("parse_args_into_dataclasses", "parse_args_and_config")
 CLASS_NAME, VAR_NAME = "PPOScriptArguments", "ppo_args"
-
-
-def fields(era: str) -> dict[str, dict[str, Any]]:
-    return ppo.mapping()["script_fields"]["legacy" if era == ppo.LEGACY else "v2"]
 
 
 @dataclasses.dataclass
@@ -48,7 +41,7 @@ class Move:
 
 
 @dataclasses.dataclass
-class _Parser:
+class Parser:
     call: cst.Call
     top: int
     index: int = -1  # of the PPO config in the tuple
@@ -66,7 +59,7 @@ class Collected(walk.Visitor):
         self.module = module
         self.top = 0
         self.depth = 0
-        self.parsers: dict[str, list[_Parser]] = {}
+        self.parsers: dict[str, list[Parser]] = {}
         self.unpacks: list[
             tuple[str, cst.Assign, int]
         ] = []  # (parser variable, statement, top index)
@@ -123,7 +116,7 @@ class Collected(walk.Visitor):
         target, call = node.targets[0].target, node.value
         func = get_full_name_for_node(call.func) or ""
         if isinstance(target, cst.Name) and func.rpartition(".")[2] in PARSERS:
-            self.parsers.setdefault(target.value, []).append(_Parser(call, self.top))
+            self.parsers.setdefault(target.value, []).append(Parser(call, self.top))
         elif isinstance(call.func, cst.Attribute) and call.func.attr.value in PARSE_METHODS:
             self.unpacks.append((get_full_name_for_node(call.func.value) or "", node, self.top))
 
@@ -167,7 +160,7 @@ def _move(
     owner: RuleTransformer,
     seen: Collected,
     var: str,
-    p: _Parser,
+    p: Parser,
     file_era: str | None,
     taken: set[str],
 ) -> Move | None:
@@ -192,7 +185,7 @@ def _move(
     elements = {get_full_name_for_node(e.value) for e in seq.elements}
     if CLASS_NAME in elements:
         return None
-    table = fields(p.era)
+    table = ppo.script_fields(p.era)
     configs: list[cst.Name] = []
     for assign, _ in p.uses:
         target = assign.targets[0].target
@@ -223,10 +216,10 @@ def _move(
     for name in elements:  # a field that another dataclass of the parser defines already
         if set(used) & seen.classes.get(name or "", set()):
             return None
-    at = _insert_at(seen, p)
+    at = insert_at(seen, p)
     if at is None:
         return None
-    cls, new_var = _unique(CLASS_NAME, taken), _unique(VAR_NAME, taken)
+    cls, new_var = unique_name(CLASS_NAME, taken), unique_name(VAR_NAME, taken)
     targets = [id(a.targets[0].target) for a, _ in p.uses]
     return Move(cls, new_var, p.era, at, id(seq), targets, reads, used, p.call)
 
@@ -331,100 +324,3 @@ def _config_slot(
                 next((k for k, p in enumerate(params) if p.name.value == arg.keyword.value), None)
             )
     return found[0] if len(found) == 1 else None
-
-
-def _insert_at(seen: Collected, p: _Parser) -> int | None:
-    """After the leading imports, where `import dataclasses` will be; never after the parser's code."""
-    body = seen.module.body
-    at = 1 if body and _is_docstring(body[0]) else 0
-    while at < len(body) and _single_import(body[at]):
-        at += 1
-    if seen.dataclasses_import is not None:
-        top, module_level = seen.dataclasses_import
-        if not module_level:
-            return None  # AddImportsVisitor would think `dataclasses` is imported already
-        at = max(at, top + 1)
-    while at < len(body) and is_import_block(body[at]):
-        at += 1
-    first_use = min([p.top, *(top for _, top in p.uses)])
-    return at if at <= first_use else None
-
-
-def _is_docstring(stmt: cst.CSTNode) -> bool:
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-        and isinstance(stmt.body[0], cst.Expr)
-        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
-
-
-def _single_import(stmt: cst.CSTNode) -> bool:
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-        and isinstance(stmt.body[0], (cst.Import, cst.ImportFrom))
-    )
-
-
-def _unique(name: str, taken: set[str]) -> str:
-    n, out = 2, name
-    while out in taken:
-        out, n = f"{name}{n}" if name[0].isupper() else f"{name}_{n}", n + 1
-    return out
-
-
-# -- edits ---------------------------------------------------------------------------------------------
-def appended(seq: cst.Tuple | cst.List, name: str) -> cst.Tuple | cst.List:
-    """`(a, b)` -> `(a, b, name)`, keeping the literal's separators and trailing comma."""
-    elements = list(seq.elements)
-    last = elements[-1]
-    sep = (
-        elements[-2].comma
-        if len(elements) > 1 and isinstance(elements[-2].comma, cst.Comma)
-        else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-    )
-    trailing = last.comma
-    if (
-        len(elements) == 1
-        and isinstance(trailing, cst.Comma)
-        and isinstance(trailing.whitespace_after, cst.SimpleWhitespace)
-    ):
-        trailing = cst.MaybeSentinel.DEFAULT  # `(a,)` -> `(a, name)`
-    elements[-1] = last.with_changes(comma=sep)
-    elements.append(cst.Element(value=cst.Name(name), comma=trailing))
-    return seq.with_changes(elements=elements)
-
-
-def class_statement(move: Move, config: str) -> cst.BaseStatement:
-    """The written dataclass, with a comment that says who wrote it and why."""
-    table = fields(move.era)
-    names = ", ".join(f"`{f}`" for f in move.fields)
-    them, they = ("it", "it is one of") if len(move.fields) == 1 else ("them", "they are")
-    lines = [
-        *textwrap.wrap(
-            f"Written by trl-migrate (TRL103): {config} has no {names}.",
-            width=100,
-            initial_indent="# ",
-            subsequent_indent="# ",
-            break_long_words=False,
-            break_on_hyphens=False,
-        ),
-        f"# TRL's PPO trainer did not use {them}, this script does: {they} its own arguments now (same flags).",
-        "@dataclasses.dataclass",
-        f"class {move.cls}:",
-    ]
-    for f in move.fields:
-        default = table[f][
-            "default"
-        ]  # None for `int | None` (HfArgumentParser parses it: TRL needs Python 3.10)
-        lines += [
-            f"    {f}: {table[f].get('type', 'str')} = dataclasses.field(",
-            f"        default={'None' if default is None else json.dumps(default)},",
-            f'        metadata={{"help": {json.dumps(table[f]["help"])}}},',
-            "    )",
-        ]
-    module = cst.parse_module("\n".join(lines) + "\n")
-    stmt = module.body[0]
-    empty = cst.EmptyLine(indent=False)
-    return stmt.with_changes(leading_lines=[empty, empty, *module.header, *stmt.leading_lines])

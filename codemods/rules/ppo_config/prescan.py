@@ -104,7 +104,7 @@ def _parsed_plan(era: str, target: str) -> Plan:
             continue
         if row["kind"] == "rename":
             plan.reads[name] = ("attr", row["to"])
-        elif name in parsed.fields(era):  # script-only: a parser TRL103 could not move
+        elif name in ppo.script_fields(era):  # script-only: a parser TRL103 could not move
             plan.reads[name] = (
                 "todo",
                 f"{ppo.target_config(target)} has no `{name}`: add it to your own "

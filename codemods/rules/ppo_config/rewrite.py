@@ -15,7 +15,7 @@ from libcst.metadata import (
 )
 
 from codemods import edits, ppo
-from codemods.rules.ppo_config import flags, parsed
+from codemods.rules.ppo_config import flags, parsed, parsed_edits
 from codemods.rules.ppo_config.fields import FlagClashes
 from codemods.rules.ppo_config.mapping import plan_call
 from codemods.rules.ppo_config.plan import Plan
@@ -149,11 +149,11 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
     # -- the written-in dataclass of moved script-only fields ----------------------------------------
     def leave_Tuple(self, original_node: cst.Tuple, updated_node: cst.Tuple) -> cst.BaseExpression:
         name = self.appends.get(id(original_node))
-        return updated_node if name is None else parsed.appended(updated_node, name)
+        return updated_node if name is None else parsed_edits.appended(updated_node, name)
 
     def leave_List(self, original_node: cst.List, updated_node: cst.List) -> cst.BaseExpression:
         name = self.appends.get(id(original_node))
-        return updated_node if name is None else parsed.appended(updated_node, name)
+        return updated_node if name is None else parsed_edits.appended(updated_node, name)
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         if not self.moves:
@@ -171,7 +171,10 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
                         leading_lines=[cst.EmptyLine(indent=False)] * max(0, 2 - blank) + lines
                     )
                 ]
-            body[move.at : move.at + 1] = [parsed.class_statement(move, self.new_name), *after]
+            body[move.at : move.at + 1] = [
+                parsed_edits.class_statement(move, self.new_name),
+                *after,
+            ]
             self.report(
                 move.parser,
                 f"wrote dataclass `{move.cls}` for `{'`, `'.join(move.fields)}`, which "

@@ -1,0 +1,167 @@
+"""`fix_paths`: discover files, run the rules (in worker processes when there are enough files to
+repay the start-up), write the changed files atomically, and return a `FixReport`."""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
+
+import codemods
+from codemods.base import Options
+from codemods.engine import NOT_TRL, process, scan
+from migrate.kernel.discovery import discover
+from migrate.kernel.files import SourceError, atomic_write
+from migrate.kernel.findings import FileResult, Fix, Status
+
+WRITE, CHECK, DIFF = "write", "check", "diff"
+
+
+# Below this many files to parse, a pool's start-up costs more than it saves.
+PARALLEL_THRESHOLD = 16
+
+
+@dataclasses.dataclass
+class FixReport:
+    results: list[FileResult]
+    mode: str
+    discovered: int  # files found before the prefilter
+    parsed: int  # files that needed a parse
+    seconds: float
+
+    @property
+    def exit_code(self) -> int:
+        """0 nothing left to do; 1 changes to make or findings for a human; 2 some input failed."""
+        if any(r.status is Status.FAILED for r in self.results):
+            return 2
+        if self.mode != WRITE and any(r.status is Status.CHANGED for r in self.results):
+            return 1
+        if any(r.needs_human for r in self.results):
+            return 1
+        return 0
+
+    def reported(self) -> list[FileResult]:
+        """The results worth listing: all but files skipped by the prefilter during a walk."""
+        return [
+            r for r in self.results if not (r.status is Status.SKIPPED and r.message == NOT_TRL)
+        ]
+
+    def summary(self) -> dict[str, object]:
+        from migrate.render import summarize
+
+        out = summarize(self.reported(), discovered=self.discovered, parsed=self.parsed)
+        out["skipped"] = sum(r.status is Status.SKIPPED for r in self.results)
+        out["seconds"] = round(self.seconds, 3)
+        out["mode"] = self.mode
+        out["exit_code"] = self.exit_code
+        return out
+
+
+def fix_paths(
+    paths: Sequence[str],
+    *,
+    mode: str = WRITE,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    options: Options = Options(),
+    jobs: int | None = None,
+    exclude: Sequence[str] = (),
+    exclude_root: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> FixReport:
+    """Rewrite (or, with mode check/diff, only report on) every Python file under `paths`.
+
+    Raises codemods.UnknownRuleError for a bad select/ignore entry; every per-file problem is
+    a FAILED result instead.
+    """
+    if mode not in (WRITE, CHECK, DIFF):
+        raise ValueError(f"mode must be one of write, check, diff; got {mode!r}")
+    started = time.perf_counter()
+    codes = tuple(r.code for r in codemods.select(select, ignore))
+    candidates, missing = discover(paths, patterns=exclude, patterns_root=exclude_root)
+    results = [FileResult(m.path, Status.FAILED, message=m.message) for m in missing]
+    todo: list[tuple[str, bytes]] = []
+    for cand in candidates:
+        done, data = scan(cand.path, cand.path, explicit=cand.explicit)
+        if done is not None:
+            results.append(done)
+        else:
+            todo.append((cand.path, data))
+    work = partial(_process_one, codes=codes, options=options, want_diff=mode == DIFF)
+    results.extend(_run(work, todo, jobs, progress))
+    if mode == WRITE:
+        results = [_write(r) for r in results]
+    else:
+        results = [_as_available(r) for r in results]
+    results.sort(key=lambda r: r.path)
+    return FixReport(results, mode, len(candidates), len(todo), time.perf_counter() - started)
+
+
+def _process_one(
+    item: tuple[str, bytes], *, codes: Sequence[str], options: Options, want_diff: bool
+) -> FileResult:
+    path, data = item
+    return process(path, data, codes=codes, options=options, want_diff=want_diff)
+
+
+def _run(
+    work,
+    todo: list[tuple[str, bytes]],
+    jobs: int | None,  # type: ignore[no-untyped-def]
+    progress: Callable[[int, int], None] | None = None,
+) -> list[FileResult]:
+    workers = min(jobs or os.cpu_count() or 1, len(todo))
+    results: list[FileResult] = []
+    if workers <= 1 or len(todo) < PARALLEL_THRESHOLD:
+        for item in todo:
+            results.append(work(item))
+            if progress:
+                progress(len(results), len(todo))
+        return results
+    # fork: workers inherit the imported rules and symbol table instead of importing them again.
+    method = "fork" if sys.platform.startswith("linux") else None
+    # Largest first, one file per task: a file's cost grows with its size (milliseconds to tens of
+    # seconds), and contiguous chunks or big files handed out last leave one worker running alone.
+    ordered = sorted(todo, key=lambda item: len(item[1]), reverse=True)
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=multiprocessing.get_context(method)
+    ) as pool:
+        for result in pool.map(work, ordered, chunksize=1):
+            results.append(result)
+            if progress:
+                progress(len(results), len(todo))
+    return results
+
+
+def _write(result: FileResult) -> FileResult:
+    if result.status is not Status.CHANGED or result.new is None:
+        return result
+    try:
+        atomic_write(result.path, result.new, expected=result.old)
+    except SourceError as e:
+        failed = _as_available(result)  # nothing was applied: the file kept its old bytes
+        return dataclasses.replace(failed, status=Status.FAILED, message=str(e))
+    return result
+
+
+def _as_available(result: FileResult) -> FileResult:
+    findings = [f.with_fix(Fix.AVAILABLE) if f.fix is Fix.APPLIED else f for f in result.findings]
+    return dataclasses.replace(result, findings=findings)
+
+
+def copy_example(dest: str | None = None) -> str:
+    """Copy the bundled example PPO project into `dest` (default: a new temporary folder)."""
+    import shutil
+    import tempfile
+    from importlib import resources
+
+    target = dest or tempfile.mkdtemp(prefix="trl-migrate-demo-")
+    source = resources.files("migrate").joinpath("examples/ppo_project")
+    with resources.as_file(source) as folder:
+        shutil.copytree(folder, target, dirs_exist_ok=True)
+    return target

@@ -1,0 +1,71 @@
+"""Text for `fix`'s summary line and `upgrade`'s three-stage report."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from migrate.render import render_text_findings, use_color
+from migrate.render.compat import render_text as render_compat
+from migrate.render.smoke import render_script_text
+
+if TYPE_CHECKING:
+    from migrate.api import FixReport, UpgradeReport
+
+
+def fix_summary_line(report: FixReport) -> str:
+    """The last line of `fix`: files by outcome, TODOs left, files found and parsed, seconds."""
+    s = report.summary()
+    verb = {"write": "rewritten", "check": "would be rewritten", "diff": "would be rewritten"}[
+        report.mode
+    ]
+    manual = s["by_fix"].get("manual", 0)
+    parts = [
+        f"{s['changed']} file{'s' if s['changed'] != 1 else ''} {verb}",
+        f"{s['unchanged']} unchanged",
+        f"{s['failed']} failed",
+        f"{manual} TODO{'s' if manual != 1 else ''} for a human",
+    ]
+    return f"trl-migrate: {', '.join(parts)} ({s['discovered']} files found, {s['parsed']} parsed, {s['seconds']:.2f} s)"
+
+
+def render_upgrade(report: UpgradeReport, *, dry_run: bool) -> str:
+    """The text report of `upgrade`: the three stages in order, then one verdict line."""
+    color = use_color(sys.stdout)
+    out = ["== 1. code (trl-migrate fix" + (" --diff" if dry_run else "") + ")"]
+    if dry_run:
+        out += [r.diff.rstrip("\n") for r in report.fix.results if r.diff]
+    out.append(render_text_findings(report.fix.reported(), color=color).rstrip("\n"))
+    out.append(fix_summary_line(report.fix))
+    out.append(
+        "\n== 2. pins and environment (trl-migrate compat" + ("" if dry_run else " --fix") + ")"
+    )
+    out.append(
+        f"error: {report.compat_error}"
+        if report.compat_error
+        else render_compat(report.compat, color=color).rstrip("\n")
+    )
+    out.append("\n== 3. smoke-train the migrated scripts (trl-migrate smoke)")
+    out.append(
+        render_script_text(report.smokes, color=color).rstrip("\n")
+        if report.smokes
+        else f"not run: {report.smoke_note}"
+    )
+    fix_s = report.fix.summary()
+    counts = {
+        k: sum(s.outcome == k for s in report.smokes)
+        for k in ("passed", "failed", "skipped", "harness")
+    }
+    smoke = ", ".join(f"{v} {k}" for k, v in counts.items() if v) or "none run"
+    pins = report.compat.exit_code if report.compat else 2
+    verdict = {
+        0: "nothing left for a human",
+        1: "a human still has work to do (see the findings above)",
+        2: "something could not be processed or run",
+    }[report.exit_code]
+    out.append(
+        f"\ntrl-migrate upgrade: {fix_s['changed']} files rewritten, {fix_s['by_fix'].get('manual', 0)} TODOs for a human; "
+        f"pins {'ok' if pins == 0 else 'need attention' if pins == 1 else 'could not be checked'}; smoke: {smoke} "
+        f"({report.seconds:.1f} s). {verdict} (exit {report.exit_code})"
+    )
+    return "\n".join(part for part in out if part) + "\n"

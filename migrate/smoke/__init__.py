@@ -1,0 +1,189 @@
+"""Smoke-run a user's script: start the harness subprocess, time it out, turn its outcome into TRL4nn findings.
+
+This side never imports torch: it starts `python -m migrate.reference.harness` in a fresh
+temporary folder (removed afterwards), offline, and reads back the JSON the harness writes.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+
+from migrate.kernel.codes import (
+    HARNESS,
+    SKIPPED,
+)
+from migrate.kernel.findings import Severity
+from migrate.smoke.outcome import judge
+from migrate.smoke.result import SmokeResult, finding
+
+SMOKE_PACKAGES = ("torch", "transformers", "trl", "datasets", "accelerate")
+INSTALL_HINT = "pip install torch==2.13.0 && pip install 'trl-migrate[smoke]'"
+
+
+def missing_packages() -> list[str]:
+    """The smoke extra's packages that are not importable here (checked without importing them)."""
+    return [name for name in SMOKE_PACKAGES if importlib.util.find_spec(name) is None]
+
+
+def skipped(
+    path: str, missing: Sequence[str], *, steps: int = 2, timeout: float = 0
+) -> SmokeResult:
+    """The result for a script that could not be smoke-run because the smoke extra is missing."""
+    result = SmokeResult(path, [], steps, timeout)
+    finding(
+        result,
+        SKIPPED,
+        Severity.WARNING,
+        f"not smoke-run: {', '.join(missing)} not installed; install the smoke extra with "
+        f"`{INSTALL_HINT}` (CPU torch first), then run `trl-migrate smoke {path}`",
+    )
+    return result
+
+
+def _project_root() -> str:
+    import migrate
+
+    return os.path.dirname(os.path.dirname(os.path.abspath(migrate.__file__)))
+
+
+def _env(tmp: str, steps: int, store: str | None) -> dict[str, str]:
+    env = dict(os.environ)
+    home = os.path.join(tmp, "hf-home")
+    env.update(
+        {
+            "HF_HUB_OFFLINE": "1",
+            "HF_DATASETS_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "HF_HUB_DISABLE_TELEMETRY": "1",
+            "HF_HOME": home,
+            "HF_DATASETS_CACHE": os.path.join(home, "datasets"),
+            "WANDB_MODE": "disabled",
+            "WANDB_DISABLED": "true",
+            "COMET_MODE": "DISABLED",
+            "DISABLE_MLFLOW_INTEGRATION": "TRUE",
+            "TRACKIO_DISABLED": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+            "PYTHONUNBUFFERED": "1",
+            "TMPDIR": os.path.join(tmp, "tmp"),
+            "TRL_MIGRATE_SMOKE_STEPS": str(steps),
+            "TRL_MIGRATE_SMOKE_STORE": store or os.path.join(tmp, "tiny-models"),
+            "PYTHONPATH": os.pathsep.join(
+                p for p in (_project_root(), env.get("PYTHONPATH", "")) if p
+            ),
+        }
+    )
+    return env
+
+
+def smoke_script(
+    script: str,
+    args: Sequence[str] = (),
+    *,
+    steps: int = 2,
+    timeout: float = 300.0,
+    python: str | None = None,
+    store: str | None = None,
+    keep: bool = False,
+) -> SmokeResult:
+    """Run `script` with `args` for `steps` training steps on tiny offline stand-ins, in a subprocess.
+
+    Never raises for a failing script: every outcome is a finding (TRL410-TRL418). `store` is a
+    folder to keep the tiny models in between runs (default: inside the temporary folder).
+    """
+    result = SmokeResult(script, list(args), steps, timeout)
+    if not os.path.isfile(script):
+        finding(result, HARNESS, Severity.ERROR, f"{script}: no such file")
+        return result
+    missing = missing_packages() if python is None else []
+    if missing:
+        return skipped(script, missing, steps=steps, timeout=timeout)
+    tmp = tempfile.mkdtemp(prefix="trl-migrate-smoke-")
+    started = time.perf_counter()
+    try:
+        for sub in ("run", "tmp", "hf-home"):
+            os.makedirs(os.path.join(tmp, sub))
+        out_json, log_path = os.path.join(tmp, "result.json"), os.path.join(tmp, "output.log")
+        cells = None
+        result.ran = os.path.abspath(script)
+        if script.endswith(".ipynb"):
+            cells = _notebook_script(result, tmp)
+            if cells is None:
+                return result
+        cmd = [
+            python or sys.executable,
+            "-m",
+            "migrate.reference.harness",
+            out_json,
+            result.ran,
+            *args,
+        ]
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(
+                cmd,
+                cwd=os.path.join(tmp, "run"),
+                env=_env(tmp, steps, store),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            timed_out = False
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _kill(proc)
+        result.seconds = time.perf_counter() - started
+        with open(log_path, encoding="utf-8", errors="replace") as fh:
+            result.log_tail = (result.log_tail + fh.read())[-4000:]
+        data = None
+        if not timed_out and os.path.exists(out_json):
+            with open(out_json, encoding="utf-8") as fh:
+                data = json.load(fh)
+        judge(result, data, timed_out=timed_out, returncode=proc.returncode)
+        if cells is not None:
+            result.findings = [cells.locate(f) for f in result.findings]
+    finally:
+        if keep:
+            result.tmpdir_removed = False
+            result.log_tail += f"\n(kept {tmp})"
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return result
+
+
+def _notebook_script(result: SmokeResult, tmp: str):  # type: ignore[no-untyped-def]
+    """Write the notebook's code cells as one script under `tmp` (IPython lines become `pass`);
+    None, with a finding, when the notebook cannot be read."""
+    from migrate.kernel import notebooks
+    from migrate.kernel.files import SourceError
+
+    try:
+        with open(result.path, encoding="utf-8") as fh:
+            cells = notebooks.runnable(fh.read())
+    except (OSError, UnicodeDecodeError, SourceError) as e:
+        finding(result, HARNESS, Severity.ERROR, f"{result.path}: cannot run this notebook: {e}")
+        return None
+    result.ran = os.path.join(tmp, os.path.splitext(os.path.basename(result.path))[0] + ".py")
+    with open(result.ran, "w", encoding="utf-8") as fh:
+        fh.write(cells.text)
+    if cells.skipped:
+        result.log_tail = "IPython lines not run: " + "; ".join(cells.skipped) + "\n"
+    return cells
+
+
+def _kill(proc: subprocess.Popen) -> None:  # type: ignore[type-arg]
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the script's own children too
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.wait()
