@@ -68,6 +68,13 @@ def default_history(era: str, field: str) -> list[tuple[str, str, Any]]:
     return runs
 
 
+@functools.cache
+def era_reads(era: str) -> frozenset[str]:
+    """Config attributes only `era` (legacy | v2) had, distinctive enough that reading one in a
+    PPO file tells the era (generic ones like `batch_size` or `output_dir` are left out)."""
+    return frozenset(mapping()["era_reads"][era])
+
+
 def script_fields(era: str) -> dict[str, dict[str, Any]]:
     """Fields of the era's PPO config that the target config lacks but a parsed script may set."""
     return mapping()["script_fields"]["legacy" if era == LEGACY else "v2"]
@@ -112,9 +119,9 @@ class FileFacts(walk.Visitor):
         )  # reads of fields only one era's config had: `ppo_config.query_dataset`
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value in _LEGACY_READS:
+        if node.attr.value in era_reads("legacy"):
             self.weak.add(LEGACY)
-        elif node.attr.value in _V2_READS:
+        elif node.attr.value in era_reads("v2"):
             self.weak.add(V2)
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -174,39 +181,3 @@ class FileFacts(walk.Visitor):
         if not self.signals and len(self.weak) == 1:  # e.g. a parsed config and no call to judge by
             return next(iter(self.weak))
         return None
-
-
-# Field names only one era's PPO config had, distinctive enough that reading one in a PPO file
-# tells the era (generic ones like `batch_size` or `output_dir` are left out).
-_LEGACY_READS = frozenset(
-    {
-        "query_dataset",
-        "mini_batch_size",
-        "forward_batch_size",
-        "ppo_epochs",
-        "init_kl_coef",
-        "adap_kl_ctrl",
-        "tracker_project_name",
-        "tracker_kwargs",
-        "accelerator_kwargs",
-        "optimize_cuda_cache",
-        "optimize_device_cache",
-        "use_score_scaling",
-        "use_score_norm",
-        "score_clip",
-        "push_to_hub_if_best_kwargs",
-    }
-)
-_V2_READS = frozenset(
-    {
-        "total_episodes",
-        "num_ppo_epochs",
-        "num_mini_batches",
-        "response_length",
-        "missing_eos_penalty",
-        "sft_model_path",
-        "reward_model_path",
-        "local_rollout_forward_batch_size",
-        "num_sample_generations",
-    }
-)

@@ -23,7 +23,6 @@ TOKENIZER_METHODS = ("apply_chat_template", "encode")
 class RewritePPODatasets(RuleTransformer):
     # It works on the trainer call TRL104 already rewrote, so the target names count too.
     NAMES = (*ppo.TRAINER_NAMES, *(trainer for _, trainer in ppo.TARGETS.values()))
-    CODE = "TRL105"
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
@@ -137,8 +136,6 @@ class PPODatasetTodos(RuleTransformer):
     """Second pass: a dataset whose tokenizing map was not recognised gets a TODO where it is built."""
 
     NAMES = (*ppo.TRAINER_NAMES, *(trainer for _, trainer in ppo.TARGETS.values()))
-
-    CODE = "TRL105"
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

@@ -23,8 +23,6 @@ GONE_NAMES = {
 
 
 class FlagUnsupported(RuleTransformer):
-    CODE = "TRL107"
-
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self.table = symbols.load()

@@ -17,8 +17,6 @@ from codemods.edits import (
 class GoneModuleImports(RuleTransformer):
     """Second pass: imports of modules TRL 1.13 no longer has, still used after the rewrite."""
 
-    CODE = "TRL101"
-
     def __init__(self, context, state) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context, state)
         self.table = symbols.load()

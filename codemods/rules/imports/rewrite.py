@@ -32,8 +32,6 @@ from migrate.kernel.findings import Severity
 
 
 class RewriteImports(RuleTransformer):
-    CODE = "TRL101"
-
     def __init__(self, context, state) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context, state)
         self.table = symbols.load()

@@ -7,7 +7,6 @@ from codemods.base import FileState
 
 
 class PPOConfigImports(ppo_imports.FinishPPOImports):
-    CODE = "TRL103"
     OWNED = ppo.CONFIG_NAMES
 
     @staticmethod

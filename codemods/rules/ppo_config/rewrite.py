@@ -31,7 +31,6 @@ from migrate.kernel.findings import Severity
 
 
 class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
-    CODE = "TRL103"
     METADATA_DEPENDENCIES = (ScopeProvider, ExpressionContextProvider)
     NAMES = ppo.CONFIG_NAMES
 

@@ -29,7 +29,6 @@ from migrate.kernel.findings import Fix
 
 class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
     NAMES = ("step",)
-    CODE = "TRL106"
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

@@ -1,32 +1,18 @@
-"""What TRL106 shares between its concept modules: the generation settings tables, the refusal that
-stops a rewrite, and the pass's base class."""
+"""What TRL106's concept modules share: the generation settings tables, the refusal that stops a
+rewrite, and the type of a block."""
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import libcst as cst
 
-# generate() keyword -> config field (W:0.11.4 ppo_trainer.generate passes them to model.generate;
-# 1.13 GRPO/RLOO build GenerationConfig from these fields, grpo_trainer L1126-1141).
-GEN_FIELDS = {
-    "max_new_tokens": "max_completion_length",
-    "temperature": "temperature",
-    "top_k": "top_k",
-    "top_p": "top_p",
-    "min_p": "min_p",
-    "repetition_penalty": "repetition_penalty",
-}
+from codemods import ppo
 
-
-GEN_DROPPED = {
-    "do_sample": True,
-    "min_length": -1,
-    "pad_token_id": None,
-    "eos_token_id": None,
-}  # what 1.13 does itself
-
-
+# generate() keyword -> target config field, and keyword -> the value TRL 1.13 uses itself
+# (codemods/data/ppo_mapping.json "generation", with the sources).
+GEN_FIELDS: dict[str, str] = ppo.mapping()["generation"]["fields"]
+GEN_DROPPED: dict[str, Any] = ppo.mapping()["generation"]["dropped"]
 REWARD_FN = "reward_fn"
 
 

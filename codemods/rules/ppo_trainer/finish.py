@@ -7,7 +7,6 @@ from codemods.base import FileState
 
 
 class PPOTrainerImports(ppo_imports.FinishPPOImports):
-    CODE = "TRL104"
     OWNED = (*ppo.TRAINER_NAMES, *ppo.TRAINER_HELPERS)
 
     @staticmethod

@@ -18,7 +18,6 @@ from codemods.rules.ppo_trainer.state import (
 
 class RewritePPOTrainer(TrainerCall, TrainerReferences, TrainerPass):
     NAMES = (*ppo.TRAINER_NAMES, *ppo.TRAINER_HELPERS)
-    CODE = "TRL104"
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

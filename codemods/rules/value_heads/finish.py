@@ -27,8 +27,6 @@ class FinishValueHeadImports(RuleTransformer):
     with a TODO of its own: it would fail on TRL 1.13.
     """
 
-    CODE = "TRL102"
-
     NAMES = ("ValueHead", "PreTrainedModelWrapper", "SUPPORTED_ARCHITECTURES")
 
     @classmethod

@@ -33,7 +33,6 @@ def _ending_like(args: list[cst.Arg], original: cst.Call) -> list[cst.Arg]:
 
 class RewriteValueHeads(RuleTransformer):
     NAMES = ("ValueHead", "PreTrainedModelWrapper", "SUPPORTED_ARCHITECTURES")
-    CODE = "TRL102"
 
     def __init__(self, context, state) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context, state)
