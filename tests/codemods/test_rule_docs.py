@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+import sys
 import re
 
 import pytest
@@ -30,3 +31,24 @@ def test_codes_are_unique_and_well_formed():
     assert len(codes) == len(set(codes))
     assert all(re.fullmatch(r"TRL1\d\d", c) for c in codes)
     assert [r.code for r in codemods.RULES] == sorted(codes)
+
+
+@pytest.mark.parametrize("rule", codemods.RULES, ids=lambda r: r.code)
+def test_rule_has_its_module_test_file_and_docstring(rule):
+    # Adding a rule touches its module, its test file and its docs section, and nothing else:
+    # the registry finds it (codemods/rules/__init__.py), the name comes from the module.
+    module = type(rule).__module__
+    assert module == f"codemods.rules.{rule.name.replace('-', '_')}", module
+    tests = pathlib.Path(__file__).parent / f"test_{rule.name.replace('-', '_')}.py"
+    assert tests.is_file(), f"{rule.code} has no {tests.name}"
+    assert (sys.modules[module].__doc__ or "").startswith(rule.code), f"{module} docstring"
+    for transformer in rule.transformers:
+        assert transformer.CODE == rule.code
+
+
+def test_a_second_rule_with_a_taken_code_is_refused():
+    from codemods.base import Rule
+
+    with pytest.raises(TypeError, match="TRL101 is already codemods.rules.imports's"):
+        type("Clash", (Rule,), {"code": "TRL101", "transformers": (), "__module__": "x.clash"})
+    assert Rule.registry["TRL101"].__module__ == "codemods.rules.imports"

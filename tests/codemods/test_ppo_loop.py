@@ -1,4 +1,4 @@
-"""TRL105 ppo-datasets, TRL106 ppo-loop, TRL107 ppo-unsupported: no-op, fix, TODO, run twice."""
+"""TRL106 ppo-loop: no-op, fix, TODO, run twice."""
 
 from __future__ import annotations
 
@@ -11,51 +11,13 @@ PPO = ("TRL103", "TRL104", "TRL105", "TRL106")
 
 
 @pytest.mark.parametrize(
-    ("src", "select"),
+    "src",
     [
-        pytest.param("ds = ds.map(tokenize)\n", ("TRL105",), id="datasets-no-trainer"),
-        pytest.param("for b in loader:\n    opt.step()\n", ("TRL106",), id="loop-optimizer-step"),
-        pytest.param(
-            "from trl import RLOOTrainer\nclass T(RLOOTrainer):\n    pass\n",
-            ("TRL107",),
-            id="subclass-of-1-13-class",
-        ),
-        pytest.param(
-            "from unittest import mock\nmock.patch('trl.RLOOTrainer.train')\n",
-            ("TRL107",),
-            id="patch-of-existing-path",
-        ),
+        pytest.param("for b in loader:\n    opt.step()\n", id="loop-optimizer-step"),
     ],
 )
-def test_noop(src, select):
-    assert assert_noop(src, select=select) == []
-
-
-def test_legacy_query_column_becomes_prompt():
-    before = dedent(
-        """
-        from trl import PPOTrainer
-        def tok(sample):
-            sample["input_ids"] = tokenizer.encode(sample["review"])[:8]
-            sample["query"] = tokenizer.decode(sample["input_ids"])
-            return sample
-        ds = ds.map(tok)
-        t = PPOTrainer(config, model, None, tokenizer, dataset=ds)
-        """
-    )
-    out, _ = run(before, select=("TRL105",))
-    assert 'sample["prompt"] = tokenizer.decode(sample["input_ids"])' in out
-    assert run(out, select=("TRL105",))[0] == out
-
-
-def test_unrecognised_dataset_gets_a_todo_where_it_is_built():
-    before = "from trl import PPOTrainer\nds = load_tokenized()\nt = PPOTrainer(args=a, processing_class=tok, model=m, reward_model=r, value_model=v, train_dataset=ds)\n"
-    out, findings = run(before, select=("TRL105",))
-    assert out.splitlines()[1].startswith(
-        '# TODO(trl-migrate TRL105): RLOOTrainer reads a "prompt" column'
-    )
-    assert [f.fix for f in findings] == [Fix.MANUAL]
-    assert run(out, select=("TRL105",))[0] == out
+def test_noop(src):
+    assert assert_noop(src, select=("TRL106",)) == []
 
 
 SENTIMENT = """
@@ -130,27 +92,6 @@ def test_unrecognised_loop_stays_with_one_todo_and_a_skeleton():
     )
     assert "for batch in tqdm(trainer.dataloader):" in out
     assert run(out, select=PPO)[0] == out
-
-
-def test_unsupported_shapes_get_todos():
-    src = dedent(
-        """
-        import trl
-        from unittest import mock
-        from trl import PPOConfig
-        class MyConfig(PPOConfig):
-            pass
-        trl.trainer.ppo_trainer.PPOTrainer.loss = my_loss
-        with mock.patch("trl.trainer.ppo_trainer.PPOTrainer.step"):
-            pass
-        """
-    )
-    out, findings = run(src, select=("TRL107",))
-    assert sum(f.code == "TRL107" and f.fix is Fix.MANUAL for f in findings) == 3
-    assert (
-        "trl.trainer.ppo_trainer.PPOTrainer.loss = my_loss" in run(src)[0]
-    )  # no rule renames a monkeypatch
-    assert run(out, select=("TRL107",))[0] == out
 
 
 HELLO = """
