@@ -251,7 +251,8 @@ def _parses(data: bytes) -> str:
     return ""
 
 
-# -- speed: ours vs ruff vs parse-everything ---------------------------------------------------------
+# -- speed: ours vs ruff vs parse-everything
+# ---------------------------------------------------------
 def _parse_one(path: str) -> int:
     import libcst as cst
 
@@ -444,8 +445,8 @@ def faults(files: int, kills: int, seed: int, select: str) -> dict[str, Any]:
         "seed": seed,
         "minutes": round(spent / 60, 1),
         **stats.as_dict(),
-        "command": f"python benchmarks/corpus.py faults --files {files} --kills {kills} --seed {seed}"
-        + (f" --select {select}" if select else ""),
+        "command": f"python benchmarks/corpus.py faults --files {files} --kills {kills} --seed "
+        f"{seed}" + (f" --select {select}" if select else ""),
     }
 
 
@@ -502,7 +503,8 @@ def _examples(text: str) -> dict[str, int]:
     return counts
 
 
-# -- docs -------------------------------------------------------------------------------------------
+# -- docs
+# -------------------------------------------------------------------------------------------
 def machine() -> str:
     from importlib.metadata import version
 
@@ -573,12 +575,15 @@ def render_corpus(res: dict[str, Any]) -> str:
         lines += [
             "Corpus (`python benchmarks/corpus.py build`): `env/` is every .py file of the test",
             (
-                f"environment's site-packages ({c['env']['files']:,} files, {c['env']['mbytes']} MB; "
-                f"{c['env']['mention_trl']} mention `trl`, {c['env']['import_trl']} import it), and `trl/<version>/`"
+                f"environment's site-packages ({c['env']['files']:,} files, {c['env']['mbytes']} "
+                "MB; "
+                f"{c['env']['mention_trl']} mention `trl`, {c['env']['import_trl']} import it), "
+                "and `trl/<version>/`"
             ),
             (
                 f"the unpacked wheels of TRL {', '.join(c['trl'])} ({trl_files:,} files, "
-                f"{sum(v['import_trl'] for v in c['trl'].values())} import trl: the PPO library code of each era, plus"
+                f"{sum(v['import_trl'] for v in c['trl'].values())} import trl: the PPO library "
+                "code of each era, plus"
             ),
             "the tests and examples some wheels shipped).",
             "",
@@ -589,7 +594,8 @@ def render_corpus(res: dict[str, Any]) -> str:
             "",
             (
                 f"`python benchmarks/corpus.py run` runs `{r['command']}` (load average "
-                f"{r.get('load', '?')} on the machine at the end of the check run: the times are not quiet-machine times)."
+                f"{r.get('load', '?')} on the machine at the end of the check run: the times are "
+                "not quiet-machine times)."
             ),
             "",
         ]
@@ -598,24 +604,32 @@ def render_corpus(res: dict[str, Any]) -> str:
         else:
             second = r["second_pass"]
             lines += [
-                "| files | parsed | changed | unchanged | failed | findings | wall | files/s | exit |",
+                "| files | parsed | changed | unchanged | failed | findings | wall | files/s | "
+                "exit |",
                 "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
                 (
-                    f"| {r['discovered']:,} | {r['parsed']:,} | {r['changed']} | {r['unchanged']} | {r['failed']} | "
-                    f"{r['findings']:,} | {r['wall_s']} s | {r['files_per_s']:,} | {r['exit_code']} |"
+                    f"| {r['discovered']:,} | {r['parsed']:,} | {r['changed']} | {r['unchanged']} "
+                    f"| {r['failed']} | "
+                    f"{r['findings']:,} | {r['wall_s']} s | {r['files_per_s']:,} | "
+                    f"{r['exit_code']} |"
                 ),
                 "",
                 "| invariant | result |",
                 "|---|---|",
                 "| no crash (exit 0/1/2, JSON report, no traceback) | yes |",
-                f"| changes proposed to files that do not mention `trl` | {len(r['changed_without_trl'])} |",
-                f"| changes proposed to files that do not import trl | {len(r['changed_without_trl_import'])} |",
+                "| changes proposed to files that do not mention `trl` | "
+                f"{len(r['changed_without_trl'])} |",
+                "| changes proposed to files that do not import trl | "
+                f"{len(r['changed_without_trl_import'])} |",
                 (
-                    f"| rewrites (written to a copy: {r['write_run']['changed']} files, {r['write_run']['wall_s']} s) "
-                    f"that do not re-parse (libcst and ast) | {len(r['rewrites_that_do_not_parse'])} |"
+                    f"| rewrites (written to a copy: {r['write_run']['changed']} files, "
+                    f"{r['write_run']['wall_s']} s) "
+                    "that do not re-parse (libcst and ast) | "
+                    f"{len(r['rewrites_that_do_not_parse'])} |"
                 ),
                 (
-                    f"| changes a second `fix --check` over the rewritten copy proposes ({second['wall_s']} s) | "
+                    "| changes a second `fix --check` over the rewritten copy proposes "
+                    f"({second['wall_s']} s) | "
                     f"{len(second['changed'])} |"
                 ),
                 "",
@@ -637,9 +651,11 @@ def render_corpus(res: dict[str, Any]) -> str:
         lines += [
             "### Speed side by side",
             "",
-            f"`python benchmarks/corpus.py speed` on `env/`: {s['files']:,} files of which {s['parsed']} pass the",
+            f"`python benchmarks/corpus.py speed` on `env/`: {s['files']:,} files of which "
+            f"{s['parsed']} pass the",
             (
-                f"prefilter ({100 * s['parsed'] / s['files']:.2f}%), {s['jobs']} worker processes, best of {s['repeats']} "
+                f"prefilter ({100 * s['parsed'] / s['files']:.2f}%), {s['jobs']} worker processes, "
+                f"best of {s['repeats']} "
                 "interleaved runs, wall time including interpreter start-up."
             ),
             "",
@@ -647,37 +663,47 @@ def render_corpus(res: dict[str, Any]) -> str:
             "|---|---|---:|---:|---:|",
             f"| trl-migrate | `{s['commands']['ours']}` | {s['files']:,} | {s['ours_s']} s | 1x |",
             (
-                f"| trl-migrate, no rule triggered (the machinery) | `{s['commands']['frame']}` | {s['files']:,} | "
+                f"| trl-migrate, no rule triggered (the machinery) | `{s['commands']['frame']}` | "
+                f"{s['files']:,} | "
                 f"{s['frame_s']} s | {s['frame_s'] / s['ours_s']:.2f}x |"
             ),
             (
-                f"| {s['ruff']} | `{s['commands']['ruff']}` | {s['ruff_files']:,} | {s['ruff_s']} s | "
+                f"| {s['ruff']} | `{s['commands']['ruff']}` | {s['ruff_files']:,} | {s['ruff_s']} "
+                "s | "
                 f"{s['ruff_s'] / s['ours_s']:.2f}x |"
             ),
             (
                 f"| parse every file with libcst (no rules) | `{s['commands']['parse_all']}` | "
-                f"{s['parse_all'].get('files', 0):,} | {s['parse_all_s']} s | {s['parse_all_s'] / s['ours_s']:.0f}x |"
+                f"{s['parse_all'].get('files', 0):,} | {s['parse_all_s']} s | "
+                f"{s['parse_all_s'] / s['ours_s']:.0f}x |"
             ),
             (
-                f"| every rule on every file (the naive codemod) | estimated from {naive['sample']} random files "
-                f"({naive['seconds']} s serial) | {naive['files']:,} | ~{s['rules_everywhere_est_s']:.0f} s | "
+                "| every rule on every file (the naive codemod) | estimated from "
+                f"{naive['sample']} random files "
+                f"({naive['seconds']} s serial) | {naive['files']:,} | "
+                f"~{s['rules_everywhere_est_s']:.0f} s | "
                 f"~{s['rules_everywhere_est_s'] / s['ours_s']:.0f}x |"
             ),
             "",
             (
                 f"Ratios: ours / ruff = **{ratio_ruff:.2f}** (target <= 3; the machinery alone "
                 f"{s['frame_s'] / s['ruff_s']:.2f}); parse-everything / ours = "
-                f"**{s['parse_all_s'] / s['ours_s']:.0f}x** (target >= 10). ruff and ours see slightly different file"
+                f"**{s['parse_all_s'] / s['ours_s']:.0f}x** (target >= 10). ruff and ours see "
+                "slightly different file"
             ),
             "sets because their default excludes differ (ours skips `build/` folders, for one).",
             "",
         ]
         ph, st = s["phases"], s["startup"]
         lines += [
-            "Where the time goes (one serial in-process run over `env/`): discovery (gitignore-aware walk) "
-            f"{ph['discover_s']} s, reading every file plus the prefilter {ph['scan_s']} s, parse and rules on "
-            f"the {ph['parsed']} files that pass {ph['rules_s']} s. Start-up of `fix` on an empty folder: "
-            f"{st['fix_empty_s']} s (bare interpreter {st['python_bare_s']} s; heavy libraries imported: "
+            "Where the time goes (one serial in-process run over `env/`): discovery "
+            "(gitignore-aware walk) "
+            f"{ph['discover_s']} s, reading every file plus the prefilter {ph['scan_s']} s, parse "
+            "and rules on "
+            f"the {ph['parsed']} files that pass {ph['rules_s']} s. Start-up of `fix` on an empty "
+            "folder: "
+            f"{st['fix_empty_s']} s (bare interpreter {st['python_bare_s']} s; heavy libraries "
+            "imported: "
             f"{', '.join(st['heavy_imports']) or 'none'}). Slowest files: "
             + ", ".join(f"`{p}` {t} s" for t, p in ph["slowest"][:3])
             + ".",
@@ -693,9 +719,12 @@ def render_faults(res: dict[str, Any]) -> str:
     if f:
         lines += [
             (
-                f"`{f['command']}` ({f['minutes']} min): {f['files']} files, each rewritten by `fix`, SIGKILLed "
-                f"(whole process group, workers included) {f['kills']} times (a further {f['finished_before_kill']} "
-                "runs finished before their kill time); half of the kills at a uniform random time over a run, half "
+                f"`{f['command']}` ({f['minutes']} min): {f['files']} files, each rewritten by "
+                "`fix`, SIGKILLed "
+                f"(whole process group, workers included) {f['kills']} times (a further "
+                f"{f['finished_before_kill']} "
+                "runs finished before their kill time); half of the kills at a uniform random time "
+                "over a run, half "
                 "just after the first file was replaced."
             ),
             "",
@@ -707,19 +736,27 @@ def render_faults(res: dict[str, Any]) -> str:
             "| a file partial, lost, or neither old nor new | 0 |",
             "",
             (
-                f"Leftover temporary files (`.name.XXXX.trl-migrate.tmp`, from kills between creating one and "
-                f"renaming it): {_leftovers(f)}; they are not `.py` files, so discovery ignores them. One "
+                "Leftover temporary files (`.name.XXXX.trl-migrate.tmp`, from kills between "
+                "creating one and "
+                f"renaming it): {_leftovers(f)}; they are not `.py` files, so discovery ignores "
+                "them. One "
                 "clean run afterwards finished every file and a second `fix --check` found nothing."
             ),
             "",
         ]
     lines += [
-        "Read-only and full-disk cases (`tests/reliability/test_faults.py`, every CI run): a read-only file, a",
-        "read-only folder (non-root) and a read-only file system (tmpfs remounted ro) each give that file's",
-        "clear failure (`file is read-only; not rewritten`, `cannot create a temporary file beside it: ...`)",
-        "while the other files are rewritten; on a real 256 KiB tmpfs filled up, rewrites that fit are made",
-        "and the others fail with `write failed, original kept: No space left on device`, originals intact",
-        "and no temporary file left; a simulated ENOSPC after half the bytes does the same anywhere.",
+        "Read-only and full-disk cases (`tests/reliability/test_faults.py`, every CI run): a "
+        "read-only file, a",
+        "read-only folder (non-root) and a read-only file system (tmpfs remounted ro) each give "
+        "that file's",
+        "clear failure (`file is read-only; not rewritten`, `cannot create a temporary file beside "
+        "it: ...`)",
+        "while the other files are rewritten; on a real 256 KiB tmpfs filled up, rewrites that fit "
+        "are made",
+        "and the others fail with `write failed, original kept: No space left on device`, "
+        "originals intact",
+        "and no temporary file left; a simulated ENOSPC after half the bytes does the same "
+        "anywhere.",
         "",
     ]
     if z:
@@ -730,14 +767,22 @@ def render_faults(res: dict[str, Any]) -> str:
             + (z["summary"][-1] if z["summary"] else "no summary")
             + ".",
             "",
-            "Generated: Python with TRL imports in odd places (in functions, classes, try/except, `if",
-            "TYPE_CHECKING:`, one-line `if` bodies, after `;`, behind a backslash, aliased, starred) in six",
-            "encodings (UTF-8, BOM, PEP 263 cookies for latin-1/cp1252) and LF/CRLF/CR/mixed line ends; real era",
-            "scripts corrupted byte-wise (truncated, spliced, NULs, stray BOMs, bad cookies); notebooks valid",
-            "and broken (truncated JSON, wrong types, other kernels, IPython magics); every compat manifest",
-            "fixture corrupted, read with and without `--fix`. Properties: the engine and `compat.api` never",
-            "raise; a failure says why and is never an `internal error`; a rewrite keeps the encoding and line",
-            "ends, re-parses, and a second pass proposes nothing; a file on disk is its old bytes or a rewrite",
+            "Generated: Python with TRL imports in odd places (in functions, classes, "
+            "try/except, `if",
+            "TYPE_CHECKING:`, one-line `if` bodies, after `;`, behind a backslash, aliased, "
+            "starred) in six",
+            "encodings (UTF-8, BOM, PEP 263 cookies for latin-1/cp1252) and LF/CRLF/CR/mixed line "
+            "ends; real era",
+            "scripts corrupted byte-wise (truncated, spliced, NULs, stray BOMs, bad cookies); "
+            "notebooks valid",
+            "and broken (truncated JSON, wrong types, other kernels, IPython magics); every compat "
+            "manifest",
+            "fixture corrupted, read with and without `--fix`. Properties: the engine and "
+            "`compat.api` never",
+            "raise; a failure says why and is never an `internal error`; a rewrite keeps the "
+            "encoding and line",
+            "ends, re-parses, and a second pass proposes nothing; a file on disk is its old bytes "
+            "or a rewrite",
             "that reads back; a file that imports trl is never skipped by the prefilter.",
             "",
         ]
@@ -747,12 +792,16 @@ def render_faults(res: dict[str, Any]) -> str:
 
 def _leftovers(f: dict[str, Any]) -> str:
     if "leftover_tmp_sightings" in f:  # older runs summed the files present after each kill
-        return f"present after kills, summed over all {f['kills'] + f['finished_before_kill']} checks: {f['leftover_tmp_sightings']}"
+        return (
+            f"present after kills, summed over all {f['kills'] + f['finished_before_kill']} "
+            f"checks: {f['leftover_tmp_sightings']}"
+        )
     return f"{f['leftover_tmp']} distinct files in all"
 
 
 def write_section(doc: Path, title: str, section: str) -> None:
-    """Replace the `## {title}` section of `doc` (or append it), leaving every other section alone."""
+    """Replace the `## {title}` section of `doc` (or append it), leaving every other section
+    alone."""
     text = doc.read_text() if doc.exists() else "# Benchmarks\n\n"
     pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.DOTALL | re.MULTILINE)
     if pattern.search(text):

@@ -2,8 +2,10 @@
 era fixtures, every version of TRL's own PPO examples, and our corpus of public repositories.
 Counts the settings that change and those no finding names, per setting.
 
-    python benchmarks/effective.py --trl-repo /work/.mirror/huggingface+trl/repo    # docs/benchmarks.md
-    python benchmarks/effective.py --codemods-from /tmp/old-checkout --no-write     # another version's rules
+    python benchmarks/effective.py --trl-repo /work/.mirror/huggingface+trl/repo    #
+    docs/benchmarks.md
+    python benchmarks/effective.py --codemods-from /tmp/old-checkout --no-write     # another
+    version's rules
 
 `--codemods-from` runs the rewrite of another checkout of trl-migrate (say, the commit before a
 change) and judges it with this checkout's checker, for before/after figures in one run.
@@ -31,8 +33,10 @@ DOC = ROOT / "docs" / "benchmarks.md"
 TITLE = "Effective training settings"
 FIXTURES = ROOT / "tests" / "fixtures" / "eras"
 NOT_JUDGED = (
-    "What the checker does not judge yet: generation settings a legacy loop passes to `generate` (the "
-    "loop rule moves them; TRL106), the reward a loop computes, the model's own dtype, and configs built "
+    "What the checker does not judge yet: generation settings a legacy loop passes to `generate` "
+    "(the "
+    "loop rule moves them; TRL106), the reward a loop computes, the model's own dtype, and configs "
+    "built "
     "with `**kwargs` (skipped: the call has no literal keywords to compare)."
 )
 # Runs `fix` of the checkout given as argv[1] over the files named on stdin (one JSON list), for
@@ -48,8 +52,9 @@ out = []
 for path in json.load(sys.stdin):
     data = open(path, "rb").read()
     r = process(path, data, codes=codes, options=Options(target=sys.argv[2]))
-    out.append({"path": path, "new": (r.new or data).decode("utf-8", "replace"), "status": r.status.value,
-                "findings": [[f.code, f.message] for f in r.findings]})
+    new = (r.new or data).decode("utf-8", "replace")
+    findings = [[f.code, f.message] for f in r.findings]
+    out.append({"path": path, "new": new, "status": r.status.value, "findings": findings})
 print(json.dumps(out))
 """
 
@@ -125,21 +130,28 @@ def render(res: dict[str, Any]) -> str:
         f"## {TITLE}",
         "",
         (
-            f"Measured {res['date']} on {res['machine']} (`python benchmarks/effective.py`). For each PPO config "
-            "call `fix` rewrites (a `PPOConfig(...)` call, or a config a command-line parser builds), "
-            "`migrate/effective.py` computes the old run's settings (the era's defaults from every TRL wheel and "
-            "the call's literals, through what that era's trainer did) and the new run's (the rewritten call "
-            "built as a real TRL 1.13 config), and checks that every setting that differs is named by a finding."
+            f"Measured {res['date']} on {res['machine']} (`python benchmarks/effective.py`). For "
+            "each PPO config "
+            "call `fix` rewrites (a `PPOConfig(...)` call, or a config a command-line parser "
+            "builds), "
+            "`migrate/effective.py` computes the old run's settings (the era's defaults from every "
+            "TRL wheel and "
+            "the call's literals, through what that era's trainer did) and the new run's (the "
+            "rewritten call "
+            "built as a real TRL 1.13 config), and checks that every setting that differs is named "
+            "by a finding."
         ),
         "",
-        "| files | rules | PPO files | config calls | settings that differ | not named by a finding |",
+        "| files | rules | PPO files | config calls | settings that differ | not named by a "
+        "finding |",
         "|---|---|---:|---:|---:|---:|",
     ]
     for g in res["groups"]:
         for label, r in (("before", g.get("before")), ("now", g["now"])):
             if r:
                 lines.append(
-                    f"| {g['name']} ({g['target']}) | {label} | {r['files']} | {r['calls']} | {r['changed']} | "
+                    f"| {g['name']} ({g['target']}) | {label} | {r['files']} | {r['calls']} | "
+                    f"{r['changed']} | "
                     f"{r['uncovered']} |"
                 )
     lines += ["", "Settings not named by a finding (now), with one example each:", ""]
@@ -153,7 +165,8 @@ def render(res: dict[str, Any]) -> str:
     if res.get("before_commit"):
         lines += [
             "",
-            f"'before' is the rewrite of commit {res['before_commit']}, judged by the same checker.",
+            f"'before' is the rewrite of commit {res['before_commit']}, judged by the same "
+            "checker.",
         ]
     lines += ["", NOT_JUDGED]
     return "\n".join(lines) + "\n"

@@ -145,19 +145,26 @@ def run_one(
             "outcome": smoke.outcome,
             "steps": smoke.steps_run,
             "seconds": round(smoke.seconds, 1),
-            "finding": f"{first.code} {first.where.split(':', 1)[-1] if first.line else ''} {first.message}".strip()
-            if first
-            else "",
+            "finding": _stop(first),
         }
     )
     return out
+
+
+def _stop(first: Any) -> str:
+    """Where a run stopped: the first finding's code, line and message ("" when it trained)."""
+    if not first:
+        return ""
+    where = first.where.split(":", 1)[-1] if first.line else ""
+    return f"{first.code} {where} {first.message}".strip()
 
 
 def elapsed_note(n: int) -> str:
     if not n:
         return ""
     return (
-        f"{n} stopped somewhere no TODO marks: each is a gap of trl-migrate or of the smoke stand-ins "
+        f"{n} stopped somewhere no TODO marks: each is a gap of trl-migrate or of the smoke "
+        "stand-ins "
         "(a package the script imports that is not installed here, a reward or dataset shape the "
         "stand-ins do not provide), listed as they are."
     )
@@ -173,14 +180,17 @@ def render(res: dict[str, Any]) -> str:
     lines = [
         f"## {TITLE}",
         "",
-        f"`python benchmarks/examples.py --trl-repo <clone of huggingface/trl>` on {res['date']}, {res['machine']}; "
-        f"TRL {res['trl']} installed. Every distinct version of TRL's PPO example scripts and notebooks across "
-        f"its release tags ({res['tags_scanned']} tags scanned, {res['examples']} distinct files), migrated by "
-        "`trl-migrate fix` and then smoke-trained for 2 steps by `trl-migrate smoke` (tiny offline stand-ins, "
-        "real TRL 1.13). A row's first tag is the oldest release that shipped that exact text.",
+        f"`python benchmarks/examples.py --trl-repo <clone of huggingface/trl>` "
+        f"on {res['date']}, {res['machine']}; "
+        f"TRL {res['trl']} installed. Every distinct version of TRL's PPO example scripts and "
+        f"notebooks across its release tags ({res['tags_scanned']} tags scanned, "
+        f"{res['examples']} distinct files), migrated by `trl-migrate fix` and then smoke-trained "
+        "for 2 steps by `trl-migrate smoke` (tiny offline stand-ins, real TRL 1.13). A row's "
+        "first tag is the oldest release that shipped that exact text.",
         "",
-        f"**{trained} of {len(rows)} runs trained** (2 steps, finite loss). {at_todo} stopped on a line where the "
-        f"rewrite left a TODO for a human (the finding says so). {elapsed_note(elsewhere)}",
+        f"**{trained} of {len(rows)} runs trained** (2 steps, finite loss). {at_todo} stopped on a "
+        "line where the rewrite left a TODO for a human (the finding says so). "
+        f"{elapsed_note(elsewhere)}",
         "",
         "| first tag (of n) | file | target | TODOs left | smoke | s | where it stopped |",
         "|---|---|---|---|---|---|---|",
@@ -189,9 +199,8 @@ def render(res: dict[str, Any]) -> str:
         tags = f"{r['tags'][0]} ({len(r['tags'])})"
         todo = f"{r['todos']} ({', '.join(r['todo_codes'])})" if r["todos"] else "0"
         stop = "" if r["outcome"] == "passed" else r["finding"].replace("|", "\\|")[:160]
-        lines.append(
-            f"| {tags} | `{r['path']}` | {r['target']} | {todo} | {r['outcome']} | {r['seconds']} | {stop} |"
-        )
+        cells = [tags, f"`{r['path']}`", r["target"], todo, r["outcome"], r["seconds"], stop]
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 

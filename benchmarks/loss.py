@@ -15,6 +15,7 @@ Error is against an fp64 computation on the same rounded inputs. The compute lim
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import datetime
 import gc
@@ -62,7 +63,8 @@ VARIANTS = {
     "chunked_upcast": "TRL 1.12's way: checkpointed chunks, each GEMM on fp32 copies of h and W",
     "trl_1_13": "TRL 1.13's own `_chunked_cross_entropy_loss`, imported from the installed trl",
     "compile_naive": "`torch.compile` of naive_bf16 (compile time excluded)",
-    "chunked_bf16_recompute": "our chunks with the other backward: checkpointing (forward GEMM twice)",
+    "chunked_bf16_recompute": "our chunks with the other backward: checkpointing (forward GEMM "
+    "twice)",
     "ours": "`migrate.reference.loss.chunked_nll`: gradients formed chunk by chunk in forward",
     "ours_n8": "ours at N/8, for the memory-flatness check",
 }
@@ -283,7 +285,8 @@ def _errors(ref_path: str, loss: Any, grad_h: Any, grad_w: Any) -> dict[str, flo
 
 
 def run_reference(shape: Shape, path: str) -> dict[str, Any]:
-    """fp64 loss and gradients of the bf16 inputs, chunk by chunk (no autograd, no (N, V) tensor)."""
+    """fp64 loss and gradients of the bf16 inputs, chunk by chunk (no autograd, no (N, V)
+    tensor)."""
     import torch
 
     hidden, weight, labels = _inputs(shape, "cpu")
@@ -431,7 +434,8 @@ def bench_shape(
             w.ready()
             workers.append(w)
             log(
-                f"  {name}: started and warmed up in {time.perf_counter() - t0:.0f} s {w.error or ''}"
+                f"  {name}: started and warmed up in {time.perf_counter() - t0:.0f} s "
+                f"{w.error or ''}"
             )
         for r in range(reps):
             t0 = time.perf_counter()
@@ -473,10 +477,12 @@ def render_shape(res: dict[str, Any]) -> str:
         f"### {s.name}: N = {s.n:,}, H = {s.h:,}, V = {s.v:,}",
         "",
         f"6NHV = {s.flops / 1e9:,.0f} GFLOP; the three bf16 GEMMs alone take {limit:.3f} s here "
-        f"(median; {rate:.0f} GFLOP/s): that is the compute limit. Times are medians of {res['repeats']} "
+        f"(median; {rate:.0f} GFLOP/s): that is the compute limit. Times are medians of "
+        f"{res['repeats']} "
         "round-robin rounds after one warm-up step each.",
         "",
-        "| variant | C | median s | min s | x limit | GFLOP/s | peak MiB | peak - grads MiB | loss rel err | grad_h rel err | grad_W rel err | warm-up s |",
+        "| variant | C | median s | min s | x limit | GFLOP/s | peak MiB | peak - grads MiB | loss "
+        "rel err | grad_h rel err | grad_W rel err | warm-up s |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in res["rows"]:
@@ -492,9 +498,11 @@ def render_shape(res: dict[str, Any]) -> str:
         flops = 6.0 * row["n"] * s.h * s.v
         lines.append(
             f"| {label} | {_chunk_of(name, res['chunk'])} | {med:.3f} | {best:.3f} | "
-            f"{med / (limit * row['n'] / s.n):.2f} | {flops / med / 1e9:.0f} | {row['peak'] / mib:,.0f} | "
+            f"{med / (limit * row['n'] / s.n):.2f} | {flops / med / 1e9:.0f} | "
+            f"{row['peak'] / mib:,.0f} | "
             f"{(row['peak'] - row['grads_bytes']) / mib:,.0f} | "
-            f"{_fmt_err(row, 'loss_err')} | {_fmt_err(row, 'gh_err')} | {_fmt_err(row, 'gw_err')} | {row['warmup']:.1f} |"
+            f"{_fmt_err(row, 'loss_err')} | {_fmt_err(row, 'gh_err')} | {_fmt_err(row, 'gw_err')} "
+            f"| {row['warmup']:.1f} |"
         )
     lines += ["", *render_targets(res), ""]
     return "\n".join(lines)
@@ -563,14 +571,12 @@ def machine(device: str) -> str:
     import torch
 
     cpu = "?"
-    try:
+    with contextlib.suppress(OSError, StopIteration):
         cpu = next(
-            l.split(":", 1)[1].strip()
-            for l in Path("/proc/cpuinfo").read_text().splitlines()
-            if l.startswith("model name")
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
         )
-    except (OSError, StopIteration):
-        pass
     try:
         from importlib.metadata import version
 
@@ -580,7 +586,10 @@ def machine(device: str) -> str:
     if torch.cuda.is_available() and device.startswith("cuda"):
         dev = torch.cuda.get_device_name()
     else:
-        dev = f"{cpu}, {os.cpu_count()} cores, {torch.get_num_threads()} threads, {torch.backends.cpu.get_cpu_capability()}"
+        dev = (
+            f"{cpu}, {os.cpu_count()} cores, {torch.get_num_threads()} threads, "
+            f"{torch.backends.cpu.get_cpu_capability()}"
+        )
     return f"{dev}; torch {torch.__version__}, trl {trl}, Python {platform.python_version()}"
 
 
@@ -601,12 +610,15 @@ def render(results: list[dict[str, Any]], command: str, minutes: float, device: 
         "",
         "What separates them: `ours` does the minimum work, 6NHV (per chunk: logits, then",
         "grad_hidden and grad_weight GEMMs during the forward, grad_weight accumulated in place",
-        "into the one buffer that becomes `weight.grad`); fp32 is used only for a block of rows at a",
-        "time, in a reused buffer. `chunked_bf16_recompute` is the same loss with the other backward",
+        "into the one buffer that becomes `weight.grad`); "
+        "fp32 is used only for a block of rows at a",
+        "time, in a reused buffer. `chunked_bf16_recompute` is the same loss with the other "
+        "backward",
         "strategy (checkpointing: 8NHV), the measurement behind the choice. TRL 1.13 also",
         "recomputes (8NHV), adds argmax and entropy passes over every chunk, and autograd adds a",
         "(V, H) partial gradient per chunk. `compile_naive` runs the same three GEMMs on full bf16",
-        "logits with fused elementwise kernels, and keeps the (N, V) logits alive. On a busy machine",
+        "logits with fused elementwise kernels, and keeps the (N, V) logits alive. On a busy "
+        "machine",
         "many small parallel regions suffer more from thread stragglers than a few big fused",
         "kernels, which is why the best-step ratios are shown beside the medians.",
         "",

@@ -3,7 +3,8 @@ it was read at and its PPO files; the code itself is never committed. At benchma
 files are read out of local git mirrors of those repositories (one bare clone per repository,
 `<mirrors>/<owner>+<name>/repo` or `<mirrors>/<owner>+<name>`), at the recorded commit.
 
-    python benchmarks/public.py materialize --mirrors /work/.mirror --dest ~/.cache/trl-migrate/public
+    python benchmarks/public.py materialize --mirrors /work/.mirror --dest
+    ~/.cache/trl-migrate/public
 """
 
 from __future__ import annotations

@@ -35,9 +35,11 @@ class Options:
 class Shared:
     """What a pass leaves for a later pass of the same file (of its own rule or another)."""
 
-    # TRL101: modules TRL 1.13 lacks that an import still names (RewriteImports -> GoneModuleImports)
+    # TRL101: modules TRL 1.13 lacks that an import still names (RewriteImports ->
+    # GoneModuleImports)
     gone_modules: set[str] = dataclasses.field(default_factory=set)
-    # TRL102: transformers classes the value-head rewrite wrote, to import (-> FinishValueHeadImports)
+    # TRL102: transformers classes the value-head rewrite wrote, to import (->
+    # FinishValueHeadImports)
     value_head_imports: set[str] = dataclasses.field(default_factory=set)
     # TRL103 / TRL104: the target config / trainer names written (-> their import-finishing pass)
     config_imports: set[str] = dataclasses.field(default_factory=set)
@@ -198,7 +200,8 @@ class RuleTransformer(VisitorBasedCodemodCommand):
     @property
     def in_mutation(self) -> bool:
         """Inside `del X.y` or the target of `X.y = ...` / `X[k] = ...`: code that changes an object
-        (a monkeypatch), where renaming a removed class to its successor would patch another class."""
+        (a monkeypatch), where renaming a removed class to its successor would patch another
+        class."""
         return self._mutation_depth > 0
 
     @property

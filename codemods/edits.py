@@ -114,7 +114,8 @@ def imported_names(module: cst.Module, source: str) -> set[str]:
     return found
 
 
-# -- values and call arguments ------------------------------------------------------------------------------
+# -- values and call arguments
+# ------------------------------------------------------------------------------
 NOT_LITERAL = object()
 
 
@@ -177,7 +178,8 @@ def relayout(original: cst.Call, args: list[cst.Arg], fresh: set[int]) -> list[c
     return out
 
 
-# -- names a node reads or binds, statements of a block ---------------------------------------------
+# -- names a node reads or binds, statements of a block
+# ---------------------------------------------
 def statements(block: cst.BaseSuite) -> list[cst.BaseSmallStatement]:
     """The small statements of a loop body; a compound statement makes the loop unrecognisable."""
     out: list = []

@@ -32,7 +32,8 @@ from migrate.kernel.findings import FileResult, Finding, Status
 # (`mock.patch("trl.core...")`). Mentions in prose, `tags=["trl"]`, relative
 # imports inside trl itself, `ctrl` and `trlx` do not count.
 PREFILTER = re.compile(
-    rb"(?m)(?:^(?:\xef\xbb\xbf)?|[;:\r])[ \t]*(?:from[ \t]+trl\b|import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*trl\b)"
+    rb"(?m)(?:^(?:\xef\xbb\xbf)?|[;:\r])[ \t]*"
+    rb"(?:from[ \t]+trl\b|import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*trl\b)"
     rb"|[\"']trl\."
 )
 

@@ -93,7 +93,8 @@ def target_trainer(target: str) -> str:
 
 
 def ppo_class(qnames: Iterable[str], names: Sequence[str]) -> tuple[str, str | None] | None:
-    """(class name, era the import path implies or None) when a qualified name is a TRL PPO class."""
+    """(class name, era the import path implies or None) when a qualified name is a TRL PPO
+    class."""
     for q in sorted(qnames):
         head, _, name = q.rpartition(".")
         if name in names and (head == "trl" or head.startswith("trl.")):
@@ -103,7 +104,8 @@ def ppo_class(qnames: Iterable[str], names: Sequence[str]) -> tuple[str, str | N
     return None
 
 
-# -- era of a whole file ------------------------------------------------------------------------------
+# -- era of a whole file
+# ------------------------------------------------------------------------------
 class FileFacts(walk.Visitor):
     """Era signals and the names bound to PPO configs and trainers, gathered before a rewrite."""
 
@@ -156,9 +158,12 @@ class FileFacts(walk.Visitor):
             if keys & self._v2_kw:
                 self.signals.add(V2)
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("step", "log_stats"):
-            if (get_full_name_for_node(func.value) or "") in self.trainer_vars:
-                self.signals.add(LEGACY)
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in ("step", "log_stats")
+            and (get_full_name_for_node(func.value) or "") in self.trainer_vars
+        ):
+            self.signals.add(LEGACY)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if not isinstance(node.value, cst.Call):

@@ -19,7 +19,8 @@ from codemods.edits import (
 )
 
 
-# -- imports: swap a PPO name for its target once nothing uses it ---------------------------------------
+# -- imports: swap a PPO name for its target once nothing uses it
+# ---------------------------------------
 class FinishPPOImports(RuleTransformer):
     """Last pass of a PPO rule: an import of one of OWNED that nothing uses any more becomes an
     import of the target names the rule wrote (`needed`), in place (a module-level one

@@ -151,7 +151,8 @@ def _read_all(path: str, root: str) -> dict[str, SourceRead]:
                         src.display,
                         inc.line,
                         0,
-                        f"`{inc.option} {os.path.basename(inc.target)}` closes an include cycle ({chain}); each file is checked once",
+                        f"`{inc.option} {os.path.basename(inc.target)}` closes an include cycle "
+                        f"({chain}); each file is checked once",
                     )
                 )
             elif inc.target in reads:
@@ -162,7 +163,8 @@ def _read_all(path: str, root: str) -> dict[str, SourceRead]:
                 )
                 missing.error(
                     0,
-                    f"included from {src.display}:{inc.line} (`{inc.option}`) but there is no such file",
+                    f"included from {src.display}:{inc.line} (`{inc.option}`) but there is no such "
+                    "file",
                 )
                 reads[inc.target] = missing
             else:

@@ -122,7 +122,10 @@ def _check_one(
         out.rows.append(Row(**row, verdict=f"skipped: marker {d.marker} is false here"))
         return
     if d.url and not d.url_version:
-        msg = f"`{d.display}` installs {rule.name} from a URL with no version tag, so any version can come; pin a release tag at or above {_floor_text(rule)}"
+        msg = (
+            f"`{d.display}` installs {rule.name} from a URL with no version tag, so any version "
+            f"can come; pin a release tag at or above {_floor_text(rule)}"
+        )
         out.findings.append(_finding("TRL204", src, d, msg, Fix.MANUAL))
         out.rows.append(Row(**row, verdict="unpinned URL", fix="pin a release tag"))
         return
@@ -195,7 +198,10 @@ def _message(verdict: Verdict, d: Declared, rule: PackageRule, fix_text: str, ta
     need = f"{rule.name}{rule.specifier}" if rule.name != "python" else f"Python {rule.specifier}"
     why = _why(rule)
     if d.locked:
-        return f"{what} is locked at a version TRL {target} cannot use: it needs {need}{why}; a lock is not edited in place: {fix_text}"
+        return (
+            f"{what} is locked at a version TRL {target} cannot use: it needs {need}{why}; a "
+            f"lock is not edited in place: {fix_text}"
+        )
     if verdict is Verdict.NONE_WORKS:
         head = f"{what}: no version it admits works with TRL {target}, which needs {need}{why}"
     elif verdict is Verdict.TOO_OLD:
@@ -277,7 +283,8 @@ def check_environment(env: Environment, rules: Rules) -> Checked:
                     where,
                     0,
                     0,
-                    f"{name} is installed {len(dists)} times ({found}); the first one on sys.path wins; uninstall the others",
+                    f"{name} is installed {len(dists)} times ({found}); the first one on sys.path "
+                    "wins; uninstall the others",
                     Fix.MANUAL,
                 )
             )
@@ -329,7 +336,8 @@ def _python(out: Checked, env: Environment, rules: Rules) -> None:
                 env.python,
                 0,
                 0,
-                f"Python {env.python_version} is too old: TRL {rules.target} needs Python {rules.python.specifier} ({rules.python.cite})",
+                f"Python {env.python_version} is too old: TRL {rules.target} needs Python "
+                f"{rules.python.specifier} ({rules.python.cite})",
                 Fix.MANUAL,
             )
         )
@@ -399,7 +407,8 @@ def _installed_one(out: Checked, env: Environment, rule: PackageRule, rules: Rul
             where,
             0,
             0,
-            f"{rule.name} {version} is installed, {state}: {rule.name}{rule.specifier}{_why(rule)}; fix: {install}",
+            f"{rule.name} {version} is installed, {state}: "
+            f"{rule.name}{rule.specifier}{_why(rule)}; fix: {install}",
             Fix.MANUAL,
         )
     )
@@ -436,7 +445,8 @@ def _installed_defects(out: Checked, env: Environment, rules: Rules) -> None:
                     env.python,
                     0,
                     0,
-                    f"{defect.summary.format(trl=trl)}, and it is not installed: `from trl import GRPOTrainer` fails; fix: pip install {defect.needs}",
+                    f"{defect.summary.format(trl=trl)}, and it is not installed: `from trl import "
+                    f"GRPOTrainer` fails; fix: pip install {defect.needs}",
                     Fix.MANUAL,
                 )
             )

@@ -1,4 +1,5 @@
-"""Values the source readers produce and the check consumes: one declared requirement, one source."""
+"""Values the source readers produce and the check consumes: one declared requirement, one
+source."""
 
 from __future__ import annotations
 

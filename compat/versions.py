@@ -225,7 +225,8 @@ def _spaced(clauses: list[Clause]) -> bool:
 
 
 def _repin(pin: Clause, target: Version, required: list[Clause]) -> str:
-    """The pin moved to `target`, same operator and spacing; a prefix pin keeps its length if it can."""
+    """The pin moved to `target`, same operator and spacing; a prefix pin keeps its length if it
+    can."""
     full = str(target)
     candidates = [full]
     if pin.op in ("=", "") and pin.dialect in ("conda", "prefix"):

@@ -1,6 +1,7 @@
 """`trl-migrate smoke`: parse options, call the reference stack, render. Nothing else.
 
-torch is imported only inside the command (through migrate.api and the reference stack), never at module level:
+torch is imported only inside the command (through migrate.api and the reference stack), never at
+module level:
 importing the CLI must stay cheap for `trl-migrate fix`.
 """
 
@@ -79,14 +80,17 @@ def smoke_command(
 
     SCRIPT runs unmodified against the installed TRL, in a subprocess, offline, in a temporary
     folder; arguments after `--` are its own. A notebook (.ipynb) runs its code cells in order,
-    IPython lines skipped, with findings by cell and line. Exit 0 when it trains, 1 when it fails (import
-    error, crash, no step, non-finite loss, timeout, network), 2 when the check itself could not run.
+    IPython lines skipped, with findings by cell and line. Exit 0 when it trains, 1 when it fails
+    (import
+    error, crash, no step, non-finite loss, timeout, network), 2 when the check itself could not
+    run.
 
     \b
     Examples:
       trl-migrate smoke train_grpo.py
       trl-migrate smoke notebooks/ppo_sentiment.ipynb
-      trl-migrate smoke ppo_tldr.py -- --dataset_name trl-lib/tldr --model_name_or_path Qwen/Qwen3-0.6B
+      trl-migrate smoke ppo_tldr.py -- --dataset_name trl-lib/tldr --model_name_or_path
+      Qwen/Qwen3-0.6B
       trl-migrate smoke --env
       trl-migrate smoke --env --lora --loss-parity --steps 8
     """

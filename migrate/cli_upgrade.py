@@ -169,7 +169,8 @@ def demo(dest: str | None, no_smoke: bool, target: str) -> None:
         fmt="text",
     )
     click.echo(
-        f"\nThe upgraded copy is in {where}; TODO(trl-migrate ...) comments mark what needs a human. "
+        f"\nThe upgraded copy is in {where}; TODO(trl-migrate ...) comments mark what needs a "
+        "human. "
         f"Demo wall time {time.perf_counter() - started:.1f} s."
     )
     sys.exit(2 if report.exit_code == 2 else 0)

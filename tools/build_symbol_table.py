@@ -142,7 +142,8 @@ def fetch_wheel(version: str) -> Path:
 
 
 def module_name(path: str) -> str | None:
-    """``trl/models/utils.py`` -> ``trl.models.utils``; None for files that are not library modules."""
+    """``trl/models/utils.py`` -> ``trl.models.utils``; None for files that are not library
+    modules."""
     if not path.startswith("trl/") or not path.endswith(".py"):
         return None
     parts = path[: -len(".py")].split("/")
@@ -250,7 +251,8 @@ def is_library_import(node: ast.ImportFrom) -> bool:
 def is_script(tree: ast.Module, source: str) -> bool:
     """A runnable script: a ``__main__`` guard plus a PEP 723 header or a ``main``/``make_parser``.
 
-    ``trl.generation.vllm_client`` has a ``__main__`` demo but neither, so it stays a library module.
+    ``trl.generation.vllm_client`` has a ``__main__`` demo but neither, so it stays a library
+    module.
     """
     if not any(is_main_guard(n) for n in tree.body):
         return False
@@ -367,7 +369,8 @@ def scan_wheel(wheel: Path) -> Scan:
 def drop_stale_lazy_names(scan: Scan) -> None:
     """Forget lazy exports whose submodule is gone or lacks the name: importing them raises.
 
-    E.g. the 0.13.0 ``trl/trainer/__init__.py`` still lists ``PPOv2Trainer`` after the module was deleted.
+    E.g. the 0.13.0 ``trl/trainer/__init__.py`` still lists ``PPOv2Trainer`` after the module was
+    deleted.
     """
     for module, mscan in scan.items():
         for name, key in mscan.lazy.items():
@@ -502,7 +505,8 @@ def apply_overrides(
     versions: list[str],
     scans: list[Scan],
 ) -> None:
-    """Merge name overrides, then path overrides; new paths get their ``seen`` span from the scans."""
+    """Merge name overrides, then path overrides; new paths get their ``seen`` span from the
+    scans."""
     by_path, by_name = overrides
     for key, base in symbols.items():
         if key.rsplit(".", 1)[1] in by_name:

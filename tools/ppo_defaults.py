@@ -1,7 +1,8 @@
 """Build codemods/data/ppo_defaults.json: the default of every field of every PPO config class, per
 TRL release, read from the real wheels (as tools/build_symbol_table.py builds the symbol table).
 
-    python tools/ppo_defaults.py            # wheels from .wheels/ (fetched with pip download when missing)
+    python tools/ppo_defaults.py            # wheels from .wheels/ (fetched with pip download when
+    missing)
 
 Per version and era (legacy `PPOConfig` <= 0.11, `PPOv2Config` 0.9-0.11, v2 `PPOConfig` 0.12-0.28,
 `trl.experimental.ppo.PPOConfig` 0.26-1.12) the class's own literal defaults are read with `ast`,

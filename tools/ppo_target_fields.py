@@ -1,4 +1,5 @@
-"""Write codemods/data/ppo_targets.json: the 1.13 config fields and trainer keywords TRL103-TRL105 may emit.
+"""Write codemods/data/ppo_targets.json: the 1.13 config fields and trainer keywords TRL103-TRL105
+may emit.
 
 Run with TRL 1.13 installed: `python tools/ppo_target_fields.py`. The codemods read the file
 (they never import trl); tests/codemods/test_ppo_mapping.py checks it against the installed classes.
@@ -33,7 +34,8 @@ def main() -> None:
             "rloo": sorted(f.name for f in dataclasses.fields(trl.RLOOConfig)),
             "grpo": sorted(f.name for f in dataclasses.fields(trl.GRPOConfig)),
         },
-        "config_defaults": {  # plain defaults (None, bool, int, float, str): TRL103 compares script fields with them
+        # plain defaults (None, bool, int, float, str): TRL103 compares script fields with them
+        "config_defaults": {
             "rloo": _defaults(trl.RLOOConfig),
             "grpo": _defaults(trl.GRPOConfig),
         },

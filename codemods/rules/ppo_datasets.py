@@ -61,7 +61,8 @@ class RewritePPODatasets(RuleTransformer):
         self.rewrote = True
         self.report(
             found[0],
-            f'the decoded text is stored as "prompt", the column {self.trainer} reads (it was "query")',
+            f'the decoded text is stored as "prompt", the column {self.trainer} reads (it was '
+            '"query")',
         )
         return m.replace(
             fn,
@@ -96,7 +97,8 @@ class RewritePPODatasets(RuleTransformer):
         self.rewrote = True
         self.report(
             original,
-            f'`{original.name.value}` returns the text it tokenized as "prompt", the column {self.trainer} '
+            f'`{original.name.value}` returns the text it tokenized as "prompt", the column '
+            f"{self.trainer} "
             "reads (it tokenizes prompts itself)",
             severity=Severity.WARNING,
         )
@@ -108,7 +110,8 @@ class RewritePPODatasets(RuleTransformer):
         )
 
     def _tokenized_text(self, expr: cst.BaseExpression, before: list) -> cst.BaseExpression | None:
-        """X in `tokenizer(X, ...)["input_ids"]`, `tokenizer.encode(X)`, `tokenizer.apply_chat_template(X, ...)`,
+        """X in `tokenizer(X, ...)["input_ids"]`, `tokenizer.encode(X)`,
+        `tokenizer.apply_chat_template(X, ...)`,
         following one local name (`outputs = tokenizer(X)`; `outputs["input_ids"]`)."""
         if isinstance(expr, cst.Subscript):
             expr = expr.value
@@ -133,7 +136,8 @@ class RewritePPODatasets(RuleTransformer):
 
 
 class PPODatasetTodos(RuleTransformer):
-    """Second pass: a dataset whose tokenizing map was not recognised gets a TODO where it is built."""
+    """Second pass: a dataset whose tokenizing map was not recognised gets a TODO where it is
+    built."""
 
     NAMES = (*ppo.TRAINER_NAMES, *(trainer for _, trainer in ppo.TARGETS.values()))
 
@@ -152,13 +156,16 @@ class PPODatasetTodos(RuleTransformer):
             if assign is node:
                 self.todo(
                     node,
-                    f'{self.trainer} reads a "prompt" column (text or chat messages) from `{name}` and '
-                    'tokenizes it itself; PPO read tokenized `input_ids`: keep the text you tokenize as "prompt"',
+                    f'{self.trainer} reads a "prompt" column (text or chat messages) from `{name}` '
+                    "and "
+                    "tokenizes it itself; PPO read tokenized `input_ids`: keep the text you "
+                    'tokenize as "prompt"',
                 )
 
 
 def _datasets(owner: RuleTransformer, module: cst.Module) -> set[str]:
-    """Datasets TRL104 gave a new trainer, and those still passed to a PPO trainer (TRL104 not run)."""
+    """Datasets TRL104 gave a new trainer, and those still passed to a PPO trainer (TRL104 not
+    run)."""
     found = set(owner.state.shared.ppo_datasets)
     for call in walk.find_all(module, cst.Call):
         if ppo.ppo_class(owner.qualified_names(call.func), ppo.TRAINER_NAMES):
@@ -213,14 +220,16 @@ class PPODatasetsRule(Rule):
         '    outputs = tokenizer(element["text"], padding=False)\n'
         '    return {"input_ids": outputs["input_ids"]}\n'
         "ds = ds.map(tokenize, remove_columns=ds.column_names)\n"
-        "trainer = PPOTrainer(args=a, processing_class=tokenizer, model=m, reward_model=rm, value_model=vm, train_dataset=ds)\n"
+        "trainer = PPOTrainer(args=a, processing_class=tokenizer, model=m, reward_model=rm, "
+        "value_model=vm, train_dataset=ds)\n"
     )
     after = (
         "from trl import PPOTrainer\n"
         "def tokenize(element):\n"
         '    return {"prompt": element["text"]}\n'
         "ds = ds.map(tokenize, remove_columns=ds.column_names)\n"
-        "trainer = PPOTrainer(args=a, processing_class=tokenizer, model=m, reward_model=rm, value_model=vm, train_dataset=ds)\n"
+        "trainer = PPOTrainer(args=a, processing_class=tokenizer, model=m, reward_model=rm, "
+        "value_model=vm, train_dataset=ds)\n"
     )
     transformers = (RewritePPODatasets, PPODatasetTodos)
     triggers = ("PPOTrainer", "PPOv2Trainer")

@@ -16,8 +16,10 @@ from codemods.base import Rule, RuleTransformer
 
 PATCHERS = ("patch", "patch.object")
 GONE_NAMES = {
-    "SUPPORTED_ARCHITECTURES": "the value-head classes it listed are gone; use `transformers.PreTrainedModel` for checks",
-    "TextEnvironment": "removed in TRL 0.21: for tool use, pass `tools=[...]` (or `environment_factory=`) to GRPOTrainer",
+    "SUPPORTED_ARCHITECTURES": "the value-head classes it listed are gone; use "
+    "`transformers.PreTrainedModel` for checks",
+    "TextEnvironment": "removed in TRL 0.21: for tool use, pass `tools=[...]` (or "
+    "`environment_factory=`) to GRPOTrainer",
     "TextHistory": "removed in TRL 0.21 with TextEnvironment",
 }
 
@@ -41,8 +43,10 @@ class FlagUnsupported(RuleTransformer):
                 )
                 self.todo(
                     node,
-                    f"`{node.name.value}` subclasses `{found[0]}`, which TRL 1.13 removed: port it to `{new}` "
-                    "by hand (its internals differ: no value model, no step(), generation inside train())",
+                    f"`{node.name.value}` subclasses `{found[0]}`, which TRL 1.13 removed: port it "
+                    f"to `{new}` "
+                    "by hand (its internals differ: no value model, no step(), generation inside "
+                    "train())",
                 )
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
@@ -54,7 +58,8 @@ class FlagUnsupported(RuleTransformer):
             if owner:
                 self.todo(
                     node,
-                    f"this patches `{owner[0]}.{target.attr.value}`; TRL 1.13 moved or removed PPO internals, "
+                    f"this patches `{owner[0]}.{target.attr.value}`; TRL 1.13 moved or removed PPO "
+                    "internals, "
                     "so check the patched name still exists and still does what you override",
                 )
 
@@ -85,7 +90,8 @@ class FlagUnsupported(RuleTransformer):
         if sym is not None or any(self.table.module_gone(module[:i]) for i in _cuts(module)):
             self.todo(
                 node,
-                f'`mock.patch("{path}")` targets a path TRL 1.13 does not have; patch the RLOO/GRPO '
+                f'`mock.patch("{path}")` targets a path TRL 1.13 does not have; patch the '
+                "RLOO/GRPO "
                 "equivalent or drop the patch",
             )
 
@@ -97,11 +103,15 @@ def _cuts(module: str) -> list[int]:
 class PPOUnsupportedRule(Rule):
     code = "TRL107"
     name = "ppo-unsupported"
-    summary = "Mark PPO-era code that needs a human: subclasses, monkeypatches, TextEnvironment, mock.patch paths."
+    summary = (
+        "Mark PPO-era code that needs a human: subclasses, monkeypatches, TextEnvironment, "
+        "mock.patch paths."
+    )
     before = "from trl import PPOTrainer\nclass MyTrainer(PPOTrainer):\n    pass\n"
     after = (
         "from trl import PPOTrainer\n"
-        "# TODO(trl-migrate TRL107): `MyTrainer` subclasses `PPOTrainer`, which TRL 1.13 removed: port it to `RLOOTrainer` "
+        "# TODO(trl-migrate TRL107): `MyTrainer` subclasses `PPOTrainer`, which TRL 1.13 removed: "
+        "port it to `RLOOTrainer` "
         "by hand (its internals differ: no value model, no step(), generation inside train())\n"
         "class MyTrainer(PPOTrainer):\n"
         "    pass\n"

@@ -38,7 +38,8 @@ BF16 = """
 import json, platform
 import torch
 device = "cuda" if torch.cuda.is_available() else "cpu"
-out = {"device": device, "name": torch.cuda.get_device_name(0) if device == "cuda" else platform.machine()}
+name = torch.cuda.get_device_name(0) if device == "cuda" else platform.machine()
+out = {"device": device, "name": name}
 try:
     x = torch.ones(8, 8, dtype=torch.bfloat16, device=device)
     ok = float((x @ x).float().sum().item()) == 512.0

@@ -1,4 +1,5 @@
-"""requirements*.txt and *.in, read as pip reads them: continuations, comments, -r/-c, -e, hashes."""
+"""requirements*.txt and *.in, read as pip reads them: continuations, comments, -r/-c, -e,
+hashes."""
 
 from __future__ import annotations
 
@@ -129,8 +130,14 @@ def _compile_command(path: str) -> str:
     stem, _ = os.path.splitext(path)
     source = stem + ".in"
     if os.path.exists(source):
-        return f"pip-compile --generate-hashes --upgrade-package {{req}} {shlex.quote(os.path.basename(source))}"
-    return f"regenerate {os.path.basename(path)} with the tool that wrote it, e.g. pip-compile --upgrade-package {{req}}"
+        return (
+            "pip-compile --generate-hashes --upgrade-package {req} "
+            f"{shlex.quote(os.path.basename(source))}"
+        )
+    return (
+        f"regenerate {os.path.basename(path)} with the tool that wrote it, e.g. pip-compile "
+        "--upgrade-package {req}"
+    )
 
 
 def _first_line(message: str) -> str:

@@ -1,4 +1,5 @@
-"""setup.cfg: install_requires, extras_require and python_requires of setuptools' declarative config."""
+"""setup.cfg: install_requires, extras_require and python_requires of setuptools' declarative
+config."""
 
 from __future__ import annotations
 

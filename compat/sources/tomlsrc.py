@@ -79,7 +79,8 @@ def pep508_item(
 def python_item(
     src: SourceRead, value: Any, key: tuple[str | int, ...], line: int, dialect: str
 ) -> None:
-    """A Python version requirement (`requires-python`, poetry's `python`, Pipfile's python_version)."""
+    """A Python version requirement (`requires-python`, poetry's `python`, Pipfile's
+    python_version)."""
     if not isinstance(value, str):
         return
     start = len(value) - len(value.lstrip())

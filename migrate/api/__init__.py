@@ -41,7 +41,8 @@ def check_env(**options: Any) -> Any:
 
 
 def check_compat(path: str, **options: Any) -> Any:
-    """`compat PATH`: the compat report (compat.api.check_path); raises RulesError for a bad target."""
+    """`compat PATH`: the compat report (compat.api.check_path); raises RulesError for a bad
+    target."""
     from compat.api import check_path
 
     return check_path(path, **options)

@@ -94,10 +94,7 @@ def fix_paths(
             todo.append((cand.path, data))
     work = partial(_process_one, codes=codes, options=options, want_diff=mode == DIFF)
     results.extend(_run(work, todo, jobs, progress))
-    if mode == WRITE:
-        results = [_write(r) for r in results]
-    else:
-        results = [_as_available(r) for r in results]
+    results = [_write(r) for r in results] if mode == WRITE else [_as_available(r) for r in results]
     results.sort(key=lambda r: r.path)
     return FixReport(results, mode, len(candidates), len(todo), time.perf_counter() - started)
 

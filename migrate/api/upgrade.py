@@ -27,7 +27,8 @@ class UpgradeReport:
 
     @property
     def exit_code(self) -> int:
-        """0 nothing left for a human; 1 TODOs, pins or smoke failures need one; 2 something could not run."""
+        """0 nothing left for a human; 1 TODOs, pins or smoke failures need one; 2 something could
+        not run."""
         codes = [
             self.fix.exit_code,
             2 if self.compat_error else self.compat.exit_code if self.compat else 0,
@@ -36,7 +37,8 @@ class UpgradeReport:
         return 2 if 2 in codes else 1 if 1 in codes else 0
 
     def results(self) -> list[FileResult]:
-        """Every file's findings from all three stages; a smoked script carries its smoke findings."""
+        """Every file's findings from all three stages; a smoked script carries its smoke
+        findings."""
         fixed = {r.path: r for r in self.fix.reported()}
         for smoke in self.smokes:
             own = smoke.file_result()

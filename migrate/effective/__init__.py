@@ -10,7 +10,8 @@ the target config is built for real from the rewritten call's literal keywords i
 known and differs from the new one must be named by a finding; one whose old default changed
 between releases of the era counts as differing unless the new value matches every release.
 
-    python -m migrate.effective SCRIPT.py [--target rloo|grpo]    # runs `fix` on it in memory, then checks
+    python -m migrate.effective SCRIPT.py [--target rloo|grpo]    # runs `fix` on it in memory, then
+    checks
 
 It needs `trl` (the smoke extra); `fix` never imports it.
 """
@@ -55,7 +56,8 @@ class CallReport:
         return [d for d in self.differences if not d.covered]
 
 
-# -- comparing --------------------------------------------------------------------------------------
+# -- comparing
+# --------------------------------------------------------------------------------------
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, float) or isinstance(b, float):
         try:
@@ -120,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("original")
     p.add_argument("--target", default="rloo", choices=["rloo", "grpo"])
     args = p.parse_args(argv)
-    data = open(args.original, "rb").read()
+    with open(args.original, "rb") as fh:
+        data = fh.read()
     result = process(
         args.original, data, codes=[r.code for r in RULES], options=Options(target=args.target)
     )
@@ -128,11 +131,13 @@ def main(argv: list[str] | None = None) -> int:
     uncovered = 0
     for r in check(data.decode("utf-8"), rewritten, result.findings):
         print(
-            f"{args.original}:{r.line} ({r.era}){' - new config rejected: ' + r.error if r.error else ''}"
+            f"{args.original}:{r.line} "
+            f"({r.era}){' - new config rejected: ' + r.error if r.error else ''}"
         )
         for d in r.differences:
             print(
-                f"  {d.setting}: {d.old!r} -> {d.new!r}  {'covered by ' + d.covered_by if d.covered else 'NOT REPORTED'}"
+                f"  {d.setting}: {d.old!r} -> {d.new!r}  "
+                f"{'covered by ' + d.covered_by if d.covered else 'NOT REPORTED'}"
             )
         uncovered += len(r.uncovered)
     return 1 if uncovered else 0

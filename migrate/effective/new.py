@@ -1,4 +1,5 @@
-"""The new run's settings: the rewritten call's target config built for real by the installed TRL in a
+"""The new run's settings: the rewritten call's target config built for real by the installed TRL in
+a
 persistent subprocess (on the CPU), and its fields read back as settings."""
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from migrate.effective.values import UNKNOWN
 TARGET_CLASSES = {"RLOOConfig", "GRPOConfig"}
 
 
-# -- the new run ----------------------------------------------------------------------------------------
+# -- the new run
+# ----------------------------------------------------------------------------------------
 _BUILD = r"""
 import dataclasses, json, sys, tempfile, warnings
 warnings.simplefilter("ignore")
@@ -30,9 +32,13 @@ def build(cls_name, kwargs):
         try:
             cfg = cls(**{"output_dir": tmp, **kwargs})
             fields = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)}
-        except Exception as e:  # the config the rewrite wrote is rejected: say why, and read the defaults
+        except Exception as e:  # the rewritten config is rejected: say why, read the defaults
             out["error"] = f"{type(e).__name__}: {e}"
-            fields = {f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}
+            fields = {
+                f.name: f.default
+                for f in dataclasses.fields(cls)
+                if f.default is not dataclasses.MISSING
+            }
             fields.update(kwargs)
             if fields.get("bf16") is None:
                 fields["bf16"] = not fields.get("fp16")
@@ -46,7 +52,8 @@ for line in sys.stdin:
 
 
 class _Builder:
-    """One interpreter with TRL imported, building configs on request (importing trl takes seconds)."""
+    """One interpreter with TRL imported, building configs on request (importing trl takes
+    seconds)."""
 
     def __init__(self, python: str) -> None:
         self.proc = subprocess.Popen(

@@ -98,7 +98,8 @@ def era_defaults() -> dict[str, dict[str, tuple[Any, ...]]]:
     return {era: {k: tuple(v) for k, v in fields.items()} for era, fields in out.items()}
 
 
-# -- reading calls ------------------------------------------------------------------------------------
+# -- reading calls
+# ------------------------------------------------------------------------------------
 @dataclasses.dataclass
 class Call:
     cls: str
@@ -122,7 +123,8 @@ def _name(node: ast.expr) -> str:
 
 
 def calls(text: str, classes: set[str]) -> list[Call]:
-    """Config calls, and configs a command-line parser builds (`HfArgumentParser((Args, PPOConfig))`):
+    """Config calls, and configs a command-line parser builds (`HfArgumentParser((Args,
+    PPOConfig))`):
     those run with the class defaults, changed by the file's `parser.set_defaults(...)`."""
     tree = ast.parse(text)
     out = []
@@ -173,9 +175,11 @@ def era_of(call: Call, text: str) -> str:
     return "legacy" if any(s in text for s in (".step(", ".generate(", "ValueHead")) else "v2"
 
 
-# -- the old run ------------------------------------------------------------------------------------------
+# -- the old run
+# ------------------------------------------------------------------------------------------
 def old_settings(call: Call, era: str) -> dict[str, Any]:
-    """Setting -> value (or a tuple of the values the era's releases had; UNKNOWN when not literal)."""
+    """Setting -> value (or a tuple of the values the era's releases had; UNKNOWN when not
+    literal)."""
     defaults = era_defaults()[era]
 
     def get(name: str, fallback: Any = None) -> Any:
@@ -195,7 +199,8 @@ def old_settings(call: Call, era: str) -> dict[str, Any]:
         mini = call.kwargs.get("forward_batch_size") or get("mini_batch_size")
         out.update(
             {
-                # Legacy PPO built its own Accelerator (mixed precision only through accelerator_kwargs) and
+                # Legacy PPO built its own Accelerator (mixed precision only through
+                # accelerator_kwargs) and
                 # Adam optimizer with no scheduler unless one was passed to the trainer.
                 "precision": UNKNOWN if "accelerator_kwargs" in call.kwargs else "fp32",
                 "lr_schedule": "constant",

@@ -123,7 +123,8 @@ SMOKE: dict[str, tuple[str, str]] = {
     ),
     CRASH: (
         "raised",
-        "The script raised; the finding sits on the last line of the script the exception came through.",
+        "The script raised; the finding sits on the last line of the script the exception came "
+        "through.",
     ),
     NO_STEP: (
         "no-step",
@@ -137,7 +138,8 @@ SMOKE: dict[str, tuple[str, str]] = {
     ),
     EXIT: (
         "exited",
-        "The script exited before training with a non-zero status, usually its argument parser: pass "
+        "The script exited before training with a non-zero status, usually its argument parser: "
+        "pass "
         "its arguments after `--`.",
     ),
     HARNESS: (
@@ -146,7 +148,8 @@ SMOKE: dict[str, tuple[str, str]] = {
     ),
     SKIPPED: (
         "not-run",
-        "Not smoke-run: the smoke extra (torch, transformers, trl, datasets, accelerate) is missing.",
+        "Not smoke-run: the smoke extra (torch, transformers, trl, datasets, accelerate) is "
+        "missing.",
     ),
 }
 

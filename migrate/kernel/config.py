@@ -87,13 +87,15 @@ def parse(table: dict[str, Any], *, source: str) -> Settings:
     for key in table:
         if key not in known:
             raise ConfigError(
-                f"{source}: unknown key {key!r} in [tool.{TABLE}]; known keys: {', '.join(sorted(known))}"
+                f"{source}: unknown key {key!r} in [tool.{TABLE}]; known keys: "
+                f"{', '.join(sorted(known))}"
             )
     values: dict[str, Any] = {"source": source}
     if "target" in table:
         if table["target"] not in TARGETS:
             raise ConfigError(
-                f"{source}: [tool.{TABLE}] target must be one of {', '.join(TARGETS)}; got {table['target']!r}"
+                f"{source}: [tool.{TABLE}] target must be one of {', '.join(TARGETS)}; got "
+                f"{table['target']!r}"
             )
         values["target"] = table["target"]
     for key in ("select", "ignore", "exclude"):

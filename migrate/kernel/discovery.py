@@ -131,9 +131,10 @@ def walk(
                 if entry.name in exclude or _ignored(os.path.abspath(entry.path), True, here):
                     continue
                 subdirs.append(entry.path)
-            elif entry.name.endswith(tuple(suffixes)):
-                if not _ignored(os.path.abspath(entry.path), False, here):
-                    yield os.path.normpath(entry.path)
+            elif entry.name.endswith(tuple(suffixes)) and not _ignored(
+                os.path.abspath(entry.path), False, here
+            ):
+                yield os.path.normpath(entry.path)
         stack.extend((d, here) for d in reversed(subdirs))
 
 

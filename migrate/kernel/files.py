@@ -6,6 +6,7 @@ message names the problem in words a user can act on; callers add the path.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import io
@@ -101,16 +102,13 @@ def atomic_write(path: str, data: bytes, *, expected: bytes | None = None) -> No
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, stat.S_IMODE(st.st_mode))
-        try:
+        # Not permitted for non-root users; the file then keeps the writer's ownership.
+        with contextlib.suppress(PermissionError, AttributeError):
             os.chown(tmp, st.st_uid, st.st_gid)
-        except (PermissionError, AttributeError):
-            pass  # not permitted for non-root users; the file keeps the writer's ownership
         os.replace(tmp, real)
     except BaseException as e:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         if isinstance(e, OSError):
             raise SourceError(f"write failed, original kept: {e.strerror or e}") from e
         raise

@@ -72,7 +72,8 @@ def loads(text: str) -> Notebook:
         raise SourceError("not a notebook: no list of cells (nbformat 4 is supported)")
     if doc.get("nbformat", 4) < 4:
         raise SourceError(
-            f"nbformat {doc.get('nbformat')} notebooks are not supported; open and save it in Jupyter first"
+            f"nbformat {doc.get('nbformat')} notebooks are not supported; open and save it in "
+            "Jupyter first"
         )
     body = text[:-1] if text.endswith("\n") else text
     for style in _styles(text):

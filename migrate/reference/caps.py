@@ -193,10 +193,12 @@ def stub_missing_trackers() -> None:
             continue
         module = types.ModuleType(name)
         module.__spec__ = importlib.machinery.ModuleSpec(name, None)
-        module.__getattr__ = lambda attr, _n=_NoOp(): _n.__getattr__(attr)  # type: ignore[method-assign]
+        stand_in = _NoOp()
+        module.__getattr__ = lambda attr, _n=stand_in: _n.__getattr__(attr)  # type: ignore[method-assign]
         sys.modules[name] = module
         print(
-            f"[trl-migrate smoke] {name} is not installed here: a no-op stand-in answers the script's {name} calls",
+            f"[trl-migrate smoke] {name} is not installed here: a no-op stand-in answers the "
+            f"script's {name} calls",
             file=sys.stderr,
         )
 

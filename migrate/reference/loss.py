@@ -269,7 +269,8 @@ def _log_probs(
     bias32: torch.Tensor | None,  # (V,) fp32
     softcap: float | None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """fp32 log-softmax (R, V) of the logits after bias and softcap, and tanh(x / softcap) if capped."""
+    """fp32 log-softmax (R, V) of the logits after bias and softcap, and tanh(x / softcap) if
+    capped."""
     r = z.shape[0]
     if (
         scratch is None

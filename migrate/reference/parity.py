@@ -1,4 +1,5 @@
-"""Loss parity for `smoke --env --loss-parity`: our chunked bf16 NLL and TRL 1.13's against the plain
+"""Loss parity for `smoke --env --loss-parity`: our chunked bf16 NLL and TRL 1.13's against the
+plain
 loss on one batch, values and gradients, within the dtype's tolerance."""
 
 from __future__ import annotations

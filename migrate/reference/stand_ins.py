@@ -120,7 +120,7 @@ def patch_auto_classes(module: Any) -> None:
             # describe the real checkpoint: the tiny model loads in float32 on the CPU.
             return _original(cls, tiny_dir(_kind))
 
-        setattr(cls, "from_pretrained", classmethod(from_pretrained))
+        cls.from_pretrained = classmethod(from_pretrained)
 
 
 def patch_models(module: Any) -> None:
@@ -256,7 +256,8 @@ def patch_datasets(datasets: Any) -> None:
     select = datasets.Dataset.select
 
     def select_within(self: Any, indices: Any, *args: Any, **kwargs: Any) -> Any:
-        """`ds.select(range(100_000))` on a stand-in of 256 rows takes the rows there are: scripts cut
+        """`ds.select(range(100_000))` on a stand-in of 256 rows takes the rows there are: scripts
+        cut
         real datasets to a size, and the stand-in is smaller than any of them."""
         if isinstance(indices, range) and indices.step > 0 and indices.stop > len(self):
             indices = range(indices.start, min(indices.stop, len(self)), indices.step)
@@ -305,7 +306,8 @@ class TinyScorer:
 
 
 class _ScorerModel:
-    """What scripts touch of `pipe.model`: its config (pad_token_id, labels), device, to(), eval()."""
+    """What scripts touch of `pipe.model`: its config (pad_token_id, labels), device, to(),
+    eval()."""
 
     device = "cpu"
 
@@ -325,7 +327,8 @@ class _ScorerModel:
 
 
 def patch_pipeline(module: Any) -> None:
-    """`transformers.pipeline` (from transformers.pipelines): text classification is a TinyScorer."""
+    """`transformers.pipeline` (from transformers.pipelines): text classification is a
+    TinyScorer."""
     original = module.pipeline
 
     def pipeline(task: Any = None, *args: Any, **kwargs: Any) -> Any:

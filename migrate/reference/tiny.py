@@ -53,7 +53,8 @@ def tiny_corpus(n: int, *, seed: int = 0) -> list[str]:
     """``n`` short sentences from a fixed grammar: varied, yet learnable in a few steps."""
     rng = random.Random(seed)
     return [
-        f"{rng.choice(_SUBJECTS)} {rng.choice(_VERBS)} {rng.choice(_OBJECTS)} {rng.choice(_ENDINGS)}"
+        f"{rng.choice(_SUBJECTS)} {rng.choice(_VERBS)} {rng.choice(_OBJECTS)} "
+        f"{rng.choice(_ENDINGS)}"
         for _ in range(n)
     ]
 

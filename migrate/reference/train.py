@@ -262,7 +262,8 @@ def _check_decrease(result: EnvResult) -> None:
             _finding(
                 "TRL401",
                 Severity.ERROR,
-                f"loss did not go down: {losses[0]:.4f} at step 1, {last:.4f} over the last {len(tail)} step(s)",
+                f"loss did not go down: {losses[0]:.4f} at step 1, {last:.4f} over the last "
+                f"{len(tail)} step(s)",
             )
         )
 

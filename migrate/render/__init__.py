@@ -62,7 +62,8 @@ def render_text_findings(
     for res in sorted(results, key=lambda r: r.path):
         if res.status is Status.FAILED:
             lines.append(
-                f"{_paint(res.path, 'path', color)}: {_paint('error', 'error', color)}: {res.message}"
+                f"{_paint(res.path, 'path', color)}: {_paint('error', 'error', color)}: "
+                f"{res.message}"
             )
         elif statuses:
             why = f" ({res.message})" if res.message else ""
@@ -114,7 +115,8 @@ def render_github(results: Iterable[FileResult]) -> str:
             cell = f"cell {f.cell}, line {f.line}: " if f.cell else ""
             title = _github_escape(f"trl-migrate {f.code} [{f.fix.value}]", prop=True)
             lines.append(
-                f"::{_GITHUB_LEVEL[f.severity]} {where},title={title}::{_github_escape(cell + f.message)}"
+                f"::{_GITHUB_LEVEL[f.severity]} "
+                f"{where},title={title}::{_github_escape(cell + f.message)}"
             )
     return "\n".join(lines) + ("\n" if lines else "")
 
@@ -139,7 +141,8 @@ def render_json(
     summary: Mapping[str, Any],
     extra: Mapping[str, Any] | None = None,
 ) -> str:
-    """The DESIGN shape: schema_version, command, files[], summary, plus command-specific sections."""
+    """The DESIGN shape: schema_version, command, files[], summary, plus command-specific
+    sections."""
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "command": command,

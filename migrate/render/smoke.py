@@ -14,13 +14,15 @@ if TYPE_CHECKING:
 
 
 def render_script_text(results: list, *, color: bool | None = None) -> str:  # type: ignore[type-arg]
-    """One block per smoked script: verdict, time, losses, findings (and the log tail on a crash)."""
+    """One block per smoked script: verdict, time, losses, findings (and the log tail on a
+    crash)."""
     color = use_color(sys.stdout) if color is None else color
     lines = []
     for r in results:
         args = f" -- {' '.join(r.args)}" if r.args else ""
         lines.append(
-            f"trl-migrate smoke {r.path}{args}: {r.outcome} in {r.seconds:.1f} s ({r.steps_run} steps)"
+            f"trl-migrate smoke {r.path}{args}: {r.outcome} in {r.seconds:.1f} s ({r.steps_run} "
+            "steps)"
         )
         lines.extend("  " + format_finding(f, color=color) for f in r.findings)
         if r.outcome == "harness" and r.log_tail.strip():
@@ -49,7 +51,8 @@ def render_json(result: EnvResult) -> str:
 def render_text(result: EnvResult, *, color: bool | None = None) -> str:
     color = use_color(sys.stdout) if color is None else color
     lines = [
-        "trl-migrate smoke --env: the reference stack (tiny model, bf16 autocast, chunked lm_head loss)"
+        "trl-migrate smoke --env: the reference stack (tiny model, bf16 autocast, chunked lm_head "
+        "loss)"
     ]
     lines.append("  " + "  ".join(f"{k} {v}" for k, v in result.versions.items()))
     if result.device:
@@ -62,7 +65,8 @@ def render_text(result: EnvResult, *, color: bool | None = None) -> str:
         lines.append(f"  step {i:>3}  loss {loss:.4f}")
     if result.losses:
         lines.append(
-            f"  {result.tokens} tokens in {result.seconds:.2f} s: {result.tokens_per_s:,.0f} tokens/s"
+            f"  {result.tokens} tokens in {result.seconds:.2f} s: {result.tokens_per_s:,.0f} "
+            "tokens/s"
         )
     p = result.parity
     if p is not None:
@@ -72,7 +76,8 @@ def render_text(result: EnvResult, *, color: bool | None = None) -> str:
             else f"TRL 1.13 {p.trl:.6f} (rel {p.trl_rel:.1e}, grad {p.trl_grad_rel:.1e})"
         )
         lines.append(
-            f"  loss parity: plain {p.plain:.6f}, ours {p.ours:.6f} (rel {p.ours_rel:.1e}, grad {p.ours_grad_rel:.1e}), "
+            f"  loss parity: plain {p.plain:.6f}, ours {p.ours:.6f} (rel {p.ours_rel:.1e}, grad "
+            f"{p.ours_grad_rel:.1e}), "
             f"{trl}; tolerance {p.tolerance:.0e} (grad {p.grad_tolerance:.0e})"
         )
     lines.extend(format_finding(f, color=color) for f in result.findings)

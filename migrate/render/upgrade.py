@@ -26,7 +26,11 @@ def fix_summary_line(report: FixReport) -> str:
         f"{s['failed']} failed",
         f"{manual} TODO{'s' if manual != 1 else ''} for a human",
     ]
-    return f"trl-migrate: {', '.join(parts)} ({s['discovered']} files found, {s['parsed']} parsed, {s['seconds']:.2f} s)"
+    return (
+        f"trl-migrate: {', '.join(parts)} ({s['discovered']} files found, {s['parsed']} "
+        "parsed, "
+        f"{s['seconds']:.2f} s)"
+    )
 
 
 def render_upgrade(report: UpgradeReport, *, dry_run: bool) -> str:
@@ -64,8 +68,10 @@ def render_upgrade(report: UpgradeReport, *, dry_run: bool) -> str:
         2: "something could not be processed or run",
     }[report.exit_code]
     out.append(
-        f"\ntrl-migrate upgrade: {fix_s['changed']} files rewritten, {fix_s['by_fix'].get('manual', 0)} TODOs for a human; "
-        f"pins {'ok' if pins == 0 else 'need attention' if pins == 1 else 'could not be checked'}; smoke: {smoke} "
+        f"\ntrl-migrate upgrade: {fix_s['changed']} files rewritten, "
+        f"{fix_s['by_fix'].get('manual', 0)} TODOs for a human; "
+        f"pins {'ok' if pins == 0 else 'need attention' if pins == 1 else 'could not be checked'}; "
+        f"smoke: {smoke} "
         f"({report.seconds:.1f} s). {verdict} (exit {report.exit_code})"
     )
     return "\n".join(part for part in out if part) + "\n"

@@ -1,4 +1,5 @@
-"""Smoke-run a user's script: start the harness subprocess, time it out, turn its outcome into TRL4nn findings.
+"""Smoke-run a user's script: start the harness subprocess, time it out, turn its outcome into
+TRL4nn findings.
 
 This side never imports torch: it starts `python -m migrate.reference.harness` in a fresh
 temporary folder (removed afterwards), offline, and reads back the JSON the harness writes.
@@ -94,7 +95,8 @@ def smoke_script(
     store: str | None = None,
     keep: bool = False,
 ) -> SmokeResult:
-    """Run `script` with `args` for `steps` training steps on tiny offline stand-ins, in a subprocess.
+    """Run `script` with `args` for `steps` training steps on tiny offline stand-ins, in a
+    subprocess.
 
     Never raises for a failing script: every outcome is a finding (TRL410-TRL418). `store` is a
     folder to keep the tiny models in between runs (default: inside the temporary folder).

@@ -66,8 +66,10 @@ def judge(
             EXIT,
             Severity.ERROR,
             f"the script exited with status {data.get('exit_status')} before training: {why}"
-            f"{err.get('message') and ' ' + err['message'] or ''}; if it parses its own command line, pass "
-            f"the arguments it needs after `--` (docs/smoke.md lists those of TRL's example scripts)",
+            f"{err.get('message') and ' ' + err['message'] or ''}; if it parses its own command "
+            "line, pass "
+            "the arguments it needs after `--` (docs/smoke.md lists those of TRL's example "
+            "scripts)",
         )
     elif outcome == "error" and err.get("kind") == "import":
         finding(
@@ -130,7 +132,8 @@ def judge(
 
 
 def _import_what(err: dict[str, Any]) -> str:
-    """`cannot import LengthSampler from trl.core (No module named 'trl.core')`, from the error and the line."""
+    """`cannot import LengthSampler from trl.core (No module named 'trl.core')`, from the error and
+    the line."""
     name, module = err.get("name") or "", err.get("module") or ""
     reason = re.sub(
         r" \(/[^)]*\)$", "", str(err.get("message") or "")
@@ -157,7 +160,8 @@ def _read(path: str) -> str:
 
 
 def _todo_near(path: str, line: int) -> str:
-    """`; the rewrite left a TODO(trl-migrate TRLnnn) on this line` when comments above it carry one."""
+    """`; the rewrite left a TODO(trl-migrate TRLnnn) on this line` when comments above it carry
+    one."""
     if not line:
         return ""
     lines = _read(path).splitlines()

@@ -53,7 +53,8 @@ class SmokeResult:
 
     @property
     def exit_code(self) -> int:
-        """0 trained; 1 the script failed (a human must look); 2 the smoke run itself could not run."""
+        """0 trained; 1 the script failed (a human must look); 2 the smoke run itself could not
+        run."""
         return {"passed": 0, "failed": 1}.get(self.outcome, 2)
 
     def file_result(self) -> FileResult:

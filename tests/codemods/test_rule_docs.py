@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pathlib
-import sys
 import re
+import sys
 
 import pytest
 
@@ -43,7 +43,7 @@ def test_rule_has_its_module_test_file_and_docstring(rule):
     assert tests.is_file(), f"{rule.code} has no {tests.name}"
     assert (sys.modules[module].__doc__ or "").startswith(rule.code), f"{module} docstring"
     for transformer in rule.transformers:
-        assert transformer.CODE == rule.code
+        assert rule.code == transformer.CODE
 
 
 def test_a_second_rule_with_a_taken_code_is_refused():

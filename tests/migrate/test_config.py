@@ -7,8 +7,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from migrate.kernel import config
 from migrate.cli import main
+from migrate.kernel import config
 
 VH = 'from trl import AutoModelForCausalLMWithValueHead\nm = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")\n'
 SEED = "from trl import set_seed\n"

@@ -44,7 +44,8 @@ def _migrated(tmp_path, version: str, target: str, name: str) -> str:
 @pytest.mark.parametrize(("version", "target"), CASES, ids=[f"{v}-{t}" for v, t in CASES])
 def test_trls_sentiment_example_trains_once_migrated(tmp_path, store, version, target):
     script = _migrated(tmp_path, version, target, "ppo.py")
-    todos = [line.strip() for line in open(script, encoding="utf-8") if "TODO(trl-migrate" in line]
+    with open(script, encoding="utf-8") as fh:
+        todos = [line.strip() for line in fh if "TODO(trl-migrate" in line]
     # Two TODOs, warnings: the usage docstring passes `--log_with`, and the script's --use_seq2seq branch
     # picks a seq2seq policy, which 1.13 cannot train.
     assert len(todos) == 2, todos

@@ -1,4 +1,5 @@
-"""TRL101 imports: every TRL import path that 1.13 moved goes to its new home; removed ones get a TODO.
+"""TRL101 imports: every TRL import path that 1.13 moved goes to its new home; removed ones get a
+TODO.
 
 Driven by the symbol table (`codemods/data/trl_symbols.json`, built from the wheels of TRL
 0.4-1.13). Handles `from trl... import X [as Y]` anywhere (module level, functions, try/except),

@@ -1,4 +1,5 @@
-"""TRL101's second pass: imports of whole modules TRL 1.13 no longer has, still used after the first."""
+"""TRL101's second pass: imports of whole modules TRL 1.13 no longer has, still used after the
+first."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ class GoneModuleImports(RuleTransformer):
             when = f" (removed in TRL {version})" if version else ""
             self.todo(
                 node,
-                f"module `{gone}` does not exist in TRL 1.13{when}; move what this file uses from it",
+                f"module `{gone}` does not exist in TRL 1.13{when}; "
+                f"move what this file uses from it",
             )
 
 

@@ -1,4 +1,5 @@
-"""TRL101's first pass: every `from trl... import` / `import trl...` whose path TRL 1.13 moved goes to
+"""TRL101's first pass: every `from trl... import` / `import trl...` whose path TRL 1.13 moved goes
+to
 its new home; removed ones get a TODO (the symbol table says which is which)."""
 
 from __future__ import annotations
@@ -100,7 +101,8 @@ class RewriteImports(RuleTransformer):
                 and not self._still_used(module)
                 and self._still_used(root)
             ):
-                # `import trl.core` when only `trl.X` is used: keep the binding, drop the gone module
+                # `import trl.core` when only `trl.X` is used: keep the binding, drop the gone
+                # module
                 self.report(
                     orig,
                     f"module `{module}` does not exist in TRL 1.13; this file only uses "

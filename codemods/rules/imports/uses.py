@@ -1,4 +1,5 @@
-"""What TRL101 knows of a module before rewriting it: the sentence for each old import path, the names
+"""What TRL101 knows of a module before rewriting it: the sentence for each old import path, the
+names
 the module binds and exports, and every qualified name it uses."""
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ from codemods.symbols import Symbol
 OWNERS = {symbols.VALUE_HEAD: ("TRL102",), symbols.PPO: ("TRL103", "TRL104")}
 
 
-_PPO_HINT = "migrate to RLOOTrainer/RLOOConfig (or GRPOTrainer/GRPOConfig); rules TRL103-TRL107 do it (docs/rules.md)"
+_PPO_HINT = (
+    "migrate to RLOOTrainer/RLOOConfig (or GRPOTrainer/GRPOConfig); rules TRL103-TRL107 do "
+    "it (docs/rules.md)"
+)
 
 
 def dotted(path: str) -> cst.BaseExpression:
@@ -30,7 +34,10 @@ def message_for(sym: Symbol) -> str:
     """The one sentence a user reads about an old import path."""
     gone = f"removed in TRL {sym.gone_in}" if sym.gone_in else "gone in TRL 1.13"
     if sym.fate == symbols.MOVED and sym.deprecated:
-        return f"`{sym.path}` is deprecated in TRL 1.13 (it warns when used); import it from `{sym.to}`"
+        return (
+            f"`{sym.path}` is deprecated in TRL 1.13 (it warns when used); import it from "
+            f"`{sym.to}`"
+        )
     if sym.fate == symbols.MOVED:
         return f"`{sym.path}` was {gone}; it lives at `{sym.to}`"
     if sym.fate == symbols.PPO:

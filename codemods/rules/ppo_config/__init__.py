@@ -22,11 +22,13 @@ class PPOConfigRule(Rule):
     )
     before = (
         "from trl import PPOConfig\n"
-        'config = PPOConfig(output_dir="out", total_episodes=10000, num_ppo_epochs=4, kl_coef=0.05, response_length=53)\n'
+        'config = PPOConfig(output_dir="out", total_episodes=10000, num_ppo_epochs=4, '
+        "kl_coef=0.05, response_length=53)\n"
     )
     after = (
         "from trl import RLOOConfig\n"
-        'config = RLOOConfig(output_dir="out", max_steps=5000, num_iterations=4, beta=0.05, max_completion_length=53, '
+        'config = RLOOConfig(output_dir="out", max_steps=5000, num_iterations=4, beta=0.05, '
+        "max_completion_length=53, "
         "max_grad_norm=0.0, learning_rate=5e-05, temperature=0.7)\n"
     )
     transformers = (RewritePPOConfig, PPOConfigImports)

@@ -12,7 +12,8 @@ from migrate.kernel.findings import Severity
 
 
 class FlagClashes(ConfigPass):
-    """Script dataclass fields that clash with a flag the target config also declares (flags.py decides)."""
+    """Script dataclass fields that clash with a flag the target config also declares (flags.py
+    decides)."""
 
     # -- script dataclass fields that clash with the new config's flags (codemods/flags.py) --------
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
@@ -28,8 +29,10 @@ class FlagClashes(ConfigPass):
             )
             self.todo(
                 node,
-                f"{self.new_name} also has `--{clash.field}` (default {wanted!r}) and HfArgumentParser "
-                f"rejects a flag defined twice: delete this field ({shown}) and read `{clash.field}` from the "
+                f"{self.new_name} also has `--{clash.field}` (default {wanted!r}) and "
+                "HfArgumentParser "
+                f"rejects a flag defined twice: delete this field ({shown}) and read "
+                f"`{clash.field}` from the "
                 "config object instead",
                 severity=Severity.ERROR,
             )
@@ -48,7 +51,8 @@ class FlagClashes(ConfigPass):
             self.report(
                 before,
                 f"`{clash.cls}.{clash.field}` was removed: {self.new_name} has the same "
-                f"`--{clash.field}` flag with the same default ({clash.default!r}), and HfArgumentParser rejects "
+                f"`--{clash.field}` flag with the same default ({clash.default!r}), and "
+                "HfArgumentParser rejects "
                 f"a flag defined twice; reads use `{clash.config_var}.{clash.field}`",
                 severity=Severity.INFO,
             )

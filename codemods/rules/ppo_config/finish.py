@@ -13,4 +13,7 @@ class PPOConfigImports(ppo_imports.FinishPPOImports):
     def needed(state: FileState) -> set[str]:
         return state.shared.config_imports
 
-    STILL_USED = "finish the TODOs on its remaining uses, then import RLOOConfig (or GRPOConfig) from trl instead"
+    STILL_USED = (
+        "finish the TODOs on its remaining uses, then import RLOOConfig (or GRPOConfig) "
+        "from trl instead"
+    )

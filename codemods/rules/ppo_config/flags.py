@@ -78,8 +78,10 @@ def plan(owner: RuleTransformer, seen: parsed.Collected, target: str) -> list[Cl
     return out
 
 
-# ModelConfig fields TRL 1.13 renamed or moved: `--torch_dtype` is `--dtype` (W:1.0.0:trl/trainer/model_config.py),
-# `--trust_remote_code` left ModelConfig for the training config (present in W:1.0.0, gone by W:1.7.1).
+# ModelConfig fields TRL 1.13 renamed or moved: `--torch_dtype` is `--dtype`
+# (W:1.0.0:trl/trainer/model_config.py),
+# `--trust_remote_code` left ModelConfig for the training config (present in W:1.0.0, gone by
+# W:1.7.1).
 MODEL_CONFIG = "ModelConfig"
 MODEL_FIELDS = {
     "torch_dtype": (False, "dtype"),
@@ -90,7 +92,8 @@ MODEL_FIELDS = {
 def model_config_reads(
     owner: RuleTransformer, seen: parsed.Collected
 ) -> dict[int, tuple[str | None, str, str]]:
-    """id(`model_args.torch_dtype`) -> (variable to read instead, or None for the same one; new field;
+    """id(`model_args.torch_dtype`) -> (variable to read instead, or None for the same one; new
+    field;
     old spelling) for a ModelConfig parsed beside a PPO config."""
     out: dict[int, tuple[str | None, str, str]] = {}
     for var, parsers in seen.parsers.items():
@@ -164,7 +167,8 @@ def _redirect(
     script_index: int,
     config_index: int,
 ) -> None:
-    """Find every read of the field through the script's parsed object; all plain loads, or nothing."""
+    """Find every read of the field through the script's parsed object; all plain loads, or
+    nothing."""
     script_vars: list[cst.Name] = []
     config_var = None
     for assign in unpacks:

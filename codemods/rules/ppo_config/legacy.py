@@ -1,4 +1,5 @@
-"""TRL103 for legacy configs (TRL <= 0.11): batch sizes, KL control, generation lengths and the other
+"""TRL103 for legacy configs (TRL <= 0.11): batch sizes, KL control, generation lengths and the
+other
 fields of the `step()`-loop era, mapped onto the target config."""
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
             plan.args.append((idx["log_with"], "report_to", fmt([value])))
         else:
             plan.todos.append(
-                f"`log_with={shown['log_with']}` was dropped: set `report_to=[<tracker>]` (a list; [] for none)"
+                f"`log_with={shown['log_with']}` was dropped: set `report_to=[<tracker>]` (a list; "
+                "[] for none)"
             )
     mini_key = "forward_batch_size" if "forward_batch_size" in given else "mini_batch_size"
     if mini_key in given:
@@ -78,7 +80,8 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
     else:
         plan.todos.append(
             "set `steps_per_generation = batch_size // mini_batch_size` "
-            f"(batch_size={shown.get('batch_size', '128')}, mini_batch_size={shown.get(mini_key, '128')}) so one "
+            f"(batch_size={shown.get('batch_size', '128')}, "
+            f"mini_batch_size={shown.get(mini_key, '128')}) so one "
             "generation covers batch_size samples as in legacy PPO"
         )
     if "batch_size" in given:
@@ -97,12 +100,14 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
                 (
                     Severity.INFO,
                     f"`steps={steps}` became max_steps={max_steps}: ceil(steps / batch_size) "
-                    "rollouts x ppo_epochs x batch_size / (mini_batch_size x gradient_accumulation_steps)",
+                    "rollouts x ppo_epochs x batch_size / (mini_batch_size x "
+                    "gradient_accumulation_steps)",
                 )
             )
         else:
             plan.todos.append(
-                f"`steps={shown['steps']}` was dropped: set `max_steps = ceil(steps / batch_size) * ppo_epochs * "
+                f"`steps={shown['steps']}` was dropped: set `max_steps = ceil(steps / batch_size) "
+                "* ppo_epochs * "
                 "batch_size // (mini_batch_size * gradient_accumulation_steps)`"
             )
     adaptive = values.get("adap_kl_ctrl", True)
@@ -123,7 +128,8 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
                 plan.args.append((idx[key], "torch_empty_cache_steps", "1"))
             elif values[key] is not False:
                 plan.todos.append(
-                    f"`{key}={shown[key]}` was dropped: set `torch_empty_cache_steps=1` if it is true"
+                    f"`{key}={shown[key]}` was dropped: set `torch_empty_cache_steps=1` if it is "
+                    "true"
                 )
     if "score_clip" in given and values["score_clip"] is not None:
         expr = given["score_clip"][1]
@@ -135,19 +141,22 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
             and isinstance(expr, (cst.Name, cst.Attribute))
             and get_full_name_for_node(expr)
         ):
-            # A variable may hold None, which meant "no clipping" in legacy PPO; reading a name twice is harmless.
+            # A variable may hold None, which meant "no clipping" in legacy PPO; reading a name
+            # twice is harmless.
             c = shown["score_clip"]
             plan.args.append(
                 (idx["score_clip"], "reward_clip_range", f"None if {c} is None else (-{c}, {c})")
             )
         elif target == "rloo":
             plan.todos.append(
-                f"`score_clip={shown['score_clip']}` was dropped: set `reward_clip_range=(-c, c)` with its "
+                f"`score_clip={shown['score_clip']}` was dropped: set `reward_clip_range=(-c, c)` "
+                "with its "
                 "value c (None: no clipping)"
             )
         else:
             plan.todos.append(
-                f"`score_clip={shown['score_clip']}` was dropped: GRPOConfig has no reward clipping; "
+                f"`score_clip={shown['score_clip']}` was dropped: GRPOConfig has no reward "
+                "clipping; "
                 "clip inside your reward function"
             )
     if bs is not None and bs % (2 if target == "rloo" else 8):
@@ -165,12 +174,14 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
 
 def two_per_prompt(plan: Plan, index: int, mini_key: str, bs: int, mini: int, shown: str) -> None:
     """Odd legacy batch_size: RLOO/GRPO need >= 2 completions per prompt, so each of the batch_size
-    prompts gets 2 and the per-device batch doubles (steps_per_generation stays batch_size // mini)."""
+    prompts gets 2 and the per-device batch doubles (steps_per_generation stays batch_size //
+    mini)."""
     plan.args = [(i, n, str(2 * mini) if i == index else v) for i, n, v in plan.args]
     plan.extra.append(("num_generations", "2"))
     plan.reads[mini_key] = ("value", shown)
     message = (
-        f"`batch_size={bs}` is odd and RLOO/GRPO need >= 2 completions per prompt: each prompt now gets 2 "
+        f"`batch_size={bs}` is odd and RLOO/GRPO need >= 2 completions per prompt: each prompt now "
+        "gets 2 "
         f"(num_generations=2), so a generation holds 2 * batch_size = {2 * bs} samples and "
         f"per_device_train_batch_size is 2 * {mini_key} = {2 * mini}"
     )

@@ -21,12 +21,16 @@ def plan_call(call: cst.Call, era: str | None, target: str) -> Plan:
             plan.fail = (
                 "it has positional or `*`/`**` arguments; write the keywords out"
                 if arg.star != "**"
-                else f"`**{edits.code(arg.value).strip()}` holds PPO field names that must be renamed one by one"
+                else f"`**{edits.code(arg.value).strip()}` holds PPO field names that must be "
+                "renamed one by one"
             )
             return plan
         given[arg.keyword.value] = (i, arg.value)
     if era is None:
-        plan.fail = "cannot tell whether it is legacy (<= 0.11) or v2 PPOConfig from its keywords or this file"
+        plan.fail = (
+            "cannot tell whether it is legacy (<= 0.11) or v2 PPOConfig from its keywords "
+            "or this file"
+        )
         return plan
     plan.era = era
     table = ppo.mapping()["legacy_config" if era == ppo.LEGACY else "v2_config"]
@@ -131,7 +135,8 @@ def _changed_defaults(plan: Plan, given: dict, table: dict, era: str) -> None:
             (
                 Severity.WARNING,
                 f"`{name}` is not set and its {ppo.ERA_TEXT[era]} default changed between "
-                f"releases: the rewrite keeps {newest[2]!r} (TRL {newest[0]}-{newest[1]}); if you ran "
+                f"releases: the rewrite keeps {newest[2]!r} (TRL {newest[0]}-{newest[1]}); if you "
+                "ran "
                 f"another release ({older}), set `{new}` to that value",
             )
         )

@@ -27,7 +27,8 @@ CLASS_NAME, VAR_NAME = "PPOScriptArguments", "ppo_args"
 
 @dataclasses.dataclass
 class Move:
-    """One parser whose config's script-only fields move to a written-in dataclass `cls`, bound to `var`."""
+    """One parser whose config's script-only fields move to a written-in dataclass `cls`, bound to
+    `var`."""
 
     cls: str
     var: str
@@ -52,7 +53,8 @@ class Parser:
 
 
 class Collected(walk.Visitor):
-    """Parsers, their unpacks, every name spelled in the file, and `import dataclasses` statements."""
+    """Parsers, their unpacks, every name spelled in the file, and `import dataclasses`
+    statements."""
 
     def __init__(self, owner: RuleTransformer, module: cst.Module) -> None:
         self.owner = owner
@@ -225,7 +227,8 @@ def _move(
 
 
 def _plain_parse(call: cst.Call) -> bool:
-    """No `return_remaining_strings`: the dataclasses are the whole result, so one can be appended."""
+    """No `return_remaining_strings`: the dataclasses are the whole result, so one can be
+    appended."""
     positional = [a for a in call.args if a.keyword is None]
     if len(positional) > 1 or any(a.star for a in call.args):
         return False
@@ -258,7 +261,8 @@ def _reads(
     configs: Sequence[cst.Name],
     table: dict,
 ) -> dict[int, tuple[str, str]] | None:
-    """id(`cfg.field`) -> (cfg, field) for each read of a script-only field; None when one is written or
+    """id(`cfg.field`) -> (cfg, field) for each read of a script-only field; None when one is
+    written or
     the name may also be bound to something else there."""
     out: dict[int, tuple[str, str]] = {}
     for node in attributes:
@@ -310,7 +314,8 @@ def _through_functions(
 def _config_slot(
     owner: RuleTransformer, call: cst.Call, params: list[cst.Param], ids: set[int]
 ) -> int | None:
-    """The parameter index at which `call` passes the parsed config (one, by position or keyword)."""
+    """The parameter index at which `call` passes the parsed config (one, by position or
+    keyword)."""
     found = []
     for i, arg in enumerate(call.args):
         if arg.star or not isinstance(arg.value, cst.Name):

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
 
 def insert_at(seen: Collected, p: Parser) -> int | None:
-    """After the leading imports, where `import dataclasses` will be; never after the parser's code."""
+    """After the leading imports, where `import dataclasses` will be; never after the parser's
+    code."""
     body = seen.module.body
     at = 1 if body and _is_docstring(body[0]) else 0
     while at < len(body) and _single_import(body[at]):
@@ -57,7 +58,8 @@ def unique_name(name: str, taken: set[str]) -> str:
     return out
 
 
-# -- edits ---------------------------------------------------------------------------------------------
+# -- edits
+# ---------------------------------------------------------------------------------------------
 def appended(seq: cst.Tuple | cst.List, name: str) -> cst.Tuple | cst.List:
     """`(a, b)` -> `(a, b, name)`, keeping the literal's separators and trailing comma."""
     elements = list(seq.elements)
@@ -93,7 +95,8 @@ def class_statement(move: Move, config: str) -> cst.BaseStatement:
             break_long_words=False,
             break_on_hyphens=False,
         ),
-        f"# TRL's PPO trainer did not use {them}, this script does: {they} its own arguments now (same flags).",
+        f"# TRL's PPO trainer did not use {them}, this script does: {they} its own arguments now "
+        "(same flags).",
         "@dataclasses.dataclass",
         f"class {move.cls}:",
     ]

@@ -1,4 +1,5 @@
-"""What TRL103 writes for one `PPOConfig(...)` call: the target config's arguments, the TODOs and the
+"""What TRL103 writes for one `PPOConfig(...)` call: the target config's arguments, the TODOs and
+the
 notes, decided from the call's keywords, the era's defaults and the target's."""
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def completions_per_prompt(plan: Plan, target: str) -> None:
         (
             Severity.WARNING,
             f"PPO sampled one completion per prompt; {ppo.target_config(target)[:4]} samples "
-            f"num_generations={n} per prompt and scores each against the others, so a generation of the "
+            f"num_generations={n} per prompt and scores each against the others, so a generation "
+            "of the "
             f"same number of samples holds 1/{n} as many prompts",
         )
     )

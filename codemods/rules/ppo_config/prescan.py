@@ -51,7 +51,8 @@ def _expand_dict_literal(call: cst.Call) -> cst.Call:
 
 
 class _Prescan(walk.Visitor):
-    """Which names hold a PPO config (from a call, or from HfArgumentParser), and how it is rewritten."""
+    """Which names hold a PPO config (from a call, or from HfArgumentParser), and how it is
+    rewritten."""
 
     def __init__(self, owner: ConfigPass) -> None:
         self.owner = owner
@@ -96,7 +97,8 @@ class _Prescan(walk.Visitor):
 
 
 def _parsed_plan(era: str, target: str) -> Plan:
-    """Reads of a config parsed from the command line: renames, and TODOs for fields that are gone."""
+    """Reads of a config parsed from the command line: renames, and TODOs for fields that are
+    gone."""
     plan = Plan(era=era)
     table = ppo.mapping()["legacy_config" if era == ppo.LEGACY else "v2_config"]
     for name, row in table.items():

@@ -14,7 +14,8 @@ from migrate.kernel.findings import Severity
 
 
 class ConfigReads(ConfigPass):
-    """Reads and writes of a config variable's fields: renamed to the target's, or a TODO when 1.13 has none."""
+    """Reads and writes of a config variable's fields: renamed to the target's, or a TODO when 1.13
+    has none."""
 
     def leave_Attribute(
         self, original_node: cst.Attribute, updated_node: cst.Attribute
@@ -48,7 +49,8 @@ class ConfigReads(ConfigPass):
             self.todo(
                 original_node,
                 f"`{param}.{field}`: `{param}` is handed the parsed PPO config, and "
-                f"{self.new_name} has no `{field}`: add it to your own script-arguments dataclass and read it "
+                f"{self.new_name} has no `{field}`: add it to your own script-arguments dataclass "
+                "and read it "
                 "from there",
             )
             return updated_node
@@ -92,7 +94,8 @@ class ConfigReads(ConfigPass):
                 return cst.parse_expression(text)
             if how == "expr":
                 text = (
-                    f"`{field}` is not a field of the new config; it was `{text}` where the config was built: "
+                    f"`{field}` is not a field of the new config; it was `{text}` where the config "
+                    "was built: "
                     "read that, or keep the value in a variable of your own"
                 )
             self.todo(original_node, f"`{owner}.{field}`: {text}")
@@ -119,12 +122,14 @@ class ConfigReads(ConfigPass):
         hint = row.get("todo") or row.get("why") or "it has no equivalent"
         self.todo(
             node,
-            f"`{owner}.{field}`: {self.new_name} has no `{field}` (a {ppo.ERA_TEXT[plan.era]} field): {hint}",
+            f"`{owner}.{field}`: {self.new_name} has no `{field}` (a {ppo.ERA_TEXT[plan.era]} "
+            f"field): {hint}",
         )
         return updated
 
     def _visible_alike(self, config: str, expr: str, read: cst.CSTNode) -> bool:
-        """Whether `expr`'s root name means at `read` what it meant where `config` was built (the same
+        """Whether `expr`'s root name means at `read` what it meant where `config` was built (the
+        same
         scope, or a function that sees the same module-level binding)."""
         built, here = self.read_scopes.get(config), self.get_metadata(ScopeProvider, read, None)
         if built is None or here is None:

@@ -103,7 +103,8 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
             self.todo(
                 original_node,
                 f"`{name}` is gone in TRL 1.13 and this call was left as it is: "
-                f"{plan.fail or 'import the new config from trl'}; rewrite it as `{self.new_name}(...)` "
+                f"{plan.fail or 'import the new config from trl'}; rewrite it as "
+                f"`{self.new_name}(...)` "
                 "following docs/rules.md (TRL103)",
             )
             return updated_node
@@ -132,7 +133,8 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
         return call.with_changes(func=func, args=edits.relayout(call, args, fresh))
 
     def _renamed(self, ref: cst.BaseExpression) -> cst.BaseExpression | None:
-        """`PPOConfig` -> `RLOOConfig`; `trl.PPOConfig` -> `trl.RLOOConfig`; None when it cannot say."""
+        """`PPOConfig` -> `RLOOConfig`; `trl.PPOConfig` -> `trl.RLOOConfig`; None when it cannot
+        say."""
         if isinstance(ref, cst.Name):
             self.state.shared.config_imports.add(self.new_name)
             return cst.Name(self.new_name)
@@ -145,7 +147,8 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         return self._reference(original_node, updated_node)
 
-    # -- the written-in dataclass of moved script-only fields ----------------------------------------
+    # -- the written-in dataclass of moved script-only fields
+    # ----------------------------------------
     def leave_Tuple(self, original_node: cst.Tuple, updated_node: cst.Tuple) -> cst.BaseExpression:
         name = self.appends.get(id(original_node))
         return updated_node if name is None else parsed_edits.appended(updated_node, name)
@@ -177,7 +180,8 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
             self.report(
                 move.parser,
                 f"wrote dataclass `{move.cls}` for `{'`, `'.join(move.fields)}`, which "
-                f"{self.new_name} lacks, and added it to the argument parser: the command-line flags are "
+                f"{self.new_name} lacks, and added it to the argument parser: the command-line "
+                "flags are "
                 "unchanged",
                 severity=Severity.INFO,
             )

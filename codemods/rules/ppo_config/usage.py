@@ -16,7 +16,8 @@ from migrate.kernel.findings import Severity
 
 
 class UsageDocstring(ConfigPass):
-    """The usage docstring of a script that parses its config: one TODO naming the flags 1.13 renamed or lacks."""
+    """The usage docstring of a script that parses its config: one TODO naming the flags 1.13
+    renamed or lacks."""
 
     # -- a parsed config starts from PPO's defaults where they differ from the target's ------------
     def leave_SimpleStatementLine(
@@ -40,7 +41,8 @@ class UsageDocstring(ConfigPass):
             self.todo(
                 original_node,
                 f"the parsed {self.new_name} starts from TRL 1.13's defaults, which differ from "
-                "PPO's, and this file does not say which PPO era it was written for: set the defaults you "
+                "PPO's, and this file does not say which PPO era it was written for: set the "
+                "defaults you "
                 f"trained with through `{var}.set_defaults(...)`",
             )
             return updated_node
@@ -63,7 +65,8 @@ class UsageDocstring(ConfigPass):
         self.report(
             original_node,
             f"the parsed {self.new_name} would start from TRL 1.13's defaults: "
-            f"`{var}.set_defaults({shown})` keeps {ppo.ERA_TEXT[era]}'s where they differ (a command-line "
+            f"`{var}.set_defaults({shown})` keeps {ppo.ERA_TEXT[era]}'s where they differ (a "
+            "command-line "
             "flag or config file value still wins)",
             severity=Severity.INFO,
         )

@@ -27,7 +27,8 @@ def v2_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
             (
                 Severity.WARNING,
                 f"`max_grad_norm={shown['max_grad_norm']}` had no effect: the PPO v2 trainers "
-                "never clipped gradients; max_grad_norm=0.0 keeps that (set a value to clip with TRL 1.13)",
+                "never clipped gradients; max_grad_norm=0.0 keeps that (set a value to clip with "
+                "TRL 1.13)",
             )
         )
     elif "max_grad_norm" in given:
@@ -38,13 +39,16 @@ def v2_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
             plan.notes.append(
                 (
                     Severity.INFO,
-                    f"`kl_estimator={shown['kl_estimator']}` is what {ppo.target_config(target)[:4]} uses; dropped",
+                    f"`kl_estimator={shown['kl_estimator']}` is what "
+                    f"{ppo.target_config(target)[:4]} uses; dropped",
                 )
             )
         else:
             plan.todos.append(
-                f"`kl_estimator={shown['kl_estimator']}` was dropped: {ppo.target_config(target)[:4]} always "
-                f"uses the {native} estimator ({'GRPO uses k3' if native == 'k1' else 'RLOO uses k1'})"
+                f"`kl_estimator={shown['kl_estimator']}` was dropped: "
+                f"{ppo.target_config(target)[:4]} always "
+                f"uses the {native} estimator "
+                f"({'GRPO uses k3' if native == 'k1' else 'RLOO uses k1'})"
             )
     nmb = int_value(values, "num_mini_batches", 1)
     old_meaning = plan.era == ppo.PPOV2 or (
@@ -70,7 +74,8 @@ def v2_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
         else:
             plan.todos.append(
                 f"`num_mini_batches={shown['num_mini_batches']}` was dropped: on TRL 0.12-0.16 set "
-                "`steps_per_generation = gradient_accumulation_steps * num_mini_batches`; on 0.17+ drop it"
+                "`steps_per_generation = gradient_accumulation_steps * num_mini_batches`; on 0.17+ "
+                "drop it"
             )
     if "total_episodes" in given and values["total_episodes"] is not None:
         te = int_value(values, "total_episodes", 0)
@@ -82,16 +87,20 @@ def v2_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
                 (
                     Severity.WARNING,
                     f"`total_episodes={shown['total_episodes']}` became max_steps={max_steps} = "
-                    "ceil(total_episodes / (per_device_train_batch_size * gradient_accumulation_steps"
-                    f"{' * num_mini_batches' if k > 1 else ''})) * num_ppo_epochs{' * num_mini_batches' if k > 1 else ''}"
+                    "ceil(total_episodes / (per_device_train_batch_size * "
+                    "gradient_accumulation_steps"
+                    f"{' * num_mini_batches' if k > 1 else ''})) * "
+                    f"num_ppo_epochs{' * num_mini_batches' if k > 1 else ''}"
                     " for one process; divide the episodes by the number of processes for more",
                 )
             )
         else:
             plan.todos.append(
                 f"`total_episodes={shown['total_episodes']}` was dropped: set `max_steps = "
-                "ceil(total_episodes / (per_device_train_batch_size * gradient_accumulation_steps * "
-                "num_processes)) * num_ppo_epochs` (TRL 0.12-0.16: also x num_mini_batches inside and out)"
+                "ceil(total_episodes / (per_device_train_batch_size * "
+                "gradient_accumulation_steps * "
+                "num_processes)) * num_ppo_epochs` (TRL 0.12-0.16: also x num_mini_batches inside "
+                "and out)"
             )
         plan.reads["total_episodes"] = (
             "todo",

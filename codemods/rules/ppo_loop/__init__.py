@@ -6,7 +6,8 @@ All or nothing: every statement of the loop must be recognised (the query tensor
 computation, `.step(q, r, rewards)`, `.log_stats(...)`), and the trainer and its config (a call,
 or a command-line parse) must be built in the same block. Generation settings move to the config.
 Reference responses (`generate_ref_response=True`) that only fed logging are dropped with a warning.
-Otherwise the loop stays with one TODO holding a skeleton of the reward function and the trainer call.
+Otherwise the loop stays with one TODO holding a skeleton of the reward function and the trainer
+call.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ class PPOLoopRule(Rule):
         "trainer = RLOOTrainer(args=config, model=model, processing_class=tok, train_dataset=ds)\n"
         "for batch in trainer.dataloader:\n"
         '    query_tensors = batch["input_ids"]\n'
-        "    response_tensors = trainer.generate(query_tensors, return_prompt=False, max_new_tokens=16)\n"
+        "    response_tensors = trainer.generate(query_tensors, return_prompt=False, "
+        "max_new_tokens=16)\n"
         '    batch["response"] = tok.batch_decode(response_tensors)\n'
         '    rewards = [score(q + r) for q, r in zip(batch["query"], batch["response"])]\n'
         "    trainer.step(query_tensors, response_tensors, rewards)\n"
@@ -41,7 +43,8 @@ class PPOLoopRule(Rule):
         "    return [float(r) for r in rewards]\n"
         "\n"
         "\n"
-        "trainer = RLOOTrainer(args=config, model=model, processing_class=tok, train_dataset=ds, reward_funcs=reward_fn)\n"
+        "trainer = RLOOTrainer(args=config, model=model, processing_class=tok, train_dataset=ds, "
+        "reward_funcs=reward_fn)\n"
         "trainer.train()\n"
     )
     transformers = (RewritePPOLoop,)

@@ -1,4 +1,5 @@
-"""After a loop is rewritten: imports only the loop used (`respond_to_batch`, `LengthSampler`, ...) go."""
+"""After a loop is rewritten: imports only the loop used (`respond_to_batch`, `LengthSampler`, ...)
+go."""
 
 from __future__ import annotations
 
@@ -90,7 +91,8 @@ def drop_orphaned_imports(module: cst.Module, names: set[str], state: FileState)
                     severity=Severity.INFO,
                     fix=Fix.APPLIED,
                     message=(
-                        f"{todo} is gone in TRL 1.13; TRL106 rewrote its uses, so the import is unused and was removed"
+                        f"{todo} is gone in TRL 1.13; TRL106 rewrote its uses, so the import is "
+                        "unused and was removed"
                     ),
                 )
     return new  # type: ignore[return-value]

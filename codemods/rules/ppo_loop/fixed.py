@@ -16,7 +16,8 @@ from migrate.kernel.findings import Severity
 
 
 class FixedPrompts(LoopPass):
-    # -- `for _ in range(N)`: one fixed query, respond_to_batch or generate, a reward that ignores the text --
+    # -- `for _ in range(N)`: one fixed query, respond_to_batch or generate, a reward that ignores
+    # the text --
     def _rewrite_fixed(
         self,
         body: list[cst.BaseStatement],
@@ -58,13 +59,15 @@ class FixedPrompts(LoopPass):
             stmt = cst.parse_statement(code + "\n")
             if edits.names(stmt) & banned:
                 raise Refused(
-                    f"`{code}` reads the query, the response, the trainer or the loop counter; a reward of the "
+                    f"`{code}` reads the query, the response, the trainer or the loop counter; a "
+                    "reward of the "
                     "response text belongs in a reward function over `completions`"
                 )
             reward_body.append(stmt)
         if gen is None:
             raise Refused(
-                f"`{responses}` is not made by `respond_to_batch(model, {queries})` or `{trainer}.generate({queries}[0])`"
+                f"`{responses}` is not made by `respond_to_batch(model, {queries})` or "
+                f"`{trainer}.generate({queries}[0])`"
             )
         if not any(rewards in edits.bound(s) for s in statements):
             raise Refused(f"`{rewards}` is not computed inside the loop")
@@ -90,7 +93,8 @@ class FixedPrompts(LoopPass):
     def _prompt_text(
         self, before: list[cst.BaseStatement], queries: str, trainer_at: int
     ) -> cst.BaseExpression:
-        """The text of `q = tok.encode(<text>, return_tensors="pt")` (or `tok(<text>, ...).input_ids`),
+        """The text of `q = tok.encode(<text>, return_tensors="pt")` (or `tok(<text>,
+        ...).input_ids`),
         its only assignment in the block above the loop."""
         found = [
             a.value
@@ -109,7 +113,8 @@ class FixedPrompts(LoopPass):
         text = prompt_arg(value) if isinstance(value, cst.Call) else None
         if text is None:
             raise Refused(
-                f'`{queries}` is not `tokenizer.encode(<text>, return_tensors="pt")` of a string or a name'
+                f'`{queries}` is not `tokenizer.encode(<text>, return_tensors="pt")` of a string '
+                "or a name"
             )
         return text
 
@@ -132,13 +137,15 @@ class FixedPrompts(LoopPass):
             )
             return self._generation(call, queries)
         raise Refused(
-            f"the responses are not made by `respond_to_batch(model, {queries})` or `<trainer>.generate({queries}[0])`"
+            f"the responses are not made by `respond_to_batch(model, {queries})` or "
+            f"`<trainer>.generate({queries}[0])`"
         )
 
     def _respond_to_batch(
         self, call: cst.Call, queries: str, trainer_stmt: cst.BaseStatement
     ) -> dict[str, cst.BaseExpression]:
-        """respond_to_batch(model, queries, txt_len=20, top_k=0, top_p=1.0) (W:0.11.4 trl/core.py) sampled
+        """respond_to_batch(model, queries, txt_len=20, top_k=0, top_p=1.0) (W:0.11.4 trl/core.py)
+        sampled
         exactly txt_len tokens; 1.13 samples up to max_completion_length and stops at EOS."""
         names = ("model", "queries", "txt_len", "top_k", "top_p")
         given: dict[str, cst.BaseExpression] = {}

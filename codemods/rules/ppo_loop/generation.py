@@ -46,14 +46,16 @@ class Generation(LoopPass):
                     bounds = self.samplers.get(shown)
                     if bounds is None:
                         raise Refused(
-                            f"`length_sampler={shown}` is not a LengthSampler(min, max) with literal bounds"
+                            f"`length_sampler={shown}` is not a LengthSampler(min, max) with "
+                            "literal bounds"
                         )
                     out.setdefault(
                         "max_completion_length", cst.parse_expression(str(bounds[1] - 1))
                     )
                     self.report(
                         value,
-                        f"`length_sampler={shown}` drew a random length per sample; TRL 1.13 generates up to "
+                        f"`length_sampler={shown}` drew a random length per sample; TRL 1.13 "
+                        "generates up to "
                         f"max_completion_length={bounds[1] - 1} (its largest draw)",
                         severity=Severity.WARNING,
                     )
@@ -69,7 +71,8 @@ class Generation(LoopPass):
                 elif key == "generate_ref_response":
                     if edits.literal(value) is not ref:
                         raise Refused(
-                            f"`generate_ref_response={shown}` does not match the result's assignment to "
+                            f"`generate_ref_response={shown}` does not match the result's "
+                            "assignment to "
                             + ("(responses, reference responses)" if ref else "one name")
                         )
                 elif key == "batch_size":

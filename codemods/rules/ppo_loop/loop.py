@@ -1,5 +1,6 @@
 """TRL106: one `for batch in trainer.dataloader:` loop becomes a reward function and `train()`:
-the loop's statements are recognised one by one, reference generations dropped, the result installed."""
+the loop's statements are recognised one by one, reference generations dropped, the result
+installed."""
 
 from __future__ import annotations
 
@@ -122,7 +123,8 @@ class LoopRewrite(LoopPass):
             ]
             if len(names) != 2 or None in names:
                 raise Refused(
-                    f"`{shown}` unpacks `.generate(...)` into {len(names)} targets; it returns the responses, or "
+                    f"`{shown}` unpacks `.generate(...)` into {len(names)} targets; it returns the "
+                    "responses, or "
                     "(responses, reference responses) with generate_ref_response=True"
                 )
             got, ref = names
@@ -130,7 +132,8 @@ class LoopRewrite(LoopPass):
             got = get_full_name_for_node(target)
         if got != responses:
             raise Refused(
-                f"`.generate(...)` gives `{got}`, not the responses `{responses}` that `.step(...)` takes"
+                f"`.generate(...)` gives `{got}`, not the responses `{responses}` that "
+                "`.step(...)` takes"
             )
         return self._generation(call, queries, ref=ref is not None), ref
 
@@ -145,12 +148,17 @@ class LoopRewrite(LoopPass):
         loop: cst.For,
         comments: list[cst.EmptyLine],
     ) -> list[Line]:
-        """`lines` without the statements fed by the reference responses `ref`: assignments to names or
-        batch columns that only logged them. Raises when one reaches the rewards or anything else."""
+        """`lines` without the statements fed by the reference responses `ref`: assignments to names
+        or
+        batch columns that only logged them. Raises when one reaches the rewards or anything
+        else."""
         tainted: set[str] = {ref}
         columns: set[str] = set()
         dropped = [ref]
-        why = "from the reference responses (`generate_ref_response=True`), which TRL 1.13 does not generate"
+        why = (
+            "from the reference responses (`generate_ref_response=True`), which TRL 1.13 does "
+            "not generate"
+        )
         kept: list[Line] = []
         for ln in lines:
             s = ln.stmt
@@ -164,12 +172,14 @@ class LoopRewrite(LoopPass):
                 isinstance(t, cst.Name) or batch_column(t, batch) is not None for t in targets
             ):
                 raise Refused(
-                    f"`{shown}` uses {listed(hit)}, computed {why}, for more than logging it in the batch"
+                    f"`{shown}` uses {listed(hit)}, computed {why}, for more than logging it in "
+                    "the batch"
                 )
             bound = {t.value for t in targets if isinstance(t, cst.Name)}
             if rewards in bound:
                 raise Refused(
-                    f"the step's rewards `{rewards}` are computed {why}; the reference model enters "
+                    f"the step's rewards `{rewards}` are computed {why}; the reference model "
+                    "enters "
                     "only through the KL term (`beta`)"
                 )
             tainted |= bound
@@ -183,7 +193,8 @@ class LoopRewrite(LoopPass):
             late = edits.names(node) & tainted
             if late:
                 raise Refused(
-                    f"`{' '.join(edits.code(node).split())}` reads {listed(late)}, computed {why}, in the loop "
+                    f"`{' '.join(edits.code(node).split())}` reads {listed(late)}, computed {why}, "
+                    "in the loop "
                     "before it is computed"
                 )
         outside = tainted & names_outside(self.tree, loop)
@@ -191,9 +202,10 @@ class LoopRewrite(LoopPass):
             raise Refused(f"`{min(outside)}`, computed {why}, is used outside the loop")
         self.report(
             loop,
-            "`generate_ref_response=True`: TRL 1.13 does not generate reference-model responses (the "
-            "reference model enters only through the KL term, `beta`); dropped what only logged them: "
-            + ", ".join(f"`{d}`" for d in dropped),
+            "`generate_ref_response=True`: TRL 1.13 does not generate reference-model responses "
+            "(the "
+            "reference model enters only through the KL term, `beta`); dropped what only logged "
+            "them: " + ", ".join(f"`{d}`" for d in dropped),
             severity=Severity.WARNING,
         )
         return kept
@@ -243,7 +255,8 @@ class LoopRewrite(LoopPass):
         body[config_at : config_at + 1] = self._with_generation(body[config_at], gen)
         self.report(
             loop,
-            f"the PPO loop became `{REWARD_FN}` (your reward code), `reward_funcs={REWARD_FN}` on the trainer "
+            f"the PPO loop became `{REWARD_FN}` (your reward code), `reward_funcs={REWARD_FN}` on "
+            "the trainer "
             f"and `{trainer}.train()`; generation settings moved to `{config_name}`",
         )
         return body

@@ -40,7 +40,8 @@ class Rewards(LoopPass):
             hit = edits.names(stmt) & banned
             if hit:
                 raise Refused(
-                    f"`{' '.join(code.split())}` reads {listed(hit)}; a reward function sees only the prompts "
+                    f"`{' '.join(code.split())}` reads {listed(hit)}; a reward function sees only "
+                    "the prompts "
                     f'(`{batch}["query"]`) and the completions (`{batch}["{completions}"]`)'
                 )
             leading = (
@@ -101,7 +102,8 @@ class Rewards(LoopPass):
                 config_at = i
         if config_at is None:
             raise Refused(
-                f"the trainer's config `{config_name}` is neither a `{self.config_cls}(...)` call nor parsed by a "
+                f"the trainer's config `{config_name}` is neither a `{self.config_cls}(...)` call "
+                "nor parsed by a "
                 f"parser of `{self.config_cls}` in the same block"
             )
         return trainer_at, config_at, config_name

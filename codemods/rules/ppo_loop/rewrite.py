@@ -1,4 +1,5 @@
-"""TRL106's pass: find the legacy loops of a block and rewrite each one whole, or leave one TODO with
+"""TRL106's pass: find the legacy loops of a block and rewrite each one whole, or leave one TODO
+with
 a skeleton of its reward function. The loop's concepts are mixins: the loop itself (loop.py), the
 fixed-prompt loops (fixed.py), generation settings (generation.py), rewards (rewards.py)."""
 
@@ -62,7 +63,8 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
     ) -> cst.IndentedBlock:
         return with_body(updated_node, self._body(original_node.body, updated_node.body, top=False))
 
-    # -- one block: find the loops, rewrite each whole or leave it with a TODO -------------------------
+    # -- one block: find the loops, rewrite each whole or leave it with a TODO
+    # -------------------------
     def _body(
         self, original: Sequence[cst.BaseStatement], body: Sequence[cst.BaseStatement], *, top: bool
     ) -> list[cst.BaseStatement]:
@@ -79,14 +81,18 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
                     reported:
                 ]  # all or nothing: no finding of a half-made rewrite
                 skeleton = (
-                    f"`def {REWARD_FN}(prompts, completions, **kwargs): return [<your score for p + c> for p, c in "
+                    f"`def {REWARD_FN}(prompts, completions, **kwargs): return [<your score for p "
+                    "+ c> for p, c in "
                     f"zip(prompts, completions)]`, then `{trainer} = {self.trainer_cls}(model=..., "
-                    f"reward_funcs={REWARD_FN}, args=config, train_dataset=dataset, processing_class=tokenizer)` "
+                    f"reward_funcs={REWARD_FN}, args=config, train_dataset=dataset, "
+                    "processing_class=tokenizer)` "
                     f"and `{trainer}.train()` in place of this loop"
                 )
                 message = (
-                    f"TRL 1.13 has no PPO step loop and this one was left as it is ({e}); write {skeleton}; "
-                    "generation settings go in the config (max_completion_length, temperature, top_k, top_p, "
+                    f"TRL 1.13 has no PPO step loop and this one was left as it is ({e}); write "
+                    f"{skeleton}; "
+                    "generation settings go in the config (max_completion_length, temperature, "
+                    "top_k, top_p, "
                     "generation_kwargs)"
                 )
                 self.report(stmt, message, fix=Fix.MANUAL)
@@ -102,7 +108,8 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         loop_at: int,
         trainer: str,
     ) -> list[cst.BaseStatement]:
-        """The trainer built above a loop left as it is has no reward yet, and TRL 1.13 refuses to build
+        """The trainer built above a loop left as it is has no reward yet, and TRL 1.13 refuses to
+        build
         it without one: that line gets a TODO too, so a run that stops there says why."""
         for k in range(loop_at - 1, -1, -1):
             assign = edits.assignment(original[k])
@@ -114,8 +121,10 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
             ):
                 return out
             message = (
-                f"{self.trainer_cls} needs `reward_funcs`: the rewards came from the PPO loop below, which is "
-                f"left for you (see its TODO); pass `reward_funcs={REWARD_FN}` here once it is written"
+                f"{self.trainer_cls} needs `reward_funcs`: the rewards came from the PPO loop "
+                "below, which is "
+                f"left for you (see its TODO); pass `reward_funcs={REWARD_FN}` here once it is "
+                "written"
             )
             self.report(original[k], message, fix=Fix.MANUAL)
             out[k] = with_todos(out[k], self.CODE, [message], set())
@@ -138,7 +147,6 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
             isinstance(value, cst.Call)
             and isinstance(value.func, cst.Attribute)
             and value.func.attr.value == method
-        ):
-            if (get_full_name_for_node(value.func.value) or "") in self.trainers:
-                return value
+        ) and (get_full_name_for_node(value.func.value) or "") in self.trainers:
+            return value
         return None

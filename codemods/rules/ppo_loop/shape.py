@@ -1,4 +1,5 @@
-"""Helpers that read the shape of a legacy loop and its block: its lines and comments, the names each
+"""Helpers that read the shape of a legacy loop and its block: its lines and comments, the names
+each
 statement reads, the batch's columns, the prompt argument, the trainers and length samplers."""
 
 from __future__ import annotations
@@ -130,7 +131,8 @@ def first_row(expr: cst.BaseExpression) -> str | None:
 
 
 def prompt_arg(call: cst.Call) -> cst.BaseExpression | None:
-    """`text` of `tok.encode(text, return_tensors="pt")` / `tok(text, return_tensors="pt")`: a string or a name."""
+    """`text` of `tok.encode(text, return_tensors="pt")` / `tok(text, return_tensors="pt")`: a
+    string or a name."""
     if len(call.args) != 2 or call.args[0].keyword is not None or call.args[0].star:
         return None
     last = call.args[1]
@@ -179,7 +181,8 @@ def reward_function(body: list[cst.BaseStatement], returned: str) -> cst.Functio
 
 
 def target_trainer_vars(owner: RuleTransformer, module: cst.Module) -> set[str]:
-    """Names bound to an RLOO/GRPO trainer: one with a `.step(` loop was a PPO trainer (TRL104 ran)."""
+    """Names bound to an RLOO/GRPO trainer: one with a `.step(` loop was a PPO trainer (TRL104
+    ran)."""
     found: set[str] = set()
     names = tuple(ppo.TARGETS[t][1] for t in ppo.TARGETS)
 

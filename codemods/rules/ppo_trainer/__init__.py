@@ -1,4 +1,5 @@
-"""TRL104 ppo-trainer: `PPOTrainer(...)` / `PPOv2Trainer(...)` of every era become `RLOOTrainer(...)`
+"""TRL104 ppo-trainer: `PPOTrainer(...)` / `PPOv2Trainer(...)` of every era become
+`RLOOTrainer(...)`
 (or `GRPOTrainer(...)`), keyword or positional, and their method and attribute uses follow.
 
 TRL 1.13 removed PPO (huggingface/trl#7020). Policy -> `model`, reward model -> `reward_funcs`
@@ -17,10 +18,14 @@ from codemods.rules.ppo_trainer.rewrite import RewritePPOTrainer
 
 class PPOTrainerRule(Rule):
     code = "TRL104"
-    summary = "Rewrite PPOTrainer/PPOv2Trainer of every era as RLOOTrainer (or GRPOTrainer), with its method uses."
+    summary = (
+        "Rewrite PPOTrainer/PPOv2Trainer of every era as RLOOTrainer (or GRPOTrainer), with "
+        "its method uses."
+    )
     before = (
         "from trl import PPOTrainer\n"
-        "trainer = PPOTrainer(args=config, processing_class=tok, model=policy, ref_model=ref, reward_model=rm, "
+        "trainer = PPOTrainer(args=config, processing_class=tok, model=policy, ref_model=ref, "
+        "reward_model=rm, "
         "value_model=vm, train_dataset=ds)\n"
         "trainer.train()\n"
         'trainer.save_pretrained("out")\n'

@@ -63,7 +63,8 @@ class TrainerCall(TrainerPass):
             self.todo(
                 original_node,
                 f"`{name}` is gone in TRL 1.13 and this call was left as it is: "
-                f"{fail or 'import the new trainer from trl'}; rewrite it as `{self.new_name}(...)` following "
+                f"{fail or 'import the new trainer from trl'}; rewrite it as "
+                f"`{self.new_name}(...)` following "
                 "docs/rules.md (TRL104)",
             )
             return updated_node
@@ -95,7 +96,8 @@ class TrainerCall(TrainerPass):
                     out["reward_processing_classes"] = (None, tokenizer[1])
                 self.report(
                     orig,
-                    "`reward_model` is `reward_funcs` now and scores the decoded text, re-tokenized with "
+                    "`reward_model` is `reward_funcs` now and scores the decoded text, "
+                    "re-tokenized with "
                     "`reward_processing_classes` (the policy tokenizer, as PPO used)",
                     severity=Severity.WARNING,
                 )
@@ -140,14 +142,16 @@ class TrainerCall(TrainerPass):
         return updated_node.with_changes(func=func, args=edits.relayout(updated_node, args, fresh))
 
     def _named_args(self, original: cst.Call, updated: cst.Call, era: str | None):  # type: ignore[no-untyped-def]
-        """{old keyword: (original arg, updated value)}, or a reason the call cannot be rewritten."""
+        """{old keyword: (original arg, updated value)}, or a reason the call cannot be
+        rewritten."""
         order = self.positional.get(era or "", [])
         named: dict[str, tuple[cst.Arg, cst.BaseExpression]] = {}
         for i, (orig, arg) in enumerate(zip(original.args, updated.args)):
             if arg.star:
                 return (
                     named,
-                    f"it passes `{arg.star}{edits.code(arg.value).strip()}`; write the keywords out",
+                    f"it passes `{arg.star}{edits.code(arg.value).strip()}`; "
+                    f"write the keywords out",
                 )
             key = (
                 arg.keyword.value
@@ -189,7 +193,9 @@ class TrainerCall(TrainerPass):
             )
             self.report(
                 orig,
-                "reference model dropped: TRL 1.13 reloads the reference from model.config._name_or_path "
-                f"when beta != 0; {built} save it and pass its path as `model=` (or use peft_config, or beta=0.0)",
+                "reference model dropped: TRL 1.13 reloads the reference from "
+                "model.config._name_or_path "
+                f"when beta != 0; {built} save it and pass its path as `model=` (or use "
+                "peft_config, or beta=0.0)",
                 severity=Severity.WARNING,
             )

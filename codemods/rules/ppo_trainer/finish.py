@@ -13,4 +13,8 @@ class PPOTrainerImports(ppo_imports.FinishPPOImports):
     def needed(state: FileState) -> set[str]:
         return state.shared.trainer_imports
 
-    STILL_USED = "finish the TODOs on its remaining uses, then import RLOOTrainer (or GRPOTrainer) from trl instead"
+    STILL_USED = (
+        "finish the TODOs on its remaining uses, then import RLOOTrainer (or "
+        "GRPOTrainer) "
+        "from trl instead"
+    )

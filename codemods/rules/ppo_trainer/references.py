@@ -36,7 +36,8 @@ class TrainerReferences(TrainerPass):
             return cst.parse_expression(f"trl.{self.new_name}")
         return None
 
-    # -- uses of the trainer: methods and attributes ------------------------------------------------
+    # -- uses of the trainer: methods and attributes
+    # ------------------------------------------------
     def leave_Attribute(
         self, original_node: cst.Attribute, updated_node: cst.Attribute
     ) -> cst.BaseExpression:
@@ -90,8 +91,10 @@ class TrainerReferences(TrainerPass):
         if self.in_mutation:
             self.todo(
                 original,
-                f"this changes `{found[0]}`, which TRL 1.13 removed; `{self.new_name}` is no drop-in "
-                "(no value model, no step(), generation inside train()): port the change to it by hand",
+                f"this changes `{found[0]}`, which TRL 1.13 removed; `{self.new_name}` is no "
+                "drop-in "
+                "(no value model, no step(), generation inside train()): port the change to it by "
+                "hand",
             )
             return updated
         if found[0] in ppo.TRAINER_HELPERS:

@@ -1,4 +1,5 @@
-"""TRL104's pass: the file's facts, then `PPOTrainer(...)` calls (call.py), references to the class and
+"""TRL104's pass: the file's facts, then `PPOTrainer(...)` calls (call.py), references to the class
+and
 the trainer variables (references.py) and statements that go with the trainer (here)."""
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ class RewritePPOTrainer(TrainerCall, TrainerReferences, TrainerPass):
         for base in node.bases:  # subclasses are TRL107's
             self._handled.add(id(base.value))
 
-    # -- `trainer.generate_completions()` on its own line: removed, its TODO stays in its place ---------
+    # -- `trainer.generate_completions()` on its own line: removed, its TODO stays in its place
+    # ---------
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         expr = node.body[0] if len(node.body) == 1 else None
         call = expr.value if isinstance(expr, cst.Expr) else None

@@ -1,4 +1,5 @@
-"""What TRL104's pass knows of its file, shared by its concept mixins (call.py, references.py), and the
+"""What TRL104's pass knows of its file, shared by its concept mixins (call.py, references.py), and
+the
 messages they write."""
 
 from __future__ import annotations
@@ -13,14 +14,18 @@ LOOP_METHODS = ("step", "generate", "log_stats", "dataloader")  # the legacy loo
 
 
 REMOVED_CALL_TODO = (
-    "`{owner}.generate_completions()` was removed: {cls} has no such method. To see sample completions, set "
-    "`log_completions=True` in the config (logged every logging_steps), or call `{owner}.evaluate()` for eval metrics"
+    "`{owner}.generate_completions()` was removed: {cls} has no such method. To see sample "
+    "completions, set "
+    "`log_completions=True` in the config (logged every logging_steps), or call "
+    "`{owner}.evaluate()` for eval metrics"
 )
 
 
 REWARD_TODO = (
-    "{cls} needs `reward_funcs`: legacy PPO got rewards from your loop. Write `def reward_fn(prompts, "
-    "completions, **kwargs) -> list[float]` with your reward computation and pass `reward_funcs=reward_fn`"
+    "{cls} needs `reward_funcs`: legacy PPO got rewards from your loop. Write `def "
+    "reward_fn(prompts, "
+    "completions, **kwargs) -> list[float]` with your reward computation and pass "
+    "`reward_funcs=reward_fn`"
 )
 
 

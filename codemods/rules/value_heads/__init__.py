@@ -21,7 +21,8 @@ class ValueHeads(Rule):
     summary = "Replace value-head model wrappers with plain transformers models."
     before = (
         "from trl import AutoModelForCausalLMWithValueHead\n"
-        'model = AutoModelForCausalLMWithValueHead.from_pretrained(name, v_head_init_strategy="normal")\n'
+        "model = AutoModelForCausalLMWithValueHead.from_pretrained(name, "
+        'v_head_init_strategy="normal")\n'
         "device = model.pretrained_model.device\n"
     )
     after = (

@@ -1,4 +1,5 @@
-"""TRL102's second pass: swap unused value-head imports for the classes the rewrite needs, in place."""
+"""TRL102's second pass: swap unused value-head imports for the classes the rewrite needs, in
+place."""
 
 from __future__ import annotations
 

@@ -127,7 +127,8 @@ class RewriteValueHeads(RuleTransformer):
                 self.todo(
                     original_node,
                     f"`{edits.code(arg).strip().rstrip(',')}` was dropped: TRL 1.13 has no "
-                    "multi-adapter reward; pass a reward model or a reward function to the trainer's reward_funcs",
+                    "multi-adapter reward; pass a reward model or a reward function to the "
+                    "trainer's reward_funcs",
                 )
             elif key == "peft_config":
                 peft_arg, peft_orig = arg, orig
@@ -146,7 +147,8 @@ class RewriteValueHeads(RuleTransformer):
             if rest or quant:
                 self.todo(
                     original_node,
-                    "this wraps an already-loaded model; move these arguments to where it is loaded: "
+                    "this wraps an already-loaded model; move these arguments to where it is "
+                    "loaded: "
                     + ", ".join(
                         edits.code(a).strip().rstrip(",") for a in [*rest, *(q for _, q in quant)]
                     ),
@@ -189,7 +191,8 @@ class RewriteValueHeads(RuleTransformer):
         self, original: cst.Call, loaded: cst.BaseExpression, peft_arg: cst.Arg, peft_orig: cst.Arg
     ) -> cst.BaseExpression:
         """`peft_config=cfg` -> `get_peft_model(loaded, cfg)`; a cfg the file also sets to None is
-        applied by an `if cfg is not None:` statement after the assignment (the value head took None)."""
+        applied by an `if cfg is not None:` statement after the assignment (the value head took
+        None)."""
         move = variables.peft_move(original, self.facts)
         cfg = edits.code(peft_arg.value).strip()
         if move == variables.DROP:
@@ -255,7 +258,8 @@ class RewriteValueHeads(RuleTransformer):
         for orig, arg in quant:
             self.report(
                 orig,
-                f"`{arg.keyword.value if arg.keyword else ''}` is not a from_pretrained argument in "
+                f"`{arg.keyword.value if arg.keyword else ''}` "
+                f"is not a from_pretrained argument in "
                 "transformers 5; moved into `quantization_config=BitsAndBytesConfig(...)`",
                 severity=Severity.WARNING,
             )
@@ -294,7 +298,8 @@ class RewriteValueHeads(RuleTransformer):
                 self.todo(
                     original_node,
                     "the value head is gone in TRL 1.13 (GRPO/RLOO need no critic); if a value "
-                    "model is really needed, load AutoModelForSequenceClassification(..., num_labels=1)",
+                    "model is really needed, load AutoModelForSequenceClassification(..., "
+                    "num_labels=1)",
                 )
         self._other_reference(original_node)
         return updated_node

@@ -35,8 +35,10 @@ ENCODER_DECODER_TODO = (
 
 
 ENCODER_DECODER_BRANCH_TODO = (
-    "`{var}` is `AutoModelForSeq2SeqLM` when the condition picks that branch, and that run cannot train: "
-    "TRL 1.13's online-RL trainers (GRPO, RLOO) take causal LMs only; the `AutoModelForCausalLM` branch "
+    "`{var}` is `AutoModelForSeq2SeqLM` when the condition picks that branch, and that run cannot "
+    "train: "
+    "TRL 1.13's online-RL trainers (GRPO, RLOO) take causal LMs only; the `AutoModelForCausalLM` "
+    "branch "
     "trains. Stay on TRL <= 1.12 for seq2seq policies or drop that branch"
 )
 

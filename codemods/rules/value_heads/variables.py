@@ -1,4 +1,5 @@
-"""What TRL102 decides before it rewrites: value-head class variables and where `peft_config` may be None.
+"""What TRL102 decides before it rewrites: value-head class variables and where `peft_config` may be
+None.
 
 A value-head class variable is a name bound once in its scope to value-head classes (`cls = VH`,
 `cls = VH if c else Seq2SeqVH`) and used only as `cls.from_pretrained(...)`: its classes and its
