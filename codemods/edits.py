@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -39,7 +39,11 @@ def new_alias(name: str, asname: str | None = None) -> cst.ImportAlias:
 def import_from(module: str, aliases: Sequence[cst.ImportAlias]) -> cst.SimpleStatementLine:
     fixed = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in aliases]
     return cst.SimpleStatementLine(
-        body=[cst.ImportFrom(module=cst.parse_expression(module), names=fixed)]
+        body=[
+            cst.ImportFrom(
+                module=cast("cst.Attribute | cst.Name", cst.parse_expression(module)), names=fixed
+            )
+        ]
     )  # type: ignore[arg-type]
 
 
@@ -278,3 +282,9 @@ def with_kwarg(
         args=relayout(call, args, {id(arg), id(call.args[-1])} if call.args else {id(arg)})
     )
     return stmt.with_deep_changes(assign, value=new_call)  # type: ignore[arg-type]
+
+
+def leading(stmt: cst.CSTNode) -> list[cst.EmptyLine]:
+    """The comment and blank lines above a statement line or compound statement (none for any
+    other node): libcst types a block's statements as BaseStatement, which does not declare them."""
+    return list(getattr(stmt, "leading_lines", ()))

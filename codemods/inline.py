@@ -30,12 +30,15 @@ def statements(source: str, name: str) -> list[cst.BaseStatement]:
     """The statements to write in place of the import, binding `name`; a class or function
     gets a blank line before it."""
     module = cst.parse_module(source.replace("__NAME__", name))
-    body = list(module.body)
+    body: list[cst.BaseStatement] = list(module.body)
     if not body:
         return body
-    body[0] = body[0].with_changes(leading_lines=[*module.header, *body[0].leading_lines])
-    if isinstance(body[0], (cst.ClassDef, cst.FunctionDef)):
-        body[0] = body[0].with_changes(
-            leading_lines=[cst.EmptyLine(indent=False), *body[0].leading_lines]
+    first = body[0]
+    assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+    first = first.with_changes(leading_lines=[*module.header, *first.leading_lines])
+    if isinstance(first, (cst.ClassDef, cst.FunctionDef)):
+        first = first.with_changes(
+            leading_lines=[cst.EmptyLine(indent=False), *first.leading_lines]
         )
+    body[0] = first
     return body

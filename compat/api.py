@@ -97,7 +97,7 @@ def check_path(
 
 
 def _markers(env: Environment | None) -> dict[str, str]:
-    markers = dict(default_environment())
+    markers: dict[str, str] = {k: str(v) for k, v in default_environment().items()}
     if env is not None and env.python_version.count(".") == 2:
         markers["python_full_version"] = env.python_version
         markers["python_version"] = ".".join(env.python_version.split(".")[:2])

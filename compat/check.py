@@ -7,6 +7,7 @@ table rows and the edits a fix would make.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -110,7 +111,7 @@ def _check_one(
     markers,
     target,
 ) -> None:
-    row = {
+    row: dict[str, Any] = {
         "source": src.display,
         "line": d.line,
         "package": rule.name,

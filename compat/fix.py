@@ -33,9 +33,8 @@ def apply(src: SourceRead, edits: list[Edit]) -> bytes:
 
 
 def _apply_spans(text: str, edits: list[Edit]) -> str:
-    spans = sorted(
-        ((e.declared.where.start, e.declared.where.end, e.new) for e in edits), reverse=True
-    )  # type: ignore[union-attr]
+    wheres = [(e.declared.where, e.new) for e in edits]
+    spans = sorted(((w.start, w.end, new) for w, new in wheres if w is not None), reverse=True)
     last = len(text) + 1
     for start, end, new in spans:
         if end > last:

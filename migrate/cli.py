@@ -7,6 +7,7 @@ by this module; subcommands that need them import them inside their functions.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -175,7 +176,7 @@ class _Progress:
 
     def __init__(self, stream) -> None:  # type: ignore[no-untyped-def]
         self.stream = stream
-        self.bar = None
+        self.bar: Any = None  # click.progressbar, once enough files are known
 
     def update(self, done: int, total: int) -> None:
         if total < self.MIN_FILES:

@@ -105,7 +105,7 @@ class RewritePPODatasets(RuleTransformer):
         new_ret = cst.parse_statement(f'return {{"prompt": {edits.code(text).strip()}}}\n')
         return fn.with_changes(
             body=fn.body.with_changes(
-                body=[new_ret.with_changes(leading_lines=body[0].leading_lines)]
+                body=[new_ret.with_changes(leading_lines=edits.leading(body[0]))]
             )
         )
 
@@ -116,11 +116,12 @@ class RewritePPODatasets(RuleTransformer):
         if isinstance(expr, cst.Subscript):
             expr = expr.value
         if isinstance(expr, cst.Name):
+            name = expr.value
             for stmt in before:
                 for small in getattr(stmt, "body", []):
                     if (
                         isinstance(small, cst.Assign)
-                        and get_full_name_for_node(small.targets[0].target) == expr.value
+                        and get_full_name_for_node(small.targets[0].target) == name
                     ):
                         expr = small.value
         if isinstance(expr, cst.Subscript):

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
+from typing import Any
 
 import codemods
 from codemods.base import Options
@@ -51,7 +52,7 @@ class FixReport:
             r for r in self.results if not (r.status is Status.SKIPPED and r.message == NOT_TRL)
         ]
 
-    def summary(self) -> dict[str, object]:
+    def summary(self) -> dict[str, Any]:
         from migrate.render import summarize
 
         out = summarize(self.reported(), discovered=self.discovered, parsed=self.parsed)

@@ -117,7 +117,7 @@ def _runs_training(source: bytes) -> bool:
             and node.func.attr == "train"
         ):
             return True
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(ast.iter_child_nodes(node))  # type: ignore[arg-type]
     return False
 
 

@@ -194,7 +194,11 @@ def stub_missing_trackers() -> None:
         module = types.ModuleType(name)
         module.__spec__ = importlib.machinery.ModuleSpec(name, None)
         stand_in = _NoOp()
-        module.__getattr__ = lambda attr, _n=stand_in: _n.__getattr__(attr)  # type: ignore[method-assign]
+
+        def attribute(attr: str, _n: _NoOp = stand_in) -> Any:
+            return _n.__getattr__(attr)
+
+        module.__getattr__ = attribute  # type: ignore[method-assign]
         sys.modules[name] = module
         print(
             f"[trl-migrate smoke] {name} is not installed here: a no-op stand-in answers the "

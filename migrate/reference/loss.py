@@ -160,9 +160,9 @@ class _ChunkedNLL(torch.autograd.Function):
         )  # (n, H)
         targets = labels.index_select(0, valid)  # (n,)
         state = _run_chunks(rows_h, weight, bias, targets, opts)
-        ctx.opts = opts
-        ctx.shapes = (hidden.shape, weight.shape)
-        ctx.save_for_backward(valid, state.grad_rows, state.grad_weight, state.grad_bias)
+        ctx.opts = opts  # type: ignore[attr-defined]
+        ctx.shapes = (hidden.shape, weight.shape)  # type: ignore[attr-defined]
+        ctx.save_for_backward(valid, state.grad_rows, state.grad_weight, state.grad_bias)  # type: ignore[arg-type]
         return state.nll_sum * opts.scale
 
     @staticmethod

@@ -74,7 +74,7 @@ def _tiny_seq2seq() -> Any:
     import torch
     from transformers import AutoModelForSeq2SeqLM, T5Config
 
-    config = T5Config(
+    config = T5Config(  # type: ignore[call-arg]  # it takes **kwargs it does not declare
         vocab_size=MODEL_VOCAB,
         d_model=64,
         d_kv=16,
@@ -289,14 +289,16 @@ class TinyScorer:
         **kwargs: Any,
     ) -> Any:
         texts = [inputs] if isinstance(inputs, str) else list(inputs)
-        out = []
+        out: list[Any] = []
         for text in texts:
             x = self._logit(str(text))
             raw = (-x, x)
             if function_to_apply != "none":
                 e = [math.exp(v) for v in raw]
                 raw = (e[0] / sum(e), e[1] / sum(e))
-            scores = [{"label": lab, "score": sc} for lab, sc in zip(self.labels, raw)]
+            scores: list[dict[str, Any]] = [
+                {"label": lab, "score": sc} for lab, sc in zip(self.labels, raw)
+            ]
             if top_k is None or return_all_scores:
                 out.append(scores)
             else:
@@ -339,4 +341,4 @@ def patch_pipeline(module: Any) -> None:
     module.pipeline = pipeline
     top = sys.modules.get("transformers")
     if top is not None and "pipeline" in vars(top):
-        top.pipeline = pipeline
+        top.pipeline = pipeline  # type: ignore[attr-defined]

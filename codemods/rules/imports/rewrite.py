@@ -8,7 +8,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
-from codemods import inline, symbols
+from codemods import edits, inline, symbols
 from codemods.base import RuleTransformer
 from codemods.edits import (
     KEEP,
@@ -299,15 +299,14 @@ def _followed_by(result, written: list[cst.BaseStatement], original: cst.SimpleS
     if not written:
         return result
     for i in range(1, len(written)):  # a blank line after a written class or function
-        if (
-            isinstance(written[i - 1], (cst.ClassDef, cst.FunctionDef))
-            and not written[i].leading_lines
+        if isinstance(written[i - 1], (cst.ClassDef, cst.FunctionDef)) and not edits.leading(
+            written[i]
         ):
             written[i] = written[i].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
     if isinstance(result, cst.RemovalSentinel):
         first = written[0]
         written[0] = first.with_changes(
-            leading_lines=[*original.leading_lines, *first.leading_lines]
+            leading_lines=[*original.leading_lines, *edits.leading(first)]
         )
         return cst.FlattenSentinel(written)
     head = list(result.nodes) if isinstance(result, cst.FlattenSentinel) else [result]

@@ -195,8 +195,9 @@ def _move(
             not isinstance(target, (cst.Tuple, cst.List))
             or len(target.elements) != len(seq.elements)
             or any(isinstance(e, cst.StarredElement) for e in target.elements)
+            or not isinstance(assign.value, cst.Call)
             or not _plain_parse(assign.value)
-        ):  # type: ignore[arg-type]
+        ):
             return None
         config = target.elements[p.index].value
         if not isinstance(config, cst.Name):
@@ -248,7 +249,12 @@ def referents(owner: RuleTransformer, name: cst.Name) -> set[int]:
     scope = owner.get_metadata(ScopeProvider, name, None)
     if scope is None:
         return set()
-    return {id(r.node) for a in scope.accesses[name] if a.node is name for r in a.referents}
+    return {
+        id(getattr(r, "node", None))
+        for a in scope.accesses[name]
+        if a.node is name
+        for r in a.referents
+    }
 
 
 def plain_load(owner: RuleTransformer, node: cst.Attribute) -> bool:

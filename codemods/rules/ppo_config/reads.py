@@ -139,5 +139,5 @@ class ConfigReads(ConfigPass):
         root = expr.split(".")[0]
         there = {id(a.node) for a in built[root]} if root in built else set()
         return bool(there) and there == (
-            {id(a.node) for a in here[root]} if root in here else set()
+            {id(getattr(a, "node", None)) for a in here[root]} if root in here else set()
         )

@@ -76,7 +76,7 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
         return None if legacy else self.file_era
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        target = node.target  # a monkeypatch of a PPO class is TRL107's
+        target: cst.BaseExpression = node.target  # a monkeypatch of a PPO class is TRL107's
         while isinstance(target, cst.Attribute):
             target = target.value
             self._handled.add(id(target))
@@ -160,11 +160,11 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         if not self.moves:
             return updated_node
-        body = list(updated_node.body)
+        body: list[cst.BaseStatement] = list(updated_node.body)
         for move in sorted(self.moves, key=lambda m: -m.at):
             after = body[move.at : move.at + 1]
             if after:  # two blank lines after the class, as before it
-                lines = list(after[0].leading_lines)
+                lines = edits.leading(after[0])
                 blank = next(
                     (i for i, line in enumerate(lines) if line.comment is not None), len(lines)
                 )

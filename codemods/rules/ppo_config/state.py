@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import libcst as cst
+
 from codemods.base import RuleTransformer
 from codemods.rules.ppo_config.flags import Clash
 from codemods.rules.ppo_config.parsed import Move
@@ -30,3 +32,10 @@ class ConfigPass(RuleTransformer):
     model_reads: Any
     _handled: set[int]  # ids of nodes another rule owns or this pass already rewrote
     _targets: set[int]  # ids of assignment targets
+
+    # rewrite.py
+    def era_of(self, call: cst.Call, hint: str | None) -> str | None:
+        raise NotImplementedError
+
+    def _reference(self, original: Any, updated: Any) -> Any:
+        raise NotImplementedError

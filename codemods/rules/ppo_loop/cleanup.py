@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
+from codemods import edits
 from codemods.base import FileState
 from codemods.edits import alias_asname, alias_name
 from migrate.kernel.findings import Fix, Severity
@@ -48,7 +49,7 @@ def drop_orphaned_imports(module: cst.Module, names: set[str], state: FileState)
                 )
             ):
                 out.append(
-                    stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
+                    stmt.with_changes(leading_lines=[*carried, *edits.leading(stmt)])
                     if carried
                     else stmt
                 )
@@ -58,7 +59,7 @@ def drop_orphaned_imports(module: cst.Module, names: set[str], state: FileState)
             kept = [a for a in node.names if not imports_it(a, source)]
             lines = [
                 ln
-                for ln in stmt.leading_lines
+                for ln in edits.leading(stmt)
                 if not (ln.comment and todo in ln.comment.value and "TRL101" in ln.comment.value)
             ]
             if kept:

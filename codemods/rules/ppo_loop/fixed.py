@@ -29,9 +29,7 @@ class FixedPrompts(LoopPass):
         top: bool,
     ) -> list[cst.BaseStatement]:
         statements = list(edits.statements(loop.body))
-        step = next(
-            self._trainer_call(s, "step") for s in statements if self._trainer_call(s, "step")
-        )
+        step = next(c for s in statements if (c := self._trainer_call(s, "step")) is not None)
         if len(step.args) != 3 or any(a.keyword or a.star for a in step.args):
             raise Refused("`.step(...)` does not take (queries, responses, rewards)")
         queries, responses = (first_row(a.value) for a in step.args[:2])

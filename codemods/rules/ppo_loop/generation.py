@@ -116,7 +116,7 @@ class Generation(LoopPass):
                         )
                     )
                 ],
-                leading_lines=stmt.leading_lines,
+                leading_lines=edits.leading(stmt),
             )
             return [defaults, stmt.with_changes(leading_lines=[])]
         if not new:

@@ -73,9 +73,10 @@ class LoopRewrite(LoopPass):
                     to_train += ln.comments
                     continue
                 if (
-                    m.matches(s.value, m.Call(func=m.Attribute(attr=m.Name("batch_decode"))))
+                    isinstance(s.value, cst.Call)
+                    and m.matches(s.value, m.Call(func=m.Attribute(attr=m.Name("batch_decode"))))
                     and get_full_name_for_node(s.value.args[0].value) == responses
-                ):  # type: ignore[attr-defined]
+                ):
                     completions = batch_column(s.targets[0].target, batch)
                     if completions is None:
                         raise Refused("the decoded responses are not stored in the batch")
@@ -104,7 +105,7 @@ class LoopRewrite(LoopPass):
         )
 
     def _loop_generate(
-        self, s: cst.BaseSmallStatement, queries: str | None, responses: str | None
+        self, s: cst.CSTNode, queries: str | None, responses: str | None
     ) -> tuple[dict[str, cst.BaseExpression], str | None]:
         """Generation settings of `r = trainer.generate(q, ...)`, and the name of the reference
         responses of `r, ref = trainer.generate(q, generate_ref_response=True, ...)` (or None)."""
@@ -235,7 +236,7 @@ class LoopRewrite(LoopPass):
         body = list(body)
         blank = [cst.EmptyLine(indent=False)] * (2 if top else 1)
         trainer_stmt = edits.with_kwarg(body[trainer_at], "reward_funcs", REWARD_FN)
-        above = [line for line in trainer_stmt.leading_lines if line.comment is not None]
+        above = [line for line in edits.leading(trainer_stmt) if line.comment is not None]
         new: list[cst.BaseStatement] = [fn.with_changes(leading_lines=blank)]
         if dataset is not None:
             trainer_stmt = edits.with_kwarg(
@@ -249,7 +250,7 @@ class LoopRewrite(LoopPass):
         at = index + len(new) - 1
         train = cst.SimpleStatementLine(
             body=[cst.Expr(cst.parse_expression(f"{trainer}.train()"))],
-            leading_lines=[*body[at].leading_lines, *comment_lines(comments)],
+            leading_lines=[*edits.leading(body[at]), *comment_lines(comments)],
         )
         body[at] = train
         body[config_at : config_at + 1] = self._with_generation(body[config_at], gen)

@@ -27,7 +27,7 @@ class LoopPass(RuleTransformer):
         raise NotImplementedError  # loop.py
 
     def _loop_generate(
-        self, s: cst.BaseSmallStatement, queries: str | None, responses: str | None
+        self, s: cst.CSTNode, queries: str | None, responses: str | None
     ) -> tuple[dict[str, cst.BaseExpression], str | None]:
         raise NotImplementedError  # loop.py
 
@@ -111,5 +111,5 @@ class LoopPass(RuleTransformer):
     ) -> tuple[int, int, str]:
         raise NotImplementedError  # rewards.py
 
-    def _trainer_call(self, stmt: cst.BaseSmallStatement, method: str) -> cst.Call | None:
+    def _trainer_call(self, stmt: cst.CSTNode, method: str) -> cst.Call | None:
         raise NotImplementedError  # rewrite.py

@@ -75,15 +75,15 @@ class Rewards(LoopPass):
                 config_name = get_full_name_for_node(arg.value) if arg else ""  # type: ignore[assignment]
         if trainer_at is None:
             raise Refused(f"`{trainer}` is not built in the same block as the loop")
-        parsers = set()
+        parsers: set[str] = set()
         for i, stmt in enumerate(before[:trainer_at]):
             assign = edits.assignment(stmt)
             if assign is None or not isinstance(assign.value, cst.Call):
                 continue
             func = get_full_name_for_node(assign.value.func) or ""
-            target = assign.targets[0].target
+            assigned = assign.targets[0].target
             if (
-                isinstance(target, cst.Name)
+                isinstance(assigned, cst.Name)
                 and func.rpartition(".")[2] in PARSERS
                 and assign.value.args
                 and any(
@@ -91,11 +91,11 @@ class Rewards(LoopPass):
                     for e in edits.elements(assign.value.args[0].value)
                 )
             ):
-                parsers.add(target.value)
+                parsers.add(assigned.value)
             elif (
-                get_full_name_for_node(target) == config_name and func.endswith(self.config_cls)
+                get_full_name_for_node(assigned) == config_name and func.endswith(self.config_cls)
             ) or (
-                config_name in {get_full_name_for_node(e) for e in edits.elements(target)}
+                config_name in {get_full_name_for_node(e) for e in edits.elements(assigned)}
                 and func.rpartition(".")[0] in parsers
                 and func.rpartition(".")[2] in PARSE_METHODS
             ):

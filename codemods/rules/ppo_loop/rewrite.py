@@ -141,7 +141,7 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
                 return get_full_name_for_node(call.func.value) or "trainer"  # type: ignore[attr-defined]
         return "trainer"
 
-    def _trainer_call(self, stmt: cst.BaseSmallStatement, method: str) -> cst.Call | None:
+    def _trainer_call(self, stmt: cst.CSTNode, method: str) -> cst.Call | None:
         value = stmt.value if isinstance(stmt, (cst.Expr, cst.Assign)) else None
         if (
             isinstance(value, cst.Call)

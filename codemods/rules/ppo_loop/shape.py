@@ -207,10 +207,11 @@ def dict_literals(module: cst.Module) -> dict[str, dict[str, cst.BaseExpression]
                 edits.literal(e.key) if isinstance(e, cst.DictElement) else None
                 for e in assign.value.elements
             ]
-            if all(isinstance(k, str) for k in keys):
+            names = [k for k in keys if isinstance(k, str)]
+            if len(names) == len(keys):
                 out[get_full_name_for_node(assign.targets[0].target) or ""] = {
-                    k: e.value for k, e in zip(keys, assign.value.elements)
-                }  # type: ignore[misc]
+                    k: e.value for k, e in zip(names, assign.value.elements)
+                }
     return out
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from codemods import ppo, walk
+from codemods import edits, ppo, walk
 from codemods.rules.ppo_trainer.call import TrainerCall
 from codemods.rules.ppo_trainer.references import TrainerReferences
 from codemods.rules.ppo_trainer.state import (
@@ -43,7 +43,7 @@ class RewritePPOTrainer(TrainerCall, TrainerReferences, TrainerPass):
         )
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        target = node.target  # a monkeypatch of a PPO class is TRL107's
+        target: cst.BaseExpression = node.target  # a monkeypatch of a PPO class is TRL107's
         while isinstance(target, cst.Attribute):
             target = target.value
             self._handled.add(id(target))
@@ -98,7 +98,7 @@ def _drop_statements(
                 carry.append(cst.EmptyLine(comment=comment))
             continue
         if carry:
-            stmt = stmt.with_changes(leading_lines=_merged(carry, stmt.leading_lines))
+            stmt = stmt.with_changes(leading_lines=_merged(carry, edits.leading(stmt)))
             carry = []
         body.append(stmt)
     return body, carry

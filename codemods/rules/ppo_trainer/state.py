@@ -51,3 +51,6 @@ class TrainerPass(RuleTransformer):
 
     def _reference(self, original: Any, updated: Any) -> Any:
         raise NotImplementedError
+
+    def _assigned_var(self, call: cst.Call) -> str | None:
+        raise NotImplementedError

@@ -133,7 +133,7 @@ def collect(
         if scope is None:
             continue
         bound = list(scope.assignments[target.value])
-        if len(bound) != 1 or bound[0].node is not target:
+        if len(bound) != 1 or getattr(bound[0], "node", None) is not target:
             continue  # rebound in its scope (or bound by something other than this assignment)
         calls = [seen.by_name.get(id(ref.node)) for ref in bound[0].references]
         if any(c is None or peft_move(c, facts) == UNSURE for c in calls):
