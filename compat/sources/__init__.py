@@ -1,4 +1,5 @@
-"""Find declared-requirement sources under a path and read each with its format's reader."""
+"""Find declared-requirement sources under a path (with the file walk `fix` uses) and read
+each with its format's reader."""
 
 from __future__ import annotations
 
@@ -7,29 +8,8 @@ import os
 from collections.abc import Callable
 
 from compat.model import SourceRead, decode_text
+from migrate.kernel.discovery import walk
 from migrate.kernel.files import SourceError, decode_python, read_bytes
-
-_SKIP_DIRS = {
-    ".git",
-    ".hg",
-    ".svn",
-    ".venv",
-    "venv",
-    "env",
-    ".env",
-    "node_modules",
-    "__pycache__",
-    ".tox",
-    ".nox",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-    "site-packages",
-    "build",
-    "dist",
-    ".ipynb_checkpoints",
-    ".eggs",
-}
 
 
 def format_of(path: str) -> str | None:
@@ -66,14 +46,10 @@ def discover(root: str) -> list[str]:
     """Every requirements source under `root` (or `root` itself when it is a file), sorted."""
     if os.path.isfile(root):
         return [os.path.abspath(root)]
-    found = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.endswith(".egg-info"))
-        for name in sorted(files):
-            path = os.path.join(folder, name)
-            if format_of(path) is not None:
-                found.append(os.path.abspath(path))
-    return sorted(found)
+    # The walk of `fix` (.gitignore, .git/info/exclude, the default excludes), so `upgrade`
+    # checks the pins of the same tree whose code it rewrites.
+    found = walk(root, match=lambda path: format_of(path) is not None)
+    return sorted(os.path.abspath(path) for path in found)
 
 
 def _readers() -> dict[str, Callable[[SourceRead], None]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import pathspec
 
@@ -102,11 +102,15 @@ def walk(
     suffixes: Sequence[str] = PYTHON_SUFFIXES,
     excludes: Iterable[str] = DEFAULT_EXCLUDES,
     extra: Sequence[tuple[str, pathspec.PathSpec]] = (),
+    match: Callable[[str], bool] | None = None,
 ) -> Iterator[str]:
-    """Files under `folder` with one of `suffixes`, in sorted order, ignored ones left out.
+    """Files under `folder` with one of `suffixes` (or, given `match`, whose path it accepts),
+    in sorted order, ignored ones left out. `fix` walks for code, `compat` for requirement
+    sources: the same folders are skipped for both.
 
     `extra`: more (anchor folder, spec) pairs to honour, such as configured excludes.
     """
+    wanted = match or (lambda path: path.endswith(tuple(suffixes)))
     exclude = frozenset(excludes)
     base_specs = _ancestor_specs(folder)
     if _ignored(os.path.abspath(folder), True, base_specs):
@@ -131,9 +135,7 @@ def walk(
                 if entry.name in exclude or _ignored(os.path.abspath(entry.path), True, here):
                     continue
                 subdirs.append(entry.path)
-            elif entry.name.endswith(tuple(suffixes)) and not _ignored(
-                os.path.abspath(entry.path), False, here
-            ):
+            elif wanted(entry.path) and not _ignored(os.path.abspath(entry.path), False, here):
                 yield os.path.normpath(entry.path)
         stack.extend((d, here) for d in reversed(subdirs))
 

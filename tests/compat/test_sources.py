@@ -331,6 +331,22 @@ def test_discover_skips_virtualenvs(tmp_path) -> None:  # type: ignore[no-untype
     assert discover(str(tmp_path)) == [str(tmp_path / "requirements.txt")]
 
 
+def test_discover_walks_the_tree_fix_walks(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # One walk for both jobs: what .gitignore hides from `fix` is hidden from `compat` too.
+    from migrate.kernel.discovery import walk
+
+    (tmp_path / ".gitignore").write_text("vendor/\nrequirements-local.txt\nold_train.py\n")
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "vendor" / "requirements.txt").write_text("trl==0.4\n")
+    (tmp_path / "vendor" / "train.py").write_text("import trl\n")
+    (tmp_path / "requirements-local.txt").write_text("trl==0.4\n")
+    (tmp_path / "requirements.txt").write_text("trl==0.11.4\n")
+    (tmp_path / "old_train.py").write_text("import trl\n")
+    (tmp_path / "train.py").write_text("import trl\n")
+    assert discover(str(tmp_path)) == [str(tmp_path / "requirements.txt")]
+    assert list(walk(str(tmp_path))) == [str(tmp_path / "train.py")]
+
+
 def test_single_file_path(tmp_path) -> None:  # type: ignore[no-untyped-def]
     folder = copy_fixture("demo", tmp_path)
     report = declared(os.path.join(folder, "requirements.txt"))
