@@ -58,6 +58,16 @@ class FileState:
     shared: Shared = dataclasses.field(default_factory=Shared)
     codes: frozenset[str] = frozenset()  # the rules running on this file
 
+    def resolve_todo(self, code: str, prefix: str, message: str) -> None:
+        """A later pass removed the code an earlier pass's TODO marked (TRL106 drops the
+        `respond_to_batch` import TRL101 marked, once the loop that used it is rewritten): that
+        finding becomes a fixed one, with `message`. The one way a rule changes another's."""
+        for i, f in enumerate(self.findings):
+            if f.code == code and f.fix is Fix.MANUAL and f.message.startswith(prefix):
+                self.findings[i] = dataclasses.replace(
+                    f, severity=Severity.INFO, fix=Fix.APPLIED, message=message
+                )
+
 
 class Identifiers:
     """The identifiers a module's code uses (names, attributes, import paths, keywords) and its

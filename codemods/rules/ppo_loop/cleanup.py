@@ -3,7 +3,6 @@ go."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 import libcst as cst
@@ -12,7 +11,6 @@ from libcst.helpers import get_full_name_for_node
 from codemods import edits
 from codemods.base import FileState
 from codemods.edits import alias_asname, alias_name
-from migrate.kernel.findings import Fix, Severity
 
 RESPOND = "trl.core.respond_to_batch"
 
@@ -85,15 +83,10 @@ def drop_orphaned_imports(module: cst.Module, names: set[str], state: FileState)
     new = module.visit(_Fix())
     new = new.with_changes(body=fix(new.body))  # type: ignore[union-attr]
     if new.code != module.code:  # type: ignore[union-attr]
-        for i, f in enumerate(state.findings):
-            if f.code == "TRL101" and f.fix is Fix.MANUAL and f.message.startswith(todo):
-                state.findings[i] = dataclasses.replace(
-                    f,
-                    severity=Severity.INFO,
-                    fix=Fix.APPLIED,
-                    message=(
-                        f"{todo} is gone in TRL 1.13; TRL106 rewrote its uses, so the import is "
-                        "unused and was removed"
-                    ),
-                )
+        state.resolve_todo(
+            "TRL101",
+            todo,
+            f"{todo} is gone in TRL 1.13; TRL106 rewrote its uses, so the import is unused and "
+            "was removed",
+        )
     return new  # type: ignore[return-value]
