@@ -1,4 +1,6 @@
-"""`%pip install` / `!pip install` lines in the code cells of Jupyter notebooks (read-only)."""
+"""`%pip install` / `!pip install` / automagic `pip install` lines in the code cells of Jupyter
+notebooks (read with the kernel's notebook model, as `fix` reads them; a line ending in `\\`
+continues on the next)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ import shlex
 
 from compat.model import SourceRead
 from compat.sources import pep508
+from migrate.kernel import json_spans, notebooks
+from migrate.kernel.files import SourceError
 
 _INSTALL = re.compile(r"^\s*[%!]\s*(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\s+(.*)$")
 _TAKES_VALUE = {
@@ -28,37 +32,52 @@ _TAKES_VALUE = {
 }
 
 
+# IPython's automagic runs `pip install ...` without `%` in a notebook cell as well.
+_AUTOMAGIC = re.compile(r"^\s*(?:pip3?|uv\s+pip)\s+install\s+(.*)$")
+
+
 def read(src: SourceRead) -> None:
     try:
-        doc = json.loads(src.text)
+        json.loads(src.text)
     except json.JSONDecodeError as e:
         src.error(e.lineno, f"not valid notebook JSON: {e.msg}", col=e.colno)
         src.fatal = True
         return
-    cells = doc.get("cells", []) if isinstance(doc, dict) else []
-    pos = 0
-    for index, cell in enumerate(cells if isinstance(cells, list) else []):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        source = cell.get("source", "")
-        lines = (
-            "".join(source).splitlines() if isinstance(source, list) else str(source).splitlines()
-        )
-        for line in lines:
-            m = _INSTALL.match(line)
-            if not m:
-                continue
-            file_line, pos = _file_line(src.text, line, pos)
-            _install(src, index + 1, file_line, m.group(1))
+    try:
+        book = notebooks.loads(src.text)
+    except SourceError:
+        return  # JSON, but no nbformat-4 cells: nothing declared here
+    for number, cell in book.code_cells():
+        span = book.spans.get(number - 1)
+        lines = notebooks.cell_source(cell).splitlines()
+        for line, first in _install_lines(lines):
+            m = _INSTALL.match(line) or _AUTOMAGIC.match(line)
+            if m:
+                _install(src, number, _file_line(src.text, span, first, len(lines)), m.group(1))
 
 
-def _file_line(text: str, line: str, pos: int) -> tuple[int, int]:
-    """The line of the JSON file holding this source line (the JSON-escaped text), in order."""
-    needle = json.dumps(line)[1:-1]
-    hit = text.find(needle, pos)
-    if hit == -1:
-        return 0, pos
-    return text.count("\n", 0, hit) + 1, hit + len(needle)
+def _install_lines(lines: list[str]) -> list[tuple[str, int]]:
+    """(logical line, index of its first physical line): a line ending in a backslash
+    continues on the next, as IPython reads `%pip install a \\` + `    b`."""
+    out = []
+    i = 0
+    while i < len(lines):
+        first, text = i, lines[i]
+        while text.rstrip().endswith("\\") and i + 1 < len(lines):
+            i += 1
+            text = text.rstrip()[:-1] + " " + lines[i].strip()
+        out.append((text, first))
+        i += 1
+    return out
+
+
+def _file_line(text: str, span: json_spans.Span | None, index: int, count: int) -> int:
+    """The line of the notebook file that holds source line `index` of a cell: its own element
+    when the source is a list of lines, else the line where the source value starts."""
+    if span is None:
+        return 0
+    at = span.items[index][0] if len(span.items) == count and index < count else span.start
+    return text.count("\n", 0, at) + 1
 
 
 def _install(src: SourceRead, cell: int, line: int, args: str) -> None:

@@ -2,12 +2,12 @@
 
 Why not nbformat for reading and writing: `nbformat.reads` joins each cell's source list
 into one string and `nbformat.writes` re-serialises with its own indent and key order, so an
-untouched notebook would not come back byte for byte. The notebook format is plain JSON, and
-Jupyter writes it with a fixed style (indent 1, sorted keys, non-ASCII kept, trailing newline).
-We read it with `json`, detect that style, check that re-serialising the untouched document
-reproduces the original bytes exactly, and only then write a changed one the same way. A
-notebook whose bytes cannot be reproduced is reported, never rewritten. nbformat is used in
-the tests to check that what we write is still a valid notebook.
+untouched notebook would not come back byte for byte. We read the JSON with `json`, note where
+each code cell's `source` value sits in the text (json_spans.py), and write a changed notebook
+by replacing only the `source` values that changed, each in the layout of the value it replaces
+(a list of lines with the same separators, or one string; escapes as the file has them). Every
+other byte stays as it was, whatever indent, key order or escapes wrote the file. nbformat is
+used in the tests to check that what we write is still a valid notebook.
 
 Code cells may hold IPython syntax that is not Python (`%pip install ...` with backslash
 continuations, `!cmd`, `x = !cmd`, `obj?`, `%%bash` cells). `to_python` swaps each such line for
@@ -17,11 +17,13 @@ stay), and `from_python` swaps them back verbatim.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import re
 from typing import Any
 
+from migrate.kernel import json_spans
 from migrate.kernel.files import SourceError
 
 # Cell magics whose body is Python; any other `%%magic` cell (bash, html, ...) is not touched.
@@ -35,12 +37,58 @@ _PLACEHOLDER_LINE = re.compile(r"^([ \t]*)__trl_migrate_ipython_(\d+)__[ \t]*$")
 @dataclasses.dataclass
 class Notebook:
     doc: dict[str, Any]
-    style: dict[str, Any]  # json.dumps arguments that reproduce the original bytes
-    trailing_newline: bool
+    text: str  # the notebook as read
+    spans: dict[int, json_spans.Span]  # position in `cells` -> where its `source` value is
+    original: dict[int, Any]  # position in `cells` -> its `source` value as read
 
     def dumps(self) -> str:
-        text = json.dumps(self.doc, **self.style)
-        return text + "\n" if self.trailing_newline else text
+        """The notebook with every changed `source` value written in place, all else as read."""
+        cells = self.doc.get("cells") or []
+        out: list[str] = []
+        done = 0
+        for i, cell in enumerate(cells):
+            if not isinstance(cell, dict) or cell.get("source") == self.original.get(i):
+                continue
+            span = self.spans.get(i)
+            if span is None:
+                raise SourceError(f"cell {i + 1} has no source in the file; not rewritten")
+            out += [self.text[done : span.start], self._value(span, cell["source"])]
+            done = span.end
+        out.append(self.text[done:])
+        return "".join(out)
+
+    def _value(self, span: json_spans.Span, value: Any) -> str:
+        """`value` in the layout of the value at `span`: the same separators around and between
+        the lines of a list, each line as the file wrote it when it is unchanged."""
+        ascii_only = json_spans.ascii_escaped(self.text)
+        if not isinstance(value, list):
+            return json.dumps(value, ensure_ascii=ascii_only)
+        written = {
+            json.loads(self.text[a:b]): self.text[a:b] for a, b in reversed(span.items)
+        }  # each line's text as written (first occurrence wins)
+        items = [written.get(v) or json.dumps(v, ensure_ascii=ascii_only) for v in value]
+        if not items:
+            return "[]"
+        opening, between, closing = self._layout(span)
+        return "[" + opening + between.join(items) + closing + "]"
+
+    def _layout(self, span: json_spans.Span) -> tuple[str, str, str]:
+        """(after `[`, between two lines, before `]`) of the array at `span`."""
+        t = self.text
+        if span.items:
+            first, last = span.items[0], span.items[-1]
+            opening, closing = t[span.start + 1 : first[0]], t[last[1] : span.end - 1]
+            if len(span.items) > 1:
+                return opening, t[first[1] : span.items[1][0]], closing
+            return opening, "," + opening, closing
+        # `"source": []`: one level deeper than the line of the key, in the file's indent unit.
+        line_start = t.rfind("\n", 0, span.start) + 1
+        indent = re.match(r"[ \t]*", t[line_start:]).group(0)  # type: ignore[union-attr]
+        unit = re.search(r"\n( +|\t)\S", t)
+        if unit is None:  # a one-line notebook
+            return "", ", ", ""
+        inner = indent + unit.group(1)
+        return "\n" + inner, ",\n" + inner, "\n" + indent
 
     def code_cells(self) -> list[tuple[int, dict[str, Any]]]:
         """(1-based position among all cells, cell) of every code cell."""
@@ -61,7 +109,7 @@ class Notebook:
 
 
 def loads(text: str) -> Notebook:
-    """Parse a notebook and learn how to write it back byte for byte, or raise SourceError."""
+    """Parse a notebook and note where each cell's source is, or raise SourceError."""
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
@@ -75,33 +123,10 @@ def loads(text: str) -> Notebook:
             f"nbformat {doc.get('nbformat')} notebooks are not supported; open and save it in "
             "Jupyter first"
         )
-    body = text[:-1] if text.endswith("\n") else text
-    for style in _styles(text):
-        if json.dumps(doc, **style) == body:
-            return Notebook(doc, style, text.endswith("\n"))
-    raise SourceError(
-        "notebook JSON layout is not one trl-migrate can reproduce byte for byte; not rewritten "
-        "(open and save it in Jupyter, then run again)"
-    )
-
-
-def _styles(text: str) -> list[dict[str, Any]]:
-    match = re.search(r"\n( +|\t)\S", text)
-    indent: int | str | None = None
-    if match:
-        indent = match.group(1) if match.group(1) == "\t" else len(match.group(1))
-    out = []
-    for sort_keys in (True, False):
-        for ensure_ascii in (False, True):
-            out.append(
-                {
-                    "indent": indent,
-                    "sort_keys": sort_keys,
-                    "ensure_ascii": ensure_ascii,
-                    "separators": (",", ": ") if indent is not None else (", ", ": "),
-                }
-            )
-    return out
+    original = {
+        i: copy.deepcopy(c.get("source")) for i, c in enumerate(doc["cells"]) if isinstance(c, dict)
+    }
+    return Notebook(doc, text, json_spans.source_spans(text), original)
 
 
 def cell_source(cell: dict[str, Any]) -> str:

@@ -351,3 +351,56 @@ def test_single_file_path(tmp_path) -> None:  # type: ignore[no-untyped-def]
     folder = copy_fixture("demo", tmp_path)
     report = declared(os.path.join(folder, "requirements.txt"))
     assert len(summary(report)) == 5
+
+
+def _notebook(tmp_path, *sources: list[str], indent: int = 1) -> str:  # type: ignore[no-untyped-def]
+    import json
+
+    cells = [
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": f"c{i}",
+            "metadata": {},
+            "outputs": [],
+            "source": src,
+        }
+        for i, src in enumerate(sources)
+    ]
+    doc = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(doc, indent=indent) + "\n")
+    return str(path)
+
+
+def test_notebook_install_line_continued_with_a_backslash_is_one_install(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = _notebook(
+        tmp_path,
+        ["%pip install transformers==4.44.2 \\\n", "    trl==0.11.4 \\\n", "    datasets\n"],
+    )
+    report = declared(path)
+    assert [r.message for r in report.results if r.message] == []
+    pkgs = sorted((r.package, r.declared, r.line) for r in report.rows)
+    # One install, reported at the JSON line of its first physical line (before: "cannot split
+    # the install line: No escaped character").
+    assert pkgs == [
+        ("datasets", "(any)", 10),
+        ("transformers", "==4.44.2", 10),
+        ("trl", "==0.11.4", 10),
+    ]
+
+
+def test_notebook_automagic_pip_line_is_read_like_percent_pip(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = _notebook(tmp_path, ["import os\n", "pip install trl==0.8.6 peft\n"], indent=2)
+    rows = sorted((r.package, r.declared, r.line) for r in declared(path).rows)
+    assert rows == [("peft", "(any)", 11), ("trl", "==0.8.6", 11)]
+
+
+def test_notebook_in_any_json_layout_is_read(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    text = (
+        '{"nbformat":4,"nbformat_minor":5,"metadata":{},"cells":[{"source":"!pip install '
+        'trl==0.11.4","cell_type":"code","metadata":{},"outputs":[],"execution_count":null}]}'
+    )
+    (tmp_path / "one_line.ipynb").write_text(text)
+    report = declared(str(tmp_path / "one_line.ipynb"))
+    assert [(r.package, r.declared, r.line) for r in report.rows] == [("trl", "==0.11.4", 1)]

@@ -119,16 +119,73 @@ def test_other_json_layouts_round_trip(tmp_path):
     assert not text.endswith("\n") and "\\u2615" in text and '\n  "cells": [' in text
 
 
-def test_layout_that_cannot_be_reproduced_is_reported_not_rewritten(tmp_path):
+ODD = (  # hand-edited JSON: keys in no order, 3-space indent, spaces before colons, `\/` escapes
+    '{"nbformat": 4, "nbformat_minor": 5,\n'
+    ' "metadata" : {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},\n'
+    ' "cells" : [\n'
+    '   {"cell_type": "markdown", "metadata": {}, "source": ["PPO on <b>\\/tmp<\\/b>"]},\n'
+    '   {"source" : [ "from trl import AutoModelForCausalLMWithValueHead\\n" ,\n'
+    '                 "m = AutoModelForCausalLMWithValueHead.from_pretrained(\\"gpt2\\")\\n" ,\n'
+    '                 "print(\\"caf\\u00e9 \\/ ok\\")" ],\n'
+    '    "cell_type": "code", "id": "a1", "metadata": {}, "outputs": [], "execution_count": null},\n'
+    '   {"cell_type": "code", "id": "a2", "metadata": {}, "outputs": [], "execution_count": null,\n'
+    '    "source": "from trl import AutoModelForCausalLMWithValueHead as VH\\nvh = VH.from_pretrained(\\"x\\")"}\n'
+    " ]\n"
+    "}"
+)
+ODD_AFTER = (
+    '{"nbformat": 4, "nbformat_minor": 5,\n'
+    ' "metadata" : {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},\n'
+    ' "cells" : [\n'
+    '   {"cell_type": "markdown", "metadata": {}, "source": ["PPO on <b>\\/tmp<\\/b>"]},\n'
+    '   {"source" : [ "from transformers import AutoModelForCausalLM\\n" ,\n'
+    '                 "m = AutoModelForCausalLM.from_pretrained(\\"gpt2\\")\\n" ,\n'
+    '                 "print(\\"caf\\u00e9 \\/ ok\\")" ],\n'
+    '    "cell_type": "code", "id": "a1", "metadata": {}, "outputs": [], "execution_count": null},\n'
+    '   {"cell_type": "code", "id": "a2", "metadata": {}, "outputs": [], "execution_count": null,\n'
+    '    "source": "vh = AutoModelForCausalLM.from_pretrained(\\"x\\")"}\n'  # imported above
+    " ]\n"
+    "}"
+)
+
+
+def test_any_json_layout_is_rewritten_in_place_and_every_other_byte_kept(tmp_path):
+    # Only the changed `source` values are written, each in the layout of the value it
+    # replaces: the list keeps its separators, an unchanged line keeps its escapes (`\u00e9`,
+    # `\/`), a string stays a string; keys, indent, spacing and the other cells stay as read.
     path = tmp_path / "odd.ipynb"
-    text = FIXTURE.read_text().replace('"cells": [', '"cells":   [', 1)
+    path.write_text(ODD)
+    result = api.fix_paths([str(path)], select=SELECT).results[0]
+    assert result.status is Status.CHANGED, result.message
+    assert path.read_text() == ODD_AFTER
+    nbformat.validate(nbformat.reads(ODD_AFTER, as_version=nbformat.NO_CONVERT))
+    assert api.fix_paths([str(path)], select=SELECT).results[0].status is Status.UNCHANGED
+
+
+def test_a_layout_jupyter_never_writes_keeps_all_bytes_outside_the_changed_cells(tmp_path):
+    path = tmp_path / "odd.ipynb"
+    text = FIXTURE.read_text().replace('"cells": [', '"cells":   [', 1).replace("\n   ", "\n\t   ")
     path.write_text(text)
     result = api.fix_paths([str(path)], select=SELECT).results[0]
-    assert result.status is Status.FAILED
-    assert result.message.startswith(
-        "notebook JSON layout is not one trl-migrate can reproduce byte for byte"
-    )
-    assert path.read_text() == text
+    assert result.status is Status.CHANGED, result.message
+    after = path.read_text()
+    assert after.startswith('{\n "cells":   [\n  {\n\t   "attachments"')
+    old, new = notebooks.loads(text), notebooks.loads(after)
+    changed = {
+        i for i, c in enumerate(new.doc["cells"]) if c["source"] != old.doc["cells"][i]["source"]
+    }
+    assert changed  # the value-head cell and the import cell
+
+    def outside(book, text):
+        spans = sorted((s.start, s.end) for i, s in book.spans.items() if i in changed)
+        cuts, done = [], 0
+        for a, b in spans:
+            cuts.append(text[done:a])
+            done = b
+        return cuts + [text[done:]]
+
+    assert outside(old, text) == outside(new, after)
+    assert json.loads(after)["cells"][0] == json.loads(text)["cells"][0]
 
 
 @pytest.mark.parametrize(
