@@ -32,21 +32,18 @@ from migrate.kernel.findings import Severity
 
 class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
     METADATA_DEPENDENCIES = (ScopeProvider, ExpressionContextProvider)
-    NAMES = ppo.CONFIG_NAMES
+    NAMES = CLASSES = ppo.CONFIG_NAMES
+
+    def target_class(self) -> str:
+        return ppo.target_config(self.target)
 
     def visit_Module(self, node: cst.Module) -> None:
-        super().visit_Module(node)
-        facts = ppo.FileFacts(self)
-        node.visit(facts)
-        self.file_era = facts.era()
-        self.target = self.state.options.target
-        self.new_name = ppo.target_config(self.target)
+        super().visit_Module(node)  # ppo_class.PPOClassPass: the file's facts, target, new name
         self.reads: dict[str, Plan] = {}  # config variable -> the plan of the call that built it
         self.read_scopes: dict[str, Any] = {}  # config variable -> the scope it was built in
         self.parsers: dict[
             str, tuple[int, str | None]
         ] = {}  # HfArgumentParser variable -> (index of the config, era)
-        self._handled: set[int] = set()
         self._targets: set[int] = set()
         node.visit(_Prescan(self))
         seen = parsed.collect(
@@ -76,17 +73,9 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
         return None if legacy else self.file_era
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        target: cst.BaseExpression = node.target  # a monkeypatch of a PPO class is TRL107's
-        while isinstance(target, cst.Attribute):
-            target = target.value
-            self._handled.add(id(target))
+        super().visit_AssignTarget(node)
         self._targets.add(id(node.target))
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        for base in node.bases:  # subclasses are TRL107's
-            self._handled.add(id(base.value))
-
-    # -- the call ------------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         if ppo.ppo_class(self.qualified_names(node.func), ppo.CONFIG_NAMES):
             self._handled.add(id(node.func))
@@ -188,29 +177,16 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
         AddImportsVisitor.add_needed_import(self.context, "dataclasses")
         return updated_node.with_changes(body=body)
 
-    def _reference(self, original, updated):  # type: ignore[no-untyped-def]
-        if self.in_import or id(original) in self._handled:
-            return updated
-        found = ppo.ppo_class(self.qualified_names(original), ppo.CONFIG_NAMES)
-        if found is None:
-            return updated
-        self._handled.add(id(original))
-        if self.in_mutation:
-            self.todo(
-                original,
-                f"this changes `{found[0]}`, which TRL 1.13 removed; `{self.new_name}` has other "
-                "fields and defaults: port the change to it by hand",
-            )
-            return updated
-        new = self._renamed(original)
-        if new is None:
-            self.todo(original, f"`{found[0]}` is gone in TRL 1.13: use `trl.{self.new_name}`")
-            return updated
+    def mutation_message(self, found: tuple[str, str | None]) -> str:
+        return (
+            f"this changes `{found[0]}`, which TRL 1.13 removed; `{self.new_name}` has other "
+            "fields and defaults: port the change to it by hand"
+        )
+
+    def renamed_message(self, found: tuple[str, str | None]) -> tuple[str, Severity]:
         era = found[1] or self.file_era
-        self.report(
-            original,
+        return (
             f"`{found[0]}` was removed; `{self.new_name}` takes its place. Command-line flags "
             f"change too: {_flag_renames(era)}",
-            severity=Severity.WARNING,
+            Severity.WARNING,
         )
-        return new

@@ -7,18 +7,15 @@ from typing import Any
 
 import libcst as cst
 
-from codemods.base import RuleTransformer
+from codemods.ppo_class import PPOClassPass
 from codemods.rules.ppo_config.flags import Clash
 from codemods.rules.ppo_config.parsed import Move
 from codemods.rules.ppo_config.plan import Plan
 
 
-class ConfigPass(RuleTransformer):
+class ConfigPass(PPOClassPass):
     """The base of TRL103's pass and of its mixins (reads.py, usage.py, fields.py)."""
 
-    file_era: str | None  # the era the whole file reads as (ppo.FileFacts)
-    target: str  # rloo | grpo
-    new_name: str  # the target config class
     reads: dict[str, Plan]  # config variable -> the plan of the call that built it
     read_scopes: dict[str, Any]  # config variable -> the scope it was built in
     parsers: dict[str, tuple[int, str | None]]  # HfArgumentParser variable -> (config index, era)
@@ -30,12 +27,8 @@ class ConfigPass(RuleTransformer):
     clash_todo: dict[int, Clash]
     clash_reads: dict[int, Clash]
     model_reads: Any
-    _handled: set[int]  # ids of nodes another rule owns or this pass already rewrote
     _targets: set[int]  # ids of assignment targets
 
     # rewrite.py
     def era_of(self, call: cst.Call, hint: str | None) -> str | None:
-        raise NotImplementedError
-
-    def _reference(self, original: Any, updated: Any) -> Any:
         raise NotImplementedError

@@ -79,30 +79,16 @@ class TrainerReferences(TrainerPass):
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         return self._reference(original_node, updated_node)
 
-    def _reference(self, original, updated):  # type: ignore[no-untyped-def]
-        if self.in_import or id(original) in self._handled:
-            return updated
-        found = ppo.ppo_class(
-            self.qualified_names(original), (*ppo.TRAINER_NAMES, *ppo.TRAINER_HELPERS)
+    def mutation_message(self, found: tuple[str, str | None]) -> str:
+        return (
+            f"this changes `{found[0]}`, which TRL 1.13 removed; `{self.new_name}` is no drop-in "
+            "(no value model, no step(), generation inside train()): port the change to it by hand"
         )
-        if found is None:
-            return updated
-        self._handled.add(id(original))
-        if self.in_mutation:
-            self.todo(
-                original,
-                f"this changes `{found[0]}`, which TRL 1.13 removed; `{self.new_name}` is no "
-                "drop-in "
-                "(no value model, no step(), generation inside train()): port the change to it by "
-                "hand",
-            )
-            return updated
+
+    def retired_message(self, found: tuple[str, str | None]) -> str | None:
         if found[0] in ppo.TRAINER_HELPERS:
-            self.todo(original, f"`{found[0]}` was part of PPOTrainer and is gone in TRL 1.13")
-            return updated
-        new = self._renamed(original)
-        if new is None:
-            self.todo(original, f"`{found[0]}` is gone in TRL 1.13: use `trl.{self.new_name}`")
-            return updated
-        self.report(original, f"`{found[0]}` was removed; `{self.new_name}` takes its place")
-        return new
+            return f"`{found[0]}` was part of PPOTrainer and is gone in TRL 1.13"
+        return None
+
+    def renamed_message(self, found: tuple[str, str | None]) -> tuple[str, Severity]:
+        return f"`{found[0]}` was removed; `{self.new_name}` takes its place", Severity.ERROR

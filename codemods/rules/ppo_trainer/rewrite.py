@@ -18,20 +18,17 @@ from codemods.rules.ppo_trainer.state import (
 
 
 class RewritePPOTrainer(TrainerCall, TrainerReferences, TrainerPass):
-    NAMES = (*ppo.TRAINER_NAMES, *ppo.TRAINER_HELPERS)
+    NAMES = CLASSES = (*ppo.TRAINER_NAMES, *ppo.TRAINER_HELPERS)
+
+    def target_class(self) -> str:
+        return ppo.target_trainer(self.target)
 
     def visit_Module(self, node: cst.Module) -> None:
-        super().visit_Module(node)
-        facts = ppo.FileFacts(self)
-        node.visit(facts)
-        self.file_era = facts.era()
-        self.target = self.state.options.target
-        self.new_name = ppo.target_trainer(self.target)
-        self.trainer_vars = facts.trainer_vars
-        self.loop_vars = _looped(node, facts.trainer_vars)
+        super().visit_Module(node)  # ppo_class.PPOClassPass: the file's facts, target, new name
+        self.trainer_vars = self.facts.trainer_vars
+        self.loop_vars = _looped(node, self.facts.trainer_vars)
         self.loaded = _loaded_from_path(node)
         self.assignments: dict[str, cst.Call] = {}  # variable -> the call assigned to it
-        self._handled: set[int] = set()
         self._dropped: set[int] = (
             set()
         )  # `trainer.generate_completions()` statements, and their callees
@@ -41,16 +38,6 @@ class RewritePPOTrainer(TrainerCall, TrainerReferences, TrainerPass):
             table["positional"],
             table["methods"],
         )
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        target: cst.BaseExpression = node.target  # a monkeypatch of a PPO class is TRL107's
-        while isinstance(target, cst.Attribute):
-            target = target.value
-            self._handled.add(id(target))
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        for base in node.bases:  # subclasses are TRL107's
-            self._handled.add(id(base.value))
 
     # -- `trainer.generate_completions()` on its own line: removed, its TODO stays in its place
     # ---------

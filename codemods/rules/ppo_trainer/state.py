@@ -8,7 +8,7 @@ from typing import Any
 
 import libcst as cst
 
-from codemods.base import RuleTransformer
+from codemods.ppo_class import PPOClassPass
 
 LOOP_METHODS = ("step", "generate", "log_stats", "dataloader")  # the legacy loop: TRL106
 
@@ -29,12 +29,9 @@ REWARD_TODO = (
 )
 
 
-class TrainerPass(RuleTransformer):
+class TrainerPass(PPOClassPass):
     """The base of TRL104's pass and its mixins: the attributes `visit_Module` sets."""
 
-    file_era: str | None
-    target: str  # rloo | grpo
-    new_name: str  # the target trainer class
     trainer_vars: set[str]  # names bound to PPO trainers (ppo.FileFacts)
     loop_vars: set[str]  # trainer variables a legacy loop uses (TRL106's)
     loaded: set[str]
@@ -42,15 +39,7 @@ class TrainerPass(RuleTransformer):
     kwargs: dict[str, Any]  # codemods/data/ppo_mapping.json "trainer"
     positional: dict[str, Any]
     methods: dict[str, Any]
-    _handled: set[int]
     _dropped: set[int]  # `trainer.generate_completions()` statements, and their callees
-
-    # references.py
-    def _renamed(self, ref: cst.BaseExpression) -> cst.BaseExpression | None:
-        raise NotImplementedError
-
-    def _reference(self, original: Any, updated: Any) -> Any:
-        raise NotImplementedError
 
     def _assigned_var(self, call: cst.Call) -> str | None:
         raise NotImplementedError

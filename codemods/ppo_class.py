@@ -1,0 +1,82 @@
+"""What the passes of TRL103 (configs) and TRL104 (trainers) share: the file's facts, the
+subclasses and monkeypatches they leave to TRL107, and the one way a reference to a PPO class
+is handled (renamed to the target class, or a TODO saying why not)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import libcst as cst
+
+from codemods import ppo
+from codemods.base import RuleTransformer
+from migrate.kernel.findings import Severity
+
+
+class PPOClassPass(RuleTransformer):
+    CLASSES: ClassVar[tuple[str, ...]] = ()  # the PPO classes this pass owns
+
+    facts: ppo.FileFacts
+    file_era: str | None  # the era the whole file reads as
+    target: str  # rloo | grpo
+    new_name: str  # the target class
+    _handled: set[int]  # ids of nodes another rule owns or this pass already handled
+
+    def target_class(self) -> str:
+        raise NotImplementedError
+
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self.facts = ppo.FileFacts(self)
+        node.visit(self.facts)
+        self.file_era = self.facts.era()
+        self.target = self.state.options.target
+        self.new_name = self.target_class()
+        self._handled = set()
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        target: cst.BaseExpression = node.target  # a monkeypatch of a PPO class is TRL107's
+        while isinstance(target, cst.Attribute):
+            target = target.value
+            self._handled.add(id(target))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        for base in node.bases:  # subclasses are TRL107's
+            self._handled.add(id(base.value))
+
+    # What each rule says; `found` is (the PPO class, its era or None).
+    def mutation_message(self, found: tuple[str, str | None]) -> str:
+        raise NotImplementedError
+
+    def retired_message(self, found: tuple[str, str | None]) -> str | None:
+        """Why a class has no successor at all, or None when the target class replaces it."""
+        return None
+
+    def renamed_message(self, found: tuple[str, str | None]) -> tuple[str, Severity]:
+        raise NotImplementedError
+
+    def _renamed(self, ref: cst.BaseExpression) -> cst.BaseExpression | None:
+        raise NotImplementedError
+
+    def _reference(self, original: Any, updated: Any) -> Any:
+        """A name or attribute that may be a PPO class: renamed, or a TODO that says why not."""
+        if self.in_import or id(original) in self._handled:
+            return updated
+        found = ppo.ppo_class(self.qualified_names(original), self.CLASSES)
+        if found is None:
+            return updated
+        self._handled.add(id(original))
+        if self.in_mutation:
+            self.todo(original, self.mutation_message(found))
+            return updated
+        retired = self.retired_message(found)
+        if retired is not None:
+            self.todo(original, retired)
+            return updated
+        new = self._renamed(original)
+        if new is None:
+            self.todo(original, f"`{found[0]}` is gone in TRL 1.13: use `trl.{self.new_name}`")
+            return updated
+        message, severity = self.renamed_message(found)
+        self.report(original, message, severity=severity)
+        return new
