@@ -28,8 +28,12 @@ from migrate.kernel.files import SourceError
 
 # Cell magics whose body is Python; any other `%%magic` cell (bash, html, ...) is not touched.
 PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture", "%%prun", "%%memit", "%%debug")
-# `%magic`, `!cmd`, `?obj`, `x = !cmd`, `x = %magic`, `obj?`, `obj??`.
-_MAGIC_LINE = re.compile(r"^\s*(?:[%!?]|[\w.\[\]'\"]+\s*=\s*[!%]|[\w.]+\?\??\s*$)")
+# `%magic`, `!cmd`, `?obj`, `x = !cmd`, `x = %magic`, `obj?`, `obj??`, and the automagic
+# `pip install ...` / `conda install ...` IPython runs without `%` (never Python either way).
+_MAGIC_LINE = re.compile(
+    r"^\s*(?:[%!?]|[\w.\[\]'\"]+\s*=\s*[!%]|[\w.]+\?\??\s*$"
+    r"|(?:pip3?|conda|mamba|uv\s+pip)\s+(?:install|uninstall)\b)"
+)
 _PLACEHOLDER = "__trl_migrate_ipython_{}__"
 _PLACEHOLDER_LINE = re.compile(r"^([ \t]*)__trl_migrate_ipython_(\d+)__[ \t]*$")
 

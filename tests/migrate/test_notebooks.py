@@ -244,6 +244,7 @@ def test_non_python_notebook_is_skipped(tmp_path):
         "files = !ls\nx = %env HOME\ntrl.PPOTrainer??\n?trl",
         "%%bash\nfor f in *; do echo $f; done",
         "%%time\nfrom trl import set_seed\n",
+        "pip install trl==0.8.6 \\\n    peft\nconda install -y numpy\nimport trl",  # automagic
         "",
     ],
 )
@@ -252,3 +253,18 @@ def test_ipython_lines_round_trip_and_leave_python(source):
     ast.parse(text)
     assert notebooks.from_python(text, saved) == source
     assert len(text.splitlines()) == len(source.splitlines())
+
+
+def test_automagic_pip_line_is_kept_and_the_cell_is_fixed(tmp_path):
+    # IPython runs `pip install ...` without `%`; before, `fix` called it a syntax error.
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("pip install trl==0.8.6\nfrom trl import set_seed\nset_seed(0)")
+    ]
+    path = tmp_path / "auto.ipynb"
+    path.write_text(nbformat.writes(nb))
+    result = api.fix_paths([str(path)], select=SELECT).results[0]
+    assert result.status is Status.CHANGED, result.message
+    assert code_sources(json.loads(path.read_text())) == [
+        "pip install trl==0.8.6\nfrom transformers import set_seed\nset_seed(0)"
+    ]
