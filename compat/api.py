@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from packaging.markers import default_environment
 
 from compat import fix as fixer
-from compat.check import Checked, Row, check_environment, check_source
+from compat import insert
+from compat.check import Add, Checked, Row, check_environment, check_source
 from compat.codes import severity
 from compat.model import SourceRead
 from compat.rules import Rules, load_rules
@@ -199,17 +201,18 @@ def _result(src: SourceRead, checked: Checked, *, fix: bool) -> tuple[FileResult
         return FileResult(
             src.display, Status.FAILED, checked.findings, message=message
         ), checked.rows
-    if not (fix and checked.edits):
+    if not (fix and (checked.edits or checked.adds)):
         return FileResult(src.display, Status.UNCHANGED, checked.findings), checked.rows
     try:
-        new = fixer.apply(src, checked.edits)
-        _verify_fixed(src, new)
+        new = fixer.apply(src, checked.edits) if checked.edits else src.data
+        new = _add_dependencies(src, new, checked.adds)
+        _verify_fixed(src, new, added=[a.name for a in checked.adds])
         atomic_write(src.path, new, expected=src.data)
     except SourceError as e:
         return FileResult(
             src.display, Status.FAILED, checked.findings, message=f"not fixed: {e}"
         ), checked.rows
-    applied = {id(e.finding) for e in checked.edits}
+    applied = {id(e.finding) for e in checked.edits} | {id(a.finding) for a in checked.adds}
     findings = [f.with_fix(Fix.APPLIED) if id(f) in applied else f for f in checked.findings]
     fixed_lines = {(e.declared.line, e.declared.name) for e in checked.edits}
     rows = [
@@ -219,8 +222,7 @@ def _result(src: SourceRead, checked: Checked, *, fix: bool) -> tuple[FileResult
     return FileResult(src.display, Status.CHANGED, findings, old=src.data, new=new), rows
 
 
-def _verify_fixed(src: SourceRead, new: bytes) -> None:
-    """The fixed text must read back with no new errors, and the same requirements."""
+def _reread(src: SourceRead, new: bytes) -> SourceRead:
     from compat.sources import _readers
 
     again = SourceRead(
@@ -232,7 +234,34 @@ def _verify_fixed(src: SourceRead, new: bytes) -> None:
         encoding=src.encoding,
     )
     _readers()[src.fmt](again)
-    if len(again.errors) > len(src.errors) or len(again.declared) != len(src.declared):
+    return again
+
+
+def _add_dependencies(src: SourceRead, new: bytes, adds: list[Add]) -> bytes:
+    """`new` with each added requirement written next to trl, found again in the fixed text."""
+    for add in adds:
+        again = _reread(src, new)
+        trl = next(
+            (
+                d
+                for d in again.declared
+                if d.name == add.declared.name and d.line == add.declared.line
+            ),
+            None,
+        )
+        spot = insert.dependency_after(again, trl, add.name) if trl is not None else None
+        if spot is None:
+            raise SourceError(f"no place to add `{add.name}` next to trl any more; not rewritten")
+        where, text = spot
+        new = (again.text[: where.start] + text + again.text[where.end :]).encode(src.encoding)
+    return new
+
+
+def _verify_fixed(src: SourceRead, new: bytes, *, added: Sequence[str] = ()) -> None:
+    """The fixed text must read back with no new errors, and the same requirements (plus the
+    ones added)."""
+    again = _reread(src, new)
+    if len(again.errors) > len(src.errors):
         raise SourceError("the fixed file does not read back the same way; not rewritten")
-    if [d.name for d in again.declared] != [d.name for d in src.declared]:
+    if sorted(d.name for d in again.declared) != sorted([*(d.name for d in src.declared), *added]):
         raise SourceError("the fixed file does not read back the same way; not rewritten")

@@ -12,6 +12,7 @@ from typing import Any
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from compat import insert
 from compat.codes import severity
 from compat.model import Declared, SourceRead
 from compat.rules import PackageRule, Rules
@@ -58,11 +59,21 @@ class Edit:
     finding: Finding
 
 
+@dataclasses.dataclass(frozen=True)
+class Add:
+    """Declare `name` next to `declared` (a fix, applied by compat.api after the edits)."""
+
+    declared: Declared
+    name: str
+    finding: Finding
+
+
 @dataclasses.dataclass
 class Checked:
     findings: list[Finding] = dataclasses.field(default_factory=list)
     rows: list[Row] = dataclasses.field(default_factory=list)
     edits: list[Edit] = dataclasses.field(default_factory=list)
+    adds: list[Add] = dataclasses.field(default_factory=list)
 
 
 def _required(rule: PackageRule) -> list[Clause]:
@@ -261,7 +272,11 @@ def _declared_defects(
                 f"{defect.summary.format(trl=rules.target)}; add `{defect.needs}` {where} "
                 f"(or use trl[{defect.satisfied_by_extra}])"
             )
-            out.findings.append(_finding("TRL205", src, trl, msg, Fix.MANUAL))
+            can_add = insert.dependency_after(src, trl, defect.needs) is not None
+            finding = _finding("TRL205", src, trl, msg, Fix.AVAILABLE if can_add else Fix.MANUAL)
+            out.findings.append(finding)
+            if can_add:
+                out.adds.append(Add(trl, defect.needs, finding))
         elif defect.kind == "notice" and not src.is_lock:
             msg = defect.summary.format(trl=rules.target)
             out.findings.append(_finding("TRL207", src, trl, msg, Fix.NONE))

@@ -25,7 +25,7 @@ def test_text_table_and_exit_1(tmp_path) -> None:  # type: ignore[no-untyped-def
     )
     assert (
         lines[-1]
-        == "summary: 4 error(s), 1 warning(s), 1 note(s), 4 fixable with --fix, 1 need a human"
+        == "summary: 4 error(s), 1 warning(s), 1 note(s), 5 fixable with --fix"
     )
     assert "\x1b[" not in result.output  # not a terminal: no colour
 

@@ -17,7 +17,7 @@ EXPECTED = [
         "demo",
         [
             ("requirements.txt", 1, "TRL201", A),
-            ("requirements.txt", 1, "TRL205", M),
+            ("requirements.txt", 1, "TRL205", A),  # `requests` goes on the line after trl
             ("requirements.txt", 2, "TRL201", A),
             ("requirements.txt", 3, "TRL201", A),
             ("requirements.txt", 4, "TRL201", A),
@@ -42,7 +42,7 @@ EXPECTED = [
         "hashes",
         [
             ("requirements.in", 1, "TRL202", A),
-            ("requirements.in", 1, "TRL205", M),
+            ("requirements.in", 1, "TRL205", A),
             ("requirements.in", 2, "TRL202", A),
             ("requirements.txt", 4, "TRL201", M),
         ],
