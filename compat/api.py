@@ -10,7 +10,7 @@ from typing import Any
 from packaging.markers import default_environment
 
 from compat import fix as fixer
-from compat import insert
+from compat import insert, usage
 from compat.check import Add, Checked, Row, check_environment, check_source
 from compat.codes import severity
 from compat.model import SourceRead
@@ -82,14 +82,17 @@ def check_path(
     results: list[FileResult] = []
     rows: list[Row] = []
     env = None
+    offload = tuple(usage.offload_uses(path))  # TRL207/TRL307 matter only where it is on
     if installed:
-        env = _environment(python, rules, results, rows, check_bf16=check_bf16)
+        env = _environment(python, rules, results, rows, check_bf16=check_bf16, offload=offload)
     markers = None if all_platforms else _markers(env)
     root = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
     reads = _read_all(path, root)
     for src in reads.values():
         below = _included_names(src, reads)
-        checked = check_source(src, rules, env=env, markers=markers, also_declared=below)
+        checked = check_source(
+            src, rules, env=env, markers=markers, also_declared=below, offload=offload
+        )
         result, src_rows = _result(src, checked, fix=fix)
         results.append(result)
         rows.extend(src_rows)
@@ -113,6 +116,7 @@ def _environment(
     rows: list[Row],
     *,
     check_bf16: bool,
+    offload: tuple[str, ...] = (),
 ) -> Environment | None:
     try:
         env = read_environment(python, check_bf16=check_bf16)
@@ -121,7 +125,7 @@ def _environment(
         f = Finding("TRL300", Severity.ERROR, where, 0, 0, str(e), Fix.MANUAL)
         results.append(FileResult(where, Status.FAILED, [f], message=str(e)))
         return None
-    checked = check_environment(env, rules)
+    checked = check_environment(env, rules, offload=offload)
     results.append(FileResult(env.python, Status.UNCHANGED, checked.findings))
     rows.extend(checked.rows)
     return env

@@ -93,14 +93,16 @@ def check_source(
     env: Environment | None = None,
     markers: dict[str, str] | None = None,
     also_declared: frozenset[str] = frozenset(),
+    offload: tuple[str, ...] = (),
 ) -> Checked:
-    """Judge every requirement of one source. `markers=None` means every platform."""
+    """Judge every requirement of one source. `markers=None` means every platform; `offload`:
+    where the repo's code turns on gradient-checkpointing offload (compat.usage)."""
     out = Checked(findings=list(src.errors))
     for d in src.declared:
         rule = rules.rule_for(d.name)
         if rule is not None:
             _check_one(out, src, d, rule, env=env, markers=markers, target=rules.target)
-    _declared_defects(out, src, rules, markers, also_declared)
+    _declared_defects(out, src, rules, markers, also_declared, offload)
     return out
 
 
@@ -242,7 +244,12 @@ def _finding(code: str, src: SourceRead, d: Declared, message: str, fix: Fix) ->
 
 
 def _declared_defects(
-    out: Checked, src: SourceRead, rules: Rules, markers, also_declared: frozenset[str]
+    out: Checked,
+    src: SourceRead,
+    rules: Rules,
+    markers,
+    also_declared: frozenset[str],
+    offload: tuple[str, ...] = (),
 ) -> None:
     trls = [d for d in src.declared if d.name == "trl" and not d.url and _applies(d, markers)]
     if not trls:
@@ -277,12 +284,14 @@ def _declared_defects(
             out.findings.append(finding)
             if can_add:
                 out.adds.append(Add(trl, defect.needs, finding))
-        elif defect.kind == "notice" and not src.is_lock:
-            msg = defect.summary.format(trl=rules.target)
+        elif defect.kind == "notice" and not src.is_lock and offload:
+            msg = (
+                f"{defect.summary.format(trl=rules.target)}; the code sets it at {_places(offload)}"
+            )
             out.findings.append(_finding("TRL207", src, trl, msg, Fix.NONE))
 
 
-def check_environment(env: Environment, rules: Rules) -> Checked:
+def check_environment(env: Environment, rules: Rules, *, offload: tuple[str, ...] = ()) -> Checked:
     """Judge the installed distributions; findings have line 0 and the interpreter as path."""
     out = Checked()
     where = env.python
@@ -316,7 +325,7 @@ def check_environment(env: Environment, rules: Rules) -> Checked:
                 Fix.MANUAL,
             )
         )
-    _installed_defects(out, env, rules)
+    _installed_defects(out, env, rules, offload)
     torch = env.version_of("torch")
     text = (
         f"torch {torch}; bf16 usable: {env.bf16}"
@@ -442,7 +451,13 @@ def _installed_one(out: Checked, env: Environment, rule: PackageRule, rules: Rul
     )
 
 
-def _installed_defects(out: Checked, env: Environment, rules: Rules) -> None:
+def _places(where: tuple[str, ...]) -> str:
+    return ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
+
+
+def _installed_defects(
+    out: Checked, env: Environment, rules: Rules, offload: tuple[str, ...] = ()
+) -> None:
     trl = env.version_of("trl")
     if trl is None:
         return
@@ -466,7 +481,10 @@ def _installed_defects(out: Checked, env: Environment, rules: Rules) -> None:
                     Fix.MANUAL,
                 )
             )
-        elif defect.kind == "notice":
+        elif defect.kind == "notice" and offload:
             have = env.version_of(defect.package) or "not installed"
-            msg = f"{defect.summary.format(trl=trl)}; {defect.package} here: {have}"
+            msg = (
+                f"{defect.summary.format(trl=trl)}; {defect.package} here: {have}; the code sets "
+                f"it at {_places(offload)}"
+            )
             out.findings.append(Finding("TRL307", Severity.INFO, env.python, 0, 0, msg))

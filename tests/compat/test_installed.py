@@ -125,10 +125,14 @@ def test_offload_notice_for_trl_113() -> None:
         "transformers": [Dist("transformers", "5.16.0", "z")],
         "requests": [Dist("requests", "2.32.0", "r")],
     }
-    checked = check_environment(Environment("py", "3.11.7", dists, []), load_rules())
+    env = Environment("py", "3.11.7", dists, [])
+    checked = check_environment(env, load_rules(), offload=("train.py:12",))
     (note,) = [f.message for f in checked.findings if f.code == "TRL307"]
-    assert "needs transformers>=5.17" in note and note.endswith("transformers here: 5.16.0")
+    assert "needs transformers>=5.17" in note
+    assert note.endswith("transformers here: 5.16.0; the code sets it at train.py:12")
     assert not [f for f in checked.findings if f.code == "TRL306"]
+    # A repo whose code never turns offload on hears nothing of it.
+    assert not [f for f in check_environment(env, load_rules()).findings if f.code == "TRL307"]
 
 
 def test_declared_rows_show_the_installed_version(old_venv: str, tmp_path) -> None:  # type: ignore[no-untyped-def]

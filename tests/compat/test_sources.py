@@ -404,3 +404,58 @@ def test_notebook_in_any_json_layout_is_read(tmp_path) -> None:  # type: ignore[
     (tmp_path / "one_line.ipynb").write_text(text)
     report = declared(str(tmp_path / "one_line.ipynb"))
     assert [(r.package, r.declared, r.line) for r in report.rows] == [("trl", "==0.11.4", 1)]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "found"),
+    [
+        pytest.param(
+            "train.py",
+            'args = GRPOConfig(gradient_checkpointing_kwargs={"offload": True})\n',
+            True,
+            id="dict",
+        ),
+        pytest.param(
+            "train.py",
+            "cfg = dict(\n    gradient_checkpointing_kwargs=dict(\n        offload=True,\n    )\n)\n",
+            True,
+            id="multi-line",
+        ),
+        pytest.param(
+            "run.sh",
+            "python train.py --gradient_checkpointing_kwargs '{\"offload\": true}'\n",
+            True,
+            id="shell",
+        ),
+        pytest.param(
+            "config.yaml",
+            "gradient_checkpointing: true\ngradient_checkpointing_kwargs:\n  offload: true\n",
+            True,
+            id="yaml-block",
+        ),
+        pytest.param(
+            "train.py",
+            'args = GRPOConfig(gradient_checkpointing_kwargs={"offload": False})\n',
+            False,
+            id="off",
+        ),
+        pytest.param(
+            "train.py",
+            'args = GRPOConfig(gradient_checkpointing_kwargs={"use_reentrant": False})\n',
+            False,
+            id="no-offload",
+        ),
+        pytest.param(
+            "train.py", "model.enable_cpu_offload()  # offload\n", False, id="other-offload"
+        ),
+    ],
+)
+def test_offload_notice_only_where_the_code_turns_it_on(tmp_path, name, text, found) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "requirements.txt").write_text("trl==1.13.0\nrequests\n")
+    (tmp_path / name).write_text(text)
+    notes = [f for f in declared(str(tmp_path)).findings if f.code == "TRL207"]
+    assert bool(notes) is found
+    if found:
+        assert notes[0].message.endswith(
+            f"the code sets it at {name}:{text[: text.index('gradient_checkpointing_kwargs')].count(chr(10)) + 1}"
+        )
