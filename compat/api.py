@@ -13,6 +13,7 @@ from compat import fix as fixer
 from compat import insert, usage
 from compat.check import Add, Checked, Row, check_environment, check_source
 from compat.codes import severity
+from compat.conflicts import conflicts
 from compat.model import SourceRead
 from compat.rules import Rules, load_rules
 from compat.sources import discover, read_source
@@ -88,11 +89,20 @@ def check_path(
     markers = None if all_platforms else _markers(env)
     root = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
     reads = _read_all(path, root)
+    checks = []
     for src in reads.values():
         below = _included_names(src, reads)
-        checked = check_source(
-            src, rules, env=env, markers=markers, also_declared=below, offload=offload
+        checks.append(
+            (
+                src,
+                check_source(
+                    src, rules, env=env, markers=markers, also_declared=below, offload=offload
+                ),
+            )
         )
+    for src, finding in conflicts(checks, markers, fix=fix):
+        next(c for s, c in checks if s is src).findings.append(finding)
+    for src, checked in checks:
         result, src_rows = _result(src, checked, fix=fix)
         results.append(result)
         rows.extend(src_rows)

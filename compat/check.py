@@ -80,7 +80,7 @@ def _required(rule: PackageRule) -> list[Clause]:
     return parse_clauses(rule.specifier)
 
 
-def _applies(d: Declared, markers: dict[str, str] | None) -> bool:
+def applies(d: Declared, markers: dict[str, str] | None) -> bool:
     if d.marker is None or markers is None:
         return True
     return bool(d.marker.evaluate(dict(markers, extra="")))
@@ -132,7 +132,7 @@ def _check_one(
         "installed": _installed(env, rule.name),
         "required": rule.specifier,
     }
-    if not _applies(d, markers):
+    if not applies(d, markers):
         out.rows.append(Row(**row, verdict=f"skipped: marker {d.marker} is false here"))
         return
     if d.url and not d.url_version:
@@ -251,7 +251,7 @@ def _declared_defects(
     also_declared: frozenset[str],
     offload: tuple[str, ...] = (),
 ) -> None:
-    trls = [d for d in src.declared if d.name == "trl" and not d.url and _applies(d, markers)]
+    trls = [d for d in src.declared if d.name == "trl" and not d.url and applies(d, markers)]
     if not trls:
         return
     trl = trls[0]

@@ -49,6 +49,11 @@ COMPAT: dict[str, tuple[str, Severity, str]] = {
         Severity.INFO,
         "TRL 1.13's GRPO/RLOO trainers crash with gradient-checkpointing offload",
     ),
+    "TRL208": (
+        "conflicting-pins",
+        Severity.WARNING,
+        "two sources of one repo declare trl ranges no version satisfies together",
+    ),
     # installed environment
     "TRL300": (
         "environment-unreadable",

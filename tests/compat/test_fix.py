@@ -215,3 +215,26 @@ def test_failed_source_is_not_written(tmp_path) -> None:  # type: ignore[no-unty
     path.write_bytes(b"peft==0.10.0\nbad line here!\n")
     check_path(str(tmp_path), installed=False, fix=True)
     assert path.read_bytes() == b"peft==0.10.0\nbad line here!\n"
+
+
+def test_two_sources_that_pin_different_trl_versions_conflict_until_fixed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "requirements.txt").write_text("trl==0.11.4\nrequests\n")
+    (tmp_path / "requirements-dev.txt").write_text("trl==0.8.6\nrequests\n")
+    before = check_path(str(tmp_path), installed=False)
+    (conflict,) = [f for f in before.findings if f.code == "TRL208"]
+    assert (conflict.path, conflict.line, conflict.fix) == ("requirements.txt", 1, Fix.AVAILABLE)
+    assert conflict.message.startswith(
+        "`trl==0.11.4` here and `trl==0.8.6` in requirements-dev.txt:1 admit no common version"
+    )
+    fixed = check_path(str(tmp_path), installed=False, fix=True)
+    assert not [f for f in fixed.findings if f.code == "TRL208"]
+    after = check_path(str(tmp_path), installed=False)
+    assert not [f for f in after.findings if f.code == "TRL208"] and after.exit_code == 0
+
+
+def test_sources_that_agree_or_only_overlap_do_not_conflict(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "requirements.txt").write_text("trl>=1.13.0\nrequests\n")
+    (tmp_path / "requirements-dev.txt").write_text("trl==1.13.0\nrequests\n")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["trl"]\n')
+    report = check_path(str(tmp_path), installed=False)
+    assert not [f for f in report.findings if f.code == "TRL208"]
