@@ -4,11 +4,12 @@ continues on the next)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shlex
 
-from compat.model import SourceRead
+from compat.model import SourceRead, Where
 from compat.sources import pep508
 from migrate.kernel import json_spans, notebooks
 from migrate.kernel.files import SourceError
@@ -53,7 +54,15 @@ def read(src: SourceRead) -> None:
         for line, first in _install_lines(lines):
             m = _INSTALL.match(line) or _AUTOMAGIC.match(line)
             if m:
-                _install(src, number, _file_line(src.text, span, first, len(lines)), m.group(1))
+                # The line's own JSON string, when the cell stores one string a line and the
+                # install does not continue on the next: there a pin can be edited in place.
+                own = (
+                    span.items[first]
+                    if span is not None and len(span.items) == len(lines) and line == lines[first]
+                    else None
+                )
+                where = _file_line(src.text, span, first, len(lines))
+                _install(src, number, where, m.group(1), text=line, start=m.start(1), item=own)
 
 
 def _install_lines(lines: list[str]) -> list[tuple[str, int]]:
@@ -80,14 +89,29 @@ def _file_line(text: str, span: json_spans.Span | None, index: int, count: int) 
     return text.count("\n", 0, at) + 1
 
 
-def _install(src: SourceRead, cell: int, line: int, args: str) -> None:
+def _install(
+    src: SourceRead,
+    cell: int,
+    line: int,
+    args: str,
+    *,
+    text: str = "",
+    start: int = 0,
+    item: tuple[int, int] | None = None,
+) -> None:
+    """Declare each requirement of one install line. `text`: the whole source line, `args`
+    starting at `start` in it; `item`: the span of its JSON string in the file, if it has one."""
     try:
         words = shlex.split(args, comments=True)
     except ValueError as e:
         src.error(line, f"cell {cell}: cannot split the install line: {e}")
         return
     skip = False
+    pos = start
     for word in words:
+        found = text.find(word, pos) if text else -1
+        if found != -1:
+            pos = found + len(word)
         if skip:
             skip = False
             continue
@@ -96,11 +120,43 @@ def _install(src: SourceRead, cell: int, line: int, args: str) -> None:
             continue
         if "{" in word or "$" in word:
             continue  # a notebook variable: unknown until run
+        count = len(src.declared)
         pep508.declare(
             src,
             word,
             line,
             label=f"cell {cell}",
             message=f"pip would reject {word!r}",
-            note=f"notebook cell {cell}: edit the install line by hand",
+            note=f"notebook cell {cell}: the install line is not one a fix can edit",
         )
+        if len(src.declared) > count and item is not None and found != -1:
+            _editable(src, item, found, word)
+
+
+def _editable(src: SourceRead, item: tuple[int, int], at: int, word: str) -> None:
+    """Give the requirement just declared the span of its specifier in the file's bytes, when
+    the JSON string writes those characters as they are (no escapes inside the span)."""
+    declared = src.declared[-1]
+    if declared.url:
+        return
+    a, b = pep508.parse(word).span
+    raw = src.text[item[0] : item[1]]
+    start, end = _raw_index(raw, at + a), _raw_index(raw, at + b)
+    if start is None or end is None or raw[start:end] != word[a:b]:
+        return
+    where = Where(item[0] + start, item[0] + end)
+    src.declared[-1] = dataclasses.replace(declared, where=where, note="")
+
+
+def _raw_index(raw: str, index: int) -> int | None:
+    """Where character `index` of a JSON string's value is in its literal `raw` (quotes included)."""
+    i, decoded = 1, 0
+    while i < len(raw) - 1:
+        if decoded == index:
+            return i
+        if raw[i] == "\\":
+            i += 6 if raw[i + 1] == "u" else 2
+        else:
+            i += 1
+        decoded += 1
+    return i if decoded == index else None

@@ -116,9 +116,15 @@ CHANGES = {
         ]
     },
     "malformed": {"requirements-ok.txt": [("deepspeed==0.14.4", "deepspeed==0.18.6")]},
+    "notebook": {  # the pins of install lines, inside their JSON strings
+        "train.ipynb": [
+            ('trl==0.11.4 \\"peft>=0.8\\"', 'trl==1.13.0 \\"peft>=0.13.0\\"'),
+            ("vllm==0.19.0 --index-url", "vllm==0.19.1 --index-url"),
+        ]
+    },
 }
-# fixtures --fix must leave byte-for-byte alone (locks, hash pins, URLs, notebooks, fine pins)
-UNTOUCHED = ["fine", "uvlock", "poetrylock", "pylock", "vcs", "notebook"]
+# fixtures --fix must leave byte-for-byte alone (locks, hash pins, URLs, fine pins)
+UNTOUCHED = ["fine", "uvlock", "poetrylock", "pylock", "vcs"]
 
 
 def _replace_in_order(data: bytes, pairs: list[tuple[str, str]]) -> bytes:

@@ -143,3 +143,38 @@ def test_a_single_equals_in_a_pip_file_is_still_an_error(tmp_path):
     (tmp_path / "requirements.txt").write_text("trl>=1.13.0\npeft=0.10.0\n")
     report = check_path(str(tmp_path), installed=False)
     assert [f.code for f in report.findings if f.code == "TRL200"] == ["TRL200"]
+
+
+def test_notebook_install_pins_are_fixed_inside_their_json_strings(tmp_path):
+    import json
+
+    cells = [
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": "a",
+            "metadata": {},
+            "outputs": [],
+            "source": [
+                "# caf\u00e9 \u2615\n",
+                '%pip install -q "trl==0.11.4" peft==0.10.0  # pins\n',
+            ],
+        },
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": "b",
+            "metadata": {},
+            "outputs": [],
+            "source": ["!pip install \\\n", "    peft==0.10.0\n"],
+        },  # continued: left for a human
+    ]
+    doc = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    before = json.dumps(doc, indent=1, ensure_ascii=True) + "\n"
+    text, findings = _fix(tmp_path, "nb.ipynb", before)
+    assert text == before.replace("trl==0.11.4", "trl==1.13.0").replace(
+        "peft==0.10.0  # pins", "peft==0.13.0  # pins"
+    )
+    manual = [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL201"]
+    assert [(f.cell, "peft" in f.message) for f in manual] == [(0, True)]
+    assert "the install line is not one a fix can edit" in manual[0].message

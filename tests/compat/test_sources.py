@@ -143,9 +143,9 @@ EXPECTED = [
     pytest.param(
         "notebook",
         [
-            ("train.ipynb", 16, "TRL201", M),
-            ("train.ipynb", 16, "TRL202", M),
-            ("train.ipynb", 26, "TRL201", M),
+            ("train.ipynb", 16, "TRL201", A),  # pins of install lines are edited in place
+            ("train.ipynb", 16, "TRL202", A),
+            ("train.ipynb", 26, "TRL201", A),
         ],
         id="notebook",
     ),
@@ -212,7 +212,7 @@ def test_findings(fixture: str, expected: list[tuple[str, int, str, str]], tmp_p
         ("uvlock", "uv.lock", 5, "TRL201", ["uv lock --upgrade-package peft"]),
         ("poetrylock", "poetry.lock", 11, "TRL201", ["poetry update trl"]),
         ("pylock", "pylock.toml", 10, "TRL201", ["regenerate pylock.toml with uv"]),
-        ("notebook", "train.ipynb", 26, "TRL201", ["notebook cell 3", "vllm==0.19.1"]),
+        ("notebook", "train.ipynb", 26, "TRL201", ["`vllm==0.19.0`", "fix: vllm==0.19.1"]),
     ],
 )
 def test_messages(fixture: str, path: str, line: int, code: str, fragments: list[str]) -> None:
