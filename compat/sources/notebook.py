@@ -149,7 +149,7 @@ def _editable(src: SourceRead, item: tuple[int, int], at: int, word: str) -> Non
 
 
 def _raw_index(raw: str, index: int) -> int | None:
-    """Where character `index` of a JSON string's value is in its literal `raw` (quotes included)."""
+    """Where character `index` of a JSON string's value is in its literal `raw` (quoted)."""
     i, decoded = 1, 0
     while i < len(raw) - 1:
         if decoded == index:
