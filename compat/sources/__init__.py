@@ -98,5 +98,7 @@ def read_source(path: str, display: str, fmt: str | None = None) -> SourceRead:
         src.error(line, f"cannot decode as UTF-8 (byte 0x{src.data[e.start]:02x})")
         src.fatal = True
         return src
+    if fmt == "notebook" and not src.text.strip():
+        return src  # an empty file named .ipynb (fix skips it too): nothing is declared there
     _readers()[fmt](src)
     return src

@@ -459,3 +459,11 @@ def test_offload_notice_only_where_the_code_turns_it_on(tmp_path, name, text, fo
         assert notes[0].message.endswith(
             f"the code sets it at {name}:{text[: text.index('gradient_checkpointing_kwargs')].count(chr(10)) + 1}"
         )
+
+
+def test_an_empty_notebook_file_declares_nothing_and_fails_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "empty.ipynb").write_text("")
+    (tmp_path / "requirements.txt").write_text("trl>=1.13.0\nrequests\n")
+    report = declared(str(tmp_path))
+    assert [r.status for r in report.results] == [Status.UNCHANGED, Status.UNCHANGED]
+    assert report.exit_code == 0
