@@ -4,7 +4,7 @@ a temporary copy, so the corpus stays as it was.
 
     python benchmarks/compat_corpus.py run --corpus ~/.cache/trl-migrate/public --out after.json
     (cd <older checkout> && python /path/to/benchmarks/compat_corpus.py run ... --out before.json)
-    python benchmarks/compat_corpus.py render before.json after.json   # the docs/benchmarks.md section
+    python benchmarks/compat_corpus.py render before.json after.json   # the docs section
 """
 
 from __future__ import annotations
@@ -46,6 +46,9 @@ def run(corpus: Path) -> dict[str, Any]:
                 "fixable_after": sum(f.fix.value == "available" for f in after.findings),
                 "manual_after": sum(f.fix.value == "manual" for f in after.findings),
                 "left": sorted({f.code for f in after.findings if f.fix.value == "available"}),
+                "manual_codes": dict(
+                    collections.Counter(f.code for f in after.findings if f.fix.value == "manual")
+                ),
             }
         )
     rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
@@ -93,6 +96,17 @@ def render(before: dict[str, Any], after: dict[str, Any]) -> str:
             f"| {r['repo']} | {r['sources']} | {len(b['failed'])} -> {len(r['failed'])} | "
             f"{b['fixable_after']} -> {r['fixable_after']} | {r['manual_after']} |"
         )
+    manual: collections.Counter[str] = collections.Counter()
+    for r in rows:
+        manual.update(r.get("manual_codes", {}))
+    if manual:
+        lines += [
+            "",
+            "What is left for a human after `--fix`, by code: "
+            + ", ".join(f"{code} {n}" for code, n in sorted(manual.items()))
+            + " (TRL201 on lock files and hash pins: regenerate them with their tool; TRL204: "
+            "URL or VCS requirements with no version to judge).",
+        ]
     fails = [f for r in rows for f in r["failed"]]
     if fails:
         lines += ["", "Still failing:", ""] + [f"- `{f[:200]}`" for f in fails]

@@ -18,6 +18,8 @@ def dependency_after(src: SourceRead, trl: Declared, name: str) -> tuple[Where, 
     """(an insertion point, the text to insert there) that declares `name` next to `trl`."""
     if src.is_lock or trl.line < 1 or "--hash" in src.text:
         return None
+    if src.fmt == "notebook":
+        return _install_line(src, trl, name)
     lines = src.text.splitlines(keepends=True)
     if trl.line > len(lines):
         return None
@@ -38,8 +40,24 @@ def dependency_after(src: SourceRead, trl: Declared, name: str) -> tuple[Where, 
             return None  # the requirement does not start the line (a URL, a list on one line)
         return _after_line(src.text, start + len(line), ending, f"{lead}{name}")
     if src.fmt in ("pyproject", "setup.py"):
-        return _quoted(start, body, ending or _newline(src.text), name)
+        return _quoted(start, body, ending or _newline(src.text), name, trl.display)
     return None
+
+
+def _install_line(src: SourceRead, trl: Declared, name: str) -> tuple[Where, str] | None:
+    """` name` after trl's word on its notebook install line (inside the cell's JSON string),
+    when the reader could place trl's specifier there."""
+    if trl.where is None:
+        return None
+    at = trl.where.end
+    for closing in ('\\"', "'"):  # the word was quoted on the command line: after the quote
+        if src.text.startswith(closing, at):
+            at += len(closing)
+            break
+    nxt = src.text[at : at + 2]
+    if not (nxt[:1] in (" ", '"') or nxt in ("\\n", "\\r")):
+        return None  # the word does not end here (a marker, `;`, ...)
+    return Where(at, at), f" {name}"
 
 
 def _newline(text: str) -> str:
@@ -53,9 +71,15 @@ def _after_line(text: str, at: int, ending: str, new: str) -> tuple[Where, str]:
     return Where(at, at), f"{_newline(text)}{new}"  # the file's last line, with no newline
 
 
-def _quoted(start: int, body: str, ending: str, name: str) -> tuple[Where, str] | None:
+def _quoted(
+    start: int, body: str, ending: str, name: str, display: str
+) -> tuple[Where, str] | None:
     """`"name"` as the next item of the list that holds trl's quoted requirement."""
-    hits = [m for m in re.finditer(r"(['\"])(trl\b[^'\"]*)\1", body)]
+    hits = [
+        m
+        for m in re.finditer(r"(['\"])(trl\b[^'\"]*)\1", body)
+        if m.group(2).strip() == display.strip() and not re.match(r"\s*:", body[m.end() :])
+    ]  # the requirement, not a dict key spelled the same (`{"trl": ["trl"]}`)
     if len(hits) != 1:
         return None
     quote, item_end = hits[0].group(1), start + hits[0].end()

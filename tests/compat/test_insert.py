@@ -172,9 +172,26 @@ def test_notebook_install_pins_are_fixed_inside_their_json_strings(tmp_path):
     doc = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     before = json.dumps(doc, indent=1, ensure_ascii=True) + "\n"
     text, findings = _fix(tmp_path, "nb.ipynb", before)
-    assert text == before.replace("trl==0.11.4", "trl==1.13.0").replace(
+    # the pins edited in place, and `requests` (TRL205) added after trl's quoted word
+    assert text == before.replace('\\"trl==0.11.4\\"', '\\"trl==1.13.0\\" requests').replace(
         "peft==0.10.0  # pins", "peft==0.13.0  # pins"
     )
     manual = [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL201"]
     assert [(f.cell, "peft" in f.message) for f in manual] == [(0, True)]
     assert "the install line is not one a fix can edit" in manual[0].message
+
+
+def test_setup_py_extras_keyed_by_trl_get_requests_in_trls_list(tmp_path):
+    before = (
+        "from setuptools import setup\n"
+        "setup(\n"
+        "    name='x',\n"
+        '    extras_require={\n        "trl": ["trl>=1.13.0"],\n    },\n'
+        ")\n"
+    )
+    text, findings = _fix(tmp_path, "setup.py", before)
+    assert text == before.replace('["trl>=1.13.0"]', '["trl>=1.13.0", "requests"]')
+    unpinned = before.replace('["trl>=1.13.0"]', '["trl"]')
+    (tmp_path / "setup.py").write_text(unpinned)
+    text, _ = _fix(tmp_path, "setup.py", unpinned)
+    assert text == before.replace('["trl>=1.13.0"]', '["trl>=1.13.0", "requests"]')
