@@ -11,6 +11,7 @@ from packaging.markers import default_environment
 
 from compat import fix as fixer
 from compat import insert, usage
+from compat import resolve as resolver
 from compat.check import Add, Checked, Row, check_environment, check_source
 from compat.codes import severity
 from compat.conflicts import conflicts
@@ -74,6 +75,7 @@ def check_path(
     fix: bool = False,
     target_trl: str = "1.13.0",
     check_bf16: bool = True,
+    resolve: bool = False,
 ) -> CompatReport:
     """Check the environment and every requirements source under `path` against `target_trl`.
 
@@ -106,9 +108,32 @@ def check_path(
         result, src_rows = _result(src, checked, fix=fix)
         results.append(result)
         rows.extend(src_rows)
+    if resolve:
+        _resolve(results, [s for s, _ in checks], str(rules.target), env)
     return CompatReport(
         str(rules.target), root, results, rows, env, [s.display for s in reads.values()]
     )
+
+
+def _resolve(
+    results: list[FileResult], sources: list[SourceRead], target: str, env: Environment | None
+) -> None:
+    """Resolve each manifest as it now is on disk (fixed, with --fix) with the target TRL."""
+    import sys
+
+    version = (
+        ".".join(env.python_version.split(".")[:2])
+        if env
+        else f"{sys.version_info[0]}.{sys.version_info[1]}"
+    )
+    on_disk = [read_source(s.path, s.display, s.fmt) for s in sources]
+    by_display = {r.path: r for r in results}
+    for src, finding in resolver.resolve(on_disk, target_trl=target, python_version=version):
+        result = by_display.get(src.display) if src is not None else None
+        if result is None:
+            results.append(FileResult(finding.path, Status.UNCHANGED, [finding]))
+        else:
+            result.findings.append(finding)
 
 
 def _markers(env: Environment | None) -> dict[str, str]:

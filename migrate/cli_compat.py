@@ -28,6 +28,12 @@ import click
     help="Rewrite declared floors in place (lock files and hash pins are reported).",
 )
 @click.option(
+    "--resolve",
+    is_flag=True,
+    help="Prove each requirements file / pyproject.toml (as fixed) resolves with the target TRL "
+    "(uv pip compile; needs the package index).",
+)
+@click.option(
     "--target-trl", default="1.13.0", show_default=True, help="The TRL release to check against."
 )
 @click.option(
@@ -43,6 +49,7 @@ def compat_command(
     python: str | None,
     all_platforms: bool,
     fix: bool,
+    resolve: bool,
     target_trl: str,
     fmt: str,
 ) -> None:
@@ -55,6 +62,7 @@ def compat_command(
     Examples:
       trl-migrate compat .
       trl-migrate compat --no-installed --fix .
+      trl-migrate compat --no-installed --fix --resolve .
       trl-migrate compat --python .venv/bin/python --format json .
     """
     from migrate import api
@@ -70,6 +78,7 @@ def compat_command(
             all_platforms=all_platforms,
             fix=fix,
             target_trl=target_trl,
+            resolve=resolve,
         )
     except api.RulesError as e:
         click.echo(f"error: {e}", err=True)

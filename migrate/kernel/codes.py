@@ -54,6 +54,16 @@ COMPAT: dict[str, tuple[str, Severity, str]] = {
         Severity.WARNING,
         "two sources of one repo declare trl ranges no version satisfies together",
     ),
+    "TRL209": (
+        "does-not-resolve",
+        Severity.ERROR,
+        "a manifest's requirements do not resolve together with the target TRL (--resolve)",
+    ),
+    "TRL210": (
+        "resolve-skipped",
+        Severity.INFO,
+        "--resolve could not run: no resolver, or the package index is unreachable",
+    ),
     # installed environment
     "TRL300": (
         "environment-unreadable",
