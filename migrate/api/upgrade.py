@@ -147,8 +147,13 @@ def upgrade_path(
     say("compat: checking pins and the environment")
     try:
         from compat.api import check_path
+        from compat.resolve import resolver
 
-        report.compat = check_path(path, installed=installed, fix=not dry_run)
+        # The fixed pins are proven to resolve when a resolver is installed (`uv`); without
+        # one, nothing is said here: `compat --resolve` says why it cannot run.
+        report.compat = check_path(
+            path, installed=installed, fix=not dry_run, resolve=resolver() is not None
+        )
     except Exception as e:  # noqa: BLE001 - a compat failure is reported; the smoke stage still runs
         report.compat_error = f"{type(e).__name__}: {e}"
     scripts = entry_points(report.fix.results)
