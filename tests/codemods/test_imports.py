@@ -186,24 +186,24 @@ def test_deprecated_path_is_a_warning_and_renamed_import_kept():
 def test_removed_names_keep_their_import_with_one_todo_each():
     before = dedent(
         """
-        from trl.core import whiten, respond_to_batch, set_seed
+        from trl.core import add_suffix, respond_to_batch, set_seed
         import trl.core
 
-        values = trl.core.whiten(values)
+        values = trl.core.add_suffix(values, "/mean")
         response = respond_to_batch(model, query)
         """
     )
     after = "\n".join(
         [
             todo("trl.core.respond_to_batch"),
-            "from trl.core import respond_to_batch",  # whiten: only used as trl.core.whiten, so dropped
+            "from trl.core import respond_to_batch",  # add_suffix: only used as trl.core.add_suffix, so dropped
             "from transformers import set_seed",
             "# TODO(trl-migrate TRL101): module `trl.core` does not exist in TRL 1.13 (removed in TRL 0.25.0); "
             "move what this file uses from it",
             "import trl.core",
             "",
-            todo("trl.core.whiten"),
-            "values = trl.core.whiten(values)",
+            todo("trl.core.add_suffix"),
+            'values = trl.core.add_suffix(values, "/mean")',
             "response = respond_to_batch(model, query)",
             "",
         ]
@@ -216,8 +216,8 @@ def test_removed_names_keep_their_import_with_one_todo_each():
         (2, "manual"),
         (4, "manual"),
     ]
-    assert todo("trl.core.whiten").endswith(
-        "inline `(values - values.mean()) * torch.rsqrt(values.var() + 1e-8)`."
+    assert todo("trl.core.add_suffix").endswith(
+        'inline it: `{f"{k}{suffix}": v for k, v in d.items()}`.'
     )
 
 
