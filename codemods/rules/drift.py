@@ -1,0 +1,153 @@
+"""TRL108 drift: APIs of transformers, accelerate, peft and datasets that the floors of TRL 1.13
+removed, moved to what replaced them with the same behaviour (data: codemods/data/drift.json).
+
+`from peft import prepare_model_for_int8_training` imports `prepare_model_for_kbit_training`
+under the old name (the old function was an alias of it); `from accelerate.utils import
+DummyOptim` imports it from `accelerate.utils.deepspeed`; `evaluation_strategy=` on
+TrainingArguments and TRL configs becomes `eval_strategy=`; `use_auth_token=` on
+`from_pretrained`, `pipeline` and `load_dataset` becomes `token=`. What has no exact
+replacement (`top_k_top_p_filtering`) gets a TODO that says what it did.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import json
+from importlib import resources
+from typing import Any
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+from codemods import edits
+from codemods.base import Rule, RuleTransformer
+from codemods.edits import KEEP, alias_asname, alias_name, new_alias, rewrite_import_from
+
+
+@functools.cache
+def table() -> dict[str, Any]:
+    text = resources.files("codemods").joinpath("data/drift.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+class RewriteDrift(RuleTransformer):
+    NAMES = (
+        "prepare_model_for_int8_training",
+        "DummyOptim",
+        "DummyScheduler",
+        "evaluation_strategy",
+        "use_auth_token",
+        "top_k_top_p_filtering",
+    )
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ):  # type: ignore[no-untyped-def]
+        node = original_node.body[0] if len(original_node.body) == 1 else None
+        if (
+            not isinstance(node, cst.ImportFrom)
+            or node.relative
+            or node.module is None
+            or isinstance(node.names, cst.ImportStar)
+        ):
+            return updated_node
+        module = get_full_name_for_node(node.module) or ""
+        decisions: list = []
+        for alias in node.names:
+            name = alias_name(alias)
+            path = f"{module}.{name}"
+            move = table()["imports"].get(path)
+            todo = table()["todo"].get(path, {}).get("do")
+            if move is not None:
+                new_name = move.get("name", name)
+                bound = alias_asname(alias) or name
+                decisions.append(
+                    (move["to"], [new_alias(new_name, bound if bound != new_name else None)])
+                )
+                self.report(
+                    alias,
+                    f"`{path}` is gone: imported `{move['to']}.{new_name}`, "
+                    f"which does the same ({move['why'].split(';')[0]})",
+                )
+            else:
+                decisions.append(KEEP)
+                if todo is not None:
+                    self.todo(alias, f"`{path}` is gone: {todo}")
+        return rewrite_import_from(updated_node, decisions)
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        rules = table()["keywords"]
+        present = {a.keyword.value for a in updated_node.args if a.keyword is not None}
+        if not present & rules.keys():
+            return updated_node
+        callee = self._callee(original_node)
+        args = list(updated_node.args)
+        for i, arg in enumerate(args):
+            rule = rules.get(arg.keyword.value) if arg.keyword is not None else None
+            if rule is None or not any(
+                fnmatch.fnmatchcase(c, p) for c in callee for p in rule["callees"]
+            ):
+                continue
+            old = arg.keyword.value  # type: ignore[union-attr]
+            if rule["to"] in present:
+                self.todo(
+                    original_node,
+                    f"`{old}=` and `{rule['to']}=` are both given; "
+                    f"`{old}` is gone ({rule['why'].split(';')[0]}): keep `{rule['to']}=`",
+                )
+                continue
+            args[i] = arg.with_changes(keyword=cst.Name(rule["to"]))
+            self.report(
+                original_node.args[i],
+                f"`{old}=` is gone: renamed `{rule['to']}=`, the "
+                f"same setting ({rule['why'].split(';')[0]})",
+            )
+        return updated_node.with_changes(args=args)
+
+    def _callee(self, call: cst.Call) -> list[str]:
+        """What the call may be: qualified names of its function, or its dotted name."""
+        names = list(self.qualified_names(call.func))
+        dotted = get_full_name_for_node(call.func)
+        return [*names, dotted] if dotted else names
+
+    def leave_Attribute(
+        self, original_node: cst.Attribute, updated_node: cst.Attribute
+    ) -> cst.BaseExpression:
+        if self.in_import or original_node.attr.value not in self.NAMES:
+            return updated_node
+        for path in self.qualified_names(original_node):
+            move = table()["imports"].get(path)
+            if move is not None and move["to"] == path.rpartition(".")[0] and "name" in move:
+                new = updated_node.with_changes(attr=cst.Name(move["name"]))
+                self.report(
+                    original_node, f"`{path}` is gone: `{edits.code(new).strip()}` does the same"
+                )
+                return new
+            todo = table()["todo"].get(path, {}).get("do")
+            if move is not None or todo is not None:
+                why = todo or f"import it from `{move['to']}`"  # type: ignore[index]
+                self.todo(original_node, f"`{path}` is gone: {why}")
+                return updated_node
+        return updated_node
+
+
+class Drift(Rule):
+    code = "TRL108"
+    summary = (
+        "Move transformers/accelerate/peft/datasets APIs the TRL 1.13 floors removed to what "
+        "replaced them."
+    )
+    before = (
+        "from peft import prepare_model_for_int8_training\n"
+        "from transformers import TrainingArguments\n"
+        'args = TrainingArguments("out", evaluation_strategy="steps")\n'
+    )
+    after = (
+        "from peft import prepare_model_for_kbit_training as prepare_model_for_int8_training\n"
+        "from transformers import TrainingArguments\n"
+        'args = TrainingArguments("out", eval_strategy="steps")\n'
+    )
+    transformers = (RewriteDrift,)
+    triggers = RewriteDrift.NAMES
