@@ -69,7 +69,7 @@ def rules_catalogue() -> list[dict[str, str]]:
     """Every code of every job, codemod rules first with their examples: `trl-migrate rules`."""
     from migrate.kernel import codes
 
-    return fix_rules() + codes.compat_entries() + codes.smoke_entries()
+    return fix_rules() + codes.fix_entries() + codes.compat_entries() + codes.smoke_entries()
 
 
 __all__ = [

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -16,9 +17,9 @@ from typing import Any
 import codemods
 from codemods.base import Options
 from codemods.engine import NOT_TRL, process, scan
-from migrate.kernel.discovery import discover
+from migrate.kernel.discovery import discover, vendored_trl
 from migrate.kernel.files import SourceError, atomic_write
-from migrate.kernel.findings import FileResult, Fix, Status
+from migrate.kernel.findings import FileResult, Finding, Fix, Severity, Status
 
 WRITE, CHECK, DIFF = "write", "check", "diff"
 
@@ -87,7 +88,13 @@ def fix_paths(
     candidates, missing = discover(paths, patterns=exclude, patterns_root=exclude_root)
     results = [FileResult(m.path, Status.FAILED, message=m.message) for m in missing]
     todo: list[tuple[str, bytes]] = []
+    reported: set[str] = set()
     for cand in candidates:
+        vendored = vendored_trl(cand.path)
+        if vendored is not None:
+            results.append(_vendored(cand.path, vendored, first=vendored not in reported))
+            reported.add(vendored)
+            continue
         done, data = scan(cand.path, cand.path, explicit=cand.explicit)
         if done is not None:
             results.append(done)
@@ -98,6 +105,36 @@ def fix_paths(
     results = [_write(r) for r in results] if mode == WRITE else [_as_available(r) for r in results]
     results.sort(key=lambda r: r.path)
     return FixReport(results, mode, len(candidates), len(todo), time.perf_counter() - started)
+
+
+def _vendored(path: str, folder: str, *, first: bool) -> FileResult:
+    """A file of a copy of TRL inside the repo: not rewritten, and said once per copy."""
+    version = ""
+    try:
+        with open(os.path.join(folder, "__init__.py"), encoding="utf-8", errors="replace") as fh:
+            m = re.search(r"__version__\s*=\s*['\"]([^'\"]+)['\"]", fh.read())
+        version = f" {m.group(1)}" if m else ""
+    except OSError:
+        pass
+    shown = os.path.relpath(folder)
+    message = f"vendored copy of TRL{version} at {shown}/: not rewritten"
+    findings = []
+    if first:
+        findings.append(
+            Finding(
+                "TRL190",
+                Severity.WARNING,
+                path,
+                0,
+                0,
+                f"{shown}/ is a copy of TRL{version} that shadows the installed TRL 1.13 for "
+                "scripts run beside it: delete or rename it so the repo imports TRL 1.13 (code "
+                "that needs its changes must be ported to TRL 1.13's trainers); its files are "
+                "not rewritten",
+                Fix.MANUAL,
+            )
+        )
+    return FileResult(path, Status.SKIPPED, findings, message=message)
 
 
 def _process_one(

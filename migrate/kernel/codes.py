@@ -6,6 +6,15 @@ from __future__ import annotations
 
 from migrate.kernel.findings import Severity, link_for
 
+# `fix` itself (not a rule): code -> (name, severity, one line)
+FIX: dict[str, tuple[str, Severity, str]] = {
+    "TRL190": (
+        "vendored-trl",
+        Severity.WARNING,
+        "a copy of TRL inside the repo shadows the installed TRL; its files are not rewritten",
+    ),
+}
+
 # code -> (name, severity, one line)
 COMPAT: dict[str, tuple[str, Severity, str]] = {
     # declared requirements
@@ -180,3 +189,7 @@ def compat_entries() -> list[dict[str, str]]:
 
 def smoke_entries() -> list[dict[str, str]]:
     return [entry(code, name, summary) for code, (name, summary) in sorted(SMOKE.items())]
+
+
+def fix_entries() -> list[dict[str, str]]:
+    return [entry(code, name, summary) for code, (name, _, summary) in sorted(FIX.items())]

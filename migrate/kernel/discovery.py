@@ -176,3 +176,26 @@ def discover(
         else:
             missing.append(Missing(raw, "no such file or directory"))
     return found, missing
+
+
+def vendored_trl(path: str) -> str | None:
+    """The folder of a copy of TRL that `path` lies in (a `trl/` package with TRL's layout, not
+    an installed one), which shadows the installed TRL for scripts run beside it; else None."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while True:
+        if os.path.basename(folder) == "trl" and _looks_like_trl(folder):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _looks_like_trl(folder: str) -> bool:
+    if not os.path.isfile(os.path.join(folder, "__init__.py")):
+        return False
+    if "site-packages" in folder.split(os.sep) or "dist-packages" in folder.split(os.sep):
+        return False
+    return any(
+        os.path.exists(os.path.join(folder, part)) for part in ("core.py", "trainer", "models")
+    )

@@ -190,3 +190,41 @@ def test_prefilter_skips_files_without_trl_but_named_files_are_parsed(tmp_path):
     assert walked.parsed == 0 and walked.exit_code == 0
     named = api.fix_paths([str(tmp_path / "ctrl.py")])
     assert named.results[0].status is Status.FAILED  # named on the command line: always processed
+
+
+def test_a_vendored_copy_of_trl_is_said_once_and_never_rewritten(tmp_path):
+    from migrate import api
+    from migrate.kernel.findings import Fix, Status
+
+    vendored = tmp_path / "trl"
+    (vendored / "trainer").mkdir(parents=True)
+    (vendored / "__init__.py").write_text(
+        '__version__ = "0.4.2.dev0"\nfrom trl.core import set_seed\n'
+    )
+    (vendored / "core.py").write_text("import trl\ndef set_seed(seed):\n    pass\n")
+    (vendored / "trainer" / "ppo_trainer.py").write_text("from trl.core import set_seed\n")
+    (tmp_path / "train.py").write_text("from trl.core import set_seed\nset_seed(0)\n")
+    before = {p: p.read_bytes() for p in vendored.rglob("*.py")}
+    report = api.fix_paths([str(tmp_path)])
+    by_path = {r.path.replace(str(tmp_path), ""): r for r in report.results}
+    copies = [r for p, r in by_path.items() if p.startswith("/trl/")]
+    assert len(copies) == 3 and all(r.status is Status.SKIPPED for r in copies)
+    assert all(r.message.startswith("vendored copy of TRL 0.4.2.dev0 at ") for r in copies)
+    notes = [f for r in copies for f in r.findings]
+    assert [(f.code, f.fix) for f in notes] == [("TRL190", Fix.MANUAL)]
+    assert "shadows the installed TRL 1.13" in notes[0].message
+    assert {p: p.read_bytes() for p in vendored.rglob("*.py")} == before
+    assert by_path["/train.py"].status is Status.CHANGED  # the repo's own code is still fixed
+    assert report.exit_code == 1
+
+
+def test_an_installed_looking_or_unrelated_trl_folder_is_not_a_vendored_copy(tmp_path):
+    from migrate.kernel.discovery import vendored_trl
+
+    (tmp_path / "docs" / "trl").mkdir(parents=True)
+    (tmp_path / "docs" / "trl" / "notes.py").write_text("import trl\n")  # no package layout
+    assert vendored_trl(str(tmp_path / "docs" / "trl" / "notes.py")) is None
+    site = tmp_path / "venv" / "lib" / "site-packages" / "trl"
+    (site / "trainer").mkdir(parents=True)
+    (site / "__init__.py").write_text("")
+    assert vendored_trl(str(site / "__init__.py")) is None
