@@ -5,7 +5,8 @@ removed, moved to what replaced them with the same behaviour (data: codemods/dat
 under the old name (the old function was an alias of it); `from accelerate.utils import
 DummyOptim` imports it from `accelerate.utils.deepspeed`; `evaluation_strategy=` on
 TrainingArguments and TRL configs becomes `eval_strategy=`; `use_auth_token=` on
-`from_pretrained`, `pipeline` and `load_dataset` becomes `token=`. What has no exact
+`from_pretrained`, `pipeline` and `load_dataset` becomes `token=`; `tokenizer=` on
+`Trainer` and TRL's trainers becomes `processing_class=`. What has no exact
 replacement (`top_k_top_p_filtering`) gets a TODO that says what it did.
 """
 
@@ -33,13 +34,12 @@ def table() -> dict[str, Any]:
 
 
 class RewriteDrift(RuleTransformer):
-    NAMES = (
-        "prepare_model_for_int8_training",
-        "DummyOptim",
-        "DummyScheduler",
-        "evaluation_strategy",
-        "use_auth_token",
-        "top_k_top_p_filtering",
+    # The identifiers the table acts on: a file without any of them skips the pass.
+    NAMES = tuple(
+        sorted(
+            {*table()["keywords"]}
+            | {path.rpartition(".")[2] for path in (*table()["imports"], *table()["todo"])}
+        )
     )
 
     def leave_SimpleStatementLine(

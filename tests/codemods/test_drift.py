@@ -151,3 +151,21 @@ def test_both_keywords_given_is_a_todo_not_a_guess():
         in out
     )
     assert [f.fix for f in findings] == [Fix.MANUAL]
+
+
+def test_tokenizer_keyword_of_trainers_becomes_processing_class():
+    before = dedent(
+        """
+        from transformers import Trainer, AutoTokenizer
+        from trl import SFTTrainer
+        tok = AutoTokenizer.from_pretrained(name)
+        t = Trainer(model=m, args=a, tokenizer=tok)
+        s = SFTTrainer(model=m, tokenizer=tok, train_dataset=ds)
+        other(tokenizer=tok)
+        """
+    )
+    after = before.replace(
+        "Trainer(model=m, args=a, tokenizer=tok)", "Trainer(model=m, args=a, processing_class=tok)"
+    ).replace("SFTTrainer(model=m, tokenizer=tok,", "SFTTrainer(model=m, processing_class=tok,")
+    findings = assert_fixes(before, after, select=SELECT)
+    assert len(findings) == 2
