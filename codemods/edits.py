@@ -91,6 +91,22 @@ def rewrite_import_from(stmt: cst.SimpleStatementLine, decisions: Sequence[Decis
     return cst.FlattenSentinel([rest, *new_lines]) if new_lines else rest
 
 
+def named_import_from(
+    stmt: cst.SimpleStatementLine,
+) -> tuple[cst.ImportFrom, str, Sequence[cst.ImportAlias]] | None:
+    """(the statement's `from X import a, b`, X, its aliases) when the line is just that import,
+    absolute and naming its names (no `*`); else None."""
+    node = stmt.body[0] if len(stmt.body) == 1 else None
+    if (
+        not isinstance(node, cst.ImportFrom)
+        or node.relative
+        or node.module is None
+        or isinstance(node.names, cst.ImportStar)
+    ):
+        return None
+    return node, get_full_name_for_node(node.module) or "", node.names
+
+
 def is_import_block(stmt: cst.CSTNode) -> bool:
     """An import statement, or a `try:` whose body holds only imports (a guarded import)."""
     if isinstance(stmt, cst.SimpleStatementLine):

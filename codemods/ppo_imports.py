@@ -7,6 +7,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
+from codemods import edits
 from codemods.base import FileState, Identifiers, RuleTransformer
 from codemods.edits import (
     KEEP,
@@ -59,19 +60,14 @@ class FinishPPOImports(RuleTransformer):
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ):  # type: ignore[no-untyped-def]
-        node = original_node.body[0] if len(original_node.body) == 1 else None
-        if (
-            not isinstance(node, cst.ImportFrom)
-            or node.relative
-            or node.module is None
-            or isinstance(node.names, cst.ImportStar)
-        ):
+        found = edits.named_import_from(original_node)
+        if found is None:
             return updated_node
-        module = get_full_name_for_node(node.module) or ""
+        node, module, aliases = found
         if not (module == "trl" or module.startswith("trl.")):
             return updated_node
         decisions: list = []
-        for alias in node.names:
+        for alias in aliases:
             name = alias_name(alias)
             if name not in self.OWNED:
                 decisions.append(KEEP)

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
-from libcst.helpers import get_full_name_for_node
 
-from codemods import symbols
+from codemods import edits, symbols
 from codemods.base import RuleTransformer
 from codemods.edits import (
     KEEP,
@@ -43,17 +42,12 @@ class FinishValueHeadImports(RuleTransformer):
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ):  # type: ignore[no-untyped-def]
-        node = original_node.body[0] if len(original_node.body) == 1 else None
-        if (
-            not isinstance(node, cst.ImportFrom)
-            or node.relative
-            or node.module is None
-            or isinstance(node.names, cst.ImportStar)
-        ):
+        found = edits.named_import_from(original_node)
+        if found is None:
             return updated_node
-        module = get_full_name_for_node(node.module) or ""
+        node, module, aliases = found
         decisions: list = []
-        for alias in node.names:
+        for alias in aliases:
             cls = self.paths.get(f"{module}.{alias_name(alias)}")
             if cls is None:
                 decisions.append(KEEP)
