@@ -326,6 +326,9 @@ class Rule:
     after: ClassVar[str]
     transformers: ClassVar[Sequence[type[RuleTransformer]]]
     triggers: ClassVar[tuple[str, ...]] = ()  # a file must contain one of these to need the rule
+    # Identifiers that make a file worth this rule even when it does not use TRL (TRL108: a
+    # repo's SFT or data script breaks on a removed transformers API all the same).
+    beyond_trl: ClassVar[tuple[str, ...]] = ()
 
     registry: ClassVar[dict[str, type[Rule]]] = {}
 

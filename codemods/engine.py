@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import difflib
+import functools
 import re
 import warnings
 from collections.abc import Sequence
@@ -46,9 +47,19 @@ NOT_TRL = "does not import trl"  # the prefilter's verdict: never parsed, never 
 def needs_parse(data: bytes, *, notebook: bool = False) -> bool:
     # The substring test runs at memchr speed and rules out nearly every file; the regex alone
     # costs about 15x more on a site-packages tree.
-    return (
-        b"trl" in data and (NOTEBOOK_PREFILTER if notebook else PREFILTER).search(data) is not None
-    )
+    if b"trl" in data and (NOTEBOOK_PREFILTER if notebook else PREFILTER).search(data):
+        return True
+    return any(word in data for word in _beyond_trl())
+
+
+@functools.cache
+def _beyond_trl() -> tuple[bytes, ...]:
+    """Identifiers that make a file worth parsing though it does not use TRL (Rule.beyond_trl)."""
+    return tuple(sorted({w.encode() for rule in BY_CODE.values() for w in rule.beyond_trl}))
+
+
+def _mentions_beyond_trl(text: str, rules: Sequence[Rule]) -> bool:
+    return any(w in text for rule in rules for w in rule.beyond_trl)
 
 
 def _ast_parses(text: str) -> bool:
@@ -238,7 +249,10 @@ def _rewrite(
 ) -> tuple[str, list[Finding]] | str:
     """The verified rewrite of `text` and its findings, or why there is none (a message)."""
     if not uses_trl(text):
-        return text, []
+        # Only the rules that look beyond TRL have anything to do in a file that does not use it.
+        rules = [r for r in rules if r.beyond_trl and _mentions_beyond_trl(text, [r])]
+        if not rules:
+            return text, []
     try:
         new_text, findings = fix_text(text, path=path, rules=rules, options=options)
     except cst.ParserSyntaxError as e:

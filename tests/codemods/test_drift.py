@@ -169,3 +169,25 @@ def test_tokenizer_keyword_of_trainers_becomes_processing_class():
     ).replace("SFTTrainer(model=m, tokenizer=tok,", "SFTTrainer(model=m, processing_class=tok,")
     findings = assert_fixes(before, after, select=SELECT)
     assert len(findings) == 2
+
+
+def test_a_file_that_does_not_use_trl_is_fixed_too_and_only_by_this_rule():
+    from codemods import RULES
+    from codemods.base import Options
+    from codemods.engine import needs_parse, process
+    from migrate.kernel.findings import Status
+
+    sft = (
+        b"from transformers import TrainingArguments\n"
+        b"args = TrainingArguments('o', evaluation_strategy='no')\n"
+    )
+    assert needs_parse(sft)
+    codes = [r.code for r in RULES]
+    result = process("sft.py", sft, codes=codes, options=Options())
+    assert result.status is Status.CHANGED and [f.code for f in result.findings] == ["TRL108"]
+    assert result.new == sft.replace(b"evaluation_strategy=", b"eval_strategy=")
+    # `tokenizer=` alone does not make a file that does not use TRL worth parsing,
+    assert not needs_parse(b"t = Trainer(model=m, tokenizer=tok)\n")
+    # and the PPO rules never act on a file that does not import trl.
+    other = b"PPOTrainer(config)\nevaluation_strategy = 'no'\n"
+    assert process("x.py", other, codes=codes, options=Options()).status is Status.UNCHANGED
