@@ -533,7 +533,7 @@ What was profiled (cProfile and per-phase timers on serial in-process runs) and 
   whether the module imports trl or names a `trl.` path in a string before any libcst work
   (`uses_trl`); rules match by qualified name, so nothing is lost.
 * Pool: largest files first, one per task (it was contiguous chunks of len/16), so a chunk of
-  big files handed out last cannot leave one worker running alone (migrate/api.py `_run`).
+  big files handed out last cannot leave one worker running alone (migrate/api/fix.py `_run`).
 * Start-up: `fix` imports none of torch, transformers, trl, datasets (checked with
   `-X importtime` above). About 0.6 s of it is importing libcst (`libcst.matchers`, pulled in
   by `libcst.codemod`, alone ~0.3 s), paid even when no file needs a parse.

@@ -1,4 +1,4 @@
-"""The effective-settings checker (migrate/effective.py) over every PPO config `fix` rewrites: our
+"""The effective-settings checker (migrate/effective/) over every PPO config `fix` rewrites: our
 era fixtures, every version of TRL's own PPO examples, and our corpus of public repositories.
 Counts the settings that change and those no finding names, per setting.
 
@@ -134,7 +134,7 @@ def render(res: dict[str, Any]) -> str:
             "each PPO config "
             "call `fix` rewrites (a `PPOConfig(...)` call, or a config a command-line parser "
             "builds), "
-            "`migrate/effective.py` computes the old run's settings (the era's defaults from every "
+            "`migrate/effective/` computes the old run's settings (the era's defaults from every "
             "TRL wheel and "
             "the call's literals, through what that era's trainer did) and the new run's (the "
             "rewritten call "

@@ -1,7 +1,7 @@
 """The smoke harness: run a user's script unmodified on tiny offline stand-ins, a few steps.
 
 `python -m migrate.reference.harness RESULT.json SCRIPT [ARGS...]` is the subprocess that
-`trl-migrate smoke SCRIPT` starts (migrate/smoke.py). Before the script runs, `bootstrap`
+`trl-migrate smoke SCRIPT` starts (migrate/smoke/). Before the script runs, `bootstrap`
 (with the stand-ins of stand_ins.py and the caps and guards of caps.py):
 
 * maps `from_pretrained` of the Auto model classes, AutoConfig, AutoTokenizer and AutoProcessor

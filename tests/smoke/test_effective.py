@@ -1,4 +1,4 @@
-"""The effective-settings checker (migrate/effective.py) against the real TRL 1.13 configs: every
+"""The effective-settings checker (migrate/effective/) against the real TRL 1.13 configs: every
 era fixture, rewritten for each target, trains with its old settings or `fix` names each
 setting that changed; and the checker itself finds a change that no finding names."""
 
