@@ -45,6 +45,11 @@ import click
     is_flag=True,
     help="SCRIPT: keep the temporary folder (outputs, log) and print where it is.",
 )
+@click.option(
+    "--no-stand-ins",
+    is_flag=True,
+    help="SCRIPT: no no-op stand-ins for missing non-training modules (PIL, loguru, openai, ...).",
+)
 @click.option("--lora", is_flag=True, help="Train LoRA adapters (peft) instead of all weights.")
 @click.option(
     "--arch",
@@ -70,6 +75,7 @@ def smoke_command(
     steps: int | None,
     timeout: float,
     keep: bool,
+    no_stand_ins: bool,
     lora: bool,
     arch: str,
     device: str | None,
@@ -100,7 +106,13 @@ def smoke_command(
         raise click.UsageError("pass either --env or a SCRIPT, not both")
     if script is not None:
         _smoke_script(
-            script, list(script_args), steps=steps or 2, timeout=timeout, keep=keep, fmt=fmt
+            script,
+            list(script_args),
+            steps=steps or 2,
+            timeout=timeout,
+            keep=keep,
+            stand_ins=not no_stand_ins,
+            fmt=fmt,
         )
         return
     steps = 8 if steps is None else steps
@@ -120,14 +132,23 @@ def smoke_command(
 
 
 def _smoke_script(
-    script: str, args: list[str], *, steps: int, timeout: float, keep: bool, fmt: str
+    script: str,
+    args: list[str],
+    *,
+    steps: int,
+    timeout: float,
+    keep: bool,
+    stand_ins: bool,
+    fmt: str,
 ) -> None:
     from migrate import api
     from migrate.render import render_json as render
     from migrate.render import summarize
     from migrate.render.smoke import render_script_text
 
-    result = api.smoke_script(script, args, steps=steps, timeout=timeout, keep=keep)
+    result = api.smoke_script(
+        script, args, steps=steps, timeout=timeout, keep=keep, stand_ins=stand_ins
+    )
     if fmt == "json":
         files = [result.file_result()]
         click.echo(

@@ -32,7 +32,7 @@ from typing import Any
 # Imported now, and used through these names only: before the user's script runs, our packages
 # leave sys.modules (see `_release_our_packages`), so a repo's own `migrate` or `compat`
 # module imports as the repo's. None of them imports torch or transformers at module level.
-from migrate.reference import caps, stand_ins
+from migrate.reference import absent, caps, stand_ins
 
 
 def bootstrap(steps: int) -> None:
@@ -140,6 +140,8 @@ def run(script: str, args: list[str], *, steps: int) -> dict[str, Any]:
     except BaseException as e:  # noqa: BLE001 - the harness itself failed: say so, exit 2
         result.update(outcome="harness", error=describe(e, script))
         return result
+    if os.environ.get(absent.OFF_ENV) != "1":
+        result["stand_ins"] = absent.stand_in(script)
     result["bootstrap_seconds"] = round(time.perf_counter() - started, 3)
     sys.argv = [script, *args]
     sys.path[0] = os.path.dirname(os.path.abspath(script))

@@ -56,8 +56,10 @@ def _project_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(migrate.__file__)))
 
 
-def _env(tmp: str, steps: int, store: str | None) -> dict[str, str]:
+def _env(tmp: str, steps: int, store: str | None, *, stand_ins: bool = True) -> dict[str, str]:
     env = dict(os.environ)
+    if not stand_ins:
+        env["TRL_MIGRATE_SMOKE_NO_STAND_INS"] = "1"
     home = os.path.join(tmp, "hf-home")
     env.update(
         {
@@ -94,12 +96,15 @@ def smoke_script(
     python: str | None = None,
     store: str | None = None,
     keep: bool = False,
+    stand_ins: bool = True,
 ) -> SmokeResult:
     """Run `script` with `args` for `steps` training steps on tiny offline stand-ins, in a
     subprocess.
 
     Never raises for a failing script: every outcome is a finding (TRL410-TRL418). `store` is a
     folder to keep the tiny models in between runs (default: inside the temporary folder).
+    `stand_ins`: missing non-training modules the script imports get reported no-op stand-ins
+    (migrate/reference/absent.py); False lets their import fail as it would.
     """
     result = SmokeResult(script, list(args), steps, timeout)
     if not os.path.isfile(script):
@@ -132,7 +137,7 @@ def smoke_script(
             proc = subprocess.Popen(
                 cmd,
                 cwd=os.path.join(tmp, "run"),
-                env=_env(tmp, steps, store),
+                env=_env(tmp, steps, store, stand_ins=stand_ins),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,

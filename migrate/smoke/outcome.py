@@ -43,6 +43,7 @@ def judge(
         )
         return
     result.trainers = list(data.get("trainers", []))
+    result.stand_ins = list(data.get("stand_ins", []))
     result.error = data.get("error")
     outcome = data.get("outcome")
     err = result.error or {}
@@ -127,8 +128,17 @@ def judge(
             result,
             PASSED,
             Severity.INFO,
-            f"trained: {trainer}, loss {shown} ({result.seconds:.1f} s)",
+            f"trained: {trainer}, loss {shown} ({result.seconds:.1f} s)" + _with_stand_ins(result),
         )
+
+
+def _with_stand_ins(result: SmokeResult) -> str:
+    if not result.stand_ins:
+        return ""
+    return (
+        f", with stand-ins for: {', '.join(result.stand_ins)} (not installed here: install them "
+        "to run for real, or pass --no-stand-ins to see the import fail)"
+    )
 
 
 def _import_what(err: dict[str, Any]) -> str:

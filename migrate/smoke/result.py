@@ -30,6 +30,7 @@ class SmokeResult:
     error: dict[str, Any] | None = None
     log_tail: str = ""
     tmpdir_removed: bool = True
+    stand_ins: list[str] = dataclasses.field(default_factory=list)  # modules stood in for
     ran: str = (
         ""  # the file the harness executed: the script, or the script made of a notebook's cells
     )
@@ -80,6 +81,7 @@ class SmokeResult:
             "seconds": round(self.seconds, 3),
             "steps_run": self.steps_run,
             "losses": self.losses,
+            "stand_ins": self.stand_ins,
             "trainers": [{k: v for k, v in t.items() if k != "log_history"} for t in self.trainers],
             "error": {k: v for k, v in self.error.items() if k != "traceback"}
             if self.error

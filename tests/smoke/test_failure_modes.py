@@ -218,3 +218,38 @@ def test_a_repos_own_migrate_and_compat_modules_are_the_ones_its_script_imports(
     result = smoke_script(script, store=store, timeout=120)
     assert "TOKENS" in result.log_tail and "AssertionError" not in result.log_tail, result.log_tail
     assert _codes(result) == ["TRL413"]  # it ran to the end; it just trains nothing
+
+
+def test_missing_non_training_modules_get_reported_stand_ins(tmp_path, store):
+    # PIL and loguru are not installed here; the script only uses them around training.
+    script = _script(
+        tmp_path,
+        """
+        from PIL import Image
+        from loguru import logger
+        import matplotlib.pyplot as plt
+        from datasets import load_dataset
+        from trl import GRPOConfig, GRPOTrainer
+
+        def reward_len(completions, **kwargs):
+            return [-abs(20 - len(c)) / 20 for c in completions]
+
+        if __name__ == "__main__":
+            logger.info("starting")
+            args = GRPOConfig(output_dir="out", per_device_train_batch_size=2, num_generations=2)
+            trainer = GRPOTrainer(model="Qwen/Qwen2-0.5B-Instruct", reward_funcs=reward_len,
+                                  args=args, train_dataset=load_dataset("trl-lib/tldr", split="train"))
+            trainer.train()
+            plt.plot([1, 2]); Image.new("RGB", (2, 2))
+    """,
+    )
+    import importlib.util
+
+    missing = [m for m in ("PIL", "loguru", "matplotlib") if importlib.util.find_spec(m) is None]
+    result = smoke_script(script, store=store, timeout=180)
+    assert _codes(result) == ["TRL410"], result.log_tail
+    assert result.stand_ins == sorted(missing)
+    if missing:
+        assert f"with stand-ins for: {', '.join(sorted(missing))}" in result.findings[0].message
+        off = smoke_script(script, store=store, timeout=180, stand_ins=False)
+        assert _codes(off) == ["TRL411"]  # the import fails, as it would

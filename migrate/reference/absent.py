@@ -1,0 +1,154 @@
+"""Stand-ins for modules a script imports for things other than training (images, logging, API
+clients, plots, `.env` files) when this machine lacks them: a no-op module that answers every
+attribute and call, so the training path is still proven. The smoke report names each one
+("trained with stand-ins for: PIL, loguru"); `smoke --no-stand-ins` turns them off.
+
+Only modules of the list below, only when not installed, and only those the script itself
+imports (read with `ast` before it runs) are stood in for; the training stack never is.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import types
+from typing import Any
+
+OFF_ENV = "TRL_MIGRATE_SMOKE_NO_STAND_INS"
+MODULES = frozenset(
+    {
+        "PIL",
+        "loguru",
+        "openai",
+        "anthropic",
+        "dotenv",
+        "matplotlib",
+        "seaborn",
+        "plotly",
+        "aiohttp",
+        "tiktoken",
+        "termcolor",
+        "colorama",
+        "tensorboard",
+        "tensorboardX",
+        "gradio",
+        "streamlit",
+        "jsonlines",
+        "IPython",
+        "ipywidgets",
+        "nltk",
+        "wordcloud",
+    }
+)
+
+
+class _Anything(type):
+    """The type of every stand-in: a class that answers any attribute, call, iteration or `with`
+    with another such class. Being classes, stand-ins also work as the second argument of
+    `isinstance` (datasets checks `isinstance(value, PIL.Image.Image)` once PIL is imported):
+    nothing is an instance of them."""
+
+    def __getattr__(cls, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _stand_in_type(f"{cls.__name__}.{name}")
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return cls
+
+    def __iter__(cls) -> Any:
+        return iter(())
+
+    def __enter__(cls) -> Any:
+        return cls
+
+    def __exit__(cls, *exc: Any) -> None:
+        return None
+
+
+def _stand_in_type(name: str) -> Any:
+    return _Anything(name, (), {})
+
+
+def imported(text: str) -> set[str]:
+    """Dotted names of every module `text` imports (absolute imports only)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.add(node.module)
+    return out
+
+
+def stand_in(script: str) -> list[str]:
+    """Put a stand-in in sys.modules for each listed module `script` imports that is not
+    installed (and its submodules the script imports); the top-level names, sorted."""
+    try:
+        with open(script, encoding="utf-8", errors="replace") as fh:
+            names = imported(fh.read())
+    except OSError:
+        return []
+    used = sorted(
+        {n.split(".")[0] for n in names}
+        & {m for m in MODULES if m not in sys.modules and importlib.util.find_spec(m) is None}
+    )
+    for name in sorted(n for n in names if n.split(".")[0] in used):
+        parts = name.split(".")
+        for i in range(1, len(parts) + 1):
+            _module(".".join(parts[:i]))
+    if used:
+        sys.meta_path.append(_Submodules(frozenset(used)))
+    for name in used:
+        print(
+            f"[trl-migrate smoke] {name} is not installed here: a no-op stand-in answers the "
+            f"script's {name} calls",
+            file=sys.stderr,
+        )
+    return used
+
+
+class _Submodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves `PIL.Image` and the like once `PIL` is stood in for: a library that sees the
+    stand-in may import its submodules (`import PIL.Image`), which get stand-ins too."""
+
+    def __init__(self, tops: frozenset[str]) -> None:
+        self.tops = tops
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname.split(".")[0] not in self.tops:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+    def create_module(self, spec: Any) -> types.ModuleType:  # type: ignore[override]
+        return _module(spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+
+def _module(name: str) -> types.ModuleType:
+    if name in sys.modules:
+        return sys.modules[name]
+    module = types.ModuleType(name)
+    module.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
+    module.__path__ = []  # a package: `import matplotlib.pyplot` finds its submodule here
+
+    def attribute(attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _stand_in_type(f"{name}.{attr}")
+
+    module.__getattr__ = attribute  # type: ignore[method-assign]
+    sys.modules[name] = module
+    parent, _, child = name.rpartition(".")
+    if parent:
+        setattr(sys.modules[parent], child, module)
+    return module
