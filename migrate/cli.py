@@ -97,6 +97,7 @@ def fix(
     from migrate import api
     from migrate.kernel.config import ConfigError, load
     from migrate.render import (
+        fix_summary_line,
         render_github,
         render_json,
         render_sarif,
@@ -104,7 +105,6 @@ def fix(
         render_text_findings,
         use_color,
     )
-    from migrate.render.upgrade import fix_summary_line
 
     if diff and check:
         raise click.UsageError(

@@ -12,7 +12,6 @@ from typing import Any
 import codemods
 from codemods import UnknownRuleError
 from codemods.base import Options
-from compat.rules import RulesError
 from migrate.api.fix import (
     CHECK,
     DIFF,
@@ -70,6 +69,16 @@ def rules_catalogue() -> list[dict[str, str]]:
     from migrate.kernel import codes
 
     return fix_rules() + codes.fix_entries() + codes.compat_entries() + codes.smoke_entries()
+
+
+def __getattr__(name: str) -> Any:
+    # `RulesError` (a bad --target-trl) is looked up only by `compat`: importing compat here
+    # would cost every `fix` run its import time (compat.api reads packaging, tomlkit, yaml).
+    if name == "RulesError":
+        from compat.rules import RulesError
+
+        return RulesError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

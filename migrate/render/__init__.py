@@ -223,3 +223,24 @@ def _sarif_rule(rule: Mapping[str, str]) -> dict[str, Any]:
 
 def _uri(path: str) -> str:
     return path.replace(os.sep, "/")
+
+
+def fix_summary_line(report: Any) -> str:
+    """The last line of `fix` (`report`: a migrate.api FixReport): files by outcome, TODOs
+    left, files found and parsed, seconds."""
+    s = report.summary()
+    verb = {"write": "rewritten", "check": "would be rewritten", "diff": "would be rewritten"}[
+        report.mode
+    ]
+    manual = s["by_fix"].get("manual", 0)
+    parts = [
+        f"{s['changed']} file{'s' if s['changed'] != 1 else ''} {verb}",
+        f"{s['unchanged']} unchanged",
+        f"{s['failed']} failed",
+        f"{manual} TODO{'s' if manual != 1 else ''} for a human",
+    ]
+    return (
+        f"trl-migrate: {', '.join(parts)} ({s['discovered']} files found, {s['parsed']} "
+        "parsed, "
+        f"{s['seconds']:.2f} s)"
+    )

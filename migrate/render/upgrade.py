@@ -1,36 +1,16 @@
-"""Text for `fix`'s summary line and `upgrade`'s three-stage report."""
+"""Text for `upgrade`'s three-stage report."""
 
 from __future__ import annotations
 
 import sys
 from typing import TYPE_CHECKING
 
-from migrate.render import render_text_findings, use_color
+from migrate.render import fix_summary_line, render_text_findings, use_color
 from migrate.render.compat import render_text as render_compat
 from migrate.render.smoke import render_script_text
 
 if TYPE_CHECKING:
-    from migrate.api import FixReport, UpgradeReport
-
-
-def fix_summary_line(report: FixReport) -> str:
-    """The last line of `fix`: files by outcome, TODOs left, files found and parsed, seconds."""
-    s = report.summary()
-    verb = {"write": "rewritten", "check": "would be rewritten", "diff": "would be rewritten"}[
-        report.mode
-    ]
-    manual = s["by_fix"].get("manual", 0)
-    parts = [
-        f"{s['changed']} file{'s' if s['changed'] != 1 else ''} {verb}",
-        f"{s['unchanged']} unchanged",
-        f"{s['failed']} failed",
-        f"{manual} TODO{'s' if manual != 1 else ''} for a human",
-    ]
-    return (
-        f"trl-migrate: {', '.join(parts)} ({s['discovered']} files found, {s['parsed']} "
-        "parsed, "
-        f"{s['seconds']:.2f} s)"
-    )
+    from migrate.api import UpgradeReport
 
 
 def render_upgrade(report: UpgradeReport, *, dry_run: bool) -> str:
