@@ -11,17 +11,20 @@ from __future__ import annotations
 import ast
 import dataclasses
 import warnings
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import ClassVar
 
 import libcst as cst
 from libcst.codemod import Codemod, CodemodContext, VisitorBasedCodemodCommand
-from libcst.metadata import PositionProvider, ScopeProvider
+from libcst.metadata import ScopeProvider
 
-from codemods import walk
+from codemods import positions, walk
 from migrate.kernel.findings import Finding, Fix, Severity
 
 TODO_PREFIX = "# TODO(trl-migrate {code}): "
+_NO_DEFAULT = object()
+_UNSET = object()
+_BLANK = cst.Module(body=[])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,6 +60,20 @@ class FileState:
     findings: list[Finding] = dataclasses.field(default_factory=list)
     shared: Shared = dataclasses.field(default_factory=Shared)
     codes: frozenset[str] = frozenset()  # the rules running on this file
+    # The identifiers of the text the current pass receives (set by the engine before each pass)
+    identifiers: Identifiers | None = None
+    # Source code of statements, by node: what `RuleTransformer.focus` is matched against
+    segments: dict[int, tuple[cst.CSTNode, str]] = dataclasses.field(default_factory=dict)
+
+    def statement_code(self, node: cst.CSTNode) -> str:
+        """The code of `node` (cached for as long as the node lives: a tree a pass did not
+        change, and the statements it passed over, keep their nodes)."""
+        hit = self.segments.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        code = _BLANK.code_for_node(node)
+        self.segments[id(node)] = (node, code)
+        return code
 
     def resolve_todo(self, code: str, prefix: str, message: str) -> None:
         """A later pass removed the code an earlier pass's TODO marked (TRL106 drops the
@@ -77,22 +94,56 @@ class Identifiers:
 
     def __init__(self, text: str) -> None:
         self._text = text
+        self._tree: ast.Module | None | bool = False  # False: not parsed yet; None: unparsable
         self._joined: str | None = None
+        self._trl_bound: frozenset[str] | None | bool = False
+
+    def _ast(self) -> ast.Module | None:
+        if self._tree is False:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    self._tree = ast.parse(self._text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._tree = None
+        return self._tree  # type: ignore[return-value]
 
     def has_any(self, parts: Sequence[str]) -> bool:
         if not parts:
             return True
         if self._joined is None:
-            self._joined = _identifier_text(self._text)
+            self._joined = _identifier_text(self._ast())
         return self._joined == "" or any(p in self._joined for p in parts)
 
+    def trl_bound(self) -> frozenset[str] | None:
+        """The local names the module's imports of trl bind (`trl` for `import trl.core`, `Y`
+        for `from trl import X as Y`), at any depth: a name that resolves to a `trl.` path starts
+        with one of them. None when a star import from trl (or unreadable code) may bind any."""
+        if self._trl_bound is False:
+            self._trl_bound = _trl_bound(self._ast())
+        return self._trl_bound  # type: ignore[return-value]
 
-def _identifier_text(text: str) -> str:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+
+def _trl_bound(tree: ast.Module | None) -> frozenset[str] | None:
+    if tree is None:
+        return None
+    bound = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] == "trl":
+                    bound.add(a.asname or "trl")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0 and (node.module or "").split(".")[0] == "trl":
+                for a in node.names:
+                    if a.name == "*":
+                        return None
+                    bound.add(a.asname or a.name)
+    return frozenset(bound)
+
+
+def _identifier_text(tree: ast.Module | None) -> str:
+    if tree is None:
         return ""  # treated as "every name present"
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -122,11 +173,13 @@ def _identifier_text(text: str) -> str:
 class RuleTransformer(VisitorBasedCodemodCommand):
     """Base transformer: findings with positions, and TODO comments on enclosing statements."""
 
-    # Scope analysis is the one metadata every pass needs. Qualified names are asked of the
-    # scope for the few nodes a rule looks at (libcst's QualifiedNameProvider walks the whole
-    # tree to set up the same look-up), and positions are computed only once a finding needs
-    # one: most passes over most trees report nothing.
-    METADATA_DEPENDENCIES: ClassVar[Sequence[type]] = (ScopeProvider,)
+    # No metadata is computed up front: `get_metadata` resolves a provider over the current
+    # tree the first time a pass asks (the engine's wrapper keeps it for later passes over the
+    # same tree). Scope analysis costs about two parses, and a pass that finds nothing to ask
+    # about on a tree (most passes over most trees) never pays for it. Qualified names are
+    # asked of the scope for the few nodes a rule looks at (libcst's QualifiedNameProvider walks
+    # the whole tree to set up the same look-up).
+    METADATA_DEPENDENCIES: ClassVar[Sequence[type]] = ()
     CODE: ClassVar[str] = ""
 
     def __init__(self, context: CodemodContext, state: FileState) -> None:
@@ -146,6 +199,23 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         # every parent on the way up, so this is the one place a change can start. The engine
         # keeps the tree (and its computed metadata) of a pass that changed nothing.
         self.changed = False
+        self._tables: dict[type, Mapping[cst.CSTNode, object]] = {}
+        self._unplaced: list[tuple[int, cst.CSTNode]] = []  # (finding index, node reported)
+        self._focus: Collection[str] | None | object = _UNSET
+        self._skipped: cst.CSTNode | None = None  # the statement being passed over (focus)
+
+    def get_metadata(self, key, node, default=_NO_DEFAULT):  # type: ignore[no-untyped-def, override]
+        table = self._tables.get(key)
+        if table is None:
+            wrapper = self.context.wrapper
+            if wrapper is None:
+                if default is _NO_DEFAULT:
+                    raise KeyError(f"no metadata wrapper for {key.__name__}")
+                return default
+            table = self._tables[key] = wrapper.resolve(key)
+        if default is _NO_DEFAULT:
+            return table[node]
+        return table.get(node, default)
 
     def visit_Module(self, node: cst.Module) -> None:
         self._first = node.body[0] if node.body else None
@@ -171,13 +241,24 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         severity: Severity = Severity.ERROR,
         fix: Fix = Fix.APPLIED,
     ) -> None:
-        wrapper = self.context.wrapper
-        pos = wrapper.resolve(PositionProvider).get(node) if wrapper is not None else None
-        # A node built by this rule has no position; the engine maps line 0 to the statement's.
-        line, col = (pos.start.line, pos.start.column + 1) if pos is not None else (0, 0)
+        # The position is filled in once the pass is over (`place_findings`), for all of its
+        # findings in one code generation.
+        self._unplaced.append((len(self.state.findings), node))
         self.state.findings.append(
-            Finding(self.CODE, severity, self.state.path, line, col, message, fix=fix)
+            Finding(self.CODE, severity, self.state.path, 0, 0, message, fix=fix)
         )
+
+    def place_findings(self, module: cst.Module) -> None:
+        """Give this pass's findings the line and column of their node in `module`, the tree
+        the pass walked. A node built by the rule is not in it: its finding keeps line 0, which
+        the engine reads as the line of the statement around it."""
+        found = positions.starts(module, [node for _, node in self._unplaced])
+        for index, node in self._unplaced:
+            start = found.get(id(node))
+            if start is not None:
+                f = self.state.findings[index]
+                self.state.findings[index] = dataclasses.replace(f, line=start[0], col=start[1] + 1)
+        self._unplaced = []
 
     def todo(self, node: cst.CSTNode, message: str, *, severity: Severity = Severity.ERROR) -> None:
         """A manual finding plus a `# TODO(trl-migrate CODE): message` above the statement."""
@@ -221,10 +302,46 @@ class RuleTransformer(VisitorBasedCodemodCommand):
 
     # The walk itself: libcst's matcher-decoratable hooks are bypassed for the cached look-up of
     # codemods.walk (rules use no matcher decorators and no per-field hooks).
+    def focus(self) -> Collection[str] | None:
+        """Words (identifiers) without one of which a statement holds nothing this pass acts
+        on; asked once per pass, at the first statement. A statement whose code contains none
+        of them is passed over whole: no hook runs inside it and libcst keeps its nodes as they
+        are instead of rebuilding them (most of the cost of a pass over a large file). None: the
+        pass sees every statement. A pass that follows values through variables, or reads
+        statements for what they do not name, must not narrow its focus."""
+        return None
+
+    def trl_focus(self, *extra: str) -> Collection[str] | None:
+        """A focus for passes that act only on what resolves to a `trl.` path (plus `extra`):
+        the local names the module's trl imports bind, and `trl` itself (imports, and strings
+        such as `mock.patch("trl...")`)."""
+        ids = self.state.identifiers
+        bound = ids.trl_bound() if ids is not None else None
+        return None if bound is None else ("trl", *sorted(bound), *extra)
+
+    def resolves_to_trl(self, node: cst.BaseExpression) -> bool:
+        """Cheap gate before a scope look-up: whether the root name of `node` (a name or an
+        attribute chain) is one a trl import binds, or no gate can be set (star import)."""
+        ids = self.state.identifiers
+        bound = ids.trl_bound() if ids is not None else None
+        if bound is None:
+            return True
+        while isinstance(node, cst.Attribute):
+            node = node.value
+        return not isinstance(node, cst.Name) or node.value in bound
+
     def on_visit(self, node: cst.CSTNode) -> bool:
         kind = _kind(type(node))
         if kind is _STATEMENT:
             self._pending.append([])
+            if self._focus is _UNSET:
+                self._focus = self.focus()
+            words = self._focus
+            if words is not None and self._skipped is None:
+                code = self.state.statement_code(node)
+                if not any(w in code for w in words):  # type: ignore[union-attr]
+                    self._skipped = node
+                    return False
         elif kind is _IMPORT:
             self._import_depth += 1
         elif kind is _TARGET and _mutates(node):
@@ -239,6 +356,10 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         return None
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        if original_node is self._skipped:
+            self._skipped = None
+            self._pending.pop()
+            return updated_node
         kind = _kind(type(original_node))
         if kind is _IMPORT:
             self._import_depth -= 1

@@ -126,6 +126,7 @@ def fix_text(
         for transformer in rule.transformers:
             if not transformer.wanted(state, names):
                 continue
+            state.identifiers = names
             stages.append((len(state.findings), current))
             new_module, changed = _run_pass(
                 transformer(CodemodContext(filename=path), state), wrapper
@@ -145,6 +146,7 @@ def _run_pass(transformer: RuleTransformer, wrapper: MetadataWrapper) -> tuple[c
     wrapper's node-keyed metadata stays valid for as long as its tree is the current one.
     """
     module = _transform(transformer, wrapper)
+    transformer.place_findings(wrapper.module)
     changed = transformer.changed
     for key, follow_up in (
         (AddImportsVisitor.CONTEXT_KEY, AddImportsVisitor),

@@ -40,6 +40,9 @@ class FinishPPOImports(RuleTransformer):
 
     STILL_USED = ""
 
+    def focus(self) -> tuple[str, ...]:
+        return ("trl",)  # only `from trl... import` statements; uses are asked of the scope
+
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self.to_import = set(self.needed(self.state))

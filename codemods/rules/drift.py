@@ -42,6 +42,9 @@ class RewriteDrift(RuleTransformer):
         )
     )
 
+    def focus(self) -> tuple[str, ...]:
+        return self.NAMES  # imports, keywords and attributes of the table all name one
+
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ):  # type: ignore[no-untyped-def]

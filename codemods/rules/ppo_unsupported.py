@@ -25,6 +25,9 @@ GONE_NAMES = {
 
 
 class FlagUnsupported(RuleTransformer):
+    def focus(self):  # type: ignore[no-untyped-def]
+        return self.trl_focus()  # every check is of a trl path: a base, a name or a patch target
+
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self.table = symbols.load()
@@ -51,7 +54,7 @@ class FlagUnsupported(RuleTransformer):
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         target = node.target
-        if isinstance(target, cst.Attribute):
+        if isinstance(target, cst.Attribute) and self.resolves_to_trl(target.value):
             owner = [
                 q for q in self.qualified_names(target.value) if q == "trl" or q.startswith("trl.")
             ]
@@ -70,7 +73,7 @@ class FlagUnsupported(RuleTransformer):
         self._gone(node)
 
     def _gone(self, node: cst.BaseExpression) -> None:
-        if self.in_import:
+        if self.in_import or not self.resolves_to_trl(node):
             return
         for q in self.qualified_names(node):
             name = q.rpartition(".")[2]

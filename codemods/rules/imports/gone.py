@@ -26,6 +26,9 @@ class GoneModuleImports(RuleTransformer):
     def wanted(cls, state, names) -> bool:  # type: ignore[no-untyped-def]
         return bool(state.shared.gone_modules)
 
+    def focus(self) -> tuple[str, ...]:
+        return ("trl",)  # only imports of trl paths
+
     def visit_Import(self, node: cst.Import) -> None:
         self._flag(node, (alias_name(a) for a in node.names))
 

@@ -9,10 +9,6 @@ from typing import Any
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import (
-    ExpressionContextProvider,
-    ScopeProvider,
-)
 
 from codemods import edits, ppo
 from codemods.rules.ppo_config import flags, parsed, parsed_edits
@@ -31,7 +27,6 @@ from migrate.kernel.findings import Severity
 
 
 class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
-    METADATA_DEPENDENCIES = (ScopeProvider, ExpressionContextProvider)
     NAMES = CLASSES = ppo.CONFIG_NAMES
 
     def target_class(self) -> str:

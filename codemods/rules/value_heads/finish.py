@@ -33,6 +33,9 @@ class FinishValueHeadImports(RuleTransformer):
     def wanted(cls, state, names) -> bool:  # type: ignore[no-untyped-def]
         return bool(state.shared.value_head_imports) or super().wanted(state, names)
 
+    def focus(self) -> tuple[str, ...]:
+        return ("trl",)  # only imports of the value-head paths (all under trl)
+
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self.paths = {p: s.name for p, s in symbols.load().by_fate(symbols.VALUE_HEAD).items()}
