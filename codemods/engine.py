@@ -132,7 +132,10 @@ def fix_text(
                 transformer(CodemodContext(filename=path), state), wrapper
             )
             if changed:
-                current = new_module.code
+                code = new_module.code
+                if code == current:
+                    continue  # rebuilt the same code: the old tree and its metadata stand
+                current = code
                 wrapper = MetadataWrapper(new_module, unsafe_skip_copy=True)
                 names = Identifiers(current)
     return current, _map_back(state.findings, stages, text)
@@ -149,7 +152,7 @@ def _run_pass(transformer: RuleTransformer, wrapper: MetadataWrapper) -> tuple[c
     transformer.place_findings(wrapper.module)
     changed = transformer.changed
     for key, follow_up in (
-        (AddImportsVisitor.CONTEXT_KEY, AddImportsVisitor),
+        (AddImportsVisitor.CONTEXT_KEY, _TopLevelAddImports),
         (RemoveImportsVisitor.CONTEXT_KEY, RemoveImportsVisitor),
     ):
         if transformer.context.scratch.get(key):
@@ -159,6 +162,31 @@ def _run_pass(transformer: RuleTransformer, wrapper: MetadataWrapper) -> tuple[c
             )
             changed = True
     return module, changed
+
+
+class _TopLevelAddImports(AddImportsVisitor):
+    """libcst's AddImportsVisitor, walking only what it can change: the module and its
+    top-level import lines. The original walks (and so rebuilds) every node of the tree twice,
+    once to gather the imports at the top and once to add to them."""
+
+    def visit_Module(self, node: cst.Module) -> None:
+        # The gatherer reads the leading simple statements only (it stops at the first one that
+        # is not an import); it is handed those, not the whole tree to walk.
+        head = []
+        for stmt in node.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                break
+            head.append(stmt)
+        super().visit_Module(node.with_changes(body=head))
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.BaseCompoundStatement):
+            return False  # imports inside blocks are never extended
+        if isinstance(node, cst.SimpleStatementLine) and not any(
+            isinstance(small, cst.ImportFrom) for small in node.body
+        ):
+            return False
+        return super().on_visit(node)
 
 
 def _transform(codemod: Codemod, wrapper: MetadataWrapper) -> cst.Module:

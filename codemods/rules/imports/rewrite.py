@@ -36,19 +36,42 @@ class RewriteImports(RuleTransformer):
     def __init__(self, context, state) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context, state)
         self.table = symbols.load()
-        self._free: set[str] = set()
         self._block_depth = 0
         self._top_written: set[int] = set()
 
+    def focus(self):  # type: ignore[no-untyped-def]
+        return self.trl_focus()  # trl imports, and uses of the names they bind
+
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
-        names = BoundAndUsedNames()
-        node.visit(names)
-        self._free = names.used - names.bound
-        self._exported = names.exported
-        uses = QualifiedUses(self)
-        node.visit(uses)
-        self._uses = uses.names
+        self._module = node
+        self._bound: BoundAndUsedNames | None = None
+        self._qualified: list[tuple[str, str]] | None = None
+
+    # Whole-module facts, gathered on first need (most files have no star import of trl and
+    # no import of a gone module, and never ask).
+    def _bound_and_used(self) -> BoundAndUsedNames:
+        if self._bound is None:
+            self._bound = BoundAndUsedNames()
+            self._module.visit(self._bound)
+        return self._bound
+
+    @property
+    def _free(self) -> set[str]:
+        names = self._bound_and_used()
+        return names.used - names.bound
+
+    @property
+    def _exported(self) -> set[str]:
+        return self._bound_and_used().exported
+
+    @property
+    def _uses(self) -> list[tuple[str, str]]:
+        if self._qualified is None:
+            uses = QualifiedUses(self)
+            self._module.visit(uses)
+            self._qualified = uses.names
+        return self._qualified
 
     def _still_used(self, module: str, binding: str | None = None) -> list[str]:
         """Uses of `module` (or names under it), made through the local name `binding`
@@ -117,7 +140,7 @@ class RewriteImports(RuleTransformer):
     def leave_Attribute(
         self, original_node: cst.Attribute, updated_node: cst.Attribute
     ) -> cst.BaseExpression:
-        if self.in_import:
+        if self.in_import or not self.resolves_to_trl(original_node):
             return updated_node
         for qname in sorted(self.qualified_names(original_node)):
             sym = self.table.get(qname)

@@ -114,6 +114,6 @@ class QualifiedUses(walk.Visitor):
         self._record(node)
 
     def _record(self, node: cst.CSTNode) -> None:
-        if id(node) not in self._inner:
+        if id(node) not in self._inner and self.owner.resolves_to_trl(node):  # type: ignore[arg-type]
             text = get_full_name_for_node(node) or ""
             self.names.extend((text, q) for q in self.owner.qualified_names(node))

@@ -1,0 +1,160 @@
+"""The engine's shortcuts change no byte and no finding: statements a pass passes over (focus),
+positions found in one code generation, and the top-level import adder, each checked against
+the long way round on every fixture."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+import codemods
+from codemods import positions
+from codemods.base import Options, RuleTransformer
+from codemods.engine import _TopLevelAddImports, fix_text
+from tests.codemods.helpers import dedent
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+# Imports inside functions, an alias, a star import, statements with no trl word at all, a
+# class body: the shapes where skipping a statement could miss something.
+MIXED = dedent(
+    '''
+    """Training script."""
+    import os
+    import trl.core as tc
+
+    from trl import PPOConfig, PPOTrainer as Trainer, AutoModelForCausalLMWithValueHead
+
+
+    def unrelated(x):
+        y = os.path.join(x, "a")
+        return [y for _ in range(3)]
+
+
+    def build(name):
+        from trl.core import LengthSampler, respond_to_batch
+        from transformers import TrainingArguments
+
+        args = TrainingArguments("out", evaluation_strategy="steps")
+        model = AutoModelForCausalLMWithValueHead.from_pretrained(name)
+        sampler = LengthSampler(4, 16)
+        return model, sampler, args
+
+
+    class Runner:
+        size = 3
+
+        def go(self, model, tok, ds):
+            config = PPOConfig(batch_size=self.size, learning_rate=1e-5)
+            trainer = Trainer(config, model, None, tok, dataset=ds)
+            tc.set_seed(0)
+            return trainer
+
+        def other(self):
+            return self.size * 2
+    '''
+)
+STAR = "from trl.core import *\n\nset_seed(1)\nx = LengthSampler(1, 2)\n"
+
+
+def _sources() -> list[tuple[str, str]]:
+    found = [(str(p.relative_to(FIXTURES)), p.read_text()) for p in sorted(FIXTURES.rglob("*.py"))]
+    found += [(f"{r.code} before", r.before) for r in codemods.RULES]
+    found += [(f"{r.code} after", r.after) for r in codemods.RULES]
+    return [*found, ("mixed", MIXED), ("star", STAR)]
+
+
+SOURCES = _sources()
+
+
+def test_the_sources_exercise_the_focus():
+    # Some file must hold statements a focused pass passes over, or the next test proves nothing.
+    skipped = 0
+    original = RuleTransformer.on_leave
+
+    def counting(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+        nonlocal skipped
+        if original_node is self._skipped:
+            skipped += 1
+        return original(self, original_node, updated_node)
+
+    RuleTransformer.on_leave = counting  # type: ignore[method-assign]
+    try:
+        fix_text(MIXED, path="m.py", rules=codemods.RULES, options=Options())
+    finally:
+        RuleTransformer.on_leave = original  # type: ignore[method-assign]
+    assert skipped > 5
+
+
+@pytest.mark.parametrize("target", ["rloo", "grpo"])
+def test_focus_changes_no_byte_and_no_finding(monkeypatch, target):
+    options = Options(target=target)
+    focused = [
+        fix_text(src, path=name, rules=codemods.RULES, options=options) for name, src in SOURCES
+    ]
+    monkeypatch.setattr(RuleTransformer, "focus", lambda self: None)
+    for cls in _subclasses(RuleTransformer):
+        if "focus" in cls.__dict__:
+            monkeypatch.setattr(cls, "focus", lambda self: None)
+    for (name, src), (text, findings) in zip(SOURCES, focused):
+        whole = fix_text(src, path=name, rules=codemods.RULES, options=options)
+        assert text == whole[0], name
+        assert findings == whole[1], name
+
+
+def _subclasses(cls: type) -> list[type]:
+    out = []
+    for sub in cls.__subclasses__():
+        out += [sub, *_subclasses(sub)]
+    return out
+
+
+@pytest.mark.parametrize("name,src", SOURCES, ids=[n for n, _ in SOURCES])
+def test_starts_are_libcst_positions(name, src):
+    module = cst.parse_module(src)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    expected = wrapper.resolve(PositionProvider)
+    nodes = list(expected.keys())
+    found = positions.starts(module, nodes)
+    assert len(found) == len(nodes)
+    for node in nodes:
+        pos = expected[node].start
+        assert found[id(node)] == (pos.line, pos.column), (name, type(node).__name__)
+
+
+def test_starts_of_a_few_nodes_and_of_nodes_not_in_the_tree():
+    module = cst.parse_module("x = 1\n\n\ndef f():\n    # note\n    return g(2)\n")
+    call = module.body[1].body.body[0].body[0].value  # type: ignore[attr-defined]
+    stranger = cst.Name("nowhere")
+    found = positions.starts(module, [call, stranger])
+    assert found == {id(call): (6, 11)}
+    assert positions.starts(module, []) == {}
+
+
+ADDS = [
+    # (source, [(module, name or None)])
+    ('"""Doc."""\nimport os\n\nx = 1\n', [("trl", "RLOOConfig"), ("dataclasses", None)]),
+    ("from trl import GRPOConfig\n\ndef f():\n    from trl import X\n", [("trl", "RLOOConfig")]),
+    ("import os\nif True:\n    from trl import A\nprint(1)\n", [("trl", "B"), ("trl", "C")]),
+    ("from __future__ import annotations\n\nclass A:\n    pass\n", [("transformers", "AutoModel")]),
+    ("x = 1\nfrom trl import A\n", [("trl", "B")]),
+    ("", [("datasets", "Dataset")]),
+]
+
+
+@pytest.mark.parametrize("src,needed", ADDS)
+def test_top_level_import_adder_writes_what_libcst_writes(src, needed):
+    def add(visitor_class: type) -> str:
+        context = CodemodContext()
+        for module, name in needed:
+            AddImportsVisitor.add_needed_import(context, module, name)
+        tree = cst.parse_module(src)
+        visitor = visitor_class(context)
+        return MetadataWrapper(tree, unsafe_skip_copy=True).visit(visitor).code
+
+    assert add(_TopLevelAddImports) == add(AddImportsVisitor)
