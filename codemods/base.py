@@ -133,12 +133,15 @@ def _trl_bound(tree: ast.Module | None) -> frozenset[str] | None:
             for a in node.names:
                 if a.name.split(".")[0] == "trl":
                     bound.add(a.asname or "trl")
-        elif isinstance(node, ast.ImportFrom):
-            if node.level == 0 and (node.module or "").split(".")[0] == "trl":
-                for a in node.names:
-                    if a.name == "*":
-                        return None
-                    bound.add(a.asname or a.name)
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and (node.module or "").split(".")[0] == "trl"
+        ):
+            for a in node.names:
+                if a.name == "*":
+                    return None
+                bound.add(a.asname or a.name)
     return frozenset(bound)
 
 
@@ -339,7 +342,7 @@ class RuleTransformer(VisitorBasedCodemodCommand):
             words = self._focus
             if words is not None and self._skipped is None:
                 code = self.state.statement_code(node)
-                if not any(w in code for w in words):  # type: ignore[union-attr]
+                if not any(w in code for w in words):  # type: ignore[attr-defined]
                     self._skipped = node
                     return False
         elif kind is _IMPORT:
