@@ -406,3 +406,99 @@ def test_class_variable_fallbacks_keep_todays_todos(before, kept):
 )
 def test_class_variable_noop(src):
     assert assert_noop(src, select=SELECT) == []
+
+
+# -- wrappers of a loaded model assigned to the same name, and the backbone as a value -----------
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        pytest.param(
+            """
+            from transformers import AutoModelForCausalLM
+            from trl import AutoModelForCausalLMWithValueHead
+            model = AutoModelForCausalLM.from_pretrained("gpt2")
+            model = AutoModelForCausalLMWithValueHead.from_pretrained(model)
+            model.train()
+            """,
+            """
+            from transformers import AutoModelForCausalLM
+            model = AutoModelForCausalLM.from_pretrained("gpt2")
+            model.train()
+            """,
+            id="self-wrap-removed",
+        ),
+        pytest.param(
+            """
+            from transformers import AutoModelForCausalLM
+            from trl import AutoModelForCausalLMWithValueHead
+            model = AutoModelForCausalLM.from_pretrained("gpt2")
+            # add the value head
+            model = AutoModelForCausalLMWithValueHead.from_pretrained(model)
+            """,
+            """
+            from transformers import AutoModelForCausalLM
+            model = AutoModelForCausalLM.from_pretrained("gpt2")
+            # add the value head
+            model = model
+            """,
+            id="self-wrap-with-a-comment-kept",
+        ),
+        pytest.param(
+            """
+            from transformers import AutoModelForCausalLM
+            from trl import AutoModelForCausalLMWithValueHead
+            base = AutoModelForCausalLM.from_pretrained("gpt2")
+            policy = AutoModelForCausalLMWithValueHead.from_pretrained(base)
+            """,
+            """
+            from transformers import AutoModelForCausalLM
+            base = AutoModelForCausalLM.from_pretrained("gpt2")
+            policy = base
+            """,
+            id="wrap-into-another-name",
+        ),
+    ],
+)
+def test_wrapping_a_loaded_model(before, after):
+    assert_fixes(dedent(before), dedent(after), select=SELECT)
+
+
+def test_a_name_that_holds_a_model_and_a_path_is_left_with_a_todo():
+    src = dedent(
+        """
+        from transformers import AutoModelForCausalLM
+        from trl import AutoModelForCausalLMWithValueHead
+        model = args.model_path
+        if args.base:
+            model = AutoModelForCausalLM.from_pretrained(model)
+        model = AutoModelForCausalLMWithValueHead.from_pretrained(model)
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    assert "model = AutoModelForCausalLMWithValueHead.from_pretrained(model)\n" in out
+    todos = [f for f in findings if f.fix is Fix.MANUAL and "holds a loaded model" in f.message]
+    assert len(todos) == 1 and todos[0].line == 6
+    assert run(out, select=SELECT)[0] == out
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "model.backbone = model.pretrained_model",
+        "setattr(model, name, getattr(model.pretrained_model, name))",
+    ],
+)
+def test_the_backbone_copied_onto_the_model_is_a_todo_not_a_self_reference(line):
+    src = dedent(
+        f"""
+        from trl import AutoModelForCausalLMWithValueHead
+        model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
+        {line}
+        model.pretrained_model.generate(x)
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    assert f"\n{line}\n" in out  # kept, under its TODO
+    assert "model.generate(x)" in out  # a plain use is still rewritten
+    assert any(f.fix is Fix.MANUAL and "copy `model` onto itself" in f.message for f in findings)
+    assert run(out, select=SELECT)[0] == out

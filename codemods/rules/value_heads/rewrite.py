@@ -7,7 +7,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits, symbols
+from codemods import edits, symbols, walk
 from codemods.base import RuleTransformer
 from codemods.rules.value_heads import variables
 from codemods.rules.value_heads.tables import (
@@ -40,6 +40,10 @@ class RewriteValueHeads(RuleTransformer):
         self.paths = {p: s.name for p, s in table.by_fate(symbols.VALUE_HEAD).items()}
         self.model_vars: set[str] = set()  # names bound to value-head models in this file
         self.loaded_vars: set[str] = set()  # names bound to already-loaded transformers/peft models
+        self.other_vars: set[str] = set()  # names bound to anything else (a path, say) too
+        self._self_wraps: set[int] = set()  # id(statement): `X = VH(X)`, X a loaded model
+        self._backbone_refs: set[int] = set()  # id(`X.pretrained_model`) that X would hold itself
+        self._line: cst.SimpleStatementLine | None = None  # the simple statement being walked
         self._handled: set[int] = set()
         self._guards: dict[
             int, cst.BaseStatement
@@ -94,13 +98,49 @@ class RewriteValueHeads(RuleTransformer):
                 self.model_vars.add(name)
             elif self._is_loaded_model(value):
                 self.loaded_vars.add(name)
+            else:
+                self.other_vars.add(name)
         return updated_node
 
-    # -- calls: X.from_pretrained(...) and X(model) ------------------------------------------------
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._line = node
+
+    def _statement_assigns(self, call: cst.Call, bound: str | None) -> int:
+        """id of the line when it is just `bound = call`, else 0."""
+        line = self._line
+        if (
+            bound is None
+            or line is None
+            or len(line.body) != 1
+            or not isinstance(line.body[0], cst.Assign)
+            or line.body[0].value is not call
+            or len(line.body[0].targets) != 1
+        ):
+            return 0
+        target = get_full_name_for_node(line.body[0].targets[0].target)
+        return id(line) if target == bound else 0
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        # `X.backbone = X.pretrained_model`: X is that model itself in TRL 1.13.
+        value = node.value
+        if _bare_backbone(value):
+            owner = get_full_name_for_node(value.value)  # type: ignore[attr-defined]
+            for target in node.targets:
+                if _rooted_at(target.target, owner):
+                    self._backbone_refs.add(id(value))
+
     def visit_Call(self, node: cst.Call) -> None:
         found = self._construction(node)
         if found is not None:
             self._handled.add(id(found[1]))
+        # `setattr(X, name, getattr(X.pretrained_model, name))`: copies from X to X.
+        if get_full_name_for_node(node.func) == "setattr" and node.args:
+            owner = get_full_name_for_node(node.args[0].value)
+            for inner in walk.find_all(node, cst.Attribute):
+                if _bare_backbone(inner) and get_full_name_for_node(inner.value) == owner:
+                    self._backbone_refs.add(id(inner))
+
+    # -- calls: X.from_pretrained(...) and X(model) ------------------------------------------------
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         found = self._construction(original_node)
@@ -142,6 +182,15 @@ class RewriteValueHeads(RuleTransformer):
                 kept.append(arg)
         first = next((a for a in kept if a.keyword is None), None)
         wraps_model = first is not None and self._is_loaded_model(first.value)
+        bound = get_full_name_for_node(first.value) if first is not None else None
+        if wraps_model and bound in self.other_vars:
+            self.todo(
+                original_node,
+                f"`{bound}` holds a loaded model in one place and something else (a path?) in "
+                f"another: where it is a path, load `{REPLACEMENT[cls]}.from_pretrained"
+                f"({bound})`; where it is a model, it needs no wrapper (drop this call)",
+            )
+            return updated_node
         if wraps_model and first is not None:
             rest = [a for a in kept if a is not first and not (quant and a is quant[0][1])]
             if rest or quant:
@@ -154,9 +203,18 @@ class RewriteValueHeads(RuleTransformer):
                     ),
                 )
             result: cst.BaseExpression = first.value
+            line = self._statement_assigns(original_node, bound)
+            removed = bool(line) and not _has_comments(self._line)  # type: ignore[arg-type]
+            if removed:
+                self._self_wraps.add(line)
             self.report(
                 original_node,
-                f"`{cls}` wrapped an already-loaded model; TRL 1.13 uses the model itself",
+                f"`{cls}` wrapped an already-loaded model; TRL 1.13 uses the model itself"
+                + (
+                    f" (`{bound} = {bound}` was all that was left: the line is removed)"
+                    if removed
+                    else ""
+                ),
             )
         else:
             if quant:
@@ -180,7 +238,8 @@ class RewriteValueHeads(RuleTransformer):
                 )
                 self.report(
                     original_node,
-                    f"`{cls}` was removed in TRL 1.13; loading `{REPLACEMENT[cls]}` instead",
+                    f"`{cls}` was removed in TRL 1.13; loading `{REPLACEMENT[cls]}` instead "
+                    "(a value head saved with the checkpoint, `v_head.*`, is not loaded)",
                 )
             result = updated_node.with_changes(func=func, args=_ending_like(kept, updated_node))
         if peft_arg is not None and peft_orig is not None:
@@ -240,6 +299,8 @@ class RewriteValueHeads(RuleTransformer):
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ):  # type: ignore[no-untyped-def]
+        if id(original_node) in self._self_wraps:
+            return cst.RemovalSentinel.REMOVE  # `X = X` is all that was left
         guard = self._guards.pop(id(original_node), None)
         if guard is None:
             return updated_node
@@ -283,6 +344,14 @@ class RewriteValueHeads(RuleTransformer):
         owner = get_full_name_for_node(original_node.value)
         attr = original_node.attr.value
         if owner in self.model_vars:
+            if id(original_node) in self._backbone_refs:
+                self.todo(
+                    original_node,
+                    f"`{owner}.pretrained_model` was the model inside the value-head wrapper; "
+                    f"in TRL 1.13 `{owner}` is that model, so this would copy `{owner}` onto "
+                    "itself: delete this code",
+                )
+                return updated_node
             if attr == "pretrained_model":
                 self.report(
                     original_node,
@@ -344,3 +413,22 @@ class RewriteValueHeads(RuleTransformer):
             else "there is no value head in TRL 1.13"
         )
         self.todo(node, f"`{cls}` does not exist in TRL 1.13: {hint}")
+
+
+def _bare_backbone(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "pretrained_model"
+
+
+def _rooted_at(target: cst.BaseExpression, owner: str | None) -> bool:
+    """`target` is an attribute or item of `owner` (`X.a`, `X.a.b`, `X[k]`)."""
+    while isinstance(target, (cst.Attribute, cst.Subscript)):
+        target = target.value
+        if owner is not None and get_full_name_for_node(target) == owner:
+            return True
+    return False
+
+
+def _has_comments(stmt: cst.SimpleStatementLine) -> bool:
+    return stmt.trailing_whitespace.comment is not None or any(
+        line.comment is not None for line in stmt.leading_lines
+    )
