@@ -290,6 +290,18 @@ class RuleTransformer(VisitorBasedCodemodCommand):
             if getattr(a, "node", None) is import_node
         )
 
+    def import_has_fallback(self, import_node: cst.Import | cst.ImportFrom, bound: str) -> bool:
+        """Whether the scope of this import also binds `bound` by other code than an import (the
+        `except ImportError:` branch of a guarded import, say): the file is written to run
+        without the import, so the import is the guard's to keep."""
+        scope = self.get_metadata(ScopeProvider, import_node, None)
+        if scope is None or bound not in scope.assignments:
+            return False
+        return any(
+            not isinstance(getattr(a, "node", None), (cst.Import, cst.ImportFrom))
+            for a in scope.assignments[bound]
+        )
+
     # -- statement frames: where TODOs land --------------------------------------------------
     @property
     def in_mutation(self) -> bool:

@@ -167,14 +167,17 @@ def new_kwarg(name: str, value: str | cst.BaseExpression) -> cst.Arg:
 
 
 def relayout(original: cst.Call, args: list[cst.Arg], fresh: set[int]) -> list[cst.Arg]:
-    """Commas for a call's new argument list: kept arguments keep theirs (and their comments),
-    new ones (ids in `fresh`) and a former last argument take the call's separator, and the last
-    argument ends as the old last one did (a multi-line call keeps `)` on its own line)."""
+    """Commas for a call's new argument list. Each argument's place decides its layout: new ones
+    (ids in `fresh`) and a former last argument take the call's separator, kept ones keep
+    theirs, and the last argument ends as the old last one did (a multi-line call keeps `)` on
+    its own line). A comment at the end of an argument's line stays with that argument."""
     if not args:
         return []
     sep: cst.Comma | None = next(
         (a.comma for a in original.args[:-1] if isinstance(a.comma, cst.Comma)), None
     )
+    if sep is not None:
+        sep = _without_comments(sep)
     if sep is None:
         ws = original.whitespace_before_args
         sep = cst.Comma(
@@ -183,19 +186,52 @@ def relayout(original: cst.Call, args: list[cst.Arg], fresh: set[int]) -> list[c
             else cst.SimpleWhitespace(" ")
         )
     last = original.args[-1] if original.args else None
+    end = last.comma if last is not None else cst.MaybeSentinel.DEFAULT
+    if isinstance(end, cst.Comma):
+        end = _without_comments(end)
     out = []
     for i, arg in enumerate(args):
+        note = _line_comment(arg)
         if i == len(args) - 1:
-            out.append(
-                arg.with_changes(
-                    comma=last.comma if last is not None else cst.MaybeSentinel.DEFAULT
-                )
-            )
+            out.append(arg.with_changes(comma=_with_comment(end, note)))
         elif id(arg) in fresh or not isinstance(arg.comma, cst.Comma):
-            out.append(arg.with_changes(comma=sep))
+            out.append(arg.with_changes(comma=_with_comment(sep, note)))
         else:
             out.append(arg)
     return out
+
+
+def _line_comment(arg: cst.Arg) -> cst.TrailingWhitespace | None:
+    """The comment after an argument's comma, at the end of its line."""
+    comma = arg.comma
+    if isinstance(comma, cst.Comma):
+        ws = comma.whitespace_after
+        if isinstance(ws, cst.ParenthesizedWhitespace) and ws.first_line.comment is not None:
+            return ws.first_line
+    return None
+
+
+def _with_comment(
+    comma: cst.Comma | cst.MaybeSentinel, note: cst.TrailingWhitespace | None
+) -> cst.Comma | cst.MaybeSentinel:
+    if note is None or not isinstance(comma, cst.Comma):
+        return comma
+    ws = comma.whitespace_after
+    if not isinstance(ws, cst.ParenthesizedWhitespace):
+        return comma  # a one-line layout: the argument had no line of its own to end
+    return comma.with_changes(whitespace_after=ws.with_changes(first_line=note))
+
+
+def _without_comments(comma: cst.Comma) -> cst.Comma:
+    ws = comma.whitespace_after
+    if not isinstance(ws, cst.ParenthesizedWhitespace):
+        return comma
+    return comma.with_changes(
+        whitespace_after=ws.with_changes(
+            first_line=cst.TrailingWhitespace(newline=ws.first_line.newline),
+            empty_lines=[line for line in ws.empty_lines if line.comment is None],
+        )
+    )
 
 
 # -- names a node reads or binds, statements of a block

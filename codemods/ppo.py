@@ -94,8 +94,12 @@ def target_trainer(target: str) -> str:
 
 def ppo_class(qnames: Iterable[str], names: Sequence[str]) -> tuple[str, str | None] | None:
     """(class name, era the import path implies or None) when a qualified name is a TRL PPO
-    class."""
-    for q in sorted(qnames):
+    class, and the only thing the name may be: one the file also binds itself (a fallback
+    `PPOTrainer = None` or `class PPOTrainer: ...` beside a guarded import) is not renamed."""
+    qnames = sorted(qnames)
+    if any(not (q == "trl" or q.startswith("trl.")) for q in qnames):
+        return None
+    for q in qnames:
         head, _, name = q.rpartition(".")
         if name in names and (head == "trl" or head.startswith("trl.")):
             if head.startswith("trl.experimental"):

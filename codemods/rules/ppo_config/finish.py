@@ -17,3 +17,6 @@ class PPOConfigImports(ppo_imports.FinishPPOImports):
         "finish the TODOs on its remaining uses, then import RLOOConfig (or GRPOConfig) "
         "from trl instead"
     )
+
+    def successors(self) -> str:
+        return "RLOOConfig (or GRPOConfig)"

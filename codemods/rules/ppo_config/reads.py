@@ -92,7 +92,14 @@ class ConfigReads(ConfigPass):
                     severity=Severity.INFO,
                 )
                 return cst.parse_expression(text)
-            if how == "expr":
+            if how == "value" or (how == "expr" and id(original_node) in self._targets):
+                text = (
+                    f"this changes `{field}`, which the new config does not have (its value "
+                    f"was {text}): move the setting where TRL 1.13 takes it"
+                    if id(original_node) in self._targets
+                    else text
+                )
+            elif how == "expr":
                 text = (
                     f"`{field}` is not a field of the new config; it was `{text}` where the config "
                     "was built: "

@@ -26,6 +26,13 @@ from codemods.rules.ppo_config.usage import UsageDocstring
 from migrate.kernel.findings import Severity
 
 
+# Methods that change the object they are called on: a field read inlined as its value there
+# would change a throwaway copy.
+MUTATORS = frozenset(
+    ("update", "setdefault", "pop", "popitem", "clear", "append", "extend", "insert", "remove")
+)
+
+
 class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
     NAMES = CLASSES = ppo.CONFIG_NAMES
 
@@ -69,11 +76,18 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         super().visit_AssignTarget(node)
-        self._targets.add(id(node.target))
+        target: cst.BaseExpression = node.target
+        self._targets.add(id(target))
+        while isinstance(target, cst.Subscript):  # `config.field[k] = v` changes the field
+            target = target.value
+            self._targets.add(id(target))
 
     def visit_Call(self, node: cst.Call) -> None:
         if ppo.ppo_class(self.qualified_names(node.func), ppo.CONFIG_NAMES):
             self._handled.add(id(node.func))
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in MUTATORS:
+            self._targets.add(id(func.value))  # `config.field.update(...)` changes the field
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         found = ppo.ppo_class(self.qualified_names(original_node.func), ppo.CONFIG_NAMES)

@@ -18,3 +18,6 @@ class PPOTrainerImports(ppo_imports.FinishPPOImports):
         "GRPOTrainer) "
         "from trl instead"
     )
+
+    def successors(self) -> str:
+        return "RLOOTrainer (or GRPOTrainer)"
