@@ -25,7 +25,6 @@ from codemods.rules.ppo_config.state import ConfigPass
 from codemods.rules.ppo_config.usage import UsageDocstring
 from migrate.kernel.findings import Severity
 
-
 # Methods that change the object they are called on: a field read inlined as its value there
 # would change a throwaway copy.
 MUTATORS = frozenset(
