@@ -51,7 +51,7 @@ codes = [r.code for r in codemods.RULES]
 out = []
 for path in json.load(sys.stdin):
     data = open(path, "rb").read()
-    r = process(path, data, codes=codes, options=Options(target=sys.argv[2]))
+    r = process(path, data, codes=codes, options=Options(target=sys.argv[2], target_chosen=True))
     new = (r.new or data).decode("utf-8", "replace")
     findings = [[f.code, f.message] for f in r.findings]
     out.append({"path": path, "new": new, "status": r.status.value, "findings": findings})

@@ -121,7 +121,9 @@ def run_one(
     script = work / name
     script.write_bytes(example.text)
     started = time.perf_counter()
-    report = api.fix_paths([str(script)], options=Options(target=target), jobs=1)
+    report = api.fix_paths(
+        [str(script)], options=Options(target=target, target_chosen=True), jobs=1
+    )
     fix_s = time.perf_counter() - started
     result = report.results[0]
     todos = sorted({f.code for f in result.findings if f.fix.value == "manual"})

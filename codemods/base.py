@@ -32,6 +32,8 @@ class Options:
     """Settings that change what rules write. Picklable: it travels to worker processes."""
 
     target: str = "rloo"  # rloo | grpo: the trainer PPO code moves to
+    # False: `target` is the default, and a file that needs GRPO (tools) gets GRPO
+    target_chosen: bool = False
 
 
 @dataclasses.dataclass
@@ -60,6 +62,10 @@ class FileState:
     findings: list[Finding] = dataclasses.field(default_factory=list)
     shared: Shared = dataclasses.field(default_factory=Shared)
     codes: frozenset[str] = frozenset()  # the rules running on this file
+    # The trainer this file's PPO code moves to: options.target, or GRPO for a file that trains
+    # with tools (TextEnvironment) when no target was chosen; `target_reason` says why
+    target: str = "rloo"
+    target_reason: str = ""
     # The identifiers of the text the current pass receives (set by the engine before each pass)
     identifiers: Identifiers | None = None
     # Source code of statements, by node: what `RuleTransformer.focus` is matched against

@@ -115,7 +115,14 @@ def fix_text(
         # libcst does not count a final bare CR (classic Mac line ends) as a line end and would
         # drop it on writing the module back: every such file would come out one byte shorter.
         module = module.with_changes(has_trailing_newline=True)
-    state = FileState(path=path, options=options, codes=frozenset(r.code for r in rules))
+    target, reason = file_target(text, options)
+    state = FileState(
+        path=path,
+        options=options,
+        codes=frozenset(r.code for r in rules),
+        target=target,
+        target_reason=reason,
+    )
     stages: list[tuple[int, str]] = []  # (first finding index of the pass, text the pass saw)
     current = text
     # One metadata wrapper per distinct tree: a pass that changes nothing hands the next pass
@@ -139,6 +146,25 @@ def fix_text(
                 wrapper = MetadataWrapper(new_module, unsafe_skip_copy=True)
                 names = Identifiers(current)
     return current, _map_back(state.findings, stages, text)
+
+
+def file_target(text: str, options: Options) -> tuple[str, str]:
+    """The trainer this file moves to, and why when it is not the chosen one: TextEnvironment
+    trained with tools, which of TRL 1.13's trainers only GRPOTrainer does."""
+    if options.target_chosen or options.target == "grpo" or "TextEnvironment" not in text:
+        return options.target, ""
+    bound = Identifiers(text).trl_bound()
+    if (
+        bound is None
+        or "TextEnvironment" in bound
+        or ("trl" in bound and "trl.TextEnvironment" in text)
+    ):
+        return "grpo", (
+            "this file trains with tools (TextEnvironment): its PPO code moves to GRPOTrainer, "
+            "the TRL 1.13 trainer that takes `tools=` (RLOO has none); pass --target rloo to "
+            "choose RLOO anyway"
+        )
+    return options.target, ""
 
 
 def _run_pass(transformer: RuleTransformer, wrapper: MetadataWrapper) -> tuple[cst.Module, bool]:

@@ -30,9 +30,13 @@ class PPOClassPass(RuleTransformer):
         self.facts = ppo.FileFacts(self)
         node.visit(self.facts)
         self.file_era = self.facts.era()
-        self.target = self.state.options.target
+        self.target = self.state.target
         self.new_name = self.target_class()
         self._handled = set()
+        if self.state.target_reason and self.state.target_reason not in {
+            f.message for f in self.state.findings
+        }:
+            self.report(node, self.state.target_reason, severity=Severity.INFO)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         target: cst.BaseExpression = node.target  # a monkeypatch of a PPO class is TRL107's

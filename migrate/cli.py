@@ -125,7 +125,10 @@ def fix(
             mode=mode,
             select=_codes(select) or list(settings.select),
             ignore=_codes(ignore) or list(settings.ignore),
-            options=api.Options(target=target or settings.target),
+            options=api.Options(
+                target=target or settings.target,
+                target_chosen=target is not None or settings.target_set,
+            ),
             jobs=jobs or settings.jobs,
             exclude=settings.exclude,
             exclude_root=settings.root,

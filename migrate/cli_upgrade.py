@@ -106,7 +106,10 @@ def _upgrade(
     )
     report = api.upgrade_path(
         path,
-        options=api.Options(target=target or settings.target),
+        options=api.Options(
+            target=target or settings.target,
+            target_chosen=target is not None or settings.target_set,
+        ),
         dry_run=dry_run,
         smoke=not no_smoke,
         steps=steps,

@@ -31,7 +31,7 @@ class RewritePPODatasets(RuleTransformer):
         self.strings = _string_literals(node)
         self.rewrote = False
         self.last_assign = _last_assignments(node, self.datasets)
-        self.trainer = ppo.target_trainer(self.state.options.target)
+        self.trainer = ppo.target_trainer(self.state.target)
 
     def leave_FunctionDef(
         self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
@@ -148,7 +148,7 @@ class PPODatasetTodos(RuleTransformer):
         self.datasets = _datasets(self, node)
         self.done = '"prompt"' in text or "'prompt'" in text
         self.last = _last_assignments(node, self.datasets)
-        self.trainer = ppo.target_trainer(self.state.options.target)
+        self.trainer = ppo.target_trainer(self.state.target)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if self.done:

@@ -31,7 +31,7 @@ class FlagUnsupported(RuleTransformer):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self.table = symbols.load()
-        self.target = self.state.options.target
+        self.target = self.state.target
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         for base in node.bases:

@@ -125,7 +125,10 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.original, "rb") as fh:
         data = fh.read()
     result = process(
-        args.original, data, codes=[r.code for r in RULES], options=Options(target=args.target)
+        args.original,
+        data,
+        codes=[r.code for r in RULES],
+        options=Options(target=args.target, target_chosen=True),
     )
     rewritten = (result.new or data).decode("utf-8")
     uncovered = 0

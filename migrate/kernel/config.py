@@ -29,6 +29,7 @@ class ConfigError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class Settings:
     target: str = "rloo"
+    target_set: bool = False  # the table names a target (else the default, chosen per file)
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
@@ -98,6 +99,7 @@ def parse(table: dict[str, Any], *, source: str) -> Settings:
                 f"{table['target']!r}"
             )
         values["target"] = table["target"]
+        values["target_set"] = True
     for key in ("select", "ignore", "exclude"):
         if key in table:
             value = table[key]

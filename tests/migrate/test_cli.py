@@ -79,7 +79,7 @@ def test_json_matches_the_documented_schema(project):
         "line": 2,
         "col": 5,
         "fix": "available",
-        "message": "`AutoModelForCausalLMWithValueHead` was removed in TRL 1.13; loading `AutoModelForCausalLM` instead",
+        "message": "`AutoModelForCausalLMWithValueHead` was removed in TRL 1.13; loading `AutoModelForCausalLM` instead (a value head saved with the checkpoint, `v_head.*`, is not loaded)",
     }
 
 

@@ -33,6 +33,7 @@ def test_settings_found_from_a_subfolder(tmp_path):
     settings = config.load(str(tmp_path / "src" / "vh.py"))
     assert settings == config.Settings(
         target="grpo",
+        target_set=True,
         select=("TRL101",),
         exclude=("legacy/",),
         jobs=1,

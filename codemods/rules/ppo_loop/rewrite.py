@@ -40,8 +40,8 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         )  # TRL104 may have run first
         self.dicts = dict_literals(node)
         self.samplers = length_samplers(node)
-        self.trainer_cls = ppo.target_trainer(self.state.options.target)
-        self.config_cls = ppo.target_config(self.state.options.target)
+        self.trainer_cls = ppo.target_trainer(self.state.target)
+        self.config_cls = ppo.target_config(self.state.target)
         self.module_names = edits.names(node)
         self.tree = node  # the file as it was, for uses outside a loop
         self.orphaned: set[str] = (
