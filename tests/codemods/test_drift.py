@@ -191,3 +191,127 @@ def test_a_file_that_does_not_use_trl_is_fixed_too_and_only_by_this_rule():
     # and the PPO rules never act on a file that does not import trl.
     other = b"PPOTrainer(config)\nevaluation_strategy = 'no'\n"
     assert process("x.py", other, codes=codes, options=Options()).status is Status.UNCHANGED
+
+
+# -- return_all_scores (transformers 5: top_k=None, sorted by score) ----------------------------
+SCORES_BEFORE = dedent(
+    """
+    import trl
+    from transformers import pipeline
+    pipe = pipeline("sentiment-analysis", model="m")
+    sent_kwargs = {"return_all_scores": True, "function_to_apply": "none", "batch_size": 16}
+    outputs = pipe(texts, **sent_kwargs)
+    rewards = [output[1]["score"] for output in outputs]
+    """
+)
+SCORES_AFTER = dedent(
+    '''
+    import trl
+    from transformers import pipeline
+
+
+    def scores_in_label_order(pipe, outputs):
+        """What `return_all_scores=True` returned before transformers 5: every label's score in the
+        model's label order (`top_k=None` sorts them by score), one list per text."""
+        order = {label: i for i, label in pipe.model.config.id2label.items()}
+        if outputs and isinstance(outputs[0], dict):
+            outputs = [outputs]  # a lone string: the old flag still gave a list of lists
+        return [sorted(scores, key=lambda s: order[s["label"]]) for scores in outputs]
+
+
+    pipe = pipeline("sentiment-analysis", model="m")
+    sent_kwargs = {"top_k": None, "function_to_apply": "none", "batch_size": 16}
+    outputs = scores_in_label_order(pipe, pipe(texts, **sent_kwargs))
+    rewards = [output[1]["score"] for output in outputs]
+    '''
+)
+
+
+def test_return_all_scores_in_an_unpacked_dict():
+    findings = assert_fixes(SCORES_BEFORE, SCORES_AFTER, select=SELECT)
+    assert [f.line for f in findings] == [4]
+
+
+@pytest.mark.parametrize(
+    ("before", "after_lines"),
+    [
+        pytest.param(
+            "pipe_outputs = reward_model(texts, return_all_scores=True)\n",
+            ["pipe_outputs = scores_in_label_order(reward_model, reward_model(texts, top_k=None))"],
+            id="keyword-on-the-call",
+        ),
+        pytest.param(
+            'pipe = pipeline("text-classification", model="m", return_all_scores=True)\n'
+            "out = pipe(texts)\n",
+            [
+                'pipe = pipeline("text-classification", model="m", top_k=None)',
+                "out = scores_in_label_order(pipe, pipe(texts))",
+            ],
+            id="keyword-on-the-pipeline",
+        ),
+    ],
+)
+def test_return_all_scores_as_a_keyword(before, after_lines):
+    src = "import trl\nfrom transformers import pipeline\n" + before
+    out, findings = run(src, select=SELECT)
+    for line in after_lines:
+        assert f"\n{line}\n" in out
+    assert "def scores_in_label_order(pipe, outputs):" in out
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_return_all_scores_false_is_dropped_and_nothing_is_wrapped():
+    src = "import trl\nk = {'batch_size': 4, 'return_all_scores': False}\nout = pipe(t, **k)\n"
+    out, findings = run(src, select=SELECT)
+    assert out == "import trl\nk = {'batch_size': 4}\nout = pipe(t, **k)\n"
+    assert len(findings) == 1
+
+
+def test_return_all_scores_from_a_variable_is_a_todo():
+    src = "import trl\nout = pipe(t, return_all_scores=flag)\n"
+    out, findings = run(src, select=SELECT)
+    assert out.endswith("out = pipe(t, return_all_scores=flag)\n")
+    assert [f.fix for f in findings] == [Fix.MANUAL]
+
+
+def test_the_helper_gives_what_return_all_scores_gave():
+    # The old flag: every label in label order, one list per text (a lone string too). The new
+    # pipeline with top_k=None: sorted by score, and flat for a lone string.
+    id2label = {0: "NEGATIVE", 1: "POSITIVE"}
+    raw = {"good": [0.1, 0.9], "bad": [0.8, 0.2]}
+
+    def old(texts):
+        one = isinstance(texts, str)
+        rows = [
+            [{"label": id2label[i], "score": s} for i, s in enumerate(raw[t])]
+            for t in ([texts] if one else texts)
+        ]
+        return rows
+
+    class Pipe:
+        class model:  # noqa: N801
+            class config:  # noqa: N801
+                pass
+
+        model.config.id2label = id2label
+
+        def __call__(self, texts, top_k=""):
+            assert top_k is None
+            one = isinstance(texts, str)
+            rows = [sorted(r, key=lambda d: -d["score"]) for r in old(texts)]
+            return rows[0] if one else rows
+
+    namespace: dict = {}
+    code = SCORES_AFTER.split("\n\n\n")[1]  # the helper's definition
+    exec(code, namespace)
+    helper = namespace["scores_in_label_order"]
+    pipe = Pipe()
+    for texts in (["good", "bad"], "good", ["bad"]):
+        assert helper(pipe, pipe(texts, top_k=None)) == old(texts)
+    assert [o[1]["score"] for o in helper(pipe, pipe(["good", "bad"], top_k=None))] == [0.9, 0.2]
+
+
+def test_return_all_scores_in_a_file_that_does_not_use_trl_is_fixed_too():
+    src = "from transformers import pipeline\nk = {'return_all_scores': True}\nout = pipe(t, **k)\n"
+    out, _ = run(src, select=SELECT)
+    assert "k = {'top_k': None}" in out  # the rule runs beyond TRL (the engine lets it)

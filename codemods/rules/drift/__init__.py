@@ -24,6 +24,8 @@ from libcst.helpers import get_full_name_for_node
 from codemods import edits
 from codemods.base import Rule, RuleTransformer
 from codemods.edits import KEEP, alias_asname, alias_name, new_alias, rewrite_import_from
+from codemods.rules.drift import scores
+from codemods.rules.drift.scores import PipelineScores
 
 
 @functools.cache
@@ -33,17 +35,26 @@ def table() -> dict[str, Any]:
     return data
 
 
-class RewriteDrift(RuleTransformer):
+class RewriteDrift(PipelineScores, RuleTransformer):
     # The identifiers the table acts on: a file without any of them skips the pass.
     NAMES = tuple(
         sorted(
-            {*table()["keywords"]}
+            {*table()["keywords"], scores.FLAG}
             | {path.rpartition(".")[2] for path in (*table()["imports"], *table()["todo"])}
         )
     )
 
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self.scores_prescan(node)
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        return self.scores_module(updated_node)
+
     def focus(self) -> tuple[str, ...]:
-        return self.NAMES  # imports, keywords and attributes of the table all name one
+        # Imports, keywords and attributes of the table all name one; so do the calls of a
+        # pipeline given `return_all_scores` and those that unpack a dict holding it.
+        return (*self.NAMES, *self.scores_focus())
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
@@ -75,7 +86,10 @@ class RewriteDrift(RuleTransformer):
                     self.todo(alias, f"`{path}` is gone: {todo}")
         return rewrite_import_from(updated_node, decisions)
 
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        return self.scores_call(original_node, self._keywords(original_node, updated_node))
+
+    def _keywords(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         rules = table()["keywords"]
         present = {a.keyword.value for a in updated_node.args if a.keyword is not None}
         if not present & rules.keys():

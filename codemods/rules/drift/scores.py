@@ -1,0 +1,197 @@
+"""TRL108: `return_all_scores=True` on text-classification pipelines, gone in transformers 5.
+
+The old flag gave every label's score, in the model's label order, one list per text (a lone
+string too). Its replacement, `top_k=None`, sorts each list by score instead, so reward code of
+the gpt2-sentiment kind (`output[1]["score"]`, the POSITIVE label) would read whichever label
+scored lower. The flag becomes `top_k=None` and each call that passes it is wrapped in
+`scores_in_label_order(pipe, ...)`, a helper written into the file, which restores the old order
+and nesting. The flag is found as a keyword of the call, in a dict literal the call unpacks
+(`**sent_kwargs`), or on the `pipeline(...)` call that built the object called.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+from codemods import edits, walk
+from codemods.base import RuleTransformer
+
+FLAG = "return_all_scores"
+HELPER = "scores_in_label_order"
+HELPER_CODE = f'''
+def {HELPER}(pipe, outputs):
+    """What `return_all_scores=True` returned before transformers 5: every label's score in the
+    model's label order (`top_k=None` sorts them by score), one list per text."""
+    order = {{label: i for i, label in pipe.model.config.id2label.items()}}
+    if outputs and isinstance(outputs[0], dict):
+        outputs = [outputs]  # a lone string: the old flag still gave a list of lists
+    return [sorted(scores, key=lambda s: order[s["label"]]) for scores in outputs]
+'''
+WHY = (
+    "transformers 5 removed `return_all_scores`; `top_k=None` gives every label's score but "
+    f"sorted by score, so `{HELPER}` (written into this file) puts them back in label order"
+)
+
+
+class PipelineScores(RuleTransformer):
+    """The part of RewriteDrift that moves `return_all_scores`."""
+
+    def scores_prescan(self, module: cst.Module) -> None:
+        self.flag_dicts: set[str] = set()  # names bound to dict literals holding the flag
+        self.flag_pipes: set[str] = set()  # names bound to pipeline(...) calls given the flag
+        self.helper_needed = False
+        self.helper_defined = any(
+            isinstance(s, cst.FunctionDef) and s.name.value == HELPER for s in module.body
+        )
+        if FLAG not in module.code:
+            return
+        for assign in walk.find_all(module, cst.Assign):
+            names = [get_full_name_for_node(t.target) for t in assign.targets]
+            value = assign.value
+            if isinstance(value, cst.Dict):
+                found = _flag_element(value)
+                if found is not None and edits.literal(found[1].value) is True:
+                    self.flag_dicts.update(n for n in names if n)
+            elif isinstance(value, cst.Call) and _is_pipeline(value):
+                arg = _flag_arg(value)
+                if arg is not None and edits.literal(arg.value) is True:
+                    self.flag_pipes.update(n for n in names if n)
+
+    def scores_focus(self) -> tuple[str, ...]:
+        return (FLAG, *sorted(self.flag_dicts), *sorted(self.flag_pipes))
+
+    def leave_Dict(self, original_node: cst.Dict, updated_node: cst.Dict) -> cst.BaseExpression:
+        found = _flag_element(updated_node)
+        if found is None:
+            return updated_node
+        index, element = found
+        value = edits.literal(element.value)
+        elements = list(updated_node.elements)
+        if value is True:
+            quote = element.key.quote if isinstance(element.key, cst.SimpleString) else '"'
+            elements[index] = element.with_changes(
+                key=cst.SimpleString(f"{quote}top_k{quote}"), value=cst.Name("None")
+            )
+            self.report(original_node.elements[index], f'`"{FLAG}": True`: {WHY}')
+        elif value is False:
+            del elements[index]
+            if index == len(elements) and elements:  # the old last element ended the literal
+                elements[-1] = elements[-1].with_changes(comma=element.comma)
+            self.report(
+                original_node.elements[index],
+                f'`"{FLAG}": False` was the default (the top label only); dropped, as '
+                "transformers 5 has no such flag",
+            )
+        else:
+            self.todo(
+                original_node,
+                f"`{FLAG}` is set from a variable here; transformers 5 removed it: pass "
+                f"`top_k=None` where it was True and read the scores with `{HELPER}`",
+            )
+            return updated_node
+        return updated_node.with_changes(elements=elements)
+
+    def scores_call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        """A call given the flag (as a keyword, through `**dict`, or by the pipe it calls)."""
+        arg = _flag_arg(updated)
+        if arg is not None:
+            value = edits.literal(arg.value)
+            if value not in (True, False):
+                self.todo(
+                    original,
+                    f"`{FLAG}=` is set from a variable here; transformers 5 removed it: pass "
+                    f"`top_k=None` where it was True and read the scores with `{HELPER}`",
+                )
+                return updated
+            args = [a for a in updated.args if a is not arg]
+            if value is True:
+                args = [edits.new_kwarg("top_k", "None") if a is arg else a for a in updated.args]
+                args = edits.relayout(original, args, {id(args[updated.args.index(arg)])})
+            else:
+                args = edits.relayout(original, args, set())
+            updated = updated.with_changes(args=args)
+            self.report(
+                original,
+                f"`{FLAG}=True`: {WHY}"
+                if value is True
+                else f"`{FLAG}=False` was the default; dropped (transformers 5 has no such flag)",
+            )
+            if value is False or _is_pipeline(original):
+                return updated  # a pipeline built with the flag: its calls are wrapped
+            return self._wrapped(original, updated)
+        unpacked = {
+            get_full_name_for_node(a.value) for a in original.args if a.star == "**"
+        } & self.flag_dicts
+        callee = get_full_name_for_node(original.func)
+        if unpacked or (callee is not None and callee in self.flag_pipes):
+            return self._wrapped(original, updated)
+        return updated
+
+    def _wrapped(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if not isinstance(original.func, (cst.Name, cst.Attribute)):
+            self.todo(
+                original,
+                f"this call's scores come sorted by score in transformers 5 (`top_k=None`); "
+                f"read them with `{HELPER}(pipe, outputs)` to keep the label order",
+            )
+            return updated
+        self.helper_needed = True
+        return cst.Call(
+            func=cst.Name(HELPER),
+            args=[
+                cst.Arg(
+                    original.func,
+                    comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+                ),
+                cst.Arg(updated),
+            ],
+        )
+
+    def scores_module(self, module: cst.Module) -> cst.Module:
+        if not self.helper_needed or self.helper_defined:
+            return module
+        body = list(module.body)
+        at = 0
+        for i, stmt in enumerate(body):
+            if edits.is_import_block(stmt) or (i == 0 and _is_docstring(stmt)):
+                at = i + 1
+            else:
+                break
+        helper = cst.parse_module(HELPER_CODE).body[0]
+        helper = helper.with_changes(
+            leading_lines=[cst.EmptyLine(indent=False), cst.EmptyLine(indent=False)]
+        )
+        rest = body[at:]
+        if rest:
+            first = rest[0]
+            lines = [line for line in edits.leading(first) if line.comment is not None]
+            rest[0] = first.with_changes(
+                leading_lines=[cst.EmptyLine(indent=False), cst.EmptyLine(indent=False), *lines]
+            )
+        return module.with_changes(body=[*body[:at], helper, *rest])
+
+
+def _flag_element(node: cst.Dict) -> tuple[int, cst.DictElement] | None:
+    for i, element in enumerate(node.elements):
+        if isinstance(element, cst.DictElement) and edits.literal(element.key) == FLAG:
+            return i, element
+    return None
+
+
+def _flag_arg(call: cst.Call) -> cst.Arg | None:
+    return next((a for a in call.args if a.keyword is not None and a.keyword.value == FLAG), None)
+
+
+def _is_pipeline(call: cst.Call) -> bool:
+    name = get_full_name_for_node(call.func) or ""
+    return name == "pipeline" or name.endswith(".pipeline")
+
+
+def _is_docstring(stmt: cst.CSTNode) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
