@@ -151,6 +151,8 @@ def test_no_ppo_name_is_left_without_a_todo(case):
         for i, line in enumerate(lines)
         if any(n in line for n in ("PPOConfig", "PPOTrainer", "PPOv2"))
         and not line.lstrip().startswith("#")
+        # a guarded import keeps its fallback (`PPOTrainer = None`), which `__all__` may export
+        and not line.startswith("__all__")
         and not any("TODO(trl-migrate" in lines[j] for j in range(max(0, i - 3), i))
     ]
     assert left == []

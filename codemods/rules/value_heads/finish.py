@@ -54,6 +54,14 @@ class FinishValueHeadImports(RuleTransformer):
             cls = self.paths.get(f"{module}.{alias_name(alias)}")
             if cls is None:
                 decisions.append(KEEP)
+            elif self.import_has_fallback(node, alias_asname(alias) or alias_name(alias)):
+                decisions.append(KEEP)
+                self.todo(
+                    alias,
+                    f"`{cls}` does not exist in TRL 1.13, so this guarded import always fails and "
+                    "the fallback runs: load the plain transformers model where the code needs "
+                    "it, or drop the guard",
+                )
             elif self.import_referenced(node, alias_asname(alias) or alias_name(alias)):
                 decisions.append(KEEP)
                 self.todo(
