@@ -1,0 +1,265 @@
+"""TRL109 trainer-kwargs: settings that TRL <= 0.12's SFTTrainer, DPOTrainer and RewardTrainer
+took as keyword arguments (`max_seq_length=`, `packing=`, `dataset_text_field=`, `beta=`,
+`max_length=`, ...) move into the config TRL 1.13 reads them from (data, built from every
+wheel by tools/trainer_kwargs.py: codemods/data/trainer_kwargs.json).
+
+The config is the trainer's `args`: a `TrainingArguments(...)` or `SFTConfig(...)` call, inline or
+bound once to the name passed. A `TrainingArguments(...)` call becomes the trainer's config with
+the fields whose defaults differ pinned to the TrainingArguments values (`learning_rate`,
+`logging_steps`, `bf16`, `gradient_checkpointing`), as TRL 1.13's own conversion of a
+TrainingArguments keeps them. `packing=True` also sets `packing_strategy="wrapped"`: old TRL
+concatenated the texts and cut them into `max_seq_length` chunks, which is what "wrapped" does
+(1.13's default "bfd" packs whole samples). A keyword with no 1.13 setting is removed with a
+TODO that says what to do; a config the rule cannot see (parsed, built elsewhere, assigned
+twice) gets a TODO listing the settings to put on it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+from typing import Any
+
+import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
+from libcst.helpers import get_full_name_for_node
+
+from codemods import edits, walk
+from codemods.base import Rule, RuleTransformer
+from migrate.kernel.findings import Severity
+
+# Where `args` sits among the positional arguments of each trainer, in every release.
+ARGS_AT = {"SFTTrainer": 1, "DPOTrainer": 2, "RewardTrainer": 1}
+TRAINING_ARGUMENTS = (
+    "transformers.TrainingArguments",
+    "transformers.training_args.TrainingArguments",
+)
+
+
+@functools.cache
+def table() -> dict[str, Any]:
+    text = resources.files("codemods").joinpath("data/trainer_kwargs.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)["trainers"]
+    return data
+
+
+class RewriteTrainerKwargs(RuleTransformer):
+    NAMES = tuple(ARGS_AT)
+
+    def focus(self):  # type: ignore[no-untyped-def]
+        # The trainer calls name a trl import; their configs are bound to the names passed.
+        return self.trl_focus("TrainingArguments", *sorted(self._config_names))
+
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self._plans: dict[int, tuple[str, list[cst.Arg]]] = {}  # id(config call) -> plan
+        self._trainers: dict[int, str] = {}  # id(trainer call) -> trainer class
+        self._config_names: set[str] = set()
+        self._planned: set[int] = set()  # id(trainer call) whose config this rule rewrites
+        assigns: dict[str, list[cst.Assign]] = {}
+        for assign in walk.find_all(node, cst.Assign):
+            for t in assign.targets:
+                name = get_full_name_for_node(t.target)
+                if name:
+                    assigns.setdefault(name, []).append(assign)
+        for call in walk.find_all(node, cst.Call):
+            trainer = self._trainer(call)
+            if trainer is None or not self._old_kwargs(call, trainer):
+                continue
+            self._trainers[id(call)] = trainer
+            config = self._config_call(call, trainer, assigns)
+            if config is None:
+                continue
+            if id(config) in self._plans and self._plans[id(config)][0] != trainer:
+                continue  # one config for two kinds of trainer: the trainer calls get TODOs
+            moved = [
+                a for a in self._old_kwargs(call, trainer) if _kw(a) in table()[trainer]["moved"]
+            ]
+            previous = self._plans.get(id(config), (trainer, []))[1]
+            self._plans[id(config)] = (trainer, [*previous, *moved])
+            self._planned.add(id(call))
+            self._config_names.update(
+                n for n, a in assigns.items() if any(x.value is config for x in a)
+            )
+
+    def _trainer(self, call: cst.Call) -> str | None:
+        names = self.qualified_names(call.func) if self.resolves_to_trl(call.func) else ()
+        if not names or any(not q.startswith("trl.") for q in names):
+            return None
+        last = {q.rpartition(".")[2] for q in names}
+        found = last & ARGS_AT.keys()
+        return next(iter(found)) if len(found) == 1 else None
+
+    def _old_kwargs(self, call: cst.Call, trainer: str) -> list[cst.Arg]:
+        row = table()[trainer]
+        return [a for a in call.args if _kw(a) in row["moved"] or _kw(a) in row["gone"]]
+
+    def _config_call(
+        self, call: cst.Call, trainer: str, assigns: dict[str, list[cst.Assign]]
+    ) -> cst.Call | None:
+        """The call that builds this trainer call's `args`, when the rule can see it."""
+        arg = edits.kwarg(call, "args")
+        if arg is None:
+            positional = [a for a in call.args if a.keyword is None and not a.star]
+            at = ARGS_AT[trainer]
+            arg = positional[at] if len(positional) > at else None
+        if arg is None:
+            return None
+        value = arg.value
+        if isinstance(value, cst.Name):
+            bound = assigns.get(value.value, [])
+            if len(bound) != 1:
+                return None
+            value = bound[0].value
+        if not isinstance(value, cst.Call) or self._config_kind(value, trainer) is None:
+            return None
+        return value
+
+    def _config_kind(self, call: cst.Call, trainer: str) -> str | None:
+        names = set(self.qualified_names(call.func))
+        if names and names <= set(TRAINING_ARGUMENTS):
+            return "training_arguments"
+        config = table()[trainer]["config"]
+        if names and all(q.startswith("trl.") and q.endswith("." + config) for q in names):
+            return "config"
+        return None
+
+    # -- the config call gains the settings ---------------------------------------------------
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        plan = self._plans.get(id(original_node))
+        if plan is not None:
+            return self._config(original_node, updated_node, *plan)
+        trainer = self._trainers.get(id(original_node))
+        if trainer is not None:
+            return self._trainer_call(original_node, updated_node, trainer)
+        return updated_node
+
+    def _config(
+        self, original: cst.Call, updated: cst.Call, trainer: str, moved: list[cst.Arg]
+    ) -> cst.Call:
+        row = table()[trainer]
+        config = row["config"]
+        have = {_kw(a): a for a in updated.args if a.keyword is not None}
+        args = list(updated.args)
+        fresh: set[int] = set()
+
+        def add(name: str, value: cst.BaseExpression, origin: cst.Arg | None = None) -> None:
+            arg = edits.new_kwarg(name, value)
+            if origin is not None:  # its line comment comes along (relayout keeps it)
+                arg = arg.with_changes(comma=origin.comma)
+            args.append(arg)
+            fresh.add(id(arg))
+            have[name] = arg
+
+        for arg in moved:
+            to = row["moved"][_kw(arg)]["to"]
+            if to in have:
+                if edits.code(have[to].value).strip() != edits.code(arg.value).strip():
+                    self.todo(
+                        original,
+                        f"`{_kw(arg)}={edits.code(arg.value).strip()}` was given to the trainer "
+                        f"and `{to}=` to the config, with another value; keep one",
+                    )
+                continue
+            add(to, arg.value, arg)
+            if (
+                to == "packing"
+                and edits.literal(arg.value) is True
+                and "packing_strategy" not in have
+            ):
+                add("packing_strategy", cst.SimpleString('"wrapped"'))
+                self.report(
+                    arg,
+                    "packing=True: old TRL concatenated the texts and cut them into "
+                    'max_seq_length chunks; packing_strategy="wrapped" does that (TRL 1.13\'s '
+                    'default, "bfd", packs whole samples)',
+                    severity=Severity.INFO,
+                )
+        if self._config_kind(original, trainer) == "training_arguments":
+            pinned = [f"{n}={v!r}" for n, v in row["pins"].items() if n not in have]
+            for name, value in row["pins"].items():
+                if name not in have:
+                    add(name, cst.parse_expression(repr(value)))
+            AddImportsVisitor.add_needed_import(self.context, "trl", config)
+            self.report(
+                original,
+                f"`TrainingArguments` became `{config}`, which holds the settings the trainer "
+                "took as keyword arguments"
+                + (
+                    f"; {', '.join(pinned)} keep the TrainingArguments defaults where "
+                    f"{config}'s differ"
+                    if pinned
+                    else ""
+                ),
+                severity=Severity.WARNING,
+            )
+            updated = updated.with_changes(func=cst.Name(config))
+        if len(args) != len(updated.args):
+            first = updated.args[0] if updated.args else None
+            args = edits.relayout(
+                original, args, fresh | ({id(updated.args[-1])} if first else set())
+            )
+        return updated.with_changes(args=args)
+
+    # -- the trainer call loses them ----------------------------------------------------------
+    def _trainer_call(self, original: cst.Call, updated: cst.Call, trainer: str) -> cst.Call:
+        row = table()[trainer]
+        config = row["config"]
+        planned = id(original) in self._planned
+        keep: list[cst.Arg] = []
+        for orig, arg in zip(original.args, updated.args):
+            kw = _kw(arg)
+            if kw in row["moved"]:
+                to = row["moved"][kw]["to"]
+                if planned:
+                    self.report(
+                        orig,
+                        f"`{trainer}({kw}=...)` was removed in TRL 0.13 (taken from "
+                        f"{row['moved'][kw]['in']}); moved into the {config} as `{to}=`",
+                    )
+                    continue
+                self.todo(
+                    original,
+                    f"`{trainer}({kw}=...)` was removed in TRL 0.13: set `{to}="
+                    f"{edits.code(arg.value).strip()}` on the {config} passed as `args` (this "
+                    "rule cannot see where it is built)",
+                )
+                continue
+            if kw in row["gone"]:
+                self.todo(
+                    original,
+                    f"`{kw}={edits.code(arg.value).strip()}` was removed: {row['gone'][kw]['do']}",
+                )
+                continue
+            keep.append(arg)
+        if len(keep) == len(updated.args):
+            return updated
+        return updated.with_changes(args=edits.relayout(original, keep, set()))
+
+
+def _kw(arg: cst.Arg) -> str:
+    return arg.keyword.value if arg.keyword is not None else ""
+
+
+class TrainerKwargs(Rule):
+    code = "TRL109"
+    summary = (
+        "Move settings old SFT/DPO/Reward trainers took as keyword arguments into their TRL 1.13 "
+        "config."
+    )
+    before = (
+        "from transformers import TrainingArguments\n"
+        "from trl import SFTTrainer\n"
+        'args = TrainingArguments("out", learning_rate=1e-4)\n'
+        "trainer = SFTTrainer(model, args=args, train_dataset=ds, max_seq_length=512)\n"
+    )
+    after = (
+        "from transformers import TrainingArguments\n"
+        "from trl import SFTConfig, SFTTrainer\n"
+        'args = SFTConfig("out", learning_rate=1e-4, max_length=512, bf16=False, '
+        "gradient_checkpointing=False, logging_steps=500)\n"
+        "trainer = SFTTrainer(model, args=args, train_dataset=ds)\n"
+    )
+    transformers = (RewriteTrainerKwargs,)
+    triggers = tuple(ARGS_AT)

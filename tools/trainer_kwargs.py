@@ -1,0 +1,152 @@
+"""Build codemods/data/trainer_kwargs.json: the keyword arguments older TRL trainers took that
+TRL 1.13's trainers do not, and where each went, read from the real wheels.
+
+    python tools/trainer_kwargs.py          # wheels from .wheels/ (pip download --no-deps trl==X)
+
+For each trainer (SFT, DPO, Reward), every release's `__init__` parameters are read with `ast`
+from the wheel; a parameter TRL 1.13's `__init__` lacks is `moved` when 1.13's config has a
+field of that name (or of its known new name, RENAMED), else `gone`. `pins`: the fields whose
+default differs between transformers' TrainingArguments and the 1.13 config (read from the
+installed packages): a `TrainingArguments(...)` call the rule turns into the config keeps the
+TrainingArguments value, as TRL 1.13's own conversion (`SFTConfig(**args.to_dict())`) does.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+import re
+import sys
+import warnings
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parents[1]
+WHEELS = ROOT / ".wheels"
+OUT = ROOT / "codemods" / "data" / "trainer_kwargs.json"
+CONFIGS = {"SFTTrainer": "SFTConfig", "DPOTrainer": "DPOConfig", "RewardTrainer": "RewardConfig"}
+# Old keyword -> the 1.13 field that holds the same setting under another name.
+RENAMED = {("SFTTrainer", "max_seq_length"): "max_length"}
+# Handled elsewhere: `tokenizer=` is TRL108's (processing_class=); `model_init` and
+# `preprocess_logits_for_metrics` are transformers Trainer features, not settings.
+SKIP = {"tokenizer", "model_init", "preprocess_logits_for_metrics", "optimizer_cls_and_kwargs"}
+HINTS = {
+    "infinite": "the packed dataset of old TRL could repeat forever; set max_steps instead",
+    "num_of_sequences": "a knob of the old ConstantLengthDataset packing; TRL 1.13 packs by "
+    "max_length",
+    "chars_per_token": "a knob of the old ConstantLengthDataset packing; TRL 1.13 packs by "
+    "max_length",
+    "dataset_batch_size": "TRL 1.13 tokenizes with dataset.map defaults",
+    "max_prompt_length": "DPOConfig has no prompt limit in TRL 1.13; truncate the prompts in your "
+    "dataset (max_length still bounds prompt + completion)",
+    "max_target_length": "an encoder-decoder limit DPOConfig no longer has; truncate the "
+    "completions in your dataset",
+    "label_pad_token_id": "TRL 1.13 masks padded labels itself",
+    "padding_value": "TRL 1.13 pads with the tokenizer's pad token; set processing_class.pad_token",
+    "is_encoder_decoder": "read from the model's config in TRL 1.13",
+    "generate_during_eval": "TRL 1.13's DPOTrainer does not generate during evaluation",
+    "ref_model_init_kwargs": "load the reference model yourself and pass it as ref_model",
+    "model_adapter_name": "TRL 1.13 selects the adapter from the PEFT model itself",
+    "ref_adapter_name": "TRL 1.13 selects the adapter from the PEFT model itself",
+    "reference_free": "TRL 1.13's DPOTrainer always uses a reference",
+    "force_use_ref_model": "TRL 1.13 uses ref_model whenever it is given",
+}
+
+
+def versions() -> list[tuple[str, Path]]:
+    found = []
+    for wheel in WHEELS.glob("trl-*-py3-none-any.whl"):
+        m = re.match(r"trl-([\d.]+)-py3", wheel.name)
+        if m:
+            found.append((m.group(1), wheel))
+    return sorted(found, key=lambda vw: Version(vw[0]))
+
+
+def init_params(wheel: Path) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    with zipfile.ZipFile(wheel) as z:
+        for name in z.namelist():
+            if not (name.startswith("trl/") and name.endswith(".py")):
+                continue
+            src = z.read(name).decode("utf-8", "replace")
+            if not any(f"class {t}" in src for t in CONFIGS):
+                continue
+            try:
+                tree = ast.parse(src)
+            except SyntaxError:
+                continue
+            for node in tree.body:
+                if isinstance(node, ast.ClassDef) and node.name in CONFIGS:
+                    for item in node.body:
+                        if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                            a = item.args
+                            out[node.name] = [p.arg for p in a.args[1:] + a.kwonlyargs]
+    return out
+
+
+def _default(f: dataclasses.Field) -> Any:  # type: ignore[type-arg]
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return dataclasses.MISSING
+
+
+def build() -> dict[str, Any]:
+    warnings.simplefilter("ignore")
+    import transformers
+    import trl
+
+    if not trl.__version__.startswith("1.13."):
+        sys.exit(f"needs trl 1.13 installed to read its configs; found {trl.__version__}")
+    per_version = [(v, init_params(w)) for v, w in versions()]
+    now = dict(per_version)["1.13.0"]
+    ta = {f.name: f for f in dataclasses.fields(transformers.TrainingArguments)}
+    data: dict[str, Any] = {
+        "about": __doc__.split("\n\n")[0].strip(),
+        "trl": trl.__version__,
+        "transformers": transformers.__version__,
+        "trainers": {},
+    }
+    for trainer, config in CONFIGS.items():
+        fields = {f.name: f for f in dataclasses.fields(getattr(trl, config))}
+        seen: dict[str, list[str]] = {}
+        for v, params in per_version:
+            for p in params.get(trainer, []):
+                if p not in now[trainer] and p not in SKIP:
+                    seen.setdefault(p, []).append(v)
+        moved, gone = {}, {}
+        for kw, vs in seen.items():
+            to = RENAMED.get((trainer, kw), kw)
+            span = f"{vs[0]}-{vs[-1]}" if len(vs) > 1 else vs[0]
+            if to in fields:
+                moved[kw] = {"to": to, "in": span}
+            else:
+                gone[kw] = {"in": span, "do": HINTS.get(kw, f"{config} has no such setting")}
+        pins = {}
+        for name, f in ta.items():
+            if name in fields and repr(_default(f)) != repr(_default(fields[name])):
+                value = _default(f)
+                pins[name] = False if name == "gradient_checkpointing" and value is None else value
+        data["trainers"][trainer] = {
+            "config": config,
+            "takes_training_arguments": "TrainingArguments"
+            in str(__import__("inspect").signature(getattr(trl, trainer).__init__)),
+            "moved": moved,
+            "gone": gone,
+            "pins": pins,
+        }
+    return data
+
+
+def main() -> None:
+    OUT.write_text(json.dumps(build(), indent=1) + "\n")
+    print(f"wrote {OUT.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
