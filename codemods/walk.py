@@ -70,7 +70,11 @@ class Transformer(cst.CSTTransformer):
 
 def find_all(root: cst.CSTNode, kind: type[_N] | tuple[type[_N], ...]) -> list[_N]:
     """Every node of `kind` under `root` (itself included), in source order: `libcst.matchers.
-    findall` with a type for a matcher, at a fraction of its cost on a whole module."""
+    findall` with a type for a matcher, at a fraction of its cost on a whole module. A module's
+    nodes are listed once and kept while it is one of the last few asked about (the passes of a
+    file ask the same tree several times)."""
+    if isinstance(root, cst.Module):
+        return [n for n in _nodes(root) if isinstance(n, kind)]  # type: ignore[misc]
     found: list[_N] = []
 
     class _Collect(Visitor):
@@ -81,3 +85,23 @@ def find_all(root: cst.CSTNode, kind: type[_N] | tuple[type[_N], ...]) -> list[_
 
     root.visit(_Collect())
     return found
+
+
+_LISTED: list[tuple[cst.Module, list[cst.CSTNode]]] = []  # most recent last
+
+
+def _nodes(module: cst.Module) -> list[cst.CSTNode]:
+    for kept, nodes in _LISTED:
+        if kept is module:
+            return nodes
+    nodes = []
+
+    class _All(Visitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            nodes.append(node)
+            return True
+
+    module.visit(_All())
+    _LISTED.append((module, nodes))
+    del _LISTED[:-4]
+    return nodes
