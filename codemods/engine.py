@@ -383,7 +383,28 @@ def _verify(old: str, new: str, *, path: str, rules: Sequence[Rule], options: Op
         ast.parse(new)
     except (SyntaxError, ValueError) as e:
         return f"internal error: the rewrite is not valid Python ({e}); file left as it was"
+    # Some errors only the compiler sees (`break` outside a loop, `return` outside a function,
+    # a name both global and local): the rewrite must compile when the original did.
+    if _compiles(old, path):
+        try:
+            _compile(new, path)
+        except (SyntaxError, ValueError) as e:
+            return f"internal error: the rewrite does not compile ({e}); file left as it was"
     return ""
+
+
+def _compile(text: str, path: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compile(text, path, "exec", dont_inherit=True)
+
+
+def _compiles(text: str, path: str) -> bool:
+    try:
+        _compile(text, path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def unified_diff(path: str, old: str, new: str) -> str:

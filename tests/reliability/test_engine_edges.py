@@ -68,3 +68,17 @@ def test_docstring_example_is_not_parsed_for_rules():
     assert needs_parse(src)  # the byte prefilter cannot tell a docstring from code
     result = process("x.py", src, codes=CODES, options=Options())
     assert result.status is Status.UNCHANGED and not result.findings
+
+
+def test_a_rewrite_that_parses_but_does_not_compile_is_not_written(monkeypatch):
+    # `break` outside a loop parses (libcst and ast) but does not compile: the engine must see
+    # it and leave the file as it was, whichever rule wrote it.
+    from codemods import engine
+
+    src = "import trl\nfor x in y:\n    break\n"
+    bad = "import trl\nif True:\n    break\n"
+    monkeypatch.setattr(engine, "fix_text", lambda text, **kw: (bad if text == src else text, []))
+    result = engine.process("t.py", src.encode(), codes=["TRL101"], options=engine.Options())
+    assert result.status.value == "failed"
+    assert result.message.startswith("internal error: the rewrite does not compile")
+    assert result.new is None

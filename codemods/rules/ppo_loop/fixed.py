@@ -10,7 +10,7 @@ from libcst.helpers import get_full_name_for_node
 
 from codemods import edits
 from codemods.rules.ppo_loop.loop_pass import LoopPass
-from codemods.rules.ppo_loop.shape import first_row, prompt_arg, reward_function
+from codemods.rules.ppo_loop.shape import first_row, loop_state, prompt_arg, reward_function
 from codemods.rules.ppo_loop.state import Refused
 from migrate.kernel.findings import Severity
 
@@ -83,6 +83,7 @@ class FixedPrompts(LoopPass):
         self.module_names.add(name)
         prompts = f"[{edits.code(text).strip()}] * {edits.code(count).strip()}"
         dataset = cst.parse_statement(f'{name} = Dataset.from_dict({{"prompt": {prompts}}})\n')
+        loop_state(reward_body, loop.target, None)
         fn = reward_function(reward_body, f"[float({rewards}[0])] * len(completions)")
         return self._install(
             body, index, loop, trainer, gen=gen, fn=fn, top=top, dataset=(name, dataset)

@@ -18,8 +18,10 @@ from codemods.rules.ppo_loop.shape import (
     block_footer,
     block_lines,
     comment_lines,
+    early_exit,
     listed,
     loop_batch,
+    loop_state,
     names_outside,
     names_read,
     range_count,
@@ -35,6 +37,12 @@ class LoopRewrite(LoopPass):
     ) -> list[cst.BaseStatement]:
         if loop.orelse is not None:
             raise Refused("it has an else block")
+        exit_kind = early_exit(loop.body)
+        if exit_kind is not None:
+            raise Refused(
+                f"it stops early (`{exit_kind}`), so how long it trains is the loop's own "
+                "logic: give RLOO/GRPO's config `max_steps` (or a callback) that stops there"
+            )
         count = range_count(loop.iter)
         if count is not None:
             return self._rewrite_fixed(body, index, loop, trainer, count, top=top)
@@ -89,6 +97,7 @@ class LoopRewrite(LoopPass):
             kept = self._drop_reference_chain(
                 kept, ref, batch=batch, rewards=rewards, step=step, loop=loop, comments=to_train
             )
+        loop_state([ln.stmt for ln in kept], loop.target, batch)
         new_body = self._reward_body(
             kept, batch, completions, {queries, responses, trainer}, rewards
         )

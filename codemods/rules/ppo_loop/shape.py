@@ -13,7 +13,7 @@ from libcst.helpers import get_full_name_for_node
 
 from codemods import edits, ppo, walk
 from codemods.base import RuleTransformer
-from codemods.rules.ppo_loop.state import REWARD_FN, Block
+from codemods.rules.ppo_loop.state import REWARD_FN, Block, Refused
 
 
 @dataclasses.dataclass
@@ -231,3 +231,115 @@ def with_body(node: Block, body: list[cst.BaseStatement]) -> Block:
     if len(body) == len(node.body) and all(a is b for a, b in zip(body, node.body)):
         return node
     return node.with_changes(body=body)
+
+
+def early_exit(block: cst.BaseSuite) -> str | None:
+    """`break`, `continue`, `return` or `yield` of the loop itself (not of a loop or function
+    nested in it): code that would not compile, or would mean something else, in `reward_fn`."""
+    found: list[str] = []
+
+    class _V(walk.Visitor):
+        def visit_For(self, node: cst.For) -> bool:
+            return False  # its break/continue are its own (its return: _returns)
+
+        def visit_While(self, node: cst.While) -> bool:
+            return False
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Break(self, node: cst.Break) -> None:
+            found.append("break")
+
+        def visit_Continue(self, node: cst.Continue) -> None:
+            found.append("continue")
+
+        def visit_Return(self, node: cst.Return) -> None:
+            found.append("return")
+
+        def visit_Yield(self, node: cst.Yield) -> None:
+            found.append("yield")
+
+    block.visit(_V())
+    nested_exits = [
+        kind
+        for stmt in getattr(block, "body", [])
+        if isinstance(stmt, (cst.For, cst.While))
+        for kind in _returns(stmt)
+    ]
+    found += nested_exits
+    return found[0] if found else None
+
+
+def _returns(node: cst.CSTNode) -> list[str]:
+    """`return`/`yield` inside a nested loop (outside nested functions): they leave the outer
+    loop too."""
+    found: list[str] = []
+
+    class _V(walk.Visitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Return(self, node: cst.Return) -> None:
+            found.append("return")
+
+        def visit_Yield(self, node: cst.Yield) -> None:
+            found.append("yield")
+
+    node.visit(_V())
+    return found
+
+
+def loop_state(
+    stmts: Sequence[cst.CSTNode], target: cst.BaseAssignTargetExpression, batch: str | None
+) -> None:
+    """Refuse a reward that reads the loop's own counters (`epoch` of `enumerate`) or carries a
+    value from one batch to the next (`baseline = 0.9 * baseline + ...`): `reward_fn` is called
+    afresh for each batch, with neither."""
+    counters = edits.names(target) - {batch or ""}
+    assigned: set[str] = set()
+    for stmt in stmts:
+        read = _reads(stmt)
+        used = read & counters
+        if used:
+            raise Refused(
+                f"the reward reads the loop counter `{sorted(used)[0]}`, which `reward_fn` "
+                "does not have"
+            )
+        bound = edits.bound_names(stmt)
+        carried = (read & bound) - assigned
+        if carried:
+            raise Refused(
+                f"the reward carries `{sorted(carried)[0]}` from one batch to the next, which a "
+                "`reward_fn` called once per batch cannot"
+            )
+        assigned |= bound
+
+
+def _reads(stmt: cst.CSTNode) -> set[str]:
+    """Names a statement loads (its targets' own names excluded, attribute names excluded)."""
+    found: set[str] = set()
+
+    class _V(walk.Visitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+            return not isinstance(node.target, cst.Name)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            found.add(node.value)
+
+    stmt.visit(_V())
+    return found
