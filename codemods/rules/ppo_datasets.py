@@ -144,9 +144,8 @@ class PPODatasetTodos(RuleTransformer):
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
-        text = node.code
         self.datasets = _datasets(self, node)
-        self.done = '"prompt"' in text or "'prompt'" in text
+        self.done = _writes_prompt(node)
         self.last = _last_assignments(node, self.datasets)
         self.trainer = ppo.target_trainer(self.state.target)
 
@@ -162,6 +161,40 @@ class PPODatasetTodos(RuleTransformer):
                     "tokenizes it itself; PPO read tokenized `input_ids`: keep the text you "
                     'tokenize as "prompt"',
                 )
+
+
+def _writes_prompt(module: cst.Module) -> bool:
+    """Whether the file makes a "prompt" column: a `{"prompt": ...}` literal, `x["prompt"] = ...`,
+    or `rename_column`/`add_column`/`rename_columns` naming it. Reading `x["prompt"]` (or the word
+    in a comment) makes none."""
+    for d in walk.find_all(module, cst.Dict):
+        if any(
+            isinstance(e, cst.DictElement) and edits.literal(e.key) == "prompt" for e in d.elements
+        ):
+            return True
+    for target in walk.find_all(module, cst.AssignTarget):
+        t = target.target
+        if isinstance(t, cst.Subscript) and any(
+            isinstance(e.slice, cst.Index) and edits.literal(e.slice.value) == "prompt"
+            for e in t.slice
+        ):
+            return True
+    for call in walk.find_all(module, cst.Call):
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in (
+            "rename_column",
+            "add_column",
+            "rename_columns",
+        ):
+            for arg in call.args:
+                if edits.literal(arg.value) == "prompt":
+                    return True
+                if isinstance(arg.value, cst.Dict) and any(
+                    isinstance(e, cst.DictElement) and edits.literal(e.value) == "prompt"
+                    for e in arg.value.elements
+                ):
+                    return True
+    return False
 
 
 def _datasets(owner: RuleTransformer, module: cst.Module) -> set[str]:

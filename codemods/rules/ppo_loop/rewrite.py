@@ -44,9 +44,34 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         self.config_cls = ppo.target_config(self.state.target)
         self.module_names = edits.names(node)
         self.tree = node  # the file as it was, for uses outside a loop
+        self._loops: list[cst.For] = []  # the for loops being walked, innermost last
         self.orphaned: set[str] = (
             set()
         )  # local names of `respond_to_batch` whose uses this rule rewrote
+
+    # -- a step() the loop rewrite does not see: in an `if`, a `while`, a function, no loop
+    def visit_For(self, node: cst.For) -> None:
+        self._loops.append(node)
+
+    def leave_For(self, original_node: cst.For, updated_node: cst.For) -> cst.For:
+        self._loops.pop()
+        return updated_node
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        calls = [c for s in node.body if (c := self._trainer_call(s, "step")) is not None]
+        if not calls:
+            return
+        loop = self._loops[-1] if self._loops else None
+        if loop is not None and node in getattr(loop.body, "body", ()) and self._is_ppo_loop(loop):
+            return  # the loop rewrite's (rewritten, or left with its own TODO)
+        trainer = get_full_name_for_node(calls[0].func.value)  # type: ignore[attr-defined]
+        self.todo(
+            node,
+            f"`{trainer}.step(...)` sits where the loop rewrite cannot follow it (inside an "
+            f"`if`, a `while`, a function, or no loop); {self.trainer_cls} has no step(): write a "
+            f"`{REWARD_FN}(prompts, completions, **kwargs)` from the reward computed here, pass "
+            f"`reward_funcs={REWARD_FN}` to the trainer and call `{trainer}.train()` instead",
+        )
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         module = with_body(
