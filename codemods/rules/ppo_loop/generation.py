@@ -66,8 +66,14 @@ class Generation(LoopPass):
                             str(int(lit))
                         )  # GenerationConfig top_k is an int
                     out[GEN_FIELDS[key]] = value
-                elif key in GEN_DROPPED:
-                    continue
+                elif key in GEN_DROPPED and _as_trl_does(key, value, shown):
+                    continue  # the value TRL 1.13 uses itself
+                elif key == "do_sample" and edits.literal(value) is False:
+                    raise Refused(
+                        "`do_sample=False` (greedy) gives every completion of a prompt the same "
+                        "text, so RLOO/GRPO would learn nothing from it; sample (the default) and "
+                        "set a temperature"
+                    )
                 elif key == "generate_ref_response":
                     if edits.literal(value) is not ref:
                         raise Refused(
@@ -125,3 +131,14 @@ class Generation(LoopPass):
         fresh = {id(a) for a in new} | ({id(call.args[-1])} if call.args else set())
         new_call = call.with_changes(args=edits.relayout(call, args, fresh))
         return [stmt.with_deep_changes(assign, value=new_call)]  # type: ignore[arg-type]
+
+
+def _as_trl_does(key: str, value: cst.BaseExpression, shown: str) -> bool:
+    """Whether a generate() keyword has the value TRL 1.13 sets itself (ppo_mapping.json
+    `generation.dropped`): the tokenizer's own pad and eos tokens, sampling, no minimum length.
+    Any other value (an extra stop token, a minimum length) is kept in generation_kwargs."""
+    if key == "pad_token_id":
+        return True  # padding only: the trainer pads with the processing class's token
+    if key == "eos_token_id":
+        return shown.endswith(".eos_token_id")
+    return bool(edits.literal(value) == GEN_DROPPED[key])
