@@ -98,11 +98,13 @@ def test_noop(src):
             from trl import PPOConfig
             config = PPOConfig(model_name="gpt2", learning_rate=1.41e-5, batch_size=16, mini_batch_size=4, steps=320, log_with="wandb")
             model = load(config.model_name)
+            n = config.steps
             """,
             """
             from trl import RLOOConfig
-            config = RLOOConfig(learning_rate=1.41e-5, per_device_train_batch_size=4, max_steps=320, report_to=['wandb'], steps_per_generation=4, seed=0, beta=0.2, num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False)
+            config = RLOOConfig(learning_rate=1.41e-5, per_device_train_batch_size=4, report_to=['wandb'], steps_per_generation=4, seed=0, beta=0.2, num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False)
             model = load("gpt2")
+            n = 320
             """,
             "rloo",
             id="legacy-batch-math-and-field-read",

@@ -92,24 +92,18 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
         if bs is not None:
             plan.reads["batch_size"] = ("value", shown["batch_size"])
     if "steps" in given:
-        steps = int_value(values, "steps", 20000)
-        if steps is not None and spg is not None and epochs is not None:
-            max_steps = math.ceil(steps / bs) * epochs * spg // ga  # type: ignore[operator]
-            plan.args.append((idx["steps"], "max_steps", str(max_steps)))
-            plan.notes.append(
-                (
-                    Severity.INFO,
-                    f"`steps={steps}` became max_steps={max_steps}: ceil(steps / batch_size) "
-                    "rollouts x ppo_epochs x batch_size / (mini_batch_size x "
-                    "gradient_accumulation_steps)",
-                )
+        # No legacy PPOTrainer read `steps`: the config only derived `total_ppo_epochs` from it,
+        # for the script's own loop, which alone decided how long training ran (TRL106 carries
+        # that loop over; a read of `config.steps` gets the value).
+        plan.reads["steps"] = ("value", shown["steps"])
+        plan.notes.append(
+            (
+                Severity.INFO,
+                f"`steps={shown['steps']}` was dropped: legacy PPOTrainer never read it (how long "
+                "training ran was the script's own loop: max_steps or num_train_epochs say it "
+                "now)",
             )
-        else:
-            plan.todos.append(
-                f"`steps={shown['steps']}` was dropped: set `max_steps = ceil(steps / batch_size) "
-                "* ppo_epochs * "
-                "batch_size // (mini_batch_size * gradient_accumulation_steps)`"
-            )
+        )
     adaptive = values.get("adap_kl_ctrl", True)
     if adaptive is not False:
         plan.notes.append(
