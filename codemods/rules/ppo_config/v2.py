@@ -83,6 +83,7 @@ def v2_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
             k = nmb if old_meaning else 1
             max_steps = math.ceil(te / (p * ga * k)) * mu * k
             plan.args.append((idx["total_episodes"], "max_steps", str(max_steps)))
+            _rescale_intervals(plan, given, values, shown, idx, handled, mu * k)
             plan.notes.append(
                 (
                     Severity.WARNING,
@@ -124,3 +125,55 @@ def v2_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
                 "`log_completions=True` to log samples every logging_steps"
             )
     return handled
+
+
+# Fields counted in trainer steps. PPO v2 took one step per rollout batch (its lr scheduler and
+# global_step too); TRL 1.13 takes one per optimizer step, num_ppo_epochs (x num_mini_batches
+# before 0.17) of them per batch, which is why max_steps is that many times the batches.
+INTERVALS = ("warmup_steps", "logging_steps", "save_steps", "eval_steps")
+
+
+def _rescale_intervals(
+    plan: Plan,
+    given: dict,
+    values: dict,
+    shown: dict,
+    idx: dict,
+    handled: set[str],
+    factor: int,
+) -> None:
+    if factor == 1:
+        return
+    for name in INTERVALS:
+        if name not in given:
+            continue
+        handled.add(name)
+        value = values[name]
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            plan.args.append((idx[name], name, str(value * factor)))
+            plan.notes.append(
+                (
+                    Severity.WARNING,
+                    f"`{name}={shown[name]}` counted rollout batches in PPO v2; TRL 1.13 counts "
+                    f"optimizer steps ({factor} per batch here), so {name}={value * factor} keeps "
+                    "the same point in training",
+                )
+            )
+        elif isinstance(value, float) and 0 < value < 1:
+            plan.args.append((idx[name], name, None))  # a ratio of the run: unchanged
+        else:
+            plan.args.append((idx[name], name, None))
+            plan.todos.append(
+                f"`{name}={shown[name]}` counted rollout batches in PPO v2; TRL 1.13 counts "
+                f"optimizer steps ({factor} per batch here): multiply it by {factor}"
+            )
+    left = [n for n in INTERVALS if n not in given and n != "warmup_steps"]
+    if left:
+        plan.notes.append(
+            (
+                Severity.WARNING,
+                f"{', '.join(f'`{n}`' for n in left)} left at their defaults count optimizer "
+                f"steps in TRL 1.13, {factor} per rollout batch here: logging, saving and "
+                f"evaluation run {factor}x as often as in PPO v2 unless you scale them",
+            )
+        )
