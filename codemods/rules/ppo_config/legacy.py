@@ -4,8 +4,6 @@ fields of the `step()`-loop era, mapped onto the target config."""
 
 from __future__ import annotations
 
-import math
-
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
@@ -58,11 +56,10 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
                 "`mini_batch_size` dropped: `forward_batch_size` overrode it in legacy TRL",
             )
         )
-    bs, mini, ga, epochs = (
+    bs, mini, ga = (
         int_value(values, "batch_size", 128),
         int_value(values, mini_key, 128),
         int_value(values, "gradient_accumulation_steps", 1),
-        int_value(values, "ppo_epochs", 4),
     )
     spg = None
     if bs is not None and mini and ga and bs % (mini * ga) == 0:
