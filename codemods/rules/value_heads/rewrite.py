@@ -15,10 +15,12 @@ from codemods.rules.value_heads.tables import (
     ENCODER_DECODER_BRANCH_TODO,
     ENCODER_DECODER_TODO,
     MODEL_FACTORIES,
+    PEFT_LOAD_KWARGS,
     QUANT_KWARGS,
     REPLACEMENT,
     REWARD_ADAPTER_KWARGS,
     SEQ2SEQ,
+    WRAPPER_ONLY,
 )
 from migrate.kernel.findings import Severity
 
@@ -105,6 +107,20 @@ class RewriteValueHeads(RuleTransformer):
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._line = node
 
+    def _may_hold_wrapper_keys(self, value: cst.BaseExpression) -> bool:
+        """False only for a name bound once to a dict literal of none of WRAPPER_ONLY's keys,
+        with no `name[...] = ...` elsewhere."""
+        name = get_full_name_for_node(value)
+        if name is None or not isinstance(value, cst.Name):
+            return True
+        literal = self.facts.dicts.get(name)
+        if literal is None or name in self.facts.dict_writes:
+            return True
+        keys = {edits.literal(e.key) for e in literal.elements if isinstance(e, cst.DictElement)}
+        return bool(keys & set(WRAPPER_ONLY)) or any(
+            not isinstance(e, cst.DictElement) for e in literal.elements
+        )
+
     def _statement_assigns(self, call: cst.Call, bound: str | None) -> int:
         """id of the line when it is just `bound = call`, else 0."""
         line = self._line
@@ -162,6 +178,23 @@ class RewriteValueHeads(RuleTransformer):
                     orig,
                     f"`{key}` configured the value head, which TRL 1.13 does not have; dropped",
                     severity=Severity.INFO,
+                )
+            elif key in PEFT_LOAD_KWARGS:
+                self.todo(
+                    original_node,
+                    f"`{edits.code(arg).strip().rstrip(',')}` was dropped: the wrapper loaded a "
+                    "PEFT adapter saved at this path as trainable; load it with "
+                    "`peft.AutoPeftModelForCausalLM.from_pretrained(path, is_trainable=True)` "
+                    "(transformers loads an adapter frozen), or drop it for a plain model",
+                )
+            elif arg.star == "**" and self._may_hold_wrapper_keys(arg.value):
+                kept.append(arg)
+                self.todo(
+                    original_node,
+                    f"`**{edits.code(arg.value).strip()}` may hold arguments only the value-head "
+                    f"wrapper took ({', '.join(WRAPPER_ONLY)}); {REPLACEMENT[cls]}.from_pretrained "
+                    "rejects them: move peft_config to peft.get_peft_model, 8/4-bit flags to "
+                    "quantization_config=BitsAndBytesConfig(...), drop the rest",
                 )
             elif key in REWARD_ADAPTER_KWARGS:
                 self.todo(
@@ -358,6 +391,14 @@ class RewriteValueHeads(RuleTransformer):
                     f"`{owner}.pretrained_model` is `{owner}` itself without the value head",
                 )
                 return updated_node.value
+            if attr == "current_device" and self.in_mutation:
+                self.todo(
+                    original_node,
+                    f"`{owner}.current_device` was the wrapper's own attribute; a plain model's "
+                    "`device` cannot be set: delete this line (accelerate and `.to()` place the "
+                    "model)",
+                )
+                return updated_node
             if attr == "current_device":
                 self.report(
                     original_node, f"`{owner}.current_device` is `{owner}.device` on a plain model"

@@ -18,7 +18,19 @@ DROPPED_KWARGS = (
     "summary_dropout_prob",
     "v_head_initializer_range",
     "v_head_init_strategy",
-    "is_trainable",
+)
+# The wrapper handed it to PeftModel.from_pretrained when the path held a PEFT adapter; a plain
+# model has no such argument, and loading the adapter through transformers freezes it.
+PEFT_LOAD_KWARGS = ("is_trainable",)
+# What a `**kwargs` handed to the wrapper may hold that a plain from_pretrained rejects.
+WRAPPER_ONLY = (
+    *DROPPED_KWARGS,
+    *PEFT_LOAD_KWARGS,
+    "peft_config",
+    "reward_adapter",
+    "reward_adapter_name",
+    "load_in_8bit",
+    "load_in_4bit",
 )
 
 

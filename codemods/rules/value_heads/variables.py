@@ -43,6 +43,10 @@ class Facts:
     none_names: set[str] = dataclasses.field(
         default_factory=set
     )  # names the file binds to None somewhere
+    # name -> the dict literal it is bound to (names bound more than once are left out), and
+    # names whose items are set (`name[k] = v`): what a `**name` handed to the wrapper may hold
+    dicts: dict[str, cst.Dict] = dataclasses.field(default_factory=dict)
+    dict_writes: set[str] = dataclasses.field(default_factory=set)
 
 
 def _leaves(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -63,6 +67,7 @@ class _Collect(walk.Visitor):
         self.candidates: list[tuple[cst.Name, cst.BaseExpression]] = []  # (target, value)
         self.by_name: dict[int, cst.Call] = {}  # id(Name in `Name.from_pretrained(...)`) -> call
         self.facts = Facts()
+        self._bound_once: set[str] = set()
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         stmt = node.body[0] if len(node.body) == 1 else None
@@ -76,6 +81,19 @@ class _Collect(walk.Visitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._binding([t.target for t in node.targets], node.value)
+        for t in node.targets:
+            if isinstance(t.target, cst.Name):
+                name = t.target.value
+                if name in self._bound_once or not isinstance(node.value, cst.Dict):
+                    self.facts.dicts.pop(name, None)
+                    self._bound_once.add(name)
+                    if not isinstance(node.value, cst.Dict):
+                        self.facts.dict_writes.add(name)  # bound to something else too
+                    continue
+                self._bound_once.add(name)
+                self.facts.dicts[name] = node.value
+            elif isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name):
+                self.facts.dict_writes.add(t.target.value.value)
         target = node.targets[0].target
         if (
             len(node.targets) == 1
