@@ -29,6 +29,7 @@ class RewritePPODatasets(RuleTransformer):
         self.datasets = _datasets(self, node)
         self.mapped = _mapped_functions(node)
         self.strings = _string_literals(node)
+        self.query_kept = _query_read_elsewhere(node, self.mapped)
         self.rewrote = False
         self.last_assign = _last_assignments(node, self.datasets)
         self.trainer = ppo.target_trainer(self.state.target)
@@ -59,6 +60,25 @@ class RewritePPODatasets(RuleTransformer):
         if len(found) != 1:
             return None
         self.rewrote = True
+        if self.query_kept:
+            # Code other than the PPO loop reads "query" (a collator, an evaluation): keep that
+            # column and store the same text as "prompt" too.
+            self.report(
+                found[0],
+                f'the decoded text is also stored as "prompt", the column {self.trainer} reads '
+                '("query" stays: other code of this file reads it)',
+            )
+            assign = found[0]
+            target = assign.targets[0]  # type: ignore[attr-defined]
+            prompt = target.with_changes(
+                target=target.target.with_changes(
+                    slice=[cst.SubscriptElement(cst.Index(cst.SimpleString('"prompt"')))]
+                )
+            )
+            return fn.deep_replace(
+                assign,
+                assign.with_changes(targets=[*assign.targets, prompt]),  # type: ignore[attr-defined]
+            )  # type: ignore[return-value]
         self.report(
             found[0],
             f'the decoded text is stored as "prompt", the column {self.trainer} reads (it was '
@@ -161,6 +181,30 @@ class PPODatasetTodos(RuleTransformer):
                     "tokenizes it itself; PPO read tokenized `input_ids`: keep the text you "
                     'tokenize as "prompt"',
                 )
+
+
+def _query_read_elsewhere(module: cst.Module, mapped: set[str]) -> bool:
+    """Whether `x["query"]` is read outside the tokenizing functions and outside the PPO step
+    loops (which TRL106 rewrites or marks): by a collator or an evaluation, say."""
+    found = False
+
+    class _V(walk.Visitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node.name.value not in mapped
+
+        def visit_For(self, node: cst.For) -> bool:
+            return ".step(" not in edits.code(node.body)
+
+        def visit_Subscript(self, node: cst.Subscript) -> None:
+            nonlocal found
+            if any(
+                isinstance(e.slice, cst.Index) and edits.literal(e.slice.value) == "query"
+                for e in node.slice
+            ):
+                found = True
+
+    module.visit(_V())
+    return found
 
 
 def _writes_prompt(module: cst.Module) -> bool:

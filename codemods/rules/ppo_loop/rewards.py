@@ -33,9 +33,11 @@ class Rewards(LoopPass):
             code = edits.code(
                 s.with_changes(leading_lines=[]) if isinstance(s, cst.BaseCompoundStatement) else s
             ).strip()
-            replaced = code.replace(f'{batch}["query"]', "prompts").replace(
-                f'{batch}["{completions}"]', "completions"
-            )
+            replaced = code
+            for quote in ('"', "'"):  # batch["query"] and batch['query'] alike
+                replaced = replaced.replace(f"{batch}[{quote}query{quote}]", "prompts").replace(
+                    f"{batch}[{quote}{completions}{quote}]", "completions"
+                )
             stmt = cst.parse_statement(replaced + "\n")
             hit = edits.names(stmt) & banned
             if hit:
