@@ -239,3 +239,42 @@ def test_single_quoted_batch_columns_are_the_same_columns():
     )
     out, _ = _fixed(src)
     assert "    texts = [q + r for q, r in zip(prompts, completions)]\n" in out
+
+
+def test_a_reference_loaded_from_another_checkpoint_is_a_todo():
+    out, findings = _fixed(
+        """
+        from transformers import AutoModelForCausalLM
+        from trl import PPOConfig, PPOTrainer
+        ref_policy = AutoModelForCausalLM.from_pretrained("org/sft")
+        policy = AutoModelForCausalLM.from_pretrained("ckpt/epoch_3")
+        args = PPOConfig(output_dir="out", kl_coef=0.05)
+        trainer = PPOTrainer(args=args, processing_class=tok, model=policy, ref_model=ref_policy, reward_model=rm, value_model=vm, train_dataset=ds)
+        """
+    )
+    todo = _manual(findings, "the KL would pull toward")
+    assert len(todo) == 1 and '"org/sft"' in todo[0].message
+
+
+def test_a_value_head_model_moved_to_a_device_is_still_followed():
+    out, _ = _fixed(
+        """
+        from trl import AutoModelForCausalLMWithValueHead
+        ref = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2").to("cuda")
+        print(ref.pretrained_model.config)
+        """
+    )
+    assert "print(ref.config)" in out
+
+
+def test_the_base_constructor_called_from_a_subclass_is_a_todo_not_a_rename():
+    out, findings = _fixed(
+        """
+        from trl import PPOTrainer
+        class MyTrainer(PPOTrainer):
+            def __init__(self, config, model, tok, ds):
+                PPOTrainer.__init__(self, config=config, model=model, tokenizer=tok, dataset=ds)
+        """
+    )
+    assert "        PPOTrainer.__init__(self, config=config" in out
+    assert _manual(findings, "own method with PPO's arguments")

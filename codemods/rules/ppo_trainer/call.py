@@ -176,6 +176,20 @@ class TrainerCall(TrainerPass):
             return
         model = named.get("model", named.get("policy"))
         model_name = get_full_name_for_node(model[1]) if model else None
+        ref_name = get_full_name_for_node(orig.value)
+        policy_paths = self.loaded.get(model_name or "", set())
+        ref_paths = self.loaded.get(ref_name or "", set())
+        if len(policy_paths) == 1 and len(ref_paths) == 1 and policy_paths != ref_paths:
+            (policy_path,), (ref_path,) = policy_paths, ref_paths
+            self.todo(
+                orig,
+                f"`{ref_name}` was loaded from {ref_path} and `{model_name}` from {policy_path}: "
+                f"{self.new_name} reloads its reference from the policy's path when beta != 0, "
+                f"so the KL would pull toward {policy_path} instead of {ref_path}; to keep the "
+                f"old reference, set `{model_name}.config._name_or_path = {ref_path}` before "
+                "building the trainer (it loads the reference from there)",
+            )
+            return
         if model is not None and (
             isinstance(model[1], cst.SimpleString) or model_name in self.loaded
         ):

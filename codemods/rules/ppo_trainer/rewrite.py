@@ -120,9 +120,10 @@ def _looped(module: cst.Module, trainer_vars: set[str]) -> set[str]:
     return found
 
 
-def _loaded_from_path(module: cst.Module) -> set[str]:
-    """Names assigned from `X.from_pretrained(...)`: models whose path the trainer can reload."""
-    found: set[str] = set()
+def _loaded_from_path(module: cst.Module) -> dict[str, set[str]]:
+    """Names assigned from `X.from_pretrained(...)`: models whose path the trainer can reload,
+    each with the code of the paths it was loaded from."""
+    found: dict[str, set[str]] = {}
 
     class _Find(walk.Visitor):
         def visit_Assign(self, node: cst.Assign) -> None:
@@ -132,10 +133,11 @@ def _loaded_from_path(module: cst.Module) -> set[str]:
                 and isinstance(value.func, cst.Attribute)
                 and value.func.attr.value == "from_pretrained"
             ):
+                path = edits.code(value.args[0].value).strip() if value.args else "?"
                 for t in node.targets:
                     name = get_full_name_for_node(t.target)
                     if name:
-                        found.add(name)
+                        found.setdefault(name, set()).add(path)
 
     module.visit(_Find())
     return found

@@ -91,6 +91,12 @@ class RewriteValueHeads(RuleTransformer):
     # -- assignments: remember which names hold models ------------------------------------------
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
         value = original_node.value
+        while (  # `VH.from_pretrained(...).to(device)` still holds the value-head model
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in MODEL_CHAINS
+        ):
+            value = value.func.value
         is_vh = isinstance(value, cst.Call) and self._construction(value) is not None
         for target in original_node.targets:
             name = get_full_name_for_node(target.target)
@@ -454,6 +460,10 @@ class RewriteValueHeads(RuleTransformer):
             else "there is no value head in TRL 1.13"
         )
         self.todo(node, f"`{cls}` does not exist in TRL 1.13: {hint}")
+
+
+# Methods of a model that return the model itself.
+MODEL_CHAINS = frozenset(("to", "cuda", "cpu", "eval", "train", "half", "float", "bfloat16"))
 
 
 def _bare_backbone(expr: cst.BaseExpression) -> bool:
