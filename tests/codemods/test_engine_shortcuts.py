@@ -158,3 +158,13 @@ def test_top_level_import_adder_writes_what_libcst_writes(src, needed):
         return MetadataWrapper(tree, unsafe_skip_copy=True).visit(visitor).code
 
     assert add(_TopLevelAddImports) == add(AddImportsVisitor)
+
+
+@pytest.mark.parametrize("target", ["rloo", "grpo"])
+def test_no_changed_file_is_reported_clean(target):
+    # Exactness class 8 of issue #14: every rewrite is a finding; "0 findings" means unchanged.
+    options = Options(target=target)
+    for name, src in SOURCES:
+        text, findings = fix_text(src, path=name, rules=codemods.RULES, options=options)
+        if text != src:
+            assert findings, f"{name} changed with no finding"
