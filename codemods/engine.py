@@ -21,7 +21,7 @@ from libcst.codemod import Codemod, CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
-from codemods import BY_CODE
+from codemods import BY_CODE, walk
 from codemods.base import FileState, Identifiers, Options, Rule, RuleTransformer
 from migrate.kernel import notebooks
 from migrate.kernel.files import SourceError, decode_python, read_bytes
@@ -145,6 +145,7 @@ def fix_text(
                 current = code
                 wrapper = MetadataWrapper(new_module, unsafe_skip_copy=True)
                 names = Identifiers(current)
+    walk.forget()  # the file's trees go with it
     return current, _map_back(state.findings, stages, text)
 
 

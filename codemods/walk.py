@@ -71,8 +71,8 @@ class Transformer(cst.CSTTransformer):
 def find_all(root: cst.CSTNode, kind: type[_N] | tuple[type[_N], ...]) -> list[_N]:
     """Every node of `kind` under `root` (itself included), in source order: `libcst.matchers.
     findall` with a type for a matcher, at a fraction of its cost on a whole module. A module's
-    nodes are listed once and kept while it is one of the last few asked about (the passes of a
-    file ask the same tree several times)."""
+    nodes are listed once and kept until the next module (the passes of a file ask the same
+    tree several times)."""
     if isinstance(root, cst.Module):
         return [n for n in _nodes(root) if isinstance(n, kind)]  # type: ignore[misc]
     found: list[_N] = []
@@ -87,7 +87,9 @@ def find_all(root: cst.CSTNode, kind: type[_N] | tuple[type[_N], ...]) -> list[_
     return found
 
 
-_LISTED: list[tuple[cst.Module, list[cst.CSTNode]]] = []  # most recent last
+# The last module asked about, with its nodes in source order. The engine forgets it when a file
+# is done: a kept tree would make the collector walk every node while the next file is parsed.
+_LISTED: list[tuple[cst.Module, list[cst.CSTNode]]] = []
 
 
 def _nodes(module: cst.Module) -> list[cst.CSTNode]:
@@ -102,6 +104,10 @@ def _nodes(module: cst.Module) -> list[cst.CSTNode]:
             return True
 
     module.visit(_All())
-    _LISTED.append((module, nodes))
-    del _LISTED[:-4]
+    _LISTED[:] = [(module, nodes)]
     return nodes
+
+
+def forget() -> None:
+    """Drop the node list kept for the last module (the engine calls it after each file)."""
+    _LISTED.clear()
