@@ -85,6 +85,9 @@ def test_a_step_inside_an_if_gets_a_todo():
         "        trainer.step(qs, rs, ws)\n"
     )
     assert _manual(findings, "sits where the loop rewrite cannot follow it")
+    # ... and the trainer, which TRL 1.13 refuses to build without a reward, says why
+    trainer_todo = _manual(findings, "the rewards came from `trainer.step(...)`")
+    assert len(trainer_todo) == 1 and trainer_todo[0].line == 4
 
 
 def test_reading_a_prompt_column_does_not_hide_the_missing_one():

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits, ppo
+from codemods import edits, ppo, walk
 from codemods.base import with_todos
 from codemods.rules.ppo_loop.cleanup import drop_orphaned_imports
 from codemods.rules.ppo_loop.fixed import FixedPrompts
@@ -45,6 +45,7 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         self.module_names = edits.names(node)
         self.tree = node  # the file as it was, for uses outside a loop
         self._loops: list[cst.For] = []  # the for loops being walked, innermost last
+        self.orphans = self._orphan_steps(node)  # trainers with a step() no loop rewrite sees
         self.orphaned: set[str] = (
             set()
         )  # local names of `respond_to_batch` whose uses this rule rewrote
@@ -57,14 +58,42 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         self._loops.pop()
         return updated_node
 
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+    def _orphan_step(self, node: cst.SimpleStatementLine, loops: list[cst.For]) -> str | None:
+        """The trainer whose step() this line calls outside a loop the rewrite handles."""
         calls = [c for s in node.body if (c := self._trainer_call(s, "step")) is not None]
         if not calls:
-            return
-        loop = self._loops[-1] if self._loops else None
+            return None
+        loop = loops[-1] if loops else None
         if loop is not None and node in getattr(loop.body, "body", ()) and self._is_ppo_loop(loop):
-            return  # the loop rewrite's (rewritten, or left with its own TODO)
-        trainer = get_full_name_for_node(calls[0].func.value)  # type: ignore[attr-defined]
+            return None  # the loop rewrite's (rewritten, or left with its own TODO)
+        return get_full_name_for_node(calls[0].func.value) or "trainer"  # type: ignore[attr-defined]
+
+    def _orphan_steps(self, module: cst.Module) -> set[str]:
+        found: set[str] = set()
+        owner = self
+
+        class _V(walk.Visitor):
+            def __init__(self) -> None:
+                self.loops: list[cst.For] = []
+
+            def visit_For(self, node: cst.For) -> None:
+                self.loops.append(node)
+
+            def leave_For(self, original_node: cst.For) -> None:
+                self.loops.pop()
+
+            def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+                trainer = owner._orphan_step(node, self.loops)
+                if trainer is not None:
+                    found.add(trainer)
+
+        module.visit(_V())
+        return found
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        trainer = self._orphan_step(node, self._loops)
+        if trainer is None:
+            return
         self.todo(
             node,
             f"`{trainer}.step(...)` sits where the loop rewrite cannot follow it (inside an "
@@ -94,6 +123,23 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         self, original: Sequence[cst.BaseStatement], body: Sequence[cst.BaseStatement], *, top: bool
     ) -> list[cst.BaseStatement]:
         out = list(body)
+        for k, stmt in enumerate(original):  # a trainer whose step() the rewrite cannot follow
+            assign = edits.assignment(stmt)
+            if (
+                assign is None
+                or get_full_name_for_node(assign.targets[0].target) not in self.orphans
+                or not isinstance(assign.value, cst.Call)
+                or edits.kwarg(assign.value, "reward_funcs") is not None
+            ):
+                continue
+            name = get_full_name_for_node(assign.targets[0].target)
+            message = (
+                f"{self.trainer_cls} needs `reward_funcs`: the rewards came from "
+                f"`{name}.step(...)`, which this rule could not follow (see its TODO); pass "
+                f"`reward_funcs={REWARD_FN}` here once it is written"
+            )
+            self.report(stmt, message, fix=Fix.MANUAL)
+            out[k] = with_todos(out[k], self.CODE, [message], set())
         for i, stmt in enumerate(original):
             if not isinstance(stmt, cst.For) or not self._is_ppo_loop(stmt):
                 continue
