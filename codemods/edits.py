@@ -107,6 +107,16 @@ def named_import_from(
     return node, get_full_name_for_node(node.module) or "", node.names
 
 
+def is_docstring(stmt: cst.CSTNode) -> bool:
+    """A statement line that is only a string: a module's (or block's) docstring."""
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
 def is_import_block(stmt: cst.CSTNode) -> bool:
     """An import statement, or a `try:` whose body holds only imports (a guarded import)."""
     if isinstance(stmt, cst.SimpleStatementLine):

@@ -377,32 +377,33 @@ def _verify(old: str, new: str, *, path: str, rules: Sequence[Rule], options: Op
     if again != new:
         return "internal error: a second pass would change the rewrite again; file left as it was"
     try:
-        ast.parse(old)
+        old_tree = ast.parse(old)
     except (SyntaxError, ValueError):
         return ""  # newer syntax than this interpreter knows; libcst's parse is the check
     try:
-        ast.parse(new)
+        new_tree = ast.parse(new)
     except (SyntaxError, ValueError) as e:
         return f"internal error: the rewrite is not valid Python ({e}); file left as it was"
     # Some errors only the compiler sees (`break` outside a loop, `return` outside a function,
-    # a name both global and local): the rewrite must compile when the original did.
-    if _compiles(old, path):
+    # a name both global and local): the rewrite must compile when the original did. The trees
+    # just parsed are compiled, not the texts again.
+    if _compiles(old_tree, path):
         try:
-            _compile(new, path)
+            _compile(new_tree, path)
         except (SyntaxError, ValueError) as e:
             return f"internal error: the rewrite does not compile ({e}); file left as it was"
     return ""
 
 
-def _compile(text: str, path: str) -> None:
+def _compile(tree: ast.Module, path: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        compile(text, path, "exec", dont_inherit=True)
+        compile(tree, path, "exec", dont_inherit=True)
 
 
-def _compiles(text: str, path: str) -> bool:
+def _compiles(tree: ast.Module, path: str) -> bool:
     try:
-        _compile(text, path)
+        _compile(tree, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True

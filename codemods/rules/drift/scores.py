@@ -154,7 +154,7 @@ class PipelineScores(RuleTransformer):
         body = list(module.body)
         at = 0
         for i, stmt in enumerate(body):
-            if edits.is_import_block(stmt) or (i == 0 and _is_docstring(stmt)):
+            if edits.is_import_block(stmt) or (i == 0 and edits.is_docstring(stmt)):
                 at = i + 1
             else:
                 break
@@ -186,12 +186,3 @@ def _flag_arg(call: cst.Call) -> cst.Arg | None:
 def _is_pipeline(call: cst.Call) -> bool:
     name = get_full_name_for_node(call.func) or ""
     return name == "pipeline" or name.endswith(".pipeline")
-
-
-def _is_docstring(stmt: cst.CSTNode) -> bool:
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-        and isinstance(stmt.body[0], cst.Expr)
-        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )

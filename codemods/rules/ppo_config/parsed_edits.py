@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from codemods import ppo
-from codemods.edits import is_import_block
+from codemods.edits import is_docstring, is_import_block
 
 if TYPE_CHECKING:
     from codemods.rules.ppo_config.parsed import Collected, Move, Parser
@@ -20,7 +20,7 @@ def insert_at(seen: Collected, p: Parser) -> int | None:
     """After the leading imports, where `import dataclasses` will be; never after the parser's
     code."""
     body = seen.module.body
-    at = 1 if body and _is_docstring(body[0]) else 0
+    at = 1 if body and is_docstring(body[0]) else 0
     while at < len(body) and _single_import(body[at]):
         at += 1
     if seen.dataclasses_import is not None:
@@ -32,15 +32,6 @@ def insert_at(seen: Collected, p: Parser) -> int | None:
         at += 1
     first_use = min([p.top, *(top for _, top in p.uses)])
     return at if at <= first_use else None
-
-
-def _is_docstring(stmt: cst.CSTNode) -> bool:
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-        and isinstance(stmt.body[0], cst.Expr)
-        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
 
 
 def _single_import(stmt: cst.CSTNode) -> bool:

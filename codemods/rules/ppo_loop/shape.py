@@ -234,16 +234,26 @@ def with_body(node: Block, body: list[cst.BaseStatement]) -> Block:
 
 
 def early_exit(block: cst.BaseSuite) -> str | None:
-    """`break`, `continue`, `return` or `yield` of the loop itself (not of a loop or function
-    nested in it): code that would not compile, or would mean something else, in `reward_fn`."""
+    """`break`, `continue`, `return` or `yield` that leaves the loop (a `return` or `yield` in a
+    loop nested in it too; not those of a nested function): code that would not compile, or
+    would mean something else, in `reward_fn`."""
     found: list[str] = []
 
     class _V(walk.Visitor):
-        def visit_For(self, node: cst.For) -> bool:
-            return False  # its break/continue are its own (its return: _returns)
+        def __init__(self) -> None:
+            self.inner = 0  # loops nested in the block: their break/continue are their own
 
-        def visit_While(self, node: cst.While) -> bool:
-            return False
+        def visit_For(self, node: cst.For) -> None:
+            self.inner += 1
+
+        def leave_For(self, original_node: cst.For) -> None:
+            self.inner -= 1
+
+        def visit_While(self, node: cst.While) -> None:
+            self.inner += 1
+
+        def leave_While(self, original_node: cst.While) -> None:
+            self.inner -= 1
 
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
             return False
@@ -252,10 +262,12 @@ def early_exit(block: cst.BaseSuite) -> str | None:
             return False
 
         def visit_Break(self, node: cst.Break) -> None:
-            found.append("break")
+            if not self.inner:
+                found.append("break")
 
         def visit_Continue(self, node: cst.Continue) -> None:
-            found.append("continue")
+            if not self.inner:
+                found.append("continue")
 
         def visit_Return(self, node: cst.Return) -> None:
             found.append("return")
@@ -264,36 +276,7 @@ def early_exit(block: cst.BaseSuite) -> str | None:
             found.append("yield")
 
     block.visit(_V())
-    nested_exits = [
-        kind
-        for stmt in getattr(block, "body", [])
-        if isinstance(stmt, (cst.For, cst.While))
-        for kind in _returns(stmt)
-    ]
-    found += nested_exits
     return found[0] if found else None
-
-
-def _returns(node: cst.CSTNode) -> list[str]:
-    """`return`/`yield` inside a nested loop (outside nested functions): they leave the outer
-    loop too."""
-    found: list[str] = []
-
-    class _V(walk.Visitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return False
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_Return(self, node: cst.Return) -> None:
-            found.append("return")
-
-        def visit_Yield(self, node: cst.Yield) -> None:
-            found.append("yield")
-
-    node.visit(_V())
-    return found
 
 
 def loop_state(
