@@ -4,6 +4,7 @@ same bytes under five hash seeds.
 
     python benchmarks/ppo_files.py                      # writes docs/benchmarks.md
     python benchmarks/ppo_files.py --no-write --limit 20
+    python benchmarks/ppo_files.py --rules-from /tmp/old   # another checkout's engine, same files
 
 The files: every .py file of the TRL 0.4 - 1.12 wheels in `.wheels/` (`pip download --no-deps
 trl==X`; fetched when missing) that mentions PPO or a value head and imports `trl` (examples,
@@ -269,7 +270,15 @@ def main(argv: list[str] | None = None) -> None:
     )
     p.add_argument("--limit", type=int, default=0, help="only the first N files of each group")
     p.add_argument("--no-write", action="store_true")
+    p.add_argument(
+        "--rules-from",
+        type=Path,
+        help="time the engine of another checkout of trl-migrate (say, the commit before a "
+        "change; `git worktree add /tmp/old <commit>`): timings only, printed, docs untouched",
+    )
     args = p.parse_args(argv)
+    if args.rules_from:
+        sys.path.insert(0, str(args.rules_from.resolve()))  # before codemods is first imported
     wheel = select(wheel_files(args.dest / "wheels"))
     public.materialize(args.mirrors, args.dest / "public")
     repos = select([p for p in public.ppo_paths(args.dest / "public") if p.suffix == ".py"])
@@ -280,6 +289,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.limit:
         groups = [(n, ps[: args.limit], base) for n, ps, base in groups]
     everything = [p for _, ps, _ in groups for p in ps]
+    if args.rules_from:
+        for name, ps, base in groups:
+            print(json.dumps(summarize(name, time_files(ps, base)), indent=1))
+        return
     res = {
         "date": time.strftime("%Y-%m-%d"),
         "machine": machine(),
