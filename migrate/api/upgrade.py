@@ -4,6 +4,7 @@ entry points are the rewritten scripts that train when run."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -23,6 +24,8 @@ class UpgradeReport:
     compat_error: str = ""
     smokes: list[Any] = dataclasses.field(default_factory=list)  # migrate.smoke.SmokeResult
     smoke_note: str = ""  # why no script was smoke-run, when none was
+    entry_points: list[Any] = dataclasses.field(default_factory=list)  # smoke.EntryPoint
+    unreached: list[Any] = dataclasses.field(default_factory=list)  # smoke.NoEntryPoint
     seconds: float = 0.0
 
     @property
@@ -65,60 +68,28 @@ class UpgradeReport:
         extra: dict[str, Any] = {"fix": self.fix.summary()}
         if self.compat is not None:
             extra.update(self.compat.to_json_extra())
+        extra["entry_points"] = [e.to_json() for e in self.entry_points]
+        extra["unreached"] = [dataclasses.asdict(u) for u in self.unreached]
         extra["smoke"] = [s.to_json() for s in self.smokes]
         if self.smoke_note:
             extra["smoke_note"] = self.smoke_note
         return extra
 
 
-def entry_points(results: Sequence[FileResult]) -> list[str]:
-    """The rewritten files a user runs: a .py file with a `__main__` guard or `.train()` at the
-    top level, or a notebook whose code cells call `.train()` at the top level."""
-    return [
-        r.path
-        for r in results
-        if r.status is Status.CHANGED and _is_entry_point(r.path, r.new or b"")
-    ]
+def entry_points(path: str, results: Sequence[FileResult]) -> tuple[list[Any], list[Any]]:
+    """The entry points that prove the files `fix` rewrote under `path` (migrate.smoke.
+    entry_points.find: scripts and notebooks that run, with the repo's own launch lines, and
+    the scripts that import a rewritten library module), and the rewritten files none reaches."""
+    from migrate.smoke.entry_points import find, project_root
 
-
-def _is_entry_point(path: str, source: bytes) -> bool:
-    if path.endswith(".ipynb"):
-        from migrate.kernel import notebooks
-        from migrate.kernel.files import SourceError
-
-        try:
-            return _runs_training(notebooks.runnable(source.decode("utf-8")).text.encode("utf-8"))
-        except (UnicodeDecodeError, SourceError):
-            return False
-    return path.endswith(".py") and _runs_training(source)
-
-
-def _runs_training(source: bytes) -> bool:
-    import ast
-
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return False
-    todo = list(tree.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        if (
-            isinstance(node, ast.If)
-            and "__name__" in ast.unparse(node.test)
-            and "__main__" in ast.unparse(node.test)
-        ):
-            return True
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "train"
-        ):
-            return True
-        todo.extend(ast.iter_child_nodes(node))  # type: ignore[arg-type]
-    return False
+    changed = [r for r in results if r.status is Status.CHANGED]
+    sources = {r.path: r.new or b"" for r in changed}
+    folder = path if os.path.isdir(path) else os.path.dirname(path) or "."
+    if not os.path.isdir(path):  # one file: it is the only candidate, its project the root
+        found, missing = find(project_root(path), sources, list(sources), files=list(sources))
+    else:
+        found, missing = find(folder, sources, list(sources))
+    return found, missing
 
 
 def upgrade_path(
@@ -156,22 +127,43 @@ def upgrade_path(
         )
     except Exception as e:  # noqa: BLE001 - a compat failure is reported; the smoke stage still runs
         report.compat_error = f"{type(e).__name__}: {e}"
-    scripts = entry_points(report.fix.results)
+    report.entry_points, report.unreached = entry_points(path, report.fix.results)
+    scripts = report.entry_points
     if dry_run or not smoke:
         report.smoke_note = "dry run: nothing was written or run" if dry_run else "--no-smoke"
     elif not scripts:
         report.smoke_note = (
-            "no rewritten entry-point script (a __main__ guard or a top-level .train())"
+            "no entry point runs the rewritten code (a __main__ guard, a top-level .train(), "
+            "a notebook, or a launch line of the repo, running it or a script that imports it)"
         )
     else:
         from migrate import smoke as smoking
+        from migrate.smoke.entry_points import project_root
 
         missing = smoking.missing_packages()
-        for script in scripts:
+        rewritten = frozenset(
+            os.path.abspath(r.path) for r in report.fix.results if r.status is Status.CHANGED
+        )
+        root = project_root(path)
+        for entry in scripts:
             if missing:
-                report.smokes.append(smoking.skipped(script, missing, steps=steps, timeout=timeout))
+                report.smokes.append(
+                    smoking.skipped(entry.path, missing, steps=steps, timeout=timeout)
+                )
                 continue
-            say(f"smoke: {script}")
-            report.smokes.append(smoking.smoke_script(script, steps=steps, timeout=timeout))
+            say(f"smoke: {entry.path} ({entry.found_in})")
+            report.smokes.append(
+                smoking.smoke_script(
+                    entry.path,
+                    list(entry.args),
+                    steps=steps,
+                    timeout=timeout,
+                    root=root,
+                    cwd=entry.cwd or None,
+                    module=entry.module,
+                    entry=entry,
+                    rewritten=rewritten,
+                )
+            )
     report.seconds = time.perf_counter() - started
     return report

@@ -134,6 +134,7 @@ PASSED, IMPORT, CRASH, NO_STEP, NON_FINITE, TIMEOUT, OFFLINE, EXIT, HARNESS, SKI
     "TRL418",
     "TRL419",
 )
+AT_SCALE = "TRL420"
 # code -> (name, one line): what `trl-migrate rules TRL41n` prints; docs/smoke.md has the details.
 SMOKE: dict[str, tuple[str, str]] = {
     PASSED: (
@@ -169,6 +170,12 @@ SMOKE: dict[str, tuple[str, str]] = {
     HARNESS: (
         "not-started",
         "The smoke run could not start: no such script, or the harness died without a result.",
+    ),
+    AT_SCALE: (
+        "fails-at-scale",
+        "The capped smoke run trained, but the script's own settings fail a check of its config "
+        "on this machine (batch sizes and num_generations, a precision the device lacks): the "
+        "real run would stop there.",
     ),
     SKIPPED: (
         "not-run",

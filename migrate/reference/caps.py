@@ -37,6 +37,9 @@ def cap_args(args: Any, steps: int) -> None:
 
     def put(name: str, value: Any) -> None:
         if hasattr(args, name):
+            old = getattr(args, name)
+            if old != value and not _same(old, value):
+                note(type(args).__name__, name, old, value)
             setattr(args, name, value)
 
     put("max_steps", steps)
@@ -91,11 +94,73 @@ def cap_args(args: Any, steps: int) -> None:
             put(name, min(getattr(args, name), limit))
 
 
+# Overrides every capped config got: {"config", "field", "was", "now"}, in order, each once.
+OVERRIDES: list[dict[str, Any]] = []
+# What the script's own settings would fail with at real scale, before any cap.
+AT_SCALE: list[str] = []
+# Fields a smoke run always sets, whatever the script said: not worth a line per config.
+QUIET = frozenset(
+    {
+        "logging_strategy",
+        "logging_steps",
+        "logging_nan_inf_filter",
+        "dataloader_num_workers",
+        "dataloader_pin_memory",
+        "per_device_eval_batch_size",
+        "num_generations_eval",
+        "log_completions",
+    }
+)
+
+
+def _same(old: Any, new: Any) -> bool:
+    return str(old) == str(new) or (old in (None, "", [], "none") and new in (None, "", "none"))
+
+
+def note(config: str, field: str, was: Any, now: Any) -> None:
+    if field in QUIET:
+        return
+    entry = {"config": config, "field": field, "was": _plain(was), "now": _plain(now)}
+    if entry not in OVERRIDES:
+        OVERRIDES.append(entry)
+
+
+def _plain(value: Any) -> Any:
+    return value if isinstance(value, (int, float, str, bool, type(None))) else str(value)
+
+
+_TRIAL = False  # building check_at_scale's copy: no caps, no second check
+
+
+def check_at_scale(args: Any) -> None:
+    """Build a copy of the config at the script's own values, as the real run would: a check
+    that fails there (batch not divisible by num_generations, precision this device lacks) is
+    recorded in AT_SCALE, since the capped run would never hit it."""
+    import copy
+
+    global _TRIAL
+    trial = copy.copy(args)
+    _TRIAL = True
+    try:
+        type(args).__post_init__(trial)  # the config's own checks too (GRPO's, RLOO's)
+    except Exception as e:  # noqa: BLE001 - any failure of the real config is what we report
+        text = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
+        message = f"{type(args).__name__} at the script's own settings: {type(e).__name__}: {text}"
+        if message not in AT_SCALE:
+            AT_SCALE.append(message)
+    finally:
+        _TRIAL = False
+
+
 def patch_training_args(module: Any, steps: int) -> None:
     ta = module.TrainingArguments
     post_init = ta.__post_init__
 
     def __post_init__(self):  # type: ignore[no-untyped-def]
+        if _TRIAL:  # the uncapped copy of check_at_scale
+            post_init(self)
+            return
+        check_at_scale(self)
         cap_args(self, steps)
         post_init(self)
 

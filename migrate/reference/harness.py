@@ -20,10 +20,12 @@ log histories, or the exception and the script's line it came through) goes to R
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import math
 import os
 import runpy
+import signal
 import sys
 import time
 import traceback
@@ -32,7 +34,10 @@ from typing import Any
 # Imported now, and used through these names only: before the user's script runs, our packages
 # leave sys.modules (see `_release_our_packages`), so a repo's own `migrate` or `compat`
 # module imports as the repo's. None of them imports torch or transformers at module level.
-from migrate.reference import absent, caps, stand_ins
+from migrate.reference import absent, arguments, caps, stand_ins
+
+PATHS_ENV = "TRL_MIGRATE_SMOKE_PATHS"  # the project's import roots (migrate.smoke sets them)
+MODULE_ENV = "TRL_MIGRATE_SMOKE_MODULE"  # run as `python -m` this module
 
 
 def bootstrap(steps: int) -> None:
@@ -41,6 +46,9 @@ def bootstrap(steps: int) -> None:
     (peft <-> transformers) stay the script's own."""
     caps.patch_network()
     caps.stub_missing_trackers()
+    arguments.patch_argparse()
+    if hasattr(signal, "SIGUSR1"):  # a timed-out run is asked for its stack before the kill
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     hooks = {
         "transformers.training_args": lambda m: caps.patch_training_args(m, steps),
         "transformers.trainer": lambda m: caps.patch_trainer(m, steps),
@@ -108,6 +116,7 @@ def describe(exc: BaseException, script: str) -> dict[str, Any]:
         "line": where.lineno if where else 0,
         "source": (where.line or "") if where else "",
         "raised_in": f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "",
+        "project_frames": [f"{f.filename}:{f.lineno}" for f in frames if _in_project(f.filename)],
         "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-6000:],
     }
     if isinstance(exc, ImportError):
@@ -124,6 +133,15 @@ def describe(exc: BaseException, script: str) -> dict[str, Any]:
     else:
         out["kind"] = "crash"
     return out
+
+
+def _in_project(filename: str) -> bool:
+    """A frame of the user's project (its copy, or the roots it is imported from)."""
+    path = os.path.realpath(filename)
+    for root in os.environ.get(PATHS_ENV, "").split(os.pathsep):
+        if root and path.startswith(os.path.realpath(root) + os.sep):
+            return "site-packages" not in path
+    return False
 
 
 def run(script: str, args: list[str], *, steps: int) -> dict[str, Any]:
@@ -144,10 +162,18 @@ def run(script: str, args: list[str], *, steps: int) -> dict[str, Any]:
         result["stand_ins"] = absent.stand_in(script)
     result["bootstrap_seconds"] = round(time.perf_counter() - started, 3)
     sys.argv = [script, *args]
-    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    module = os.environ.get(MODULE_ENV, "")
+    roots = [p for p in os.environ.get(PATHS_ENV, "").split(os.pathsep) if p]
+    # As `python script.py` does: the script's folder first (`python -m`: the current folder);
+    # then the project root and its src/, as an installed or in-repo package would be.
+    sys.path[0] = os.getcwd() if module else os.path.dirname(os.path.abspath(script))
+    sys.path[1:1] = [p for p in roots if p not in sys.path]
     _release_our_packages()
     try:
-        runpy.run_path(script, run_name="__main__")
+        if module:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(script, run_name="__main__")
     except SystemExit as e:
         if e.code not in (None, 0):
             result.update(
@@ -163,6 +189,9 @@ def run(script: str, args: list[str], *, steps: int) -> dict[str, Any]:
     except BaseException as e:  # noqa: BLE001 - every failure of the user's script is a finding
         result.update(outcome="error", error=describe(e, script))
     result["trainers"] = [_trainer_report(t) for t in caps.TRAINERS]
+    result["filled"] = list(arguments.FILLED)
+    result["overrides"] = list(caps.OVERRIDES)
+    result["at_scale"] = list(caps.AT_SCALE)
     result["seconds"] = round(time.perf_counter() - started, 3)
     return result
 

@@ -24,12 +24,36 @@ def render_script_text(results: list, *, color: bool | None = None) -> str:  # t
             f"trl-migrate smoke {r.path}{args}: {r.outcome} in {r.seconds:.1f} s ({r.steps_run} "
             "steps)"
         )
+        lines.extend(_how_it_ran(r))
         lines.extend("  " + format_finding(f, color=color) for f in r.findings)
         if r.outcome == "harness" and r.log_tail.strip():
             lines.extend("    | " + ln for ln in r.log_tail.strip().splitlines()[-15:])
         if not r.tmpdir_removed:
             lines.append("  " + r.log_tail.strip().splitlines()[-1])
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _how_it_ran(r) -> list[str]:  # type: ignore[no-untyped-def]
+    """Where the entry point was found, the command line used and every cap the harness made."""
+    out = []
+    entry = getattr(r, "entry", None)
+    if entry is not None:
+        via = f"; proves {', '.join(entry.via)}" if entry.via else ""
+        out.append(f"  found: {entry.found_in}{via}")
+        if entry.unresolved:
+            out.append(
+                f"  dropped from the launch line (no value here): {' '.join(entry.unresolved)}"
+            )
+    if r.outcome in ("skipped", "harness") and not r.filled:
+        return out
+    where = f" (from {r.cwd})" if r.cwd and r.cwd != "." else ""
+    out.append(f"  ran: {r.command}{where}")
+    if r.filled:
+        out.append(f"  filled with stand-ins (required, not given): {' '.join(r.filled)}")
+    if r.overrides:
+        shown = ", ".join(f"{o['field']} {o['was']!r}->{o['now']!r}" for o in r.overrides)
+        out.append(f"  smoke caps: {shown}")
+    return out
 
 
 def render_json(result: EnvResult) -> str:

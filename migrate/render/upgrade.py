@@ -30,6 +30,10 @@ def render_upgrade(report: UpgradeReport, *, dry_run: bool) -> str:
         else render_compat(report.compat, color=color).rstrip("\n")
     )
     out.append("\n== 3. smoke-train the migrated scripts (trl-migrate smoke)")
+    for entry in report.entry_points:
+        via = f", proves {', '.join(entry.via)}" if entry.via else ""
+        out.append(f"entry point: {entry.path} ({entry.found_in}{via})")
+    out.extend(f"no entry point: {u.path}: {u.why}" for u in report.unreached)
     out.append(
         render_script_text(report.smokes, color=color).rstrip("\n")
         if report.smokes

@@ -17,15 +17,21 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from migrate.kernel.codes import (
     HARNESS,
     SKIPPED,
 )
 from migrate.kernel.findings import Severity
-from migrate.smoke.outcome import judge
+from migrate.smoke.entry_points import project_root
+from migrate.smoke.outcome import judge, stack_at_kill
 from migrate.smoke.result import SmokeResult, finding
+from migrate.smoke.workspace import inside, mirror
 
+STACK_WAIT = 3.0  # seconds a timed-out run gets to write its stack before it is killed
+PATHS_ENV = "TRL_MIGRATE_SMOKE_PATHS"  # the project's import roots, after the script's folder
+MODULE_ENV = "TRL_MIGRATE_SMOKE_MODULE"  # run as `python -m` this module
 SMOKE_PACKAGES = ("torch", "transformers", "trl", "datasets", "accelerate")
 INSTALL_HINT = "pip install torch==2.13.0 && pip install 'trl-migrate[smoke]'"
 
@@ -97,6 +103,11 @@ def smoke_script(
     store: str | None = None,
     keep: bool = False,
     stand_ins: bool = True,
+    root: str | None = None,
+    cwd: str | None = None,
+    module: str = "",
+    entry: Any = None,
+    rewritten: frozenset[str] | None = None,
 ) -> SmokeResult:
     """Run `script` with `args` for `steps` training steps on tiny offline stand-ins, in a
     subprocess.
@@ -113,6 +124,7 @@ def smoke_script(
     missing = missing_packages() if python is None else []
     if missing:
         return skipped(script, missing, steps=steps, timeout=timeout)
+    result.entry = entry
     tmp = tempfile.mkdtemp(prefix="trl-migrate-smoke-")
     started = time.perf_counter()
     try:
@@ -120,7 +132,20 @@ def smoke_script(
             os.makedirs(os.path.join(tmp, sub))
         out_json, log_path = os.path.join(tmp, "result.json"), os.path.join(tmp, "output.log")
         cells = None
-        result.ran = os.path.abspath(script)
+        root = os.path.abspath(root or project_root(script))
+        here = os.path.abspath(cwd) if cwd else _default_cwd(root)
+        copy = os.path.join(tmp, "repo")
+        result.root, result.rewritten = root, rewritten
+        if mirror(root, copy):
+            result.copy = copy
+            result.ran = inside(script, root, copy)
+            run_in = inside(here, root, copy)
+            paths = [copy, os.path.join(copy, "src")]
+        else:  # too big to copy: run from a bare folder, the project importable in place
+            result.ran, run_in = os.path.abspath(script), os.path.join(tmp, "run")
+            paths = [root, os.path.join(root, "src")]
+        os.makedirs(run_in, exist_ok=True)
+        result.cwd = os.path.relpath(here, root)
         if script.endswith(".ipynb"):
             cells = _notebook_script(result, tmp)
             if cells is None:
@@ -133,11 +158,15 @@ def smoke_script(
             result.ran,
             *args,
         ]
+        env = _env(tmp, steps, store, stand_ins=stand_ins)
+        env[PATHS_ENV] = os.pathsep.join(p for p in paths if os.path.isdir(p))
+        if module:
+            env[MODULE_ENV] = module
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
                 cmd,
-                cwd=os.path.join(tmp, "run"),
-                env=_env(tmp, steps, store, stand_ins=stand_ins),
+                cwd=run_in,
+                env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -151,7 +180,10 @@ def smoke_script(
                 _kill(proc)
         result.seconds = time.perf_counter() - started
         with open(log_path, encoding="utf-8", errors="replace") as fh:
-            result.log_tail = (result.log_tail + fh.read())[-4000:]
+            log_text = fh.read()
+        if timed_out:  # the stack dump may be longer than the tail kept
+            result.stack = stack_at_kill(log_text, result.ran)
+        result.log_tail = (result.log_tail + log_text)[-4000:]
         data = None
         if not timed_out and os.path.exists(out_json):
             with open(out_json, encoding="utf-8") as fh:
@@ -168,6 +200,14 @@ def smoke_script(
     return result
 
 
+def _default_cwd(root: str) -> str:
+    """Where a script runs when no launch line says: here, as `python path/x.py` would, when
+    here lies in the project; else the project root."""
+    here = os.getcwd()
+    rel = os.path.relpath(here, root)
+    return here if not rel.startswith("..") else root
+
+
 def _notebook_script(result: SmokeResult, tmp: str):  # type: ignore[no-untyped-def]
     """Write the notebook's code cells as one script under `tmp` (IPython lines become `pass`);
     None, with a finding, when the notebook cannot be read."""
@@ -180,7 +220,10 @@ def _notebook_script(result: SmokeResult, tmp: str):  # type: ignore[no-untyped-
     except (OSError, UnicodeDecodeError, SourceError) as e:
         finding(result, HARNESS, Severity.ERROR, f"{result.path}: cannot run this notebook: {e}")
         return None
-    result.ran = os.path.join(tmp, os.path.splitext(os.path.basename(result.path))[0] + ".py")
+    # Beside the notebook's copy, so its relative paths and sibling imports work.
+    folder = os.path.dirname(result.ran) if result.ran else tmp
+    stem = os.path.splitext(os.path.basename(result.path))[0]
+    result.ran = os.path.join(folder, f"{stem}.smoke.py")
     with open(result.ran, "w", encoding="utf-8") as fh:
         fh.write(cells.text)
     if cells.skipped:
@@ -189,6 +232,13 @@ def _notebook_script(result: SmokeResult, tmp: str):  # type: ignore[no-untyped-
 
 
 def _kill(proc: subprocess.Popen) -> None:  # type: ignore[type-arg]
+    """Ask the harness for its stack first (faulthandler on SIGUSR1 writes it to the log), then
+    kill the whole process group."""
+    try:
+        os.kill(proc.pid, signal.SIGUSR1)
+        proc.wait(timeout=STACK_WAIT)
+    except (ProcessLookupError, PermissionError, subprocess.TimeoutExpired):
+        pass
     try:
         os.killpg(proc.pid, signal.SIGKILL)  # the script's own children too
     except (ProcessLookupError, PermissionError):

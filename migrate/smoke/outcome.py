@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from migrate.kernel.codes import (
+    AT_SCALE,
     CRASH,
     EXIT,
     HARNESS,
@@ -26,11 +27,13 @@ def judge(
     result: SmokeResult, data: dict[str, Any] | None, *, timed_out: bool, returncode: int | None
 ) -> None:
     if timed_out:
+        result.stack = result.stack or stack_at_kill(result.log_tail, result.ran or result.path)
         finding(
             result,
             TIMEOUT,
             Severity.ERROR,
-            f"the script ran past the {result.timeout:g} s timeout and was killed",
+            f"the script ran past the {result.timeout:g} s timeout and was killed"
+            + (f"; it was at {result.stack}" if result.stack else ""),
         )
         return
     if data is None:
@@ -44,6 +47,9 @@ def judge(
         return
     result.trainers = list(data.get("trainers", []))
     result.stand_ins = list(data.get("stand_ins", []))
+    result.filled = list(data.get("filled", []))
+    result.overrides = list(data.get("overrides", []))
+    result.at_scale = list(data.get("at_scale", []))
     result.error = data.get("error")
     outcome = data.get("outcome")
     err = result.error or {}
@@ -57,20 +63,20 @@ def judge(
             f"the smoke harness could not start: {err.get('exception')}: {err.get('message')}",
         )
     elif outcome == "exit":
-        last = [ln for ln in result.log_tail.splitlines() if ln.strip()]
-        why = next(
-            (ln.strip() for ln in reversed(last) if "error:" in ln),
-            last[-1].strip() if last else "",
-        )
+        last = [
+            ln.strip()
+            for ln in result.log_tail.splitlines()
+            if ln.strip() and not ln.startswith("[trl-migrate smoke]")
+        ]
+        shown = " / ".join(last[-3:]) or "no output"
         finding(
             result,
             EXIT,
             Severity.ERROR,
-            f"the script exited with status {data.get('exit_status')} before training: {why}"
-            f"{err.get('message') and ' ' + err['message'] or ''}; if it parses its own command "
-            "line, pass "
-            "the arguments it needs after `--` (docs/smoke.md lists those of TRL's example "
-            "scripts)",
+            f"the script exited with status {data.get('exit_status')} before training"
+            f"{err.get('message') and ' (' + err['message'] + ')' or ''}; its last lines: "
+            f"{shown}; if it parses its own command line, pass the arguments it needs after `--` "
+            "or `--from-launcher` the script that runs it (docs/smoke.md)",
         )
     elif outcome == "error" and err.get("kind") == "import":
         finding(
@@ -99,7 +105,8 @@ def judge(
             result,
             CRASH,
             Severity.ERROR,
-            f"{after}the script raised {err.get('exception')}: {err.get('message')}{where}{todo}",
+            f"{after}the script raised {err.get('exception')}: {err.get('message')}{where}"
+            f"{_untouched(result, err)}{todo}",
             line,
         )
     if result.findings:
@@ -130,6 +137,51 @@ def judge(
             Severity.INFO,
             f"trained: {trainer}, loss {shown} ({result.seconds:.1f} s)" + _with_stand_ins(result),
         )
+        for problem in result.at_scale:
+            finding(
+                result,
+                AT_SCALE,
+                Severity.WARNING,
+                f"{problem.rstrip('.')}: the smoke run's caps went past it, the real run on this "
+                "machine "
+                "would stop there",
+            )
+
+
+def _untouched(result: SmokeResult, err: dict[str, Any]) -> str:
+    """`; it came from utils/rewards.py:12, a file of the project the rewrite did not touch` when
+    the innermost project frame is in a file `fix` left alone (known only under `upgrade`)."""
+    frames = err.get("project_frames") or []
+    if not frames or result.rewritten is None:
+        return ""
+    file, _, line = frames[-1].rpartition(":")
+    original = result.original(file)
+    if original is None or original in result.rewritten:
+        return ""
+    return f"; it came from {result.shown(original)}:{line}, a file the rewrite did not touch"
+
+
+def stack_at_kill(log: str, script: str) -> str:
+    """`train.py:42 in main (inside transformers/generation/utils.py:2100)`: the main thread's
+    innermost frame in the script, from the faulthandler dump the kill asked for."""
+    import os
+
+    blocks = re.split(r"\n(?=(?:Current thread|Thread) 0x)", log)
+    current = [b for b in blocks if b.lstrip().startswith("Current thread")]
+    main = current or [b for b in blocks if b.lstrip().startswith("Thread")]
+    if not main:
+        return ""
+    frames = re.findall(r'File "([^"]+)", line (\d+) in (\S+)', main[-1])
+    if not frames:
+        return ""
+    target = os.path.realpath(script)
+    mine = [f for f in frames if os.path.realpath(f[0]) == target]
+    inner = frames[0]
+    inner_text = f"{inner[0]}:{inner[1]} in {inner[2]}"
+    if not mine:
+        return inner_text
+    at = f"line {mine[0][1]} of the script (in {mine[0][2]})"
+    return at if mine[0] == inner else f"{at}, inside {inner_text}"
 
 
 def _with_stand_ins(result: SmokeResult) -> str:

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from migrate.kernel.codes import (
+    AT_SCALE,
     HARNESS,
     PASSED,
     SKIPPED,
@@ -34,6 +35,43 @@ class SmokeResult:
     ran: str = (
         ""  # the file the harness executed: the script, or the script made of a notebook's cells
     )
+    entry: Any = None  # the EntryPoint this run proves (migrate.smoke.entry_points), if known
+    cwd: str = ""  # where it ran from, relative to the project root
+    filled: list[str] = dataclasses.field(default_factory=list)  # required args the harness gave
+    overrides: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # caps applied
+    at_scale: list[str] = dataclasses.field(default_factory=list)  # what fails at real settings
+    stack: str = ""  # where a timed-out run was, from its faulthandler dump
+    root: str = ""  # the project root (absolute)
+    copy: str = ""  # the throwaway copy of it the script ran in ('' when run in place)
+    rewritten: frozenset[str] | None = None  # absolute paths `fix` rewrote (None: not known)
+
+    def original(self, path: str) -> str | None:
+        """The project file a path of the copy stands for (None when outside the project)."""
+        import os
+
+        base = self.copy or self.root
+        if not base:
+            return None
+        rel = os.path.relpath(os.path.abspath(path), base)
+        return None if rel.startswith("..") else os.path.normpath(os.path.join(self.root, rel))
+
+    def shown(self, path: str) -> str:
+        """`path` as the user reads it: relative to the current folder when under it."""
+        import os
+
+        rel = os.path.relpath(path)
+        return path if rel.startswith("..") else rel
+
+    @property
+    def command(self) -> str:
+        """The command line the run used, as a user would type it from `cwd`."""
+        import shlex
+
+        entry = self.entry
+        head = f"python -m {entry.module}" if entry is not None and entry.module else ""
+        if not head:
+            head = f"python {shlex.quote(self.path)}"
+        return " ".join([head, *(shlex.quote(a) for a in [*self.args, *self.filled])])
 
     @property
     def losses(self) -> list[float | str]:
@@ -50,7 +88,7 @@ class SmokeResult:
             return "harness"
         if SKIPPED in codes:
             return "skipped"
-        return "passed" if codes == {PASSED} else "failed"
+        return "passed" if PASSED in codes and codes <= {PASSED, AT_SCALE} else "failed"
 
     @property
     def exit_code(self) -> int:
@@ -82,6 +120,12 @@ class SmokeResult:
             "steps_run": self.steps_run,
             "losses": self.losses,
             "stand_ins": self.stand_ins,
+            "cwd": self.cwd,
+            "filled": self.filled,
+            "command": self.command,
+            "overrides": self.overrides,
+            "at_scale": self.at_scale,
+            "entry_point": self.entry.to_json() if self.entry is not None else None,
             "trainers": [{k: v for k, v in t.items() if k != "log_history"} for t in self.trainers],
             "error": {k: v for k, v in self.error.items() if k != "traceback"}
             if self.error
@@ -92,7 +136,7 @@ class SmokeResult:
 def finding(
     result: SmokeResult, code: str, severity: Severity, message: str, line: int = 0
 ) -> None:
-    fix = Fix.NONE if code in (PASSED, SKIPPED) else Fix.MANUAL
+    fix = Fix.NONE if code in (PASSED, SKIPPED, AT_SCALE) else Fix.MANUAL
     result.findings.append(
         Finding(code, severity, result.path, line, 1 if line else 0, message, fix)
     )

@@ -82,5 +82,6 @@ def test_a_notebook_that_is_not_json_is_a_clear_harness_finding(tmp_path):
 def test_upgrade_smoke_runs_notebooks_that_train(tmp_path, cells, entry):
     path = _notebook(tmp_path / "n.ipynb", *cells)
     changed = FileResult(path, Status.CHANGED, new=pathlib.Path(path).read_bytes())
-    assert api.entry_points([changed]) == ([path] if entry else [])
-    assert api.entry_points([FileResult(path, Status.CHANGED, new=b"{not json")]) == []
+    assert [e.path for e in api.entry_points(path, [changed])[0]] == ([path] if entry else [])
+    broken = FileResult(path, Status.CHANGED, new=b"{not json")
+    assert api.entry_points(path, [broken])[0] == []

@@ -30,7 +30,9 @@ def _changed(source: str) -> FileResult:
     ],
 )
 def test_entry_points_have_a_main_guard_or_train_at_the_top_level(source, entry):
-    assert api.entry_points([_changed(source)]) == (["x.py"] if entry else [])
+    found, missing = api.entry_points("x.py", [_changed(source)])
+    assert [e.path for e in found] == (["x.py"] if entry else [])
+    assert [m.path for m in missing] == ([] if entry else ["x.py"])
 
 
 def test_dry_run_writes_nothing_and_runs_nothing(tmp_path):

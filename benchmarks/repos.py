@@ -1,0 +1,235 @@
+"""`trl-migrate upgrade` on whole public PPO repositories, as their users would run it: does each
+of their PPO training entry points train on TRL 1.13 afterwards?
+
+    python benchmarks/public.py materialize --whole          # the trees, at the recorded commits
+    python benchmarks/repos.py                               # every repo; writes docs/benchmarks.md
+    python benchmarks/repos.py --only dukeyuan/finetuning --no-write
+
+Each repository of `public_repos.json` is copied out of its materialized tree into a temporary
+folder and upgraded there with `python -m migrate upgrade --format json` (a fresh process per
+repo, as a user runs it). `public_entry_points.json` says, for every repository, which files are
+its PPO training entry points and how the repository itself launches them (read by hand: the
+benchmark's ground truth, independent of what `upgrade` finds). Each entry point is then looked
+up in the report: found or not (and where `upgrade` found it), the arguments it ran with, the
+outcome, stand-ins and overrides. Raw reports go to `<work>/repos.json`; the table to the
+`## Public repositories: upgrade` section of docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.corpus import machine, write_section  # noqa: E402
+from benchmarks.public import load  # noqa: E402
+
+DOC = ROOT / "docs" / "benchmarks.md"
+TITLE = "Public repositories: upgrade"
+TRUTH = ROOT / "benchmarks" / "public_entry_points.json"
+
+
+def truth(path: Path = TRUTH) -> dict[str, dict[str, Any]]:
+    """repo -> its hand-read entry points (`entry_points`, `no_entry_point`, `note`)."""
+    if not path.exists():
+        return {}
+    return {r["repo"]: r for r in json.loads(path.read_text())["repos"]}
+
+
+def upgrade_repo(
+    slug: str, tree: Path, work: Path, *, timeout: float, extra: list[str]
+) -> dict[str, Any]:
+    """Copy `tree` to `work/slug` and run `upgrade` on the copy; the JSON report and timings."""
+    where = work / slug
+    if where.exists():
+        shutil.rmtree(where)
+    shutil.copytree(tree, where, ignore=shutil.ignore_patterns(".git"), symlinks=True)
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "migrate",
+            "upgrade",
+            str(where),
+            "--format",
+            "json",
+            "--timeout",
+            str(timeout),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=str(ROOT),
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        check=False,
+    )
+    seconds = time.perf_counter() - started
+    try:
+        report = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        report = None
+    return {
+        "slug": slug,
+        "exit": proc.returncode,
+        "seconds": round(seconds, 1),
+        "report": report,
+        "stderr": proc.stderr[-3000:],
+        "root": str(where),
+    }
+
+
+def _rel(path: str, root: str) -> str:
+    try:
+        return os.path.relpath(path, root)
+    except ValueError:
+        return path
+
+
+def rows(runs: list[dict[str, Any]], known: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per hand-read entry point of every repository run, joined with `upgrade`'s
+    report."""
+    out = []
+    for run in runs:
+        repo = run["slug"].replace("+", "/", 1)
+        report = run["report"] or {}
+        smokes = {_rel(s["path"], run["root"]): s for s in report.get("smoke", [])}
+        listed = {_rel(e["path"], run["root"]): e for e in report.get("entry_points", [])}
+        entries = known.get(repo, {}).get("entry_points") or []
+        if not entries:
+            out.append({"repo": repo, "script": "", "outcome": "no entry point (hand-read)"})
+            continue
+        for entry in entries:
+            script = entry["script"]
+            smoke = smokes.get(script)
+            found = listed.get(script, {})
+            row: dict[str, Any] = {
+                "repo": repo,
+                "script": script,
+                "launch": entry.get("launch", ""),
+                "found": found.get("found_in", "") or ("yes" if smoke else ""),
+                "args": " ".join(smoke.get("args", [])) if smoke else "",
+                "outcome": "not smoked",
+                "why": "",
+                "stand_ins": ", ".join(smoke.get("stand_ins", [])) if smoke else "",
+                "overrides": len(smoke.get("overrides", [])) if smoke else 0,
+            }
+            if smoke:
+                row["outcome"] = smoke["outcome"]
+                err = smoke.get("error") or {}
+                row["why"] = (
+                    f"{err.get('exception', '')}: {err.get('message', '')}"[:140] if err else ""
+                )
+                row["code"] = smoke.get("code", "")
+            elif not run["report"]:
+                row["why"] = "upgrade crashed: " + (run["stderr"].strip().splitlines() or [""])[-1]
+            else:
+                row["why"] = report.get("smoke_note", "") or "not an entry point of upgrade"
+            out.append(row)
+    return out
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render(table: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+    entries = [r for r in table if r["script"]]
+    trained = sum(r["outcome"] == "passed" for r in entries)
+    smoked = sum(r["outcome"] not in ("not smoked",) for r in entries)
+    lines = [
+        f"`python benchmarks/repos.py` on {meta['date']}, {meta['machine']}; "
+        f"{meta['repos']} public repositories (benchmarks/public_repos.json, code read at the "
+        "recorded commits, never committed), their PPO training entry points read by hand "
+        "(benchmarks/public_entry_points.json). Each repository was copied to a temporary folder "
+        f"and upgraded there with `trl-migrate upgrade --format json` ({meta['timeout']:g} s per "
+        f"smoke run); {meta['seconds']:.0f} s in all.",
+        "",
+        f"**{trained} of {len(entries)} entry points trained** (2 steps on tiny offline "
+        f"stand-ins, real TRL 1.13); {smoked} were smoke-run.",
+        "",
+        "| repo | entry point | found by upgrade | args used | outcome | why | stand-ins |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in table:
+        if not r["script"]:
+            continue
+        lines.append(
+            "| "
+            + " | ".join(
+                _cell(x)
+                for x in (
+                    r["repo"],
+                    r["script"],
+                    r["found"],
+                    f"`{r['args']}`" if r["args"] else "",
+                    r["outcome"],
+                    r["why"],
+                    r["stand_ins"],
+                )
+            )
+            + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--dest", type=Path, default=Path.home() / ".cache" / "trl-migrate" / "public")
+    p.add_argument("--work", type=Path, default=None, help="where the copies go (default: temp)")
+    p.add_argument("--only", action="append", default=[], help="owner/name; repeatable")
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--timeout", type=float, default=180.0)
+    p.add_argument("--no-write", action="store_true")
+    p.add_argument("--results", type=Path, default=None, help="render saved results instead")
+    args = p.parse_args(argv)
+    known = truth()
+    repos = [r for r in load() if not args.only or r.repo in args.only]
+    started = time.perf_counter()
+    work = args.work or Path(tempfile.mkdtemp(prefix="trl-migrate-repos-"))
+    work.mkdir(parents=True, exist_ok=True)
+    if args.results:
+        saved = json.loads(args.results.read_text())
+        runs, meta = saved["runs"], saved["meta"]
+    else:
+        todo = [(r.slug, args.dest / r.slug) for r in repos if (args.dest / r.slug).is_dir()]
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            runs = list(
+                pool.map(
+                    lambda t: upgrade_repo(t[0], t[1], work, timeout=args.timeout, extra=[]),
+                    todo,
+                )
+            )
+        meta = {
+            "date": datetime.date.today().isoformat(),
+            "machine": machine(),
+            "repos": len(runs),
+            "timeout": args.timeout,
+            "seconds": time.perf_counter() - started,
+        }
+        (work / "repos.json").write_text(json.dumps({"meta": meta, "runs": runs}, indent=1))
+        print(f"raw results: {work / 'repos.json'}", file=sys.stderr)
+    section = render(rows(runs, known), meta)
+    if args.no_write:
+        print(section)
+    else:
+        write_section(DOC, TITLE, section)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

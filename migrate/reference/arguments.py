@@ -1,0 +1,147 @@
+"""Required command-line arguments a smoke run was not given, filled with stand-ins.
+
+A training script that parses its own command line (argparse, HfArgumentParser, TRLParser: all
+argparse underneath) stops at "the following arguments are required" when the launch line that
+would give them is unknown. Here each missing one gets a value that reaches the tiny offline
+stand-ins instead: model and tokenizer names -> a name the patched `from_pretrained` maps to a
+tiny model, dataset names -> a name the patched `load_dataset` serves, data files -> a small
+JSON-lines file, output folders -> a folder of the run. Every filled argument is recorded
+(FILLED) and shown in the report with the command line used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+FILLED: list[str] = []  # "--flag value" pairs (and positionals) the harness added, in order
+MODEL = "gpt2"  # any hub id: the smoke stand-ins map it to a tiny local model
+DATASET = "trl-migrate/stand-in"  # any hub id: load_dataset serves an in-memory dataset
+ROWS = [
+    {
+        "prompt": f"Question {i}: what is {i} plus {i}?",
+        "query": f"Question {i}: what is {i} plus {i}?",
+        "question": f"what is {i} plus {i}?",
+        "text": f"Question {i}: what is {i} plus {i}? Answer: {2 * i}.",
+        "response": f"{2 * i}",
+        "answer": f"{2 * i}",
+        "completion": f" {2 * i}.",
+        "chosen": f"The answer is {2 * i}.",
+        "rejected": "I do not know.",
+        "label": i % 2,
+    }
+    for i in range(16)
+]
+
+
+class _Missing(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _data_file(kind: str) -> str:
+    """A small data file of the run in the format `kind` suggests (json lines by default)."""
+    folder = os.path.join(os.getcwd(), "trl-migrate-stand-in-data")
+    os.makedirs(folder, exist_ok=True)
+    if kind == "csv":
+        path = os.path.join(folder, "data.csv")
+        keys = list(ROWS[0])
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(",".join(keys) + "\n")
+            for row in ROWS:
+                fh.write(",".join(str(row[k]).replace(",", " ") for k in keys) + "\n")
+        return path
+    path = os.path.join(folder, "data.json" if kind == "json" else "data.jsonl")
+    with open(path, "w", encoding="utf-8") as fh:
+        if kind == "json":
+            json.dump(ROWS, fh)
+        else:
+            fh.writelines(json.dumps(row) + "\n" for row in ROWS)
+    return path
+
+
+def value_for(action: Any) -> str:
+    """A stand-in value for one argparse action, from its choices, type and name."""
+    if action.choices:
+        return str(next(iter(action.choices)))
+    name = (action.dest or "").lower()
+    kind = getattr(action, "type", None)
+    if kind is int or any(w in name for w in ("num_", "steps", "epochs", "size", "count")):
+        return "1"
+    if kind is float or any(w in name for w in ("rate", "lr", "coef", "beta", "ratio")):
+        return "0.1"
+    if any(w in name for w in ("output", "save", "log_dir", "logging_dir", "out_dir", "ckpt_dir")):
+        return os.path.join(os.getcwd(), "trl-migrate-output")
+    if "data" in name and any(w in name for w in ("file", "path", "dir", "json", "csv")):
+        return _data_file("csv" if "csv" in name else "json" if name.endswith("json") else "jsonl")
+    if "data" in name:
+        return DATASET
+    if any(w in name for w in ("model", "tokenizer", "checkpoint", "ckpt", "policy", "reward")):
+        return MODEL
+    if name.endswith(("_file", "_path")):
+        return _data_file("jsonl")
+    return "stand-in"
+
+
+def _required(message: str) -> list[str]:
+    """The names argparse lists after 'the following arguments are required: '."""
+    marker = "the following arguments are required:"
+    if marker not in message:
+        return []
+    return [n.strip() for n in message.split(marker, 1)[1].split(",") if n.strip()]
+
+
+def _fill(parser: Any, names: list[str]) -> list[str]:
+    out: list[str] = []
+    for name in names:
+        for action in parser._actions:  # argparse keeps them here; no public accessor
+            shown = action.option_strings or [action.metavar or action.dest]
+            if name in shown or name in action.option_strings or name == action.dest:
+                value = value_for(action)
+                if action.option_strings:
+                    long = max(action.option_strings, key=len)
+                    count = action.nargs if isinstance(action.nargs, int) else 1
+                    out += [long, *([value] * count)] if action.nargs != 0 else [long]
+                else:
+                    out.append(value)
+                break
+    return out
+
+
+def patch_argparse() -> None:
+    """Make every ArgumentParser fill the required arguments it was not given (once per parse)
+    and record them in FILLED."""
+    import argparse
+
+    original = argparse.ArgumentParser.parse_known_args
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+        argv = list(sys.argv[1:] if args is None else args)
+        error = self.error
+
+        def raise_missing(message: str) -> None:
+            if _required(message):
+                raise _Missing(message)
+            error(message)
+
+        self.error = raise_missing
+        try:
+            return original(self, argv, namespace)
+        except _Missing as e:
+            extra = _fill(self, _required(e.message))
+            if not extra:
+                error(e.message)
+            FILLED.extend(extra)
+            print(
+                "[trl-migrate smoke] required arguments not given, filled with stand-ins: "
+                + " ".join(extra),
+                file=sys.stderr,
+            )
+        finally:
+            self.error = error
+        return original(self, [*argv, *extra], namespace)
+
+    argparse.ArgumentParser.parse_known_args = parse_known_args  # type: ignore[method-assign]

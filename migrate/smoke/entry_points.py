@@ -1,0 +1,317 @@
+"""Which files of a repository prove its migration when run: the entry points.
+
+An entry point is a file a user runs (a `__main__` guard, top-level training, a notebook, or a
+file one of the repo's own launch lines runs) that was rewritten or imports a rewritten module
+of the repo. A rewritten library module is proven through the entry points that import it
+(directly or through up to three modules); one that none reaches is reported with the reason.
+Reading only (`ast` and the launch lines); nothing runs here.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+
+from migrate.smoke.launchers import Launch, is_launcher_file, module_file, read_launches
+
+PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
+MAX_DEPTH = 3  # import hops from an entry point to the rewritten module it proves
+
+
+@dataclasses.dataclass(frozen=True)
+class EntryPoint:
+    """A file to smoke-run, with how the repository runs it."""
+
+    path: str  # as the user reads it (the same spelling as the fix report)
+    found_in: str  # "run_ppo.sh:4", "__main__ guard", "top-level .train()", "notebook"
+    args: tuple[str, ...] = ()
+    cwd: str = ""  # absolute folder it runs from ('' = the project root)
+    launch: str = ""  # the launch line as written, one line
+    module: str = ""  # run as `python -m module`
+    via: tuple[str, ...] = ()  # rewritten modules of the repo it imports (and so proves)
+    also: tuple[str, ...] = ()  # other launch lines that run it ("file:line")
+    unresolved: tuple[str, ...] = ()  # launch arguments dropped (a variable with no value)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class NoEntryPoint:
+    path: str
+    why: str
+
+
+def project_root(path: str) -> str:
+    """The nearest folder at or above `path` with a project marker (.git, pyproject.toml,
+    setup.py, setup.cfg); else `path`'s own folder (or `path`, a folder)."""
+    start = os.path.abspath(path if os.path.isdir(path) else os.path.dirname(path) or ".")
+    current = start
+    while True:
+        if any(os.path.exists(os.path.join(current, m)) for m in PROJECT_MARKERS):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return start
+        current = parent
+
+
+def runs_training(source: bytes | str) -> str:
+    """How a file runs when executed: "__main__ guard", "top-level .train()", or ''."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return ""
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.If) and _is_main_test(node.test):
+            return "__main__ guard"
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "train"
+        ):
+            return "top-level .train()"
+        todo.extend(ast.iter_child_nodes(node))
+    return ""
+
+
+def _is_main_test(test: ast.expr) -> bool:
+    text = ast.unparse(test)
+    return "__name__" in text and "__main__" in text
+
+
+def module_names(path: str, root: str) -> list[str]:
+    """Dotted names `path` imports as, from `root` and from `root/src`."""
+    names = []
+    rel_path = os.path.abspath(path)
+    for base in (root, os.path.join(root, "src")):
+        rel = os.path.relpath(rel_path, base)
+        if rel.startswith(".."):
+            continue
+        parts = rel[: -len(".py")].split(os.sep) if rel.endswith(".py") else []
+        if parts and parts[-1] == "__init__":
+            parts = parts[:-1]
+        if parts and all(p.isidentifier() for p in parts):
+            names.append(".".join(parts))
+    return names
+
+
+def imports_of(path: str, source: bytes | str, root: str) -> set[str]:
+    """Absolute paths of the repo's own files that `path` imports (absolute imports from the
+    root, `src/` or the file's folder, and relative imports)."""
+    if path.endswith(".ipynb"):
+        source = _notebook_text(source)
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    folder = os.path.dirname(os.path.abspath(path))
+    bases = (root, os.path.join(root, "src"), folder)
+    wanted: list[tuple[str, ...]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            wanted += [(b, a.name) for a in node.names for b in bases if not _stdlib(a.name)]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = folder
+                for _ in range(node.level - 1):
+                    base = os.path.dirname(base)
+                mod = node.module or ""
+                wanted += [(base, f"{mod}.{a.name}" if mod else a.name) for a in node.names]
+                if mod:
+                    wanted.append((base, mod))
+            elif node.module and not _stdlib(node.module):
+                wanted += [(b, node.module) for b in bases]
+                wanted += [(b, f"{node.module}.{a.name}") for a in node.names for b in bases]
+    out: set[str] = set()
+    for base, name in wanted:
+        parts = name.split(".")
+        for candidate in (
+            os.path.join(base, *parts) + ".py",
+            os.path.join(base, *parts, "__init__.py"),
+        ):
+            if os.path.isfile(candidate):
+                out.add(os.path.normpath(candidate))
+    return out
+
+
+def find(
+    root: str,
+    sources: Mapping[str, bytes],
+    rewritten: Sequence[str],
+    *,
+    files: Iterable[str] | None = None,
+) -> tuple[list[EntryPoint], list[NoEntryPoint]]:
+    """The entry points that prove the `rewritten` files (user spellings, keys of `sources`
+    with their new text), and the rewritten files none reaches, with why.
+
+    `files`: every .py, .ipynb and launcher file under `root` (default: walked, honouring
+    .gitignore); `sources` overrides the text of any of them.
+    """
+    from migrate.kernel.discovery import walk
+
+    listed = list(files) if files is not None else list(walk(root, match=_interesting))
+    root = os.path.abspath(root)
+    spelled = {os.path.abspath(p): p for p in [*listed, *sources]}
+    text: dict[str, bytes] = {}
+
+    def read(path: str) -> bytes:
+        if path not in text:
+            user = spelled.get(path, path)
+            if user in sources:
+                text[path] = sources[user]
+            else:
+                try:
+                    with open(path, "rb") as fh:
+                        text[path] = fh.read()
+                except OSError:
+                    text[path] = b""
+        return text[path]
+
+    pys = sorted(p for p in spelled if p.endswith((".py", ".ipynb")))
+    importers: dict[str, set[str]] = {}
+    for py in pys:
+        for dep in imports_of(py, read(py), root):
+            importers.setdefault(dep, set()).add(py)
+    launches = _launches(root, [p for p in spelled if is_launcher_file(p)])
+    by_script: dict[str, list[Launch]] = {}
+    for launch in launches:
+        target = launch.script or module_file(launch.module, launch.cwd or root)
+        if target:
+            by_script.setdefault(os.path.abspath(target), []).append(launch)
+
+    def how_run(path: str) -> str:
+        if path in by_script:
+            return _where(by_script[path][0], root)
+        if path.endswith(".ipynb"):
+            return "notebook" if _notebook_trains(read(path)) else ""
+        return runs_training(read(path)) if path.endswith(".py") else ""
+
+    found: dict[str, set[str]] = {}  # entry point -> rewritten modules it proves
+    missing: list[NoEntryPoint] = []
+    for user in rewritten:
+        path = os.path.abspath(user)
+        if how_run(path):
+            found.setdefault(path, set())
+            continue
+        reached = _importers_that_run(path, importers, how_run)
+        if reached:
+            for entry in reached:
+                found.setdefault(entry, set()).add(path)
+            continue
+        direct = sorted(spelled.get(p, p) for p in importers.get(path, ()))
+        missing.append(NoEntryPoint(user, _why_none(direct)))
+    entries = []
+    for path in sorted(found, key=lambda p: spelled.get(p, p)):
+        via = tuple(sorted(spelled.get(p, p) for p in found[path]))
+        entries.append(
+            _entry(spelled.get(path, path), root, by_script.get(path, []), how_run(path), via)
+        )
+    return entries, missing
+
+
+def _interesting(path: str) -> bool:
+    return path.endswith((".py", ".ipynb")) or is_launcher_file(path)
+
+
+def _stdlib(module: str) -> bool:
+    """A standard-library module always wins over a repo file of the same name (`time.py`)."""
+    return module.split(".")[0] in sys.stdlib_module_names
+
+
+def _notebook_text(source: bytes | str) -> str:
+    """The code cells of a notebook as one script ('' when it cannot be read)."""
+    from migrate.kernel import notebooks
+    from migrate.kernel.files import SourceError
+
+    try:
+        raw = source.decode("utf-8") if isinstance(source, bytes) else source
+        return notebooks.runnable(raw).text
+    except (UnicodeDecodeError, SourceError, ValueError):
+        return ""
+
+
+def _notebook_trains(source: bytes) -> bool:
+    return bool(runs_training(_notebook_text(source)))
+
+
+def _launches(root: str, paths: Iterable[str]) -> list[Launch]:
+    """Every launch line of the repo: shell scripts first, then Makefiles, then docs, each
+    group in path order."""
+
+    def rank(path: str) -> tuple[int, str]:
+        name = os.path.basename(path)
+        kind = 0 if name.endswith((".sh", ".bash")) else 1 if "akefile" in name else 2
+        return kind, path
+
+    out: list[Launch] = []
+    for path in sorted((os.path.abspath(p) for p in paths), key=rank):
+        out += read_launches(path, root)
+    return out
+
+
+def _importers_that_run(path: str, importers: Mapping[str, set[str]], how_run) -> list[str]:  # type: ignore[no-untyped-def]
+    """Runnable files that import `path` within MAX_DEPTH hops, nearest first."""
+    seen = {path}
+    frontier = [path]
+    out: list[str] = []
+    for _ in range(MAX_DEPTH):
+        nxt = []
+        for module in frontier:
+            for importer in sorted(importers.get(module, ())):
+                if importer in seen:
+                    continue
+                seen.add(importer)
+                if how_run(importer):
+                    out.append(importer)
+                else:
+                    nxt.append(importer)
+        if out:
+            return out
+        frontier = nxt
+    return out
+
+
+def _why_none(importers: list[str]) -> str:
+    if importers:
+        shown = ", ".join(importers[:3]) + (" ..." if len(importers) > 3 else "")
+        return (
+            f"no entry point reaches it: imported by {shown}, none of which runs (no __main__ "
+            "guard, no top-level .train(), no launch line of the repo)"
+        )
+    return (
+        "no entry point reaches it: nothing in the repo imports it, it has no __main__ guard or "
+        "top-level .train(), and no launch line of the repo runs it"
+    )
+
+
+def _where(launch: Launch, root: str) -> str:
+    return f"{os.path.relpath(launch.source, root)}:{launch.line}"
+
+
+def _entry(
+    user: str, root: str, launches: list[Launch], how: str, via: tuple[str, ...]
+) -> EntryPoint:
+    if not launches:
+        return EntryPoint(user, how, via=via)
+    first = launches[0]
+    return EntryPoint(
+        user,
+        _where(first, root),
+        args=first.args,
+        cwd=first.cwd,
+        launch=first.text,
+        module=first.module,
+        via=via,
+        also=tuple(_where(launch, root) for launch in launches[1:]),
+        unresolved=first.unresolved,
+    )

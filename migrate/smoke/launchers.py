@@ -1,0 +1,278 @@
+"""The launch lines a repository itself uses: `python X.py ...`, `python -m pkg.mod ...`,
+`accelerate launch`, `deepspeed`, `torchrun`, read from shell scripts, Makefiles and the code
+fences of README/docs files, with `cd`, line continuations and simple `VAR=value` expansion
+followed. Reading only: nothing here runs anything.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shlex
+from collections.abc import Iterator, Sequence
+
+SHELL_SUFFIXES = (".sh", ".bash")
+DOC_SUFFIXES = (".md", ".rst", ".txt")
+FENCE = re.compile(r"^\s*(```|~~~)\s*([\w+-]*)")
+FENCE_LANGS = frozenset({"", "bash", "sh", "shell", "console", "zsh", "shell-session", "text"})
+# Launchers whose own options come before the script; the script is their first `.py` argument
+# (or `-m module`).
+WRAPPERS = frozenset({"accelerate", "deepspeed", "torchrun", "nohup", "time", "srun", "exec"})
+PYTHON = re.compile(r"^(.*/)?python(\d(\.\d+)?)?$")
+VARIABLE = re.compile(r"\$\{(\w+)(:-([^}]*))?\}|\$(\w+)")
+ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_]\w*)=(.*)$")
+CONTROL = frozenset({"&&", "||", ";", "|", "&", ">", ">>", "2>&1", "1>", "2>", "<"})
+# Python's own options that take a value (`python -W ignore x.py`).
+PY_VALUED = frozenset({"-W", "-X", "-c"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Launch:
+    """One command line that runs a Python file or module."""
+
+    source: str  # the file the line is in
+    line: int  # 1-based line of the command's first line
+    text: str  # the command as one line (continuations joined)
+    script: str  # the file it runs, absolute, as written relative to `cwd` ('' for a module)
+    module: str  # `python -m` module, else ''
+    args: tuple[str, ...]  # the script's own arguments, variables expanded
+    cwd: str  # absolute folder the command runs from
+    unresolved: tuple[str, ...] = ()  # arguments dropped: they held a variable with no value
+
+    @property
+    def where(self) -> str:
+        return f"{self.source}:{self.line}"
+
+
+def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(first line number, line) with backslash continuations joined."""
+    buf: list[str] = []
+    start = 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not buf:
+            start = number
+        stripped = raw.rstrip()
+        if stripped.endswith("\\"):
+            buf.append(stripped[:-1])
+            continue
+        buf.append(stripped)
+        yield start, " ".join(part.strip() for part in buf)
+        buf = []
+    if buf:
+        yield start, " ".join(part.strip() for part in buf)
+
+
+def _shell_lines(text: str) -> Iterator[tuple[int, str]]:
+    yield from _logical_lines(text)
+
+
+def _doc_lines(text: str) -> Iterator[tuple[int, str]]:
+    """Lines inside shell-like code fences, a leading `$ ` prompt taken off."""
+    inside = False
+    lines = text.splitlines()
+    body: list[tuple[int, str]] = []
+    for number, raw in enumerate(lines, 1):
+        fence = FENCE.match(raw)
+        if fence:
+            if inside:
+                inside = False
+                joined = "\n".join(line for _, line in body)
+                first = body[0][0] if body else number
+                for offset, line in _logical_lines(joined):
+                    yield first + offset - 1, line
+                body = []
+            else:
+                inside = fence.group(2).lower() in FENCE_LANGS
+            continue
+        if inside:
+            body.append((number, re.sub(r"^\s*[$>]\s+", "", raw)))
+
+
+def _make_lines(text: str) -> Iterator[tuple[int, str]]:
+    for number, line in _logical_lines(text):
+        if line.startswith("\t") or line.startswith("    "):
+            yield number, line.strip().lstrip("@-").strip()
+
+
+def _expand(token: str, env: dict[str, str]) -> tuple[str, bool]:
+    """`token` with $VAR / ${VAR} / ${VAR:-default} replaced; False when one had no value."""
+    ok = True
+
+    def sub(m: re.Match[str]) -> str:
+        nonlocal ok
+        name = m.group(1) or m.group(4)
+        if name in env:
+            return env[name]
+        if m.group(2):
+            return m.group(3) or ""
+        ok = False
+        return m.group(0)
+
+    return VARIABLE.sub(sub, token), ok
+
+
+def _split(line: str) -> list[str] | None:
+    try:
+        return shlex.split(line, comments=True, posix=True)
+    except ValueError:
+        return None
+
+
+def _command(tokens: list[str]) -> list[str]:
+    """The first simple command of `tokens`: up to the first `&&`, `;`, `|`, redirection."""
+    out = []
+    for token in tokens:
+        if token in CONTROL or token.startswith((">", "2>", "1>")):
+            break
+        out.append(token)
+    return out
+
+
+def parse_command(
+    tokens: Sequence[str], *, cwd: str, base: str, env: dict[str, str]
+) -> tuple[str, str, list[str], list[str], str] | None:
+    """(script, module, args, unresolved, folder it runs from) when `tokens` run Python code,
+    else None. `script` is resolved against `cwd`, then the launcher's folder `base` (a script
+    found there is taken to run from there)."""
+    words = list(tokens)
+    while words and (ASSIGN.match(words[0]) or words[0] in ("env", "sudo")):
+        words.pop(0)
+    if not words:
+        return None
+    head = os.path.basename(words[0])
+    if not (PYTHON.match(words[0]) or head in WRAPPERS):
+        return None
+    expanded: list[tuple[str, bool]] = [_expand(w, env) for w in words[1:]]
+    i = 0
+    script = module = ""
+    while i < len(expanded):
+        word, ok = expanded[i]
+        if word == "-m" and i + 1 < len(expanded) and PYTHON.match(words[0]):
+            module = expanded[i + 1][0]
+            i += 2
+            break
+        if word.endswith(".py") and ok:
+            script = word
+            i += 1
+            break
+        if word in PY_VALUED:
+            i += 1
+        i += 1
+    if not (script or module):
+        return None
+    args: list[str] = []
+    unresolved: list[str] = []
+    rest = expanded[i:]
+    j = 0
+    while j < len(rest):
+        word, ok = rest[j]
+        if ok:
+            args.append(word)
+        elif args and args[-1].startswith("-") and "=" not in args[-1]:
+            unresolved += [args.pop(), word]
+        else:
+            unresolved.append(word)
+        j += 1
+    path, runs_in = "", cwd
+    if script:
+        for folder in (cwd, base):
+            candidate = os.path.normpath(os.path.join(folder, os.path.expanduser(script)))
+            if os.path.isfile(candidate):
+                path, runs_in = candidate, folder
+                break
+        else:
+            path = os.path.normpath(os.path.join(cwd, script))
+    return path, module, args, unresolved, runs_in
+
+
+def read_launches(path: str, root: str) -> list[Launch]:
+    """Every Python launch line of the file `path` (a shell script, Makefile or doc), its
+    `cd` and simple variable assignments followed in order. Docs and Makefiles run from `root`;
+    a shell script from `root` as well (the usual `bash scripts/run.sh`), its `cd`s applied."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return []
+    name = os.path.basename(path)
+    if name.endswith(SHELL_SUFFIXES):
+        lines = _shell_lines(text)
+    elif name in ("Makefile", "makefile", "GNUmakefile"):
+        lines = _make_lines(text)
+    else:
+        lines = _doc_lines(text)
+    base = os.path.dirname(os.path.abspath(path))
+    cwd = os.path.abspath(root)
+    env: dict[str, str] = {}
+    out: list[Launch] = []
+    for number, line in lines:
+        tokens = _split(line)
+        if not tokens:
+            continue
+        first = _command(tokens)
+        if not first:
+            continue
+        assign = ASSIGN.match(" ".join(first)) if len(first) == 1 else None
+        if assign:
+            value, ok = _expand(assign.group(2), env)
+            if ok:
+                env[assign.group(1)] = value
+            continue
+        if first[0] == "cd" and len(first) == 2:
+            target, ok = _expand(first[1], env)
+            if ok:
+                cwd = _cd(cwd, base, target)
+            rest = tokens[len(first) :]
+            if rest and rest[0] == "&&":
+                first = _command(rest[1:])
+            else:
+                continue
+        parsed = parse_command(first, cwd=cwd, base=base, env=env)
+        if parsed is None:
+            continue
+        script, module, args, unresolved, runs_in = parsed
+        out.append(
+            Launch(
+                source=path,
+                line=number,
+                text=" ".join(first),
+                script=script,
+                module=module,
+                args=tuple(args),
+                cwd=runs_in,
+                unresolved=tuple(unresolved),
+            )
+        )
+    return out
+
+
+def _cd(cwd: str, base: str, target: str) -> str:
+    for folder in (cwd, base):
+        candidate = os.path.normpath(os.path.join(folder, os.path.expanduser(target)))
+        if os.path.isdir(candidate):
+            return candidate
+    return os.path.normpath(os.path.join(cwd, target))
+
+
+def is_launcher_file(path: str) -> bool:
+    name = os.path.basename(path)
+    return (
+        name.endswith(SHELL_SUFFIXES)
+        or name in ("Makefile", "makefile", "GNUmakefile")
+        or name.lower().endswith(DOC_SUFFIXES)
+        and not name.lower().startswith(("requirements", "license", "notice"))
+    )
+
+
+def module_file(module: str, root: str) -> str:
+    """The file `python -m module` runs from `root` (or its `src/`), '' when none is there."""
+    parts = module.split(".")
+    for base in (root, os.path.join(root, "src")):
+        for candidate in (
+            os.path.join(base, *parts) + ".py",
+            os.path.join(base, *parts, "__main__.py"),
+        ):
+            if os.path.isfile(candidate):
+                return os.path.normpath(candidate)
+    return ""

@@ -1,0 +1,49 @@
+"""A throwaway copy of the user's project for a smoke run: the script runs inside it, from the
+folder its launch line runs from, so relative paths (`data/train.json`, `configs/ppo.yaml`)
+resolve as they do for the user, while whatever the run writes lands in the copy, never in the
+repo. Small files are copied; large ones (data, checkpoints) are linked, read-only in spirit:
+a script that writes over an existing large file would write through, so they are few (over
+MAX_COPY bytes) and named in the log.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from migrate.kernel.discovery import DEFAULT_EXCLUDES
+
+MAX_COPY = 8 * 1024 * 1024  # bytes: larger files are linked, not copied
+MAX_FILES = 20_000  # a bigger tree is not copied: the run falls back to a bare folder
+
+
+def mirror(root: str, dest: str) -> bool:
+    """Copy the project at `root` into `dest`, the usual VCS, build and venv folders skipped
+    (ignored files are kept: local data a script reads is often ignored). False, with nothing
+    copied, when it has over MAX_FILES files."""
+    files = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in DEFAULT_EXCLUDES)
+        files += [os.path.join(folder, n) for n in names]
+        if len(files) > MAX_FILES:
+            return False
+    for path in files:
+        rel = os.path.relpath(path, root)
+        target = os.path.join(dest, rel)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        try:
+            if os.path.islink(path) or os.path.getsize(path) > MAX_COPY:
+                os.symlink(os.path.realpath(path), target)
+            else:
+                shutil.copy2(path, target)
+        except OSError:
+            continue
+    return True
+
+
+def inside(path: str, root: str, dest: str) -> str:
+    """`path` (under `root`) as the same place under `dest`; `path` itself when outside root."""
+    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+    if rel.startswith(".."):
+        return os.path.abspath(path)
+    return os.path.normpath(os.path.join(dest, rel))
