@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import click
 
@@ -50,6 +51,15 @@ import click
     is_flag=True,
     help="SCRIPT: no no-op stand-ins for missing non-training modules (PIL, loguru, openai, ...).",
 )
+@click.option(
+    "--from-launcher",
+    "launcher",
+    type=click.Path(),
+    default=None,
+    metavar="FILE",
+    help="SCRIPT: take the script, its arguments and its folder from the first Python launch "
+    "line of FILE (a .sh, Makefile or README); with SCRIPT, the first line that runs it.",
+)
 @click.option("--lora", is_flag=True, help="Train LoRA adapters (peft) instead of all weights.")
 @click.option(
     "--arch",
@@ -76,6 +86,7 @@ def smoke_command(
     timeout: float,
     keep: bool,
     no_stand_ins: bool,
+    launcher: str | None,
     lora: bool,
     arch: str,
     device: str | None,
@@ -97,11 +108,34 @@ def smoke_command(
       trl-migrate smoke notebooks/ppo_sentiment.ipynb
       trl-migrate smoke ppo_tldr.py -- --dataset_name trl-lib/tldr --model_name_or_path
       Qwen/Qwen3-0.6B
+      trl-migrate smoke --from-launcher run_ppo.sh
       trl-migrate smoke --env
       trl-migrate smoke --env --lora --loss-parity --steps 8
     """
-    if script is None and not env:
+    if script is None and not env and not launcher:
         raise click.UsageError("pass --env to check this environment, or a SCRIPT to smoke-run")
+    if launcher and env:
+        raise click.UsageError("pass either --env or --from-launcher, not both")
+    if launcher:
+        from migrate.smoke.entry_points import from_launcher
+
+        if script is not None and not os.path.isfile(script):  # `-- --flag`: the script's own
+            script_args, script = (script, *script_args), None
+        try:
+            entry = from_launcher(launcher, script)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--from-launcher") from e
+        _smoke_script(
+            entry.path,
+            [*entry.args, *script_args],
+            steps=steps or 2,
+            timeout=timeout,
+            keep=keep,
+            stand_ins=not no_stand_ins,
+            fmt=fmt,
+            entry=entry,
+        )
+        return
     if script is not None and env:
         raise click.UsageError("pass either --env or a SCRIPT, not both")
     if script is not None:
@@ -140,14 +174,16 @@ def _smoke_script(
     keep: bool,
     stand_ins: bool,
     fmt: str,
+    entry: Any = None,
 ) -> None:
     from migrate import api
     from migrate.render import render_json as render
     from migrate.render import summarize
     from migrate.render.smoke import render_script_text
 
+    launch = {"cwd": entry.cwd or None, "module": entry.module, "entry": entry} if entry else {}
     result = api.smoke_script(
-        script, args, steps=steps, timeout=timeout, keep=keep, stand_ins=stand_ins
+        script, args, steps=steps, timeout=timeout, keep=keep, stand_ins=stand_ins, **launch
     )
     if fmt == "json":
         files = [result.file_result()]

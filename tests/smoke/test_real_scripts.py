@@ -57,7 +57,10 @@ def test_trls_sentiment_example_trains_once_migrated(tmp_path, store, version, t
         "# TODO(trl-migrate TRL102): `trl_model_class` is `AutoModelForSeq2SeqLM`"
     )
     result = smoke_script(script, store=store, timeout=240)
-    assert [f.code for f in result.findings] == ["TRL410"], (result.findings, result.log_tail)
+    assert [f.code for f in result.findings if f.code != "TRL420"] == ["TRL410"], (
+        result.findings,
+        result.log_tail,
+    )
     assert (
         result.steps_run == 2
         and len(result.losses) == 2

@@ -1,0 +1,251 @@
+"""Entry points as a repository has them: launch lines read from shell scripts, Makefiles and
+README fences (cd, continuations, variables, accelerate/deepspeed/torchrun, python -m), and the
+scripts that prove a rewritten library module by importing it. Reading only: nothing runs."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+
+import pytest
+
+from migrate.smoke.entry_points import find, imports_of, project_root, runs_training
+from migrate.smoke.launchers import module_file, read_launches
+
+FIXTURE = pathlib.Path(__file__).parents[1] / "fixtures" / "repos" / "rlhf_project"
+
+
+def _repo(tmp_path: pathlib.Path, files: dict[str, str]) -> pathlib.Path:
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path
+
+
+def _launch(tmp_path, launcher: str, text: str, scripts=("train.py",)):  # type: ignore[no-untyped-def]
+    files = {s: "print(1)\n" for s in scripts}
+    files[launcher] = text
+    root = _repo(tmp_path, files)
+    return [
+        (
+            os.path.relpath(x.script, root) if x.script else "",
+            x.module,
+            list(x.args),
+            os.path.relpath(x.cwd, root),
+            x.line,
+            list(x.unresolved),
+        )
+        for x in read_launches(str(root / launcher), str(root))
+    ]
+
+
+@pytest.mark.parametrize(
+    ("launcher", "text", "scripts", "expected"),
+    [
+        pytest.param(
+            "run.sh",
+            "python train.py --lr 1e-5\n",
+            ("train.py",),
+            [("train.py", "", ["--lr", "1e-5"], ".", 1, [])],
+            id="plain",
+        ),
+        pytest.param(
+            "run.sh",
+            "#!/bin/bash\nMODEL=gpt2\nexport OUT=runs\npython3 -u train.py \\\n  --model $MODEL \\\n"
+            "  --out ${OUT}/a --seed ${SEED:-7}\n",
+            ("train.py",),
+            [("train.py", "", ["--model", "gpt2", "--out", "runs/a", "--seed", "7"], ".", 4, [])],
+            id="variables-and-continuations",
+        ),
+        pytest.param(
+            "run.sh",
+            "python train.py --run_name $WANDB_NAME --lr 3\n",
+            ("train.py",),
+            [("train.py", "", ["--lr", "3"], ".", 1, ["--run_name", "$WANDB_NAME"])],
+            id="unset-variable-dropped-with-its-flag",
+        ),
+        pytest.param(
+            "scripts/run.sh",
+            "cd src\npython train.py --x 1 > log.txt 2>&1 &\n",
+            ("src/train.py",),
+            [("src/train.py", "", ["--x", "1"], "src", 2, [])],
+            id="cd-and-redirections",
+        ),
+        pytest.param(
+            "scripts/run.sh",
+            "python train.py\n",
+            ("scripts/train.py",),
+            [("scripts/train.py", "", [], "scripts", 1, [])],
+            id="script-beside-the-launcher",
+        ),
+        pytest.param(
+            "run.sh",
+            "CUDA_VISIBLE_DEVICES=0,1 accelerate launch --num_processes 2 --config_file a.yaml "
+            "train.py --bf16 True\ndeepspeed --num_gpus 8 train.py --deepspeed ds.json\n"
+            "torchrun --nproc_per_node=4 train.py\n",
+            ("train.py",),
+            [
+                ("train.py", "", ["--bf16", "True"], ".", 1, []),
+                ("train.py", "", ["--deepspeed", "ds.json"], ".", 2, []),
+                ("train.py", "", [], ".", 3, []),
+            ],
+            id="accelerate-deepspeed-torchrun",
+        ),
+        pytest.param(
+            "run.sh",
+            "cd pkg && python -m pkg.train --steps 3\n",
+            ("pkg/pkg/train.py",),
+            [("", "pkg.train", ["--steps", "3"], "pkg", 1, [])],
+            id="cd-then-module",
+        ),
+        pytest.param(
+            "README.md",
+            "Run it:\n\n```bash\n$ python train.py --a 1\n```\n\n```python\npython x.py\n```\n",
+            ("train.py",),
+            [("train.py", "", ["--a", "1"], ".", 4, [])],
+            id="readme-fences-only-shell",
+        ),
+        pytest.param(
+            "Makefile",
+            "train:\n\tpython train.py --fast\n\nlint:\n\truff check .\n",
+            ("train.py",),
+            [("train.py", "", ["--fast"], ".", 2, [])],
+            id="makefile-recipe",
+        ),
+        pytest.param(
+            "run.sh",
+            "pip install -r requirements.txt\necho python train.py\nls *.py\n",
+            ("train.py",),
+            [],
+            id="no-launch",
+        ),
+    ],
+)
+def test_launch_lines(tmp_path, launcher, text, scripts, expected):
+    assert _launch(tmp_path, launcher, text, scripts) == expected
+
+
+def test_module_file_from_root_or_src(tmp_path):
+    root = _repo(tmp_path, {"src/pkg/__init__.py": "", "src/pkg/run.py": "", "a/__main__.py": ""})
+    assert module_file("pkg.run", str(root)) == str(root / "src/pkg/run.py")
+    assert module_file("a", str(root)) == str(root / "a/__main__.py")
+    assert module_file("nope", str(root)) == ""
+
+
+@pytest.mark.parametrize(
+    ("source", "how"),
+    [
+        ('if __name__ == "__main__":\n    main()\n', "__main__ guard"),
+        ("t = make()\nt.train()\n", "top-level .train()"),
+        ("def go(t):\n    t.train()\n", ""),
+        ("x = (", ""),
+    ],
+)
+def test_runs_training(source, how):
+    assert runs_training(source) == how
+
+
+def test_imports_resolve_root_src_sibling_and_relative_never_stdlib(tmp_path):
+    root = _repo(
+        tmp_path,
+        {
+            "src/pkg/__init__.py": "",
+            "src/pkg/core.py": "from . import util\nfrom .sub import deep\n",
+            "src/pkg/util.py": "",
+            "src/pkg/sub/__init__.py": "",
+            "src/pkg/sub/deep.py": "",
+            "scripts/helper.py": "",
+            "scripts/time.py": "",
+            "scripts/run.py": "import time\nimport helper\nfrom pkg.core import x\n",
+        },
+    )
+    rel = lambda paths: sorted(os.path.relpath(p, root) for p in paths)  # noqa: E731
+    run = root / "scripts/run.py"
+    assert rel(imports_of(str(run), run.read_text(), str(root))) == [
+        "scripts/helper.py",
+        "src/pkg/__init__.py",
+        "src/pkg/core.py",
+    ]
+    core = root / "src/pkg/core.py"
+    assert rel(imports_of(str(core), core.read_text(), str(root))) == [
+        "src/pkg/sub/__init__.py",
+        "src/pkg/sub/deep.py",
+        "src/pkg/util.py",
+    ]
+
+
+def test_fixture_repo_entry_point_proves_the_library_module(tmp_path):
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURE, root)
+    rewritten = [str(root / "src/rlhfpkg/train.py"), str(root / "src/rlhfpkg/legacy.py")]
+    found, missing = find(str(root), {}, rewritten)
+    assert [e.to_json() for e in found] == [
+        {
+            "path": str(root / "scripts/train_ppo.py"),
+            "found_in": "run_ppo.sh:4",
+            "args": ["--model_name", "Qwen/Qwen3-0.6B", "--config", "configs/ppo.yaml"],
+            "cwd": str(root),
+            "launch": "python scripts/train_ppo.py --model_name $MODEL --config configs/ppo.yaml",
+            "module": "",
+            "via": [str(root / "src/rlhfpkg/train.py")],
+            "also": [],
+            "unresolved": [],
+        }
+    ]
+    assert [(m.path, m.why) for m in missing] == [
+        (
+            str(root / "src/rlhfpkg/legacy.py"),
+            "no entry point reaches it: nothing in the repo imports it, it has no __main__ "
+            "guard or top-level .train(), and no launch line of the repo runs it",
+        )
+    ]
+
+
+def test_a_module_imported_only_by_other_library_code_says_by_whom(tmp_path):
+    root = _repo(
+        tmp_path,
+        {
+            "lib/ppo.py": "import trl\n",
+            "lib/api.py": "from lib import ppo\n",
+            "lib/__init__.py": "",
+        },
+    )
+    found, missing = find(str(root), {}, [str(root / "lib/ppo.py")])
+    assert found == []
+    assert missing[0].why.startswith(
+        f"no entry point reaches it: imported by {root / 'lib/api.py'}"
+    )
+
+
+def test_transitive_importer_and_launch_line_win_over_main_guard(tmp_path):
+    root = _repo(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/ppo.py": "import trl\n",
+            "pkg/loop.py": "from pkg.ppo import x\n",
+            "train.py": "from pkg.loop import y\nif __name__ == '__main__':\n    y()\n",
+            "go.sh": "python train.py --n 2\n",
+        },
+    )
+    found, missing = find(str(root), {}, [str(root / "pkg/ppo.py")])
+    assert missing == []
+    assert [(e.path, e.found_in, e.args, e.via) for e in found] == [
+        (str(root / "train.py"), "go.sh:1", ("--n", "2"), (str(root / "pkg/ppo.py"),))
+    ]
+
+
+def test_project_root_is_the_nearest_marker(tmp_path):
+    root = _repo(tmp_path, {"pyproject.toml": "", "a/b/c.py": ""})
+    assert project_root(str(root / "a/b/c.py")) == str(root)
+    bare = _repo(tmp_path / "bare", {"x/y.py": ""})
+    assert project_root(str(bare / "x/y.py")) in (str(bare / "x"), str(root))
+
+
+def test_rewritten_text_is_read_from_sources_not_disk(tmp_path):
+    root = _repo(tmp_path, {"x.py": "import trl\n"})
+    path = str(root / "x.py")
+    found, _ = find(str(root), {path: b'if __name__ == "__main__":\n    pass\n'}, [path])
+    assert [e.found_in for e in found] == ["__main__ guard"]
