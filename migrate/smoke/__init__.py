@@ -150,10 +150,11 @@ def smoke_script(
             cells = _notebook_script(result, tmp)
             if cells is None:
                 return result
+        # By file, not `-m`: `-m` would put the run's folder first on sys.path, where a repo's
+        # own `migrate.py` would shadow our package before the harness starts.
         cmd = [
             python or sys.executable,
-            "-m",
-            "migrate.reference.harness",
+            os.path.join(_project_root(), "migrate", "reference", "harness.py"),
             out_json,
             result.ran,
             *args,

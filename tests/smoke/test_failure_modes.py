@@ -16,6 +16,7 @@ pytest.importorskip("trl")
 from click.testing import CliRunner  # noqa: E402
 
 from migrate.cli import main  # noqa: E402
+from migrate.reference.arguments import DATASET  # noqa: E402
 from migrate.smoke import smoke_script  # noqa: E402
 
 
@@ -108,6 +109,9 @@ def test_a_script_that_sleeps_past_the_timeout_is_killed(tmp_path, store):
     result = smoke_script(script, store=store, timeout=5)
     assert _codes(result) == ["TRL415"] and result.exit_code == 1
     assert result.seconds < 30 and "5 s timeout" in result.findings[0].message
+    # The harness dumped its stack before the kill: the finding says where the script was.
+    assert result.stack == "line 2 of the script (in <module>)"
+    assert result.findings[0].message.endswith("; it was at line 2 of the script (in <module>)")
 
 
 @pytest.mark.parametrize(
@@ -181,8 +185,11 @@ def test_script_arguments_go_after_a_double_dash(tmp_path, store):
         print("DATASET", parser.parse_args().dataset_name)
     """,
     )
+    # Not given: filled with a name the stand-in load_dataset serves, and said so.
     missing = smoke_script(script, store=store, timeout=120)
-    assert _codes(missing) == ["TRL417"] and "--dataset_name" in missing.findings[0].message
+    assert _codes(missing) == ["TRL413"] and missing.filled == ["--dataset_name", DATASET]
+    assert f"DATASET {DATASET}" in missing.log_tail
+    assert missing.command == f"python {script} --dataset_name {DATASET}"
     runner = CliRunner()
     run = runner.invoke(
         main, ["smoke", script, "--format", "json", "--", "--dataset_name", "trl-lib/tldr"]
@@ -254,3 +261,86 @@ def test_missing_non_training_modules_get_reported_stand_ins(tmp_path, store):
         assert f"with stand-ins for: {', '.join(sorted(missing))}" in result.findings[0].message
         off = smoke_script(script, store=store, timeout=180, stand_ins=False)
         assert _codes(off) == ["TRL411"]  # the import fails, as it would
+
+
+def test_an_argparse_error_that_filling_cannot_fix_exits_with_its_last_lines(tmp_path, store):
+    script = _script(
+        tmp_path,
+        """
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--steps", type=int)
+        parser.parse_args()
+    """,
+    )
+    result = smoke_script(script, ["--steps", "many"], store=store, timeout=120)
+    assert _codes(result) == ["TRL417"] and result.exit_code == 1
+    message = result.findings[0].message
+    assert message.startswith("the script exited with status 2 before training; its last lines: ")
+    assert "error: argument --steps: invalid int value: 'many'" in message
+
+
+def test_settings_that_fail_at_real_scale_are_reported_after_the_capped_pass(tmp_path, store):
+    # 3 prompts per device cannot hold whole groups of 2 generations: RLOOConfig rejects it at
+    # the script's own values; the smoke caps (2 and 2) would hide that without TRL420.
+    script = _script(
+        tmp_path,
+        """
+        from datasets import load_dataset
+        from trl import RLOOConfig, RLOOTrainer
+
+        def reward_len(completions, **kwargs):
+            return [-abs(20 - len(c)) / 20 for c in completions]
+
+        args = RLOOConfig(output_dir="out", per_device_train_batch_size=3, num_generations=2,
+                          bf16=False, use_cpu=True)
+        trainer = RLOOTrainer(model="Qwen/Qwen2-0.5B-Instruct", reward_funcs=reward_len, args=args,
+                              train_dataset=load_dataset("trl-lib/tldr", split="train"))
+        trainer.train()
+    """,
+    )
+    result = smoke_script(script, store=store, timeout=180)
+    assert [f.code for f in result.findings] == ["TRL410", "TRL420"], result.log_tail
+    assert result.outcome == "passed" and result.exit_code == 0
+    assert result.at_scale == [
+        "RLOOConfig at the script's own settings: ValueError: generation_batch_size (3) must be "
+        "divisible by num_generations (2)."
+    ]
+    assert {"config": "RLOOConfig", "field": "per_device_train_batch_size", "was": 3, "now": 2} in (
+        result.overrides
+    )
+    assert {"config": "RLOOConfig", "field": "max_steps", "was": -1, "now": 2} in result.overrides
+
+
+def test_a_crash_in_a_file_the_rewrite_did_not_touch_says_so(tmp_path, store):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "rewards.py").write_text("def score(x):\n    return 1 / 0\n")
+    script = _script(tmp_path, "from rewards import score\nscore(1)\n")
+    result = smoke_script(script, store=store, timeout=120, rewritten=frozenset({script}))
+    assert _codes(result) == ["TRL412"] and result.findings[0].line == 2
+    assert result.findings[0].message.endswith(
+        f"; it came from {result.shown(str(tmp_path / 'rewards.py'))}:2, a file the rewrite did "
+        "not touch"
+    )
+
+
+def test_the_project_root_and_src_are_importable_and_the_script_runs_from_its_cwd(tmp_path, store):
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "src" / "mypkg").mkdir(parents=True)
+    (tmp_path / "src" / "mypkg" / "__init__.py").write_text("NAME = 'from src'\n")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "prompts.txt").write_text("hello\n")
+    (tmp_path / "scripts").mkdir()
+    script = _script(
+        tmp_path / "scripts",
+        """
+        import os, mypkg
+        print("PKG", mypkg.NAME)
+        print("DATA", open("data/prompts.txt").read().strip())
+        open("data/written.txt", "w").write("x")
+    """,
+    )
+    result = smoke_script(script, store=store, timeout=120, cwd=str(tmp_path))
+    assert _codes(result) == ["TRL413"], result.log_tail
+    assert "PKG from src" in result.log_tail and "DATA hello" in result.log_tail
+    assert result.cwd == "." and not (tmp_path / "data" / "written.txt").exists()

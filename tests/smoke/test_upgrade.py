@@ -93,3 +93,39 @@ def test_demo_rewrites_fixes_pins_and_smoke_runs_every_migrated_script(tmp_path)
     # What is left for a human: the v2 script's generate_completions() and the notebook's value head.
     assert "2 TODOs for a human" in out and "(exit 1)" in out
     assert "trl==1.13.0" in out and "Demo wall time" in out
+
+
+FIXTURE_REPO = pathlib.Path(__file__).parents[1] / "fixtures" / "repos" / "rlhf_project"
+
+
+@pytest.mark.smoke
+def test_upgrade_proves_a_src_package_through_the_repos_own_launcher(tmp_path):
+    # src/ layout, a shell launcher with a variable, a yaml config read relative to the repo
+    # root, a required flag the launcher does not give, a missing optional module (loguru), and
+    # a rewritten module that nothing runs.
+    import importlib.util
+    import shutil
+
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURE_REPO, root)
+    report = api.upgrade_path(str(root), installed=False)
+    script = str(root / "scripts" / "train_ppo.py")
+    assert [(e.path, e.found_in, e.via) for e in report.entry_points] == [
+        (script, "run_ppo.sh:4", (str(root / "src" / "rlhfpkg" / "train.py"),))
+    ]
+    assert [u.path for u in report.unreached] == [str(root / "src" / "rlhfpkg" / "legacy.py")]
+    [smoke] = report.smokes
+    assert smoke.outcome == "passed" and smoke.steps_run == 2, (smoke.findings, smoke.log_tail)
+    assert smoke.args == ["--model_name", "Qwen/Qwen3-0.6B", "--config", "configs/ppo.yaml"]
+    assert smoke.filled == ["--dataset_name", "trl-migrate/stand-in"] and smoke.cwd == "."
+    assert smoke.stand_ins == ([] if importlib.util.find_spec("loguru") else ["loguru"])
+    assert {"config": "RLOOConfig", "field": "max_steps", "was": -1, "now": 2} in smoke.overrides
+    doc = report.to_json_extra()
+    assert doc["entry_points"][0]["launch"] == (
+        "python scripts/train_ppo.py --model_name $MODEL --config configs/ppo.yaml"
+    )
+    assert doc["smoke"][0]["command"] == (
+        f"python {script} --model_name Qwen/Qwen3-0.6B --config configs/ppo.yaml "
+        "--dataset_name trl-migrate/stand-in"
+    )
+    assert not (root / "runs").exists()  # outputs stayed in the throwaway copy
