@@ -1,7 +1,7 @@
 """Smoke-run a user's script: start the harness subprocess, time it out, turn its outcome into
 TRL4nn findings.
 
-This side never imports torch: it starts `python -m migrate.reference.harness` in a fresh
+This side never imports torch: it starts the harness (`migrate/reference/harness.py`) in a fresh
 temporary folder (removed afterwards), offline, and reads back the JSON the harness writes.
 """
 
