@@ -13,6 +13,7 @@ import ast
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import types
 from typing import Any
@@ -41,6 +42,32 @@ MODULES = frozenset(
         "ipywidgets",
         "nltk",
         "wordcloud",
+        # Metrics, debuggers, servers and domain scorers seen in public PPO repos: used for
+        # evaluation, reward helpers or serving, not for the training step itself.
+        "evaluate",
+        "sklearn",
+        "pudb",
+        "ipdb",
+        "flask",
+        "fastapi",
+        "uvicorn",
+        "rdkit",
+        "kaggle_secrets",
+        "rouge_score",
+        "bert_score",
+        "sacrebleu",
+        "spacy",
+        "textstat",
+        "detoxify",
+        "googleapiclient",
+        "openpyxl",
+        "jieba",
+        "modelscope",
+        "swanlab",
+        "mlflow",
+        "neptune",
+        "comet_ml",
+        "clearml",
     }
 )
 
@@ -88,14 +115,19 @@ def imported(text: str) -> set[str]:
     return out
 
 
+IMPORTS_ENV = "TRL_MIGRATE_SMOKE_IMPORTS"  # modules the project files the script reaches import
+
+
 def stand_in(script: str) -> list[str]:
-    """Put a stand-in in sys.modules for each listed module `script` imports that is not
-    installed (and its submodules the script imports); the top-level names, sorted."""
+    """Put a stand-in in sys.modules for each listed module that `script`, or a module of its
+    project that it imports (IMPORTS_ENV, from the smoke side), imports and that is not
+    installed (and the submodules imported); the top-level names, sorted."""
     try:
         with open(script, encoding="utf-8", errors="replace") as fh:
             names = imported(fh.read())
     except OSError:
         return []
+    names |= {n for n in os.environ.get(IMPORTS_ENV, "").split(",") if n}
     used = sorted(
         {n.split(".")[0] for n in names}
         & {m for m in MODULES if m not in sys.modules and importlib.util.find_spec(m) is None}

@@ -190,6 +190,7 @@ def run(script: str, args: list[str], *, steps: int) -> dict[str, Any]:
         result.update(outcome="error", error=describe(e, script))
     result["trainers"] = [_trainer_report(t) for t in caps.TRAINERS]
     result["filled"] = list(arguments.FILLED)
+    result["missing_data"] = list(stand_ins.MISSING_DATA)
     result["overrides"] = list(caps.OVERRIDES)
     result["at_scale"] = list(caps.AT_SCALE)
     result["seconds"] = round(time.perf_counter() - started, 3)

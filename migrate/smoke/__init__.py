@@ -24,11 +24,12 @@ from migrate.kernel.codes import (
     SKIPPED,
 )
 from migrate.kernel.findings import Severity
-from migrate.smoke.entry_points import project_root
+from migrate.smoke.entry_points import project_root, reached_imports
 from migrate.smoke.outcome import judge, stack_at_kill
 from migrate.smoke.result import SmokeResult, finding
 from migrate.smoke.workspace import inside, mirror
 
+IMPORTS_ENV = "TRL_MIGRATE_SMOKE_IMPORTS"  # what the script's project modules import (absent.py)
 STACK_WAIT = 3.0  # seconds a timed-out run gets to write its stack before it is killed
 PATHS_ENV = "TRL_MIGRATE_SMOKE_PATHS"  # the project's import roots, after the script's folder
 MODULE_ENV = "TRL_MIGRATE_SMOKE_MODULE"  # run as `python -m` this module
@@ -163,6 +164,7 @@ def smoke_script(
         env[PATHS_ENV] = os.pathsep.join(p for p in paths if os.path.isdir(p))
         if module:
             env[MODULE_ENV] = module
+        env[IMPORTS_ENV] = ",".join(reached_imports(result.ran, copy if result.copy else root))
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
                 cmd,

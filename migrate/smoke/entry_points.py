@@ -343,3 +343,34 @@ def from_launcher(launcher: str, script: str | None = None) -> EntryPoint:
         f"{launcher}: no Python launch line{what} (python X.py, python -m pkg.mod, accelerate "
         "launch, deepspeed, torchrun)"
     )
+
+
+def reached_imports(script: str, root: str, *, limit: int = 200) -> list[str]:
+    """Every module name imported by `script` and by the project files it imports, transitively
+    (at most `limit` files): what the smoke run may need stand-ins for."""
+    seen: set[str] = set()
+    todo = [os.path.abspath(script)]
+    names: set[str] = set()
+    while todo and len(seen) < limit:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            with open(path, "rb") as fh:
+                source = fh.read()
+        except OSError:
+            continue
+        if path.endswith(".ipynb"):
+            source = _notebook_text(source).encode()
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module)
+        todo += sorted(imports_of(path, source, root) - seen)
+    return sorted(names)

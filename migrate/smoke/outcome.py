@@ -48,6 +48,7 @@ def judge(
     result.trainers = list(data.get("trainers", []))
     result.stand_ins = list(data.get("stand_ins", []))
     result.filled = list(data.get("filled", []))
+    result.stand_ins += [f"data {p} (not in the repo)" for p in data.get("missing_data", [])]
     result.overrides = list(data.get("overrides", []))
     result.at_scale = list(data.get("at_scale", []))
     result.error = data.get("error")
@@ -185,12 +186,24 @@ def stack_at_kill(log: str, script: str) -> str:
 
 
 def _with_stand_ins(result: SmokeResult) -> str:
-    if not result.stand_ins:
-        return ""
-    return (
-        f", with stand-ins for: {', '.join(result.stand_ins)} (not installed here: install them "
-        "to run for real, or pass --no-stand-ins to see the import fail)"
-    )
+    modules = [s for s in result.stand_ins if not s.startswith("data ")]
+    data = [
+        s[len("data ") :].removesuffix(" (not in the repo)")
+        for s in result.stand_ins
+        if s not in modules
+    ]
+    out = ""
+    if modules:
+        out += (
+            f", with stand-ins for: {', '.join(modules)} (not installed here: install them "
+            "to run for real, or pass --no-stand-ins to see the import fail)"
+        )
+    if data:
+        out += (
+            f", with stand-in rows for data not in the repo: {', '.join(data)} (supply it to "
+            "train on it)"
+        )
+    return out
 
 
 def _import_what(err: dict[str, Any]) -> str:

@@ -344,3 +344,47 @@ def test_the_project_root_and_src_are_importable_and_the_script_runs_from_its_cw
     assert _codes(result) == ["TRL413"], result.log_tail
     assert "PKG from src" in result.log_tail and "DATA hello" in result.log_tail
     assert result.cwd == "." and not (tmp_path / "data" / "written.txt").exists()
+
+
+def test_data_files_not_in_the_repo_get_stand_in_rows_and_say_so(tmp_path, store):
+    script = _script(
+        tmp_path,
+        """
+        from datasets import load_dataset, load_from_disk
+        a = load_dataset("json", data_files="data/train.json", split="train")
+        b = load_from_disk("data/prepared")
+        print("ROWS", len(a) > 0, len(b["train"]) > 0)
+    """,
+    )
+    result = smoke_script(script, store=store, timeout=120)
+    assert _codes(result) == ["TRL413"] and "ROWS True True" in result.log_tail
+    assert result.stand_ins == [
+        "data data/train.json (not in the repo)",
+        "data data/prepared (not in the repo)",
+    ]
+
+
+def test_a_present_data_file_is_read_for_real(tmp_path, store):
+    (tmp_path / "train.jsonl").write_text('{"prompt": "a"}\n{"prompt": "b"}\n')
+    script = _script(
+        tmp_path,
+        """
+        from datasets import load_dataset
+        print("ROWS", len(load_dataset("json", data_files="train.jsonl", split="train")))
+    """,
+    )
+    result = smoke_script(script, store=store, timeout=120, cwd=str(tmp_path))
+    assert "ROWS 2" in result.log_tail and result.stand_ins == []
+
+
+def test_a_missing_module_imported_by_a_project_helper_gets_a_stand_in(tmp_path, store):
+    import importlib.util
+
+    if importlib.util.find_spec("sklearn") is not None:
+        pytest.skip("sklearn is installed here")
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "helpers.py").write_text("from sklearn.metrics import accuracy_score\nOK = 1\n")
+    script = _script(tmp_path, "import helpers\nprint('OK', helpers.OK)\n")
+    result = smoke_script(script, store=store, timeout=120)
+    assert _codes(result) == ["TRL413"] and "OK 1" in result.log_tail
+    assert result.stand_ins == ["sklearn"]
