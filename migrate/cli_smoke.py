@@ -60,6 +60,15 @@ import click
     help="SCRIPT: take the script, its arguments and its folder from the first Python launch "
     "line of FILE (a .sh, Makefile or README); with SCRIPT, the first line that runs it.",
 )
+@click.option(
+    "--python",
+    "python",
+    type=click.Path(),
+    default=None,
+    metavar="PATH",
+    help="SCRIPT: run it with this interpreter (your project's venv, with trl installed) instead "
+    "of trl-migrate's own.",
+)
 @click.option("--lora", is_flag=True, help="Train LoRA adapters (peft) instead of all weights.")
 @click.option(
     "--arch",
@@ -87,6 +96,7 @@ def smoke_command(
     keep: bool,
     no_stand_ins: bool,
     launcher: str | None,
+    python: str | None,
     lora: bool,
     arch: str,
     device: str | None,
@@ -134,6 +144,7 @@ def smoke_command(
             stand_ins=not no_stand_ins,
             fmt=fmt,
             entry=entry,
+            python=python,
         )
         return
     if script is not None and env:
@@ -147,6 +158,7 @@ def smoke_command(
             keep=keep,
             stand_ins=not no_stand_ins,
             fmt=fmt,
+            python=python,
         )
         return
     steps = 8 if steps is None else steps
@@ -175,6 +187,7 @@ def _smoke_script(
     stand_ins: bool,
     fmt: str,
     entry: Any = None,
+    python: str | None = None,
 ) -> None:
     from migrate import api
     from migrate.render import render_json as render
@@ -183,7 +196,14 @@ def _smoke_script(
 
     launch = {"cwd": entry.cwd or None, "module": entry.module, "entry": entry} if entry else {}
     result = api.smoke_script(
-        script, args, steps=steps, timeout=timeout, keep=keep, stand_ins=stand_ins, **launch
+        script,
+        args,
+        steps=steps,
+        timeout=timeout,
+        keep=keep,
+        stand_ins=stand_ins,
+        python=python,
+        **launch,
     )
     if fmt == "json":
         files = [result.file_result()]

@@ -41,6 +41,15 @@ import click
     "--no-installed", is_flag=True, help="Check only declared pins, not this environment."
 )
 @click.option(
+    "--python",
+    "python",
+    type=click.Path(),
+    default=None,
+    metavar="PATH",
+    help="Smoke-run the entry points with this interpreter (your project's venv) instead of "
+    "trl-migrate's own.",
+)
+@click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 def upgrade(
@@ -51,6 +60,7 @@ def upgrade(
     steps: int,
     timeout: float,
     no_installed: bool,
+    python: str | None,
     fmt: str,
 ) -> None:
     """Upgrade PATH to TRL 1.13: fix the code, fix the pins, smoke-train every migrated script.
@@ -75,6 +85,7 @@ def upgrade(
         timeout=timeout,
         installed=not no_installed,
         fmt=fmt,
+        python=python,
     )
     sys.exit(report.exit_code)
 
@@ -89,6 +100,7 @@ def _upgrade(
     timeout: float,
     installed: bool,
     fmt: str,
+    python: str | None = None,
 ):  # type: ignore[no-untyped-def]
     from migrate import api
     from migrate.kernel.config import ConfigError, load
@@ -116,6 +128,7 @@ def _upgrade(
         timeout=timeout,
         installed=installed,
         progress=say,
+        python=python,
     )
     if fmt == "json":
         click.echo(

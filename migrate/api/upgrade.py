@@ -103,9 +103,11 @@ def upgrade_path(
     installed: bool = True,
     jobs: int | None = None,
     progress: Callable[[str], None] | None = None,
+    python: str | None = None,
 ) -> UpgradeReport:
     """`fix` (writing; with `dry_run`, a diff only), then `compat` on `path` and the environment
-    (pins fixed in place unless `dry_run`), then `smoke` of every rewritten entry-point script.
+    (pins fixed in place unless `dry_run`), then `smoke` of every entry point that runs
+    rewritten code (with the interpreter `python`, default: this one).
 
     Never raises for a user's file or script: every problem is a finding in the report.
     """
@@ -140,7 +142,7 @@ def upgrade_path(
         from migrate import smoke as smoking
         from migrate.smoke.entry_points import project_root
 
-        missing = smoking.missing_packages()
+        missing = smoking.missing_packages() if python is None else []
         rewritten = frozenset(
             os.path.abspath(r.path) for r in report.fix.results if r.status is Status.CHANGED
         )
@@ -163,6 +165,7 @@ def upgrade_path(
                     module=entry.module,
                     entry=entry,
                     rewritten=rewritten,
+                    python=python,
                 )
             )
     report.seconds = time.perf_counter() - started

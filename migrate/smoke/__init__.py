@@ -42,17 +42,57 @@ def missing_packages() -> list[str]:
     return [name for name in SMOKE_PACKAGES if importlib.util.find_spec(name) is None]
 
 
+_PROBE = (
+    "import importlib.util, json, sys; "
+    "print(json.dumps([n for n in sys.argv[1:] if importlib.util.find_spec(n) is None]))"
+)
+
+
+def missing_in(python: str) -> tuple[list[str], str]:
+    """(the smoke packages `python` lacks, '') or ([], why it cannot be run at all): the
+    harness runs in the user's own interpreter with `smoke --python`."""
+    try:
+        proc = subprocess.run(
+            [python, "-c", _PROBE, *SMOKE_PACKAGES],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return [], f"cannot run this interpreter: {e}"
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return [], f"this interpreter failed to start (exit status {proc.returncode}): {last}"
+    try:
+        return list(json.loads(proc.stdout.strip().splitlines()[-1])), ""
+    except (ValueError, IndexError):
+        return [], f"unexpected output from this interpreter: {proc.stdout[-200:]!r}"
+
+
 def skipped(
-    path: str, missing: Sequence[str], *, steps: int = 2, timeout: float = 0
+    path: str,
+    missing: Sequence[str],
+    *,
+    steps: int = 2,
+    timeout: float = 0,
+    python: str | None = None,
 ) -> SmokeResult:
-    """The result for a script that could not be smoke-run because the smoke extra is missing."""
+    """The result for a script that could not be smoke-run because the smoke extra (or, with
+    `python`, part of the training stack in that interpreter) is missing."""
     result = SmokeResult(path, [], steps, timeout)
+    where = f" in {python}" if python else ""
+    how = (
+        f"install them there (`{python} -m pip install torch trl datasets accelerate`)"
+        if python
+        else f"install the smoke extra with `{INSTALL_HINT}` (CPU torch first)"
+    )
     finding(
         result,
         SKIPPED,
         Severity.WARNING,
-        f"not smoke-run: {', '.join(missing)} not installed; install the smoke extra with "
-        f"`{INSTALL_HINT}` (CPU torch first), then run `trl-migrate smoke {path}`",
+        f"not smoke-run: {', '.join(missing)} not installed{where}; {how}, then run "
+        f"`trl-migrate smoke {f'--python {python} ' if python else ''}{path}`",
     )
     return result
 
@@ -122,9 +162,15 @@ def smoke_script(
     if not os.path.isfile(script):
         finding(result, HARNESS, Severity.ERROR, f"{script}: no such file")
         return result
-    missing = missing_packages() if python is None else []
+    if python is None:
+        missing = missing_packages()
+    else:
+        missing, problem = missing_in(python)
+        if problem:
+            finding(result, HARNESS, Severity.ERROR, f"--python {python}: {problem}")
+            return result
     if missing:
-        return skipped(script, missing, steps=steps, timeout=timeout)
+        return skipped(script, missing, steps=steps, timeout=timeout, python=python)
     result.entry = entry
     tmp = tempfile.mkdtemp(prefix="trl-migrate-smoke-")
     started = time.perf_counter()

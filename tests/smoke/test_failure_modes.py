@@ -388,3 +388,26 @@ def test_a_missing_module_imported_by_a_project_helper_gets_a_stand_in(tmp_path,
     result = smoke_script(script, store=store, timeout=120)
     assert _codes(result) == ["TRL413"] and "OK 1" in result.log_tail
     assert result.stand_ins == ["sklearn"]
+
+
+def test_python_runs_the_harness_in_another_interpreter(tmp_path, store):
+    import subprocess
+    import sys
+
+    script = _script(tmp_path, "import sys\nprint('EXE', sys.executable)\n")
+    # The same stack through another path to the interpreter: it runs there.
+    result = smoke_script(script, store=store, timeout=120, python=sys.executable)
+    assert _codes(result) == ["TRL413"] and f"EXE {sys.executable}" in result.log_tail
+    # A bare venv has none of the training stack: skipped, saying where and how to install.
+    venv = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    bare = str(venv / "bin" / "python")
+    skipped = smoke_script(script, store=store, timeout=120, python=bare)
+    assert _codes(skipped) == ["TRL419"] and skipped.exit_code == 2
+    assert skipped.findings[0].message.startswith(
+        f"not smoke-run: torch, transformers, trl, datasets, accelerate not installed in {bare}; "
+    )
+    broken = smoke_script(script, store=store, timeout=120, python=str(tmp_path / "nope"))
+    assert (
+        _codes(broken) == ["TRL418"] and "cannot run this interpreter" in broken.findings[0].message
+    )
