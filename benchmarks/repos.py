@@ -124,21 +124,38 @@ def rows(runs: list[dict[str, Any]], known: dict[str, dict[str, Any]]) -> list[d
                 "outcome": "not smoked",
                 "why": "",
                 "stand_ins": ", ".join(smoke.get("stand_ins", [])) if smoke else "",
-                "overrides": len(smoke.get("overrides", [])) if smoke else 0,
+                "overrides": "",
             }
             if smoke:
                 row["outcome"] = smoke["outcome"]
-                err = smoke.get("error") or {}
-                row["why"] = (
-                    f"{err.get('exception', '')}: {err.get('message', '')}"[:140] if err else ""
+                smoke_findings = [
+                    f
+                    for f in _findings(report, run["root"], script)
+                    if f["code"].startswith("TRL4") and f["code"] not in ("TRL410", "TRL420")
+                ]
+                first = smoke_findings[0] if smoke_findings else None
+                row["code"] = first["code"] if first else ""
+                row["why"] = f"{first['code']} {first['message']}"[:220] if first else ""
+                row["todo"] = bool(first and "TODO(trl-migrate" in first["message"])
+                row["overrides"] = ", ".join(
+                    f"{o['field']} {o['was']}->{o['now']}" for o in smoke.get("overrides", [])
                 )
-                row["code"] = smoke.get("code", "")
+                row["filled"] = " ".join(smoke.get("filled", []))
             elif not run["report"]:
                 row["why"] = "upgrade crashed: " + (run["stderr"].strip().splitlines() or [""])[-1]
             else:
                 row["why"] = report.get("smoke_note", "") or "not an entry point of upgrade"
             out.append(row)
     return out
+
+
+def _findings(report: dict[str, Any], root: str, script: str) -> list[dict[str, Any]]:
+    return [
+        f
+        for entry in report.get("files", [])
+        if _rel(entry["path"], root) == script
+        for f in entry.get("findings", [])
+    ]
 
 
 def _cell(text: str) -> str:
@@ -149,6 +166,8 @@ def render(table: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     entries = [r for r in table if r["script"]]
     trained = sum(r["outcome"] == "passed" for r in entries)
     smoked = sum(r["outcome"] not in ("not smoked",) for r in entries)
+    at_todo = sum(bool(r.get("todo")) for r in entries if r["outcome"] != "passed")
+    found = sum(bool(r["found"]) for r in entries)
     lines = [
         f"`python benchmarks/repos.py` on {meta['date']}, {meta['machine']}; "
         f"{meta['repos']} public repositories (benchmarks/public_repos.json, code read at the "
@@ -158,10 +177,13 @@ def render(table: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         f"smoke run); {meta['seconds']:.0f} s in all.",
         "",
         f"**{trained} of {len(entries)} entry points trained** (2 steps on tiny offline "
-        f"stand-ins, real TRL 1.13); {smoked} were smoke-run.",
+        f"stand-ins, real TRL 1.13). `upgrade` found {found} of them as entry points and "
+        f"smoke-ran {smoked}; of those that did not train, {at_todo} stopped on a line where the "
+        "rewrite left a TODO naming the reason, the others are listed with where they stopped.",
         "",
-        "| repo | entry point | found by upgrade | args used | outcome | why | stand-ins |",
-        "|---|---|---|---|---|---|---|",
+        "| repo | entry point | found by upgrade | args used (filled) | outcome | where it stopped "
+        "| stand-ins | smoke caps |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in table:
         if not r["script"]:
@@ -174,10 +196,12 @@ def render(table: list[dict[str, Any]], meta: dict[str, Any]) -> str:
                     r["repo"],
                     r["script"],
                     r["found"],
-                    f"`{r['args']}`" if r["args"] else "",
+                    (f"`{r['args']}`" if r["args"] else "")
+                    + (f" (`{r['filled']}`)" if r.get("filled") else ""),
                     r["outcome"],
                     r["why"],
                     r["stand_ins"],
+                    r.get("overrides", ""),
                 )
             )
             + " |"
