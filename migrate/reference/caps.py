@@ -187,6 +187,54 @@ def patch_hub(module: Any) -> None:
     module.PushToHubMixin.push_to_hub = _no_push
 
 
+def _is_cuda(device: Any) -> bool:
+    text = str(device) if device is not None else ""
+    return text == "cuda" or text.startswith("cuda:")
+
+
+def patch_cuda(torch: Any) -> None:
+    """On a machine without a GPU, `.cuda()` and `.to("cuda")` of models and tensors stay on the
+    CPU instead of raising "Torch not compiled with CUDA enabled": a script that hard-codes its
+    GPU is still proven, and the report lists the override (torch device cuda -> cpu)."""
+    if torch.cuda.is_available():
+        return
+    module_cls, tensor_cls = torch.nn.Module, torch.Tensor
+    module_to, tensor_to = module_cls.to, tensor_cls.to
+
+    def moved(device: Any) -> None:
+        note("torch", "device", str(device), "cpu")
+
+    def module_cuda(self, device=None):  # type: ignore[no-untyped-def]
+        moved(device if device is not None else "cuda")
+        return self
+
+    def tensor_cuda(self, device=None, *args, **kwargs):  # type: ignore[no-untyped-def]
+        moved(device if device is not None else "cuda")
+        return self
+
+    def _cpu(args: tuple, kwargs: dict) -> tuple:  # type: ignore[type-arg]
+        if args and _is_cuda(args[0]):
+            moved(args[0])
+            args = ("cpu", *args[1:])
+        if _is_cuda(kwargs.get("device")):
+            moved(kwargs["device"])
+            kwargs = {**kwargs, "device": "cpu"}
+        return args, kwargs
+
+    def module_to_cpu(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        args, kwargs = _cpu(args, kwargs)
+        return module_to(self, *args, **kwargs)
+
+    def tensor_to_cpu(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        args, kwargs = _cpu(args, kwargs)
+        return tensor_to(self, *args, **kwargs)
+
+    module_cls.cuda = module_cuda
+    module_cls.to = module_to_cpu
+    tensor_cls.cuda = tensor_cuda
+    tensor_cls.to = tensor_to_cpu
+
+
 def patch_network() -> None:
     connect = socket.socket.connect
     connect_ex = socket.socket.connect_ex

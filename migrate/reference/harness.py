@@ -61,6 +61,7 @@ def bootstrap(steps: int) -> None:
         "transformers.models.auto.processing_auto": stand_ins.patch_auto_classes,
         "transformers.pipelines": stand_ins.patch_pipeline,
         "datasets": stand_ins.patch_datasets,
+        "torch": caps.patch_cuda,
     }
     for name, hook in hooks.items():
         caps.after_import(name, hook)
@@ -137,6 +138,8 @@ def describe(exc: BaseException, script: str) -> dict[str, Any]:
 
 def _in_project(filename: str) -> bool:
     """A frame of the user's project (its copy, or the roots it is imported from)."""
+    if filename.startswith("<"):  # <frozen runpy>, <string>
+        return False
     path = os.path.realpath(filename)
     for root in os.environ.get(PATHS_ENV, "").split(os.pathsep):
         if root and path.startswith(os.path.realpath(root) + os.sep):

@@ -107,7 +107,7 @@ def judge(
             CRASH,
             Severity.ERROR,
             f"{after}the script raised {err.get('exception')}: {err.get('message')}{where}"
-            f"{_untouched(result, err)}{todo}",
+            f"{_untouched(result, err)}{_not_in_repo(err)}{todo}",
             line,
         )
     if result.findings:
@@ -160,6 +160,19 @@ def _untouched(result: SmokeResult, err: dict[str, Any]) -> str:
     if original is None or original in result.rewritten:
         return ""
     return f"; it came from {result.shown(original)}:{line}, a file the rewrite did not touch"
+
+
+def _not_in_repo(err: dict[str, Any]) -> str:
+    """A file the script opens that the repository does not hold (local data, a checkpoint):
+    the rewrite is not at fault, and no stand-in can guess its contents."""
+    if err.get("exception") not in ("FileNotFoundError", "OSError") and "not found" not in str(
+        err.get("message", "")
+    ):
+        return ""
+    return (
+        "; that file is not in the repository (local data or a checkpoint of the original "
+        "run): supply it, or point the script at one, to smoke-run past this line"
+    )
 
 
 def stack_at_kill(log: str, script: str) -> str:

@@ -14,18 +14,27 @@ import shutil
 from migrate.kernel.discovery import DEFAULT_EXCLUDES
 
 MAX_COPY = 8 * 1024 * 1024  # bytes: larger files are linked, not copied
-MAX_FILES = 20_000  # a bigger tree is not copied: the run falls back to a bare folder
+MAX_FILES = 5_000  # a bigger tree is not copied: the run falls back to a bare folder
+MAX_BYTES = 200 * 1024 * 1024  # nor one whose small files add up to more than this
 
 
 def mirror(root: str, dest: str) -> bool:
     """Copy the project at `root` into `dest`, the usual VCS, build and venv folders skipped
     (ignored files are kept: local data a script reads is often ignored). False, with nothing
-    copied, when it has over MAX_FILES files."""
+    copied, when it has over MAX_FILES files or MAX_BYTES of small files."""
     files = []
+    total = 0
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in DEFAULT_EXCLUDES)
-        files += [os.path.join(folder, n) for n in names]
-        if len(files) > MAX_FILES:
+        for name in names:
+            path = os.path.join(folder, name)
+            files.append(path)
+            try:
+                size = os.lstat(path).st_size
+            except OSError:
+                continue
+            total += size if size <= MAX_COPY else 0
+        if len(files) > MAX_FILES or total > MAX_BYTES:
             return False
     for path in files:
         rel = os.path.relpath(path, root)

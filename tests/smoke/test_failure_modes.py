@@ -411,3 +411,36 @@ def test_python_runs_the_harness_in_another_interpreter(tmp_path, store):
     assert (
         _codes(broken) == ["TRL418"] and "cannot run this interpreter" in broken.findings[0].message
     )
+
+
+def test_a_hard_coded_gpu_stays_on_the_cpu_here_and_is_listed(tmp_path, store):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: nothing is moved")
+    script = _script(
+        tmp_path,
+        """
+        import torch
+        from transformers import AutoModelForCausalLM
+        model = AutoModelForCausalLM.from_pretrained("gpt2").cuda()
+        x = torch.ones(2).to("cuda:0")
+        print("ON", x.device, next(model.parameters()).device, torch.ones(1).to(torch.float16).dtype)
+    """,
+    )
+    result = smoke_script(script, store=store, timeout=120)
+    assert _codes(result) == ["TRL413"] and "ON cpu cpu torch.float16" in result.log_tail
+    assert result.overrides == [
+        {"config": "torch", "field": "device", "was": "cuda", "now": "cpu"},
+        {"config": "torch", "field": "device", "was": "cuda:0", "now": "cpu"},
+    ]
+
+
+def test_a_folder_too_big_to_copy_runs_in_place_importable(tmp_path, store, monkeypatch):
+    from migrate.smoke import workspace
+
+    monkeypatch.setattr(workspace, "MAX_FILES", 1)
+    (tmp_path / "helper.py").write_text("NAME = 'helper'\n")
+    script = _script(tmp_path, "import helper\nprint('NAME', helper.NAME)\n")
+    result = smoke_script(script, store=store, timeout=120)
+    assert result.copy == "" and "NAME helper" in result.log_tail
