@@ -260,8 +260,13 @@ def _launches(root: str, paths: Iterable[str]) -> list[Launch]:
         return kind, path
 
     out: list[Launch] = []
+    seen: set[tuple[str, int]] = set()
     for path in sorted((os.path.abspath(p) for p in paths), key=rank):
-        out += read_launches(path, root)
+        for launch in read_launches(path, root):
+            # A README's `bash run.sh` yields run.sh's own lines again: each line once.
+            if (launch.source, launch.line) not in seen:
+                seen.add((launch.source, launch.line))
+                out.append(launch)
     return out
 
 
