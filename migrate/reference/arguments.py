@@ -145,3 +145,70 @@ def patch_argparse() -> None:
         return original(self, [*argv, *extra], namespace)
 
     argparse.ArgumentParser.parse_known_args = parse_known_args  # type: ignore[method-assign]
+
+
+class _Param:
+    """An argparse-action-shaped view of one function parameter, for value_for."""
+
+    def __init__(self, name: str, annotation: Any) -> None:
+        self.dest, self.choices, self.type = (
+            name,
+            None,
+            annotation if annotation in (int, float) else None,
+        )
+
+
+def fire_fill(component: Any, argv: list[str]) -> list[str]:
+    """`--name value` for each parameter of `component` (a function) without a default that
+    `argv` does not give, by flag or by position."""
+    import inspect
+
+    if not callable(component) or inspect.isclass(component):
+        return []
+    try:
+        params = list(inspect.signature(component).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    flags = {a.lstrip("-").split("=")[0].replace("-", "_") for a in argv if a.startswith("--")}
+    positional = 0
+    skip = False
+    for a in argv:  # values of flags are not positionals
+        if skip:
+            skip = False
+            continue
+        if a.startswith("--"):
+            skip = "=" not in a
+            continue
+        positional += 1
+    out: list[str] = []
+    for i, p in enumerate(params):
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.default is not p.empty:
+            continue
+        if p.name in flags or (i < positional and p.kind != p.KEYWORD_ONLY):
+            continue
+        out += [f"--{p.name}", value_for(_Param(p.name, p.annotation))]
+    return out
+
+
+def patch_fire(fire: Any) -> None:
+    """`fire.Fire(main)`: required parameters of `main` that the command line lacks are filled
+    (and recorded) before fire parses it."""
+    original = fire.Fire
+
+    def Fire(component=None, command=None, name=None, serialize=None):  # type: ignore[no-untyped-def]  # noqa: N802
+        argv = list(sys.argv[1:] if command is None else command)
+        if isinstance(command, str):
+            import shlex
+
+            argv = shlex.split(command)
+        extra = fire_fill(component, argv)
+        if extra:
+            FILLED.extend(extra)
+            print(
+                "[trl-migrate smoke] required arguments not given, filled with stand-ins: "
+                + " ".join(extra),
+                file=sys.stderr,
+            )
+        return original(component, [*argv, *extra], name, serialize)
+
+    fire.Fire = Fire

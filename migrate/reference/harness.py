@@ -62,6 +62,7 @@ def bootstrap(steps: int) -> None:
         "transformers.pipelines": stand_ins.patch_pipeline,
         "datasets": stand_ins.patch_datasets,
         "torch": caps.patch_cuda,
+        "fire": arguments.patch_fire,
     }
     for name, hook in hooks.items():
         caps.after_import(name, hook)

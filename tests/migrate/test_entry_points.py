@@ -249,3 +249,19 @@ def test_rewritten_text_is_read_from_sources_not_disk(tmp_path):
     path = str(root / "x.py")
     found, _ = find(str(root), {path: b'if __name__ == "__main__":\n    pass\n'}, [path])
     assert [e.found_in for e in found] == ["__main__ guard"]
+
+
+def test_fire_parameters_without_a_default_are_filled_by_name(tmp_path, monkeypatch):
+    from migrate.reference.arguments import DATASET, MODEL, fire_fill
+
+    monkeypatch.chdir(tmp_path)  # the stand-in data file is written here
+
+    def main(model_name, data_path, epochs: int, lr=1e-5, *, output_dir, **rest):
+        pass
+
+    filled = fire_fill(main, ["--epochs", "3"])
+    assert filled[:2] == ["--model_name", MODEL] and filled[4:] == ["--output_dir", filled[5]]
+    assert filled[2] == "--data_path" and filled[3].endswith("data.jsonl")
+    assert fire_fill(main, ["gpt2", "d.json", "3", "--output_dir=o"]) == []
+    assert fire_fill(lambda dataset_name: None, []) == ["--dataset_name", DATASET]
+    assert fire_fill(dict, []) == [] and fire_fill(None, []) == []
