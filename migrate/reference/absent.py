@@ -68,6 +68,11 @@ MODULES = frozenset(
         "neptune",
         "comet_ml",
         "clearml",
+        "boto3",
+        "botocore",
+        "passlib",
+        "Levenshtein",
+        "editdistance",
     }
 )
 

@@ -62,26 +62,39 @@ def project_root(path: str) -> str:
 
 
 def runs_training(source: bytes | str) -> str:
-    """How a file runs when executed: "__main__ guard", "top-level .train()", or ''."""
+    """How a file runs when executed: "__main__ guard", "top-level .train()", "top-level
+    trainer" (a `...Trainer(...)` built outside any function: a script whose PPO loop the
+    rewrite left for a human still builds it), "top-level PPO loop" (`.step(...)` in a loop
+    outside any function), or ''."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return ""
-    todo: list[ast.AST] = list(tree.body)
+    found = ""
+    todo: list[tuple[ast.AST, bool]] = [(node, False) for node in tree.body]
     while todo:
-        node = todo.pop()
+        node, in_loop = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         if isinstance(node, ast.If) and _is_main_test(node.test):
             return "__main__ guard"
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "train"
-        ):
-            return "top-level .train()"
-        todo.extend(ast.iter_child_nodes(node))
-    return ""
+        if isinstance(node, ast.Call):
+            name = _called(node.func)
+            if name == "train" and isinstance(node.func, ast.Attribute):
+                return "top-level .train()"
+            if name.endswith("Trainer"):
+                found = found or "top-level trainer"
+            elif name == "step" and in_loop and isinstance(node.func, ast.Attribute):
+                found = found or "top-level PPO loop"
+        loop = in_loop or isinstance(node, (ast.For, ast.While, ast.AsyncFor))
+        todo.extend((child, loop) for child in ast.iter_child_nodes(node))
+    return found
+
+
+def _called(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
 
 
 def _is_main_test(test: ast.expr) -> bool:

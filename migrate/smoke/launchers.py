@@ -23,6 +23,9 @@ PYTHON = re.compile(r"^(.*/)?python(\d(\.\d+)?)?$")
 VARIABLE = re.compile(r"\$\{(\w+)(:-([^}]*))?\}|\$(\w+)")
 ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_]\w*)=(.*)$")
 CONTROL = frozenset({"&&", "||", ";", "|", "&", ">", ">>", "2>&1", "1>", "2>", "<"})
+# Values a README leaves for the reader to fill: `<your-model>`, `...`, `[MODEL]`, `YOUR_PATH`.
+PLACEHOLDER = re.compile(r"^(<[^>]*>|\.\.\.|\[[A-Z_]+\]|(YOUR|PATH_TO|path_to)_\w*)$|<[^>]+>")
+HELP = frozenset({"-h", "--help", "--version"})
 # Python's own options that take a value (`python -W ignore x.py`).
 PY_VALUED = frozenset({"-W", "-X", "-c"})
 
@@ -163,12 +166,15 @@ def parse_command(
         i += 1
     if not (script or module):
         return None
+    if any(w in HELP for w, _ in expanded[i:]):  # `python x.py --help` shows usage, trains nothing
+        return None
     args: list[str] = []
     unresolved: list[str] = []
     rest = expanded[i:]
     j = 0
     while j < len(rest):
         word, ok = rest[j]
+        ok = ok and not PLACEHOLDER.match(word)
         if ok:
             args.append(word)
         elif args and args[-1].startswith("-") and "=" not in args[-1]:

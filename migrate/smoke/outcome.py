@@ -230,10 +230,11 @@ def _import_what(err: dict[str, Any]) -> str:
     if err.get("exception") == "ModuleNotFoundError" and match:
         names = ", ".join(
             f"`{n.split(' as ')[0].strip()}`"
-            for n in match.group(2).rstrip(")").split(",")
-            if n.strip()
+            for n in match.group(2).strip().strip("()").split(",")
+            if n.strip() and n.strip() not in ("(", ")", "\\")
         )
-        return f"cannot import {names} from `{match.group(1)}`: {reason}"
+        what = f"{names} from `{match.group(1)}`" if names else f"from `{match.group(1)}`"
+        return f"cannot import {what}: {reason}"
     if name and module and name != module:
         return f"cannot import `{name}` from `{module}`: {reason}"
     return f"{err.get('exception')}: {reason}"

@@ -115,6 +115,13 @@ def _launch(tmp_path, launcher: str, text: str, scripts=("train.py",)):  # type:
             id="makefile-recipe",
         ),
         pytest.param(
+            "README.md",
+            "```\npython train.py --help\npython train.py --model <your-model> --data d.json ...\n```\n",
+            ("train.py",),
+            [("train.py", "", ["--data", "d.json"], ".", 3, ["--model", "<your-model>", "..."])],
+            id="placeholders-dropped-help-skipped",
+        ),
+        pytest.param(
             "run.sh",
             "pip install -r requirements.txt\necho python train.py\nls *.py\n",
             ("train.py",),
@@ -140,6 +147,11 @@ def test_module_file_from_root_or_src(tmp_path):
         ('if __name__ == "__main__":\n    main()\n', "__main__ guard"),
         ("t = make()\nt.train()\n", "top-level .train()"),
         ("def go(t):\n    t.train()\n", ""),
+        ("ppo = PPOTrainer(config, model)\n", "top-level trainer"),
+        ("for batch in loader:\n    stats = ppo.step(q, r, s)\n", "top-level PPO loop"),
+        ("ppo.step(q, r, s)\n", ""),
+        ("def make():\n    return RLOOTrainer(model='m')\n", ""),
+        ("model = AutoModelForCausalLMWithValueHead.from_pretrained('gpt2')\n", ""),
         ("x = (", ""),
     ],
 )

@@ -1,0 +1,75 @@
+"""How a smoke run's raw outcome reads in a finding (pure functions, no run): import errors,
+the stack of a timed-out run, files the repository lacks."""
+
+from __future__ import annotations
+
+import pytest
+
+from migrate.smoke.outcome import _import_what, _not_in_repo, stack_at_kill
+
+
+@pytest.mark.parametrize(
+    ("err", "expected"),
+    [
+        (
+            {
+                "exception": "ModuleNotFoundError",
+                "message": "No module named 'editdistance'",
+                "source": "from utils.rl_utils import (",
+            },
+            "cannot import from `utils.rl_utils`: No module named 'editdistance'",
+        ),
+        (
+            {
+                "exception": "ModuleNotFoundError",
+                "message": "No module named 'trl.core'",
+                "source": "from trl.core import LengthSampler as LS, respond_to_batch",
+            },
+            "cannot import `LengthSampler`, `respond_to_batch` from `trl.core`: No module named "
+            "'trl.core'",
+        ),
+        (
+            {
+                "exception": "ImportError",
+                "name": "BloomTokenizerFast",
+                "module": "transformers",
+                "message": "cannot import name 'BloomTokenizerFast' from 'transformers' (/x/y.py)",
+                "source": "from transformers import BloomTokenizerFast",
+            },
+            "cannot import `BloomTokenizerFast` from `transformers`: cannot import name "
+            "'BloomTokenizerFast' from 'transformers'",
+        ),
+    ],
+)
+def test_import_errors_name_what_and_from_where(err, expected):
+    assert _import_what(err) == expected
+
+
+DUMP = """\
+step 1
+Thread 0x00007f0001 (most recent call first):
+  File "/usr/lib/python3.11/threading.py", line 320 in wait
+
+Current thread 0x00007f0000 (most recent call first):
+  File "/venv/transformers/generation/utils.py", line 2100 in _sample
+  File "/run/repo/train.py", line 42 in main
+  File "/run/repo/train.py", line 50 in <module>
+"""
+
+
+def test_the_stack_of_a_killed_run_names_the_scripts_line_and_the_innermost_frame():
+    assert stack_at_kill(DUMP, "/run/repo/train.py") == (
+        "line 42 of the script (in main), inside /venv/transformers/generation/utils.py:2100 in "
+        "_sample"
+    )
+    assert stack_at_kill(DUMP, "/elsewhere.py") == (
+        "/venv/transformers/generation/utils.py:2100 in _sample"
+    )
+    assert stack_at_kill("no dump here", "/run/repo/train.py") == ""
+
+
+def test_a_missing_file_is_said_to_be_outside_the_repository():
+    assert _not_in_repo({"exception": "FileNotFoundError", "message": "x"}).startswith(
+        "; that file is not in the repository"
+    )
+    assert _not_in_repo({"exception": "KeyError", "message": "'prompt'"}) == ""
