@@ -27,6 +27,15 @@ SELECT = ("TRL108",)
             "import trl\nfrom mylib import prepare_model_for_int8_training\n", id="own-function"
         ),
         pytest.param("import trl\nx = cfg.use_auth_token\n", id="attribute-read"),
+        pytest.param(
+            "import trl\nfrom transformers import PretrainedConfig, AutoTokenizer\n",
+            id="pretrained-config-from-transformers",
+        ),
+        pytest.param(
+            "import trl\nfrom transformers import TrainingArguments\n"
+            "a = TrainingArguments('o', max_seq_length=3)\n",
+            id="max-seq-length-not-sft",
+        ),
     ],
 )
 def test_noop(src):
@@ -120,6 +129,42 @@ def test_noop(src):
             from accelerate.utils.deepspeed import DummyOptim, DummyScheduler
             """,
             id="dummy-optim",
+        ),
+        pytest.param(
+            """
+            import trl
+            from transformers.modeling_utils import PretrainedConfig, PreTrainedModel
+            """,
+            """
+            import trl
+            from transformers.modeling_utils import PreTrainedModel
+            from transformers import PretrainedConfig
+            """,
+            id="pretrained-config-from-modeling-utils",
+        ),
+        pytest.param(
+            """
+            import trl
+            from transformers import AutoConfig, BloomForCausalLM, BloomTokenizerFast
+            MODEL_CLASSES = {"bloom": (AutoConfig, BloomForCausalLM, BloomTokenizerFast)}
+            """,
+            """
+            import trl
+            from transformers import AutoConfig, BloomForCausalLM, AutoTokenizer as BloomTokenizerFast
+            MODEL_CLASSES = {"bloom": (AutoConfig, BloomForCausalLM, BloomTokenizerFast)}
+            """,
+            id="bloom-fast-tokenizer",
+        ),
+        pytest.param(
+            """
+            from trl import SFTConfig
+            cfg = SFTConfig(output_dir="out", max_seq_length=512, packing=True)
+            """,
+            """
+            from trl import SFTConfig
+            cfg = SFTConfig(output_dir="out", max_length=512, packing=True)
+            """,
+            id="sft-max-seq-length",
         ),
     ],
 )
