@@ -1,4 +1,7 @@
-"""Removed TRL helpers that TRL101 writes into the user's file (data: codemods/data/inline.toml)."""
+"""Removed helpers written into the user's file in place of their import (data:
+codemods/data/inline.toml): TRL helpers by TRL101, transformers ones by TRL108. `WritesIn` is
+the part both rules share: the written statements follow the import, and at the top level move
+below the import block it belongs to."""
 
 from __future__ import annotations
 
@@ -7,6 +10,8 @@ from importlib import resources
 
 import libcst as cst
 import tomlkit
+
+from codemods import edits
 
 
 @functools.cache
@@ -42,3 +47,61 @@ def statements(source: str, name: str) -> list[cst.BaseStatement]:
         )
     body[0] = first
     return body
+
+
+class WritesIn:
+    """Mixin of a RuleTransformer that writes definitions in place of imports."""
+
+    _block_depth = 0
+    _top_written: frozenset[int] = frozenset()
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._block_depth += 1
+
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        self._block_depth -= 1
+        return updated_node
+
+    def followed_by(self, result, written: list[cst.BaseStatement], original):  # type: ignore[no-untyped-def]
+        """`result` (what became of the import statement `original`) followed by `written`."""
+        if not written:
+            return result
+        for i in range(1, len(written)):  # a blank line after a written class or function
+            if isinstance(written[i - 1], (cst.ClassDef, cst.FunctionDef)) and not edits.leading(
+                written[i]
+            ):
+                written[i] = written[i].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+        if isinstance(result, cst.RemovalSentinel):
+            first = written[0]
+            written[0] = first.with_changes(
+                leading_lines=[*original.leading_lines, *edits.leading(first)]
+            )
+            head = []
+        else:
+            head = list(result.nodes) if isinstance(result, cst.FlattenSentinel) else [result]
+        if self._block_depth == 0:  # place_written moves them below the import block
+            self._top_written = self._top_written | {id(stmt) for stmt in written}
+        return cst.FlattenSentinel([*head, *written])
+
+    def place_written(self, module: cst.Module) -> cst.Module:
+        """Definitions written in place of a module-level import go after the import block it
+        was part of, so the imports stay together at the top."""
+        body = list(module.body)
+        written = [n for n in body if id(n) in self._top_written]
+        if not written:
+            return module
+        start = body.index(written[0])
+        end = start
+        for i in range(start, len(body)):
+            if id(body[i]) in self._top_written:
+                continue
+            if not edits.is_import_block(body[i]):
+                break
+            end = i
+        if end == start:
+            return module
+        rest = [n for n in body if id(n) not in self._top_written]
+        at = rest.index(body[end]) + 1
+        return module.with_changes(body=[*rest[:at], *written, *rest[at:]])

@@ -8,7 +8,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits, inline, symbols
+from codemods import inline, symbols
 from codemods.base import RuleTransformer
 from codemods.edits import (
     KEEP,
@@ -16,7 +16,6 @@ from codemods.edits import (
     alias_asname,
     alias_name,
     import_from,
-    is_import_block,
     new_alias,
     rewrite_import_from,
 )
@@ -32,12 +31,10 @@ from codemods.symbols import Symbol
 from migrate.kernel.findings import Severity
 
 
-class RewriteImports(RuleTransformer):
+class RewriteImports(inline.WritesIn, RuleTransformer):
     def __init__(self, context, state) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context, state)
         self.table = symbols.load()
-        self._block_depth = 0
-        self._top_written: set[int] = set()
 
     def focus(self):  # type: ignore[no-untyped-def]
         return self.trl_focus()  # trl imports, and uses of the names they bind
@@ -215,44 +212,11 @@ class RewriteImports(RuleTransformer):
                 )
             elif not self._owned(sym):
                 self.todo(orig_alias, message_for(sym))
-        result = _followed_by(
-            rewrite_import_from(updated, decisions), written, updated
-        )  # may replace written[0]
-        if written and self._block_depth == 0:
-            self._top_written.update(
-                id(stmt) for stmt in written
-            )  # leave_Module moves them below the imports
-        return result
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self._block_depth += 1
-
-    def leave_IndentedBlock(
-        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
-    ) -> cst.IndentedBlock:
-        self._block_depth -= 1
-        return updated_node
+        # leave_Module moves what is written at the top level below the imports.
+        return self.followed_by(rewrite_import_from(updated, decisions), written, updated)
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        """Definitions written in place of a module-level import go after the import block it
-        was part of, so the imports stay together at the top."""
-        body = list(updated_node.body)
-        written = [n for n in body if id(n) in self._top_written]
-        if not written:
-            return updated_node
-        start = body.index(written[0])
-        end = start
-        for i in range(start, len(body)):
-            if id(body[i]) in self._top_written:
-                continue
-            if not is_import_block(body[i]):
-                break
-            end = i
-        if end == start:
-            return updated_node
-        rest = [n for n in body if id(n) not in self._top_written]
-        at = rest.index(body[end]) + 1
-        return updated_node.with_changes(body=[*rest[:at], *written, *rest[at:]])
+        return self.place_written(updated_node)
 
     def _star(self, original, updated, module: str):  # type: ignore[no-untyped-def]
         exported = self.table.names_by_module.get(module, {})
@@ -315,22 +279,3 @@ class RewriteImports(RuleTransformer):
     @staticmethod
     def _severity(sym: Symbol) -> Severity:
         return Severity.WARNING if sym.deprecated else Severity.ERROR
-
-
-def _followed_by(result, written: list[cst.BaseStatement], original: cst.SimpleStatementLine):  # type: ignore[no-untyped-def]
-    """`result` (what became of an import statement) followed by the `written` statements."""
-    if not written:
-        return result
-    for i in range(1, len(written)):  # a blank line after a written class or function
-        if isinstance(written[i - 1], (cst.ClassDef, cst.FunctionDef)) and not edits.leading(
-            written[i]
-        ):
-            written[i] = written[i].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
-    if isinstance(result, cst.RemovalSentinel):
-        first = written[0]
-        written[0] = first.with_changes(
-            leading_lines=[*original.leading_lines, *edits.leading(first)]
-        )
-        return cst.FlattenSentinel(written)
-    head = list(result.nodes) if isinstance(result, cst.FlattenSentinel) else [result]
-    return cst.FlattenSentinel([*head, *written])
