@@ -31,6 +31,11 @@ def lookup(path: str) -> str | None:
     return _table().get(path)
 
 
+def paths(package: str) -> list[str]:
+    """The old import paths of `package` (`transformers`) that have a written-in definition."""
+    return sorted(p for p in _table() if p.split(".")[0] == package)
+
+
 def statements(source: str, name: str) -> list[cst.BaseStatement]:
     """The statements to write in place of the import, binding `name`; a class or function
     gets a blank line before it."""

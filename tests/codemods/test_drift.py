@@ -173,15 +173,68 @@ def test_fixes(before, after):
     assert findings and all(f.fix is Fix.APPLIED for f in findings)
 
 
-def test_what_has_no_exact_replacement_gets_one_todo():
-    src = "import trl\nfrom transformers import top_k_top_p_filtering\n"
-    out, findings = run(src, select=SELECT)
-    assert out.splitlines()[1].startswith(
-        "# TODO(trl-migrate TRL108): `transformers.top_k_top_p_filtering` is gone: removed in "
-        "transformers 4.40: filter logits with `transformers.TopKLogitsWarper(top_k)`"
+def test_removed_transformers_helpers_are_written_in():
+    src = dedent(
+        """
+        import trl
+        import torch
+        from transformers import AutoTokenizer, top_k_top_p_filtering as filt
+        from transformers.utils import send_example_telemetry
+
+        send_example_telemetry("run_ppo", args)
+        logits = filt(logits, top_k=0, top_p=0.9)
+        """
     )
-    assert [f.fix for f in findings] == [Fix.MANUAL]
+    out, findings = run(src, select=SELECT)
+    assert out == dedent(
+        """
+        import trl
+        import torch
+        from transformers import AutoTokenizer
+
+        def filt(logits, top_k=0, top_p=1.0, filter_value=-float("Inf"), min_tokens_to_keep=1):
+            \"\"\"transformers.top_k_top_p_filtering, gone since transformers 4.39 (written in by trl-migrate).\"\"\"
+            from transformers import TopKLogitsWarper, TopPLogitsWarper
+
+            keep = {"filter_value": filter_value, "min_tokens_to_keep": min_tokens_to_keep}
+            if top_k > 0:
+                logits = TopKLogitsWarper(top_k=top_k, **keep)(None, logits)
+            if 0 <= top_p <= 1.0:
+                logits = TopPLogitsWarper(top_p=top_p, **keep)(None, logits)
+            return logits
+
+        def send_example_telemetry(*args, **kwargs):
+            \"\"\"transformers.utils.send_example_telemetry, gone in transformers 5: it only reported usage
+            to the Hub, so nothing is lost by doing nothing (written in by trl-migrate).\"\"\"
+            return None
+
+        send_example_telemetry("run_ppo", args)
+        logits = filt(logits, top_k=0, top_p=0.9)
+        """
+    )
+    assert [f.fix for f in findings] == [Fix.APPLIED, Fix.APPLIED]
     assert run(out, select=SELECT)[0] == out
+
+
+def test_the_written_in_top_k_top_p_filtering_filters_as_the_old_one_did():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from codemods import inline
+
+    space: dict = {}
+    source = inline.lookup("transformers.top_k_top_p_filtering") or ""
+    exec(source.replace("__NAME__", "top_k_top_p_filtering"), space)  # noqa: S102
+    f = space["top_k_top_p_filtering"]
+    inf = float("-inf")
+    logits = torch.tensor([[1.0, 4.0, 2.0, 3.0], [0.0, 0.0, 5.0, 0.0]])
+    # top-k keeps the k largest logits of each row
+    assert f(logits.clone(), top_k=2).tolist() == [[inf, 4.0, inf, 3.0], [0.0, 0.0, 5.0, 0.0]]
+    # top-p keeps the smallest set whose probability reaches p (row 2: 5.0 alone is ~0.98)
+    out = f(logits.clone(), top_p=0.9)
+    assert out[1].tolist() == [inf, inf, 5.0, inf] and out[0].tolist() == [inf, 4.0, 2.0, 3.0]
+    # the defaults filter nothing; min_tokens_to_keep wins over top_k
+    assert f(logits.clone()).tolist() == logits.tolist()
+    assert f(logits.clone(), top_k=1, min_tokens_to_keep=2).tolist()[0] == [inf, 4.0, inf, 3.0]
 
 
 def test_both_keywords_given_is_a_todo_not_a_guess():

@@ -7,7 +7,9 @@ DummyOptim` imports it from `accelerate.utils.deepspeed`; `evaluation_strategy=`
 TrainingArguments and TRL configs becomes `eval_strategy=`; `use_auth_token=` on
 `from_pretrained`, `pipeline` and `load_dataset` becomes `token=`; `tokenizer=` on
 `Trainer` and TRL's trainers becomes `processing_class=`. What has no exact
-replacement (`top_k_top_p_filtering`) gets a TODO that says what it did.
+replacement gets a TODO that says what it did; removed helpers small enough to keep exactly
+(`top_k_top_p_filtering`, `send_example_telemetry`) are written into the file, their
+definitions in codemods/data/inline.toml.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ from typing import Any
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits
+from codemods import edits, inline
 from codemods.base import Rule, RuleTransformer
-from codemods.edits import KEEP, alias_asname, alias_name, new_alias, rewrite_import_from
+from codemods.edits import KEEP, REMOVE, alias_asname, alias_name, new_alias, rewrite_import_from
 from codemods.rules.drift import scores
 from codemods.rules.drift.scores import PipelineScores
 
@@ -35,12 +37,18 @@ def table() -> dict[str, Any]:
     return data
 
 
-class RewriteDrift(PipelineScores, RuleTransformer):
+WRITTEN_IN = tuple(inline.paths("transformers"))  # removed helpers written into the file
+
+
+class RewriteDrift(inline.WritesIn, PipelineScores, RuleTransformer):
     # The identifiers the table acts on: a file without any of them skips the pass.
     NAMES = tuple(
         sorted(
             {*table()["keywords"], scores.FLAG}
-            | {path.rpartition(".")[2] for path in (*table()["imports"], *table()["todo"])}
+            | {
+                path.rpartition(".")[2]
+                for path in (*table()["imports"], *table()["todo"], *WRITTEN_IN)
+            }
         )
     )
 
@@ -49,7 +57,7 @@ class RewriteDrift(PipelineScores, RuleTransformer):
         self.scores_prescan(node)
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        return self.scores_module(updated_node)
+        return self.place_written(self.scores_module(updated_node))
 
     def focus(self) -> tuple[str, ...]:
         # Imports, keywords and attributes of the table all name one; so do the calls of a
@@ -64,12 +72,22 @@ class RewriteDrift(PipelineScores, RuleTransformer):
             return updated_node
         node, module, aliases = found
         decisions: list = []
+        written: list[cst.BaseStatement] = []
         for alias in aliases:
             name = alias_name(alias)
             path = f"{module}.{name}"
             move = table()["imports"].get(path)
             todo = table()["todo"].get(path, {}).get("do")
-            if move is not None:
+            source = inline.lookup(path) if path in WRITTEN_IN else None
+            if source is not None:
+                decisions.append(REMOVE)
+                written.extend(inline.statements(source, alias_asname(alias) or name))
+                self.report(
+                    alias,
+                    f"`{path}` is gone in the transformers TRL 1.13 needs; an equivalent "
+                    "definition was written into this file",
+                )
+            elif move is not None:
                 new_name = move.get("name", name)
                 bound = alias_asname(alias) or name
                 decisions.append(
@@ -84,7 +102,7 @@ class RewriteDrift(PipelineScores, RuleTransformer):
                 decisions.append(KEEP)
                 if todo is not None:
                     self.todo(alias, f"`{path}` is gone: {todo}")
-        return rewrite_import_from(updated_node, decisions)
+        return self.followed_by(rewrite_import_from(updated_node, decisions), written, updated_node)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         return self.scores_call(original_node, self._keywords(original_node, updated_node))
