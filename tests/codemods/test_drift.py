@@ -32,6 +32,19 @@ SELECT = ("TRL108",)
             id="pretrained-config-from-transformers",
         ),
         pytest.param(
+            "import trl\n"
+            "a = tok.apply_chat_template(m)['input_ids']\n"
+            "b = tok.apply_chat_template(m).input_ids\n"
+            "c = tok.apply_chat_template(m, return_dict=True)\n"
+            "d = tok.apply_chat_template(m, tokenize=False)\n"
+            "e = tok.apply_chat_template(m)\n"
+            "f = model.generate(**tok.apply_chat_template(m, return_tensors='pt'))\n"
+            "print(e['attention_mask'])\n"
+            "g = tok.apply_chat_template(m, **kw)\n",
+            id="chat-template-already-read-as-a-mapping",
+        ),
+        pytest.param("import trl\nx = tok(text)\ny = enc.encode(text)\n", id="tokenizer-call"),
+        pytest.param(
             "import trl\nfrom transformers import TrainingArguments\n"
             "a = TrainingArguments('o', max_seq_length=3)\n",
             id="max-seq-length-not-sft",
@@ -165,6 +178,41 @@ def test_noop(src):
             cfg = SFTConfig(output_dir="out", max_length=512, packing=True)
             """,
             id="sft-max-seq-length",
+        ),
+        pytest.param(
+            """
+            import trl
+            ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True)
+            t = tok.apply_chat_template(
+                messages,
+                return_tensors="pt",
+            )
+            assert ids[-1] != tokenizer.eos_token_id
+            """,
+            """
+            import trl
+            ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_dict=False)
+            t = tok.apply_chat_template(
+                messages,
+                return_tensors="pt",
+                return_dict=False,
+            )
+            assert ids[-1] != tokenizer.eos_token_id
+            """,
+            id="chat-template-ids",
+        ),
+        pytest.param(
+            """
+            from transformers import AutoTokenizer
+            enc = tokenizer.encode_plus(prompt, answer, max_length=8, truncation=True)
+            batch = self.tokenizer.batch_encode_plus(texts, padding=True, return_tensors="pt")
+            """,
+            """
+            from transformers import AutoTokenizer
+            enc = tokenizer(prompt, answer, max_length=8, truncation=True)
+            batch = self.tokenizer(texts, padding=True, return_tensors="pt")
+            """,
+            id="encode-plus",
         ),
     ],
 )
@@ -413,3 +461,18 @@ def test_return_all_scores_in_a_file_that_does_not_use_trl_is_fixed_too():
     src = "from transformers import pipeline\nk = {'return_all_scores': True}\nout = pipe(t, **k)\n"
     out, _ = run(src, select=SELECT)
     assert "k = {'top_k': None}" in out  # the rule runs beyond TRL (the engine lets it)
+
+
+def test_the_tokenizer_rewrites_give_what_the_old_calls_gave():
+    """transformers 5's own tokenizer, as the rewritten code calls it: the ids list the old
+    `apply_chat_template` default returned, and the BatchEncoding `encode_plus` returned."""
+    pytest.importorskip("transformers")
+    from migrate.reference import tiny
+
+    tok = tiny.tiny_tokenizer()
+    messages = [{"role": "user", "content": "hello there"}]
+    ids = tok.apply_chat_template(messages, add_generation_prompt=True, return_dict=False)
+    text = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    assert isinstance(ids, list) and ids == tok(text, add_special_tokens=False)["input_ids"]
+    pair = tok([("hi there", "you are")])["input_ids"]
+    assert pair == tok(["hi there"], ["you are"])["input_ids"]  # pairs, as batch_encode_plus

@@ -26,8 +26,9 @@ from libcst.helpers import get_full_name_for_node
 from codemods import edits, inline
 from codemods.base import Rule, RuleTransformer
 from codemods.edits import KEEP, REMOVE, alias_asname, alias_name, new_alias, rewrite_import_from
-from codemods.rules.drift import scores
+from codemods.rules.drift import scores, tokenizers
 from codemods.rules.drift.scores import PipelineScores
+from codemods.rules.drift.tokenizers import TokenizerCalls
 
 
 @functools.cache
@@ -40,11 +41,11 @@ def table() -> dict[str, Any]:
 WRITTEN_IN = tuple(inline.paths("transformers"))  # removed helpers written into the file
 
 
-class RewriteDrift(inline.WritesIn, PipelineScores, RuleTransformer):
+class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, RuleTransformer):
     # The identifiers the table acts on: a file without any of them skips the pass.
     NAMES = tuple(
         sorted(
-            {*table()["keywords"], scores.FLAG}
+            {*table()["keywords"], scores.FLAG, *tokenizers.NAMES}
             | {
                 path.rpartition(".")[2]
                 for path in (*table()["imports"], *table()["todo"], *WRITTEN_IN)
@@ -55,6 +56,7 @@ class RewriteDrift(inline.WritesIn, PipelineScores, RuleTransformer):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self.scores_prescan(node)
+        self.tokenizer_prescan(node)
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         return self.place_written(self.scores_module(updated_node))
@@ -105,7 +107,8 @@ class RewriteDrift(inline.WritesIn, PipelineScores, RuleTransformer):
         return self.followed_by(rewrite_import_from(updated_node, decisions), written, updated_node)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        return self.scores_call(original_node, self._keywords(original_node, updated_node))
+        call = self.tokenizer_call(original_node, self._keywords(original_node, updated_node))
+        return self.scores_call(original_node, call)
 
     def _keywords(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         rules = table()["keywords"]
