@@ -100,6 +100,20 @@ class _Anything(type):
     def __exit__(cls, *exc: Any) -> None:
         return None
 
+    # Text helpers (colorama's `Fore.RED + text`, termcolor's `colored(...)` in an f-string)
+    # read as the empty string, so log lines still build.
+    def __str__(cls) -> str:
+        return ""
+
+    def __format__(cls, spec: str) -> str:
+        return ""
+
+    def __add__(cls, other: Any) -> Any:
+        return other if isinstance(other, str) else cls
+
+    def __radd__(cls, other: Any) -> Any:
+        return other if isinstance(other, str) else cls
+
 
 def _stand_in_type(name: str) -> Any:
     return _Anything(name, (), {})

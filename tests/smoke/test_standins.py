@@ -78,3 +78,35 @@ def test_a_tracker_the_machine_lacks_is_a_no_op_stand_in(tmp_path, store):
         "TRACKED True" in result.log_tail
         and "wandb is not installed here: a no-op stand-in" in result.log_tail
     )
+
+
+def test_stand_in_rows_answer_the_column_operations_made_for_the_real_data(tmp_path, store):
+    pytest.importorskip("torch")
+    pytest.importorskip("trl")
+    from migrate.smoke import smoke_script
+
+    script = tmp_path / "cols.py"
+    script.write_text(
+        "from datasets import Dataset, load_dataset\n"
+        "ds = load_dataset('json', data_files='stories.json', split='train')\n"
+        "ds = ds.rename_column('story', 'query').remove_columns(['title', 'id'])\n"
+        "ds = ds.map(lambda x: {'n': len(x['query'])}, remove_columns=['genre'])\n"
+        "ds = ds.select_columns(['query', 'summary', 'n'])\n"
+        "print('COLS', ds.column_names, len(ds) > 0)\n"
+        "real = Dataset.from_dict({'a': [1]})\n"
+        "try:\n"
+        "    real.remove_columns(['b'])\n"
+        "except ValueError:\n"
+        "    print('REAL CHECKED')\n"
+    )
+    result = smoke_script(str(script), store=store, timeout=120)
+    assert "COLS ['query', 'summary', 'n'] True" in result.log_tail, result.log_tail
+    assert "REAL CHECKED" in result.log_tail  # a dataset of the script's own keeps every check
+    assert result.stand_ins == ["data stories.json (not in the repo)"]
+
+
+def test_missing_text_helpers_read_as_empty_text():
+    from migrate.reference import absent
+
+    fore = absent._stand_in_type("colorama.Fore")
+    assert fore.RED + "red" + fore.RESET == "red" and f"{fore.BLUE}blue" == "blue"
