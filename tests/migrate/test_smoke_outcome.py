@@ -73,3 +73,18 @@ def test_a_missing_file_is_said_to_be_outside_the_repository():
         "; that file is not in the repository"
     )
     assert _not_in_repo({"exception": "KeyError", "message": "'prompt'"}) == ""
+
+
+def test_a_failure_away_from_any_todo_lists_the_files_todos(tmp_path):
+    from migrate.smoke.outcome import _todos_in_file
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        "# TODO(trl-migrate TRL105): keep a prompt column\nds = x\ntrainer.train()\n"
+        "# TODO(trl-migrate TRL104): generate_completions() was removed\n"
+    )
+    assert _todos_in_file(str(script)) == (
+        "; the rewrite left TODOs in this file for a human: TRL105 (line 1), TRL104 (line 4)"
+    )
+    script.write_text("trainer.train()\n")
+    assert _todos_in_file(str(script)) == ""
