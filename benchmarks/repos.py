@@ -137,6 +137,7 @@ def rows(runs: list[dict[str, Any]], known: dict[str, dict[str, Any]]) -> list[d
                 row["code"] = first["code"] if first else ""
                 row["why"] = f"{first['code']} {first['message']}"[:220] if first else ""
                 row["todo"] = bool(first and "TODO(trl-migrate" in first["message"])
+                row["todo_in_file"] = bool(first and "TODOs in this file" in first["message"])
                 row["overrides"] = ", ".join(
                     f"{o['field']} {o['was']}->{o['now']}" for o in smoke.get("overrides", [])
                 )
@@ -167,6 +168,7 @@ def render(table: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     trained = sum(r["outcome"] == "passed" for r in entries)
     smoked = sum(r["outcome"] not in ("not smoked",) for r in entries)
     at_todo = sum(bool(r.get("todo")) for r in entries if r["outcome"] != "passed")
+    in_file = sum(bool(r.get("todo_in_file")) for r in entries if r["outcome"] != "passed")
     found = sum(bool(r["found"]) for r in entries)
     lines = [
         f"`python benchmarks/repos.py` on {meta['date']}, {meta['machine']}; "
@@ -179,7 +181,8 @@ def render(table: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         f"**{trained} of {len(entries)} entry points trained** (2 steps on tiny offline "
         f"stand-ins, real TRL 1.13). `upgrade` found {found} of them as entry points and "
         f"smoke-ran {smoked}; of those that did not train, {at_todo} stopped on a line where the "
-        "rewrite left a TODO naming the reason, the others are listed with where they stopped.",
+        f"rewrite left a TODO naming the reason, {in_file} elsewhere in a file where it left "
+        "TODOs (listed in the finding), the others are listed with where they stopped.",
         "",
         "| repo | entry point | found by upgrade | args used (filled) | outcome | where it stopped "
         "| stand-ins | smoke caps |",
