@@ -4,6 +4,7 @@ TRL4nn finding at the user's line, with the TODO of ours nearest to an import th
 from __future__ import annotations
 
 import math
+import os
 import re
 from typing import Any
 
@@ -55,7 +56,11 @@ def judge(
     outcome = data.get("outcome")
     err = result.error or {}
     line = int(err.get("line") or 0)
-    todo = _todo_near(result.ran or result.path, line) or _todos_in_file(result.ran or result.path)
+    todo = (
+        _todo_near(result.ran or result.path, line)
+        or _todo_in_frame(result, err)
+        or _todos_in_file(result.ran or result.path)
+    )
     if outcome == "harness":
         finding(
             result,
@@ -178,8 +183,6 @@ def _not_in_repo(err: dict[str, Any]) -> str:
 def stack_at_kill(log: str, script: str) -> str:
     """`train.py:42 in main (inside transformers/generation/utils.py:2100)`: the main thread's
     innermost frame in the script, from the faulthandler dump the kill asked for."""
-    import os
-
     blocks = re.split(r"\n(?=(?:Current thread|Thread) 0x)", log)
     current = [b for b in blocks if b.lstrip().startswith("Current thread")]
     main = current or [b for b in blocks if b.lstrip().startswith("Thread")]
@@ -246,6 +249,22 @@ def _read(path: str) -> str:
             return fh.read()
     except OSError:
         return ""
+
+
+def _todo_in_frame(result: SmokeResult, err: dict[str, Any]) -> str:
+    """`; the rewrite left a TODO(trl-migrate TRL102) at lib/models.py:7 for a human`: the
+    innermost frame of the project, in another of its files, sits under a TODO."""
+    frames = err.get("project_frames") or []
+    if not frames:
+        return ""
+    file, _, number = frames[-1].rpartition(":")
+    if not number.isdigit() or os.path.realpath(file) == os.path.realpath(result.ran or ""):
+        return ""
+    near = _todo_near(file, int(number))
+    if not near:
+        return ""
+    original = result.original(file) or file
+    return near.replace(" here for a human", f" at {result.shown(original)}:{number} for a human")
 
 
 def _todos_in_file(path: str) -> str:

@@ -444,3 +444,18 @@ def test_a_folder_too_big_to_copy_runs_in_place_importable(tmp_path, store, monk
     script = _script(tmp_path, "import helper\nprint('NAME', helper.NAME)\n")
     result = smoke_script(script, store=store, timeout=120)
     assert result.copy == "" and "NAME helper" in result.log_tail
+
+
+def test_an_import_error_in_a_project_module_points_at_the_todo_there(tmp_path, store):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "helper.py").write_text(
+        "# TODO(trl-migrate TRL102): `PreTrainedModelWrapper` does not exist in TRL 1.13\n"
+        "from trl import PreTrainedModelWrapper\n"
+    )
+    script = _script(tmp_path, "import helper\n")
+    result = smoke_script(script, store=store, timeout=120)
+    assert _codes(result) == ["TRL411"] and result.findings[0].line == 1
+    assert result.findings[0].message.endswith(
+        f"; the rewrite left a TODO(trl-migrate TRL102) at "
+        f"{result.shown(str(tmp_path / 'helper.py'))}:2 for a human"
+    ), result.findings[0].message
