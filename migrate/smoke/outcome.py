@@ -112,7 +112,7 @@ def judge(
             CRASH,
             Severity.ERROR,
             f"{after}the script raised {err.get('exception')}: {err.get('message')}{where}"
-            f"{_untouched(result, err)}{_not_in_repo(err)}{todo}",
+            f"{_untouched(result, err)}{_not_in_repo(err)}{_from_launch(result, err)}{todo}",
             line,
         )
     if result.findings:
@@ -165,6 +165,23 @@ def _untouched(result: SmokeResult, err: dict[str, Any]) -> str:
     if original is None or original in result.rewritten:
         return ""
     return f"; it came from {result.shown(original)}:{line}, a file the rewrite did not touch"
+
+
+def _from_launch(result: SmokeResult, err: dict[str, Any]) -> str:
+    """Flags the launch line passes that the script's parser (TRL 1.13's config fields) no
+    longer knows: the real launch would stop there too."""
+    entry = result.entry
+    message = str(err.get("message", ""))
+    if (
+        entry is None
+        or not entry.launch
+        or "arguments are not used by the HfArgumentParser" not in (message)
+    ):
+        return ""
+    return (
+        f"; they come from the launch line at {entry.found_in}: TRL 1.13's configs no longer "
+        "have them, so rename or drop them there"
+    )
 
 
 def _not_in_repo(err: dict[str, Any]) -> str:

@@ -88,3 +88,29 @@ def test_a_failure_away_from_any_todo_lists_the_files_todos(tmp_path):
     )
     script.write_text("trainer.train()\n")
     assert _todos_in_file(str(script)) == ""
+
+
+def test_flags_of_the_launch_line_the_new_config_lacks_are_traced_to_it(tmp_path):
+    from migrate.smoke.entry_points import EntryPoint
+    from migrate.smoke.outcome import judge
+    from migrate.smoke.result import SmokeResult
+
+    script = tmp_path / "train.py"
+    script.write_text("parse()\n")
+    result = SmokeResult(str(script), ["--max_prompt_length", "9"], 2, 60)
+    result.ran = str(script)
+    result.entry = EntryPoint(
+        str(script), "run.sh:3", launch="python train.py --max_prompt_length 9"
+    )
+    message = "Some specified arguments are not used by the HfArgumentParser: ['--max_prompt_length', '9']"
+    data = {
+        "outcome": "error",
+        "trainers": [],
+        "error": {"kind": "crash", "exception": "ValueError", "message": message, "line": 1},
+    }
+    judge(result, data, timed_out=False, returncode=0)
+    assert [f.code for f in result.findings] == ["TRL412"]
+    assert result.findings[0].message == (
+        f"the script raised ValueError: {message}; they come from the launch line at run.sh:3: "
+        "TRL 1.13's configs no longer have them, so rename or drop them there"
+    )
