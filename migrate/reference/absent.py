@@ -73,6 +73,7 @@ MODULES = frozenset(
         "passlib",
         "Levenshtein",
         "editdistance",
+        "torchaudio",  # audio inputs of multimodal repos (LLaMA-Factory); text training never uses it
     }
 )
 
