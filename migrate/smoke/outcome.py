@@ -161,6 +161,8 @@ def _untouched(result: SmokeResult, err: dict[str, Any]) -> str:
     if not frames or result.rewritten is None:
         return ""
     file, _, line = frames[-1].rpartition(":")
+    if os.path.realpath(file) == os.path.realpath(result.ran or ""):
+        return ""  # the script itself (or the script made of a notebook's cells)
     original = result.original(file)
     if original is None or original in result.rewritten:
         return ""

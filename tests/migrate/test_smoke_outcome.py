@@ -114,3 +114,19 @@ def test_flags_of_the_launch_line_the_new_config_lacks_are_traced_to_it(tmp_path
         f"the script raised ValueError: {message}; they come from the launch line at run.sh:3: "
         "TRL 1.13's configs no longer have them, so rename or drop them there"
     )
+
+
+def test_the_script_that_ran_is_never_a_file_the_rewrite_did_not_touch(tmp_path):
+    from migrate.smoke.outcome import _untouched
+    from migrate.smoke.result import SmokeResult
+
+    result = SmokeResult(str(tmp_path / "nb.ipynb"), [], 2, 60)
+    result.root, result.copy = str(tmp_path), str(tmp_path / "copy")
+    result.ran = str(tmp_path / "copy" / "nb.smoke.py")  # a notebook's cells as one script
+    result.rewritten = frozenset({str(tmp_path / "nb.ipynb")})
+    assert _untouched(result, {"project_frames": [f"{result.ran}:94"]}) == ""
+    helper = str(tmp_path / "copy" / "helpers.py")
+    assert _untouched(result, {"project_frames": [f"{result.ran}:3", f"{helper}:7"]}) == (
+        f"; it came from {result.shown(str(tmp_path / 'helpers.py'))}:7, a file the rewrite did "
+        "not touch"
+    )
