@@ -73,7 +73,7 @@ MODULES = frozenset(
         "passlib",
         "Levenshtein",
         "editdistance",
-        "torchaudio",  # audio inputs of multimodal repos (LLaMA-Factory); text training never uses it
+        "torchaudio",  # audio inputs of multimodal repos (LLaMA-Factory), never text training
     }
 )
 
