@@ -502,3 +502,42 @@ def test_the_backbone_copied_onto_the_model_is_a_todo_not_a_self_reference(line)
     assert "model.generate(x)" in out  # a plain use is still rewritten
     assert any(f.fix is Fix.MANUAL and "copy `model` onto itself" in f.message for f in findings)
     assert run(out, select=SELECT)[0] == out
+
+
+@pytest.mark.parametrize(
+    "copy",
+    [
+        "setattr(model, base.base_model_prefix, base)",
+        "model.transformer = base",
+    ],
+)
+def test_the_backbone_copied_back_through_a_name_is_a_todo(copy):
+    # Seen in a public repo: `base = model.pretrained_model` then `setattr(model, prefix, base)`;
+    # rewritten as `base = model`, the model became its own submodule and `.to()` recursed.
+    src = dedent(
+        f"""
+        from trl import AutoModelForCausalLMWithValueHead
+        model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
+        base = model.pretrained_model
+        model.generation_config = base.generation_config
+        {copy}
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    assert "\nbase = model.pretrained_model\n" in out  # kept, under its TODO
+    assert [f.line for f in findings if f.fix is Fix.MANUAL] == [3]
+    assert any("its own submodule" in f.message for f in findings)
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_a_backbone_name_never_copied_back_is_still_rewritten():
+    src = dedent(
+        """
+        from trl import AutoModelForCausalLMWithValueHead
+        model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
+        base = model.pretrained_model
+        other.transformer = base
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    assert "\nbase = model\n" in out and not [f for f in findings if f.fix is Fix.MANUAL]

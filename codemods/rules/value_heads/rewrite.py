@@ -45,6 +45,7 @@ class RewriteValueHeads(RuleTransformer):
         self.other_vars: set[str] = set()  # names bound to anything else (a path, say) too
         self._self_wraps: set[int] = set()  # id(statement): `X = VH(X)`, X a loaded model
         self._backbone_refs: set[int] = set()  # id(`X.pretrained_model`) that X would hold itself
+        self._alias_copies: set[int] = set()  # the same through a name: `b = X.pretrained_model`
         self._line: cst.SimpleStatementLine | None = None  # the simple statement being walked
         self._handled: set[int] = set()
         self._guards: dict[
@@ -54,6 +55,7 @@ class RewriteValueHeads(RuleTransformer):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self.facts = variables.collect(self, node, self._vh_class, tuple(REPLACEMENT))
+        self._alias_copies = _aliased_self_copies(node)
 
     # -- which class does a node name? -----------------------------------------------------------
     def _vh_class(self, node: cst.CSTNode) -> str | None:
@@ -383,6 +385,16 @@ class RewriteValueHeads(RuleTransformer):
         owner = get_full_name_for_node(original_node.value)
         attr = original_node.attr.value
         if owner in self.model_vars:
+            if id(original_node) in self._alias_copies:
+                self.todo(
+                    original_node,
+                    f"`{owner}.pretrained_model` was the model inside the value-head wrapper; "
+                    f"in TRL 1.13 it is `{owner}` itself, and this code later sets it onto "
+                    f"`{owner}` (setattr or an attribute), which would make the model its own "
+                    "submodule (`.to()` then recurses forever): delete that copy and use "
+                    f"`{owner}` here",
+                )
+                return updated_node
             if id(original_node) in self._backbone_refs:
                 self.todo(
                     original_node,
@@ -464,6 +476,36 @@ class RewriteValueHeads(RuleTransformer):
 
 # Methods of a model that return the model itself.
 MODEL_CHAINS = frozenset(("to", "cuda", "cpu", "eval", "train", "half", "float", "bfloat16"))
+
+
+def _aliased_self_copies(module: cst.Module) -> set[int]:
+    """`base = X.pretrained_model` followed by `setattr(X, name, base)` or `X.attr = base`:
+    ids of those `X.pretrained_model` nodes. In TRL 1.13 `base` is `X` itself, so the later
+    statement would make the model its own submodule (`.to()` then recurses forever)."""
+    if "pretrained_model" not in module.code:
+        return set()
+    aliases: dict[str, tuple[str, int]] = {}  # name -> (owner, id of its X.pretrained_model)
+    for assign in walk.find_all(module, cst.Assign):
+        if _bare_backbone(assign.value) and len(assign.targets) == 1:
+            name = assign.targets[0].target
+            owner = get_full_name_for_node(assign.value.value)  # type: ignore[attr-defined]
+            if isinstance(name, cst.Name) and owner:
+                aliases[name.value] = (owner, id(assign.value))
+    if not aliases:
+        return set()
+    out: set[int] = set()
+    for call in walk.find_all(module, cst.Call):
+        if get_full_name_for_node(call.func) == "setattr" and len(call.args) == 3:
+            owner = get_full_name_for_node(call.args[0].value)
+            value = call.args[2].value
+            if isinstance(value, cst.Name) and aliases.get(value.value, ("",))[0] == owner:
+                out.add(aliases[value.value][1])
+    for assign in walk.find_all(module, cst.Assign):
+        if isinstance(assign.value, cst.Name) and assign.value.value in aliases:
+            owner, ref = aliases[assign.value.value]
+            if any(_rooted_at(t.target, owner) for t in assign.targets):
+                out.add(ref)
+    return out
 
 
 def _bare_backbone(expr: cst.BaseExpression) -> bool:
