@@ -45,14 +45,37 @@ def _shared_tokenizer() -> Any:
     return _tokenizer
 
 
+# Model ids whose family shapes the module names a script's LoRA config targets: the tiny
+# causal LM for them has that family's layout (first match wins; the rest get Qwen3's).
+FAMILIES = (
+    (("gpt2", "gpt-2"), "gpt2"),
+    (("bloom",), "bloom"),
+    (("pythia", "gpt-neox", "gpt_neox"), "gpt_neox"),
+)
+
+
+def family(name_or_path: Any) -> str:
+    """The tiny causal LM's arch for a model id (`lvwerra/gpt2-imdb` -> gpt2)."""
+    text = str(name_or_path or "").lower()
+    return next((arch for keys, arch in FAMILIES if any(k in text for k in keys)), "qwen3")
+
+
+def _causal(name_or_path: Any) -> str:
+    arch = family(name_or_path)
+    return "causal" if arch == "qwen3" else f"causal-{arch}"
+
+
 def tiny_dir(kind: str, num_labels: int = 1) -> str:
-    """A folder with a tiny `kind` model (causal, seqcls, seq2seq) and the shared tokenizer."""
+    """A folder with a tiny `kind` model (causal, causal-gpt2, ..., seqcls, seq2seq) and the
+    shared tokenizer."""
     store = os.environ.get(STORE_ENV) or os.path.abspath("tiny-models")
     name = f"seqcls-{num_labels}" if kind == "seqcls" else kind
     path = os.path.join(store, name)
     if os.path.exists(os.path.join(path, "config.json")):
         return path
-    if kind == "causal":
+    if kind.startswith("causal-"):
+        model = tiny.tiny_causal_lm(kind.partition("-")[2], vocab_size=MODEL_VOCAB)  # type: ignore[arg-type]
+    elif kind == "causal":
         model = tiny.tiny_causal_lm(vocab_size=MODEL_VOCAB)
     elif kind == "seqcls":
         model = tiny.tiny_seq_classifier(num_labels, vocab_size=MODEL_VOCAB)
@@ -118,7 +141,7 @@ def patch_auto_classes(module: Any) -> None:
                 return _original(cls, tiny_dir("seqcls", int(kwargs.get("num_labels", 1))))
             # dtype, device_map, quantization_config, attn_implementation, revision, token...
             # describe the real checkpoint: the tiny model loads in float32 on the CPU.
-            return _original(cls, tiny_dir(_kind))
+            return _original(cls, tiny_dir(_causal(name_or_path) if _kind == "causal" else _kind))
 
         cls.from_pretrained = classmethod(from_pretrained)
 
@@ -144,7 +167,10 @@ def patch_models(module: Any) -> None:
             or "Seq2Seq" in name
         ):
             return transformers.AutoModelForSeq2SeqLM.from_pretrained(tiny_dir("seq2seq"))
-        return transformers.AutoModelForCausalLM.from_pretrained(tiny_dir("causal"))
+        model_type = getattr(getattr(cls, "config_class", None), "model_type", "")
+        return transformers.AutoModelForCausalLM.from_pretrained(
+            tiny_dir(_causal(model_type or name_or_path))
+        )
 
     PreTrainedModel.from_pretrained = classmethod(model_from_pretrained)
 

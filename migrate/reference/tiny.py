@@ -28,7 +28,7 @@ __all__ = [
     "tiny_tokenizer",
 ]
 
-Arch = Literal["qwen3", "llama"]
+Arch = Literal["qwen3", "llama", "gpt2", "bloom", "gpt_neox"]
 
 PAD, EOS, BOS = "<|pad|>", "<|endoftext|>", "<|bos|>"
 IM_START, IM_END = "<|im_start|>", "<|im_end|>"
@@ -112,7 +112,48 @@ def _backbone_config(
         return Qwen3Config(**common)
     if arch == "llama":
         return LlamaConfig(**common)
-    raise ValueError(f"unknown arch {arch!r}: expected 'qwen3' or 'llama'")
+    # The module names LoRA configs of PPO-era scripts target: GPT-2's c_attn/c_proj/c_fc,
+    # BLOOM's and Pythia's query_key_value/dense.
+    ids: dict[str, Any] = {"pad_token_id": PAD_ID, "bos_token_id": BOS_ID, "eos_token_id": EOS_ID}
+    if arch == "gpt2":
+        from transformers import GPT2Config
+
+        return GPT2Config(
+            vocab_size=vocab_size,
+            n_embd=hidden_size,
+            n_layer=layers,
+            n_head=heads,
+            n_positions=512,
+            tie_word_embeddings=False,
+            **ids,
+        )
+    if arch == "bloom":
+        from transformers import BloomConfig
+
+        return BloomConfig(
+            vocab_size=vocab_size,
+            hidden_size=hidden_size,
+            n_layer=layers,
+            n_head=heads,
+            tie_word_embeddings=False,
+            **ids,
+        )
+    if arch == "gpt_neox":
+        from transformers import GPTNeoXConfig
+
+        return GPTNeoXConfig(
+            vocab_size=vocab_size,
+            hidden_size=hidden_size,
+            intermediate_size=hidden_size * 2,
+            num_hidden_layers=layers,
+            num_attention_heads=heads,
+            max_position_embeddings=512,
+            tie_word_embeddings=False,
+            **ids,
+        )
+    raise ValueError(
+        f"unknown arch {arch!r}: expected 'qwen3', 'llama', 'gpt2', 'bloom' or 'gpt_neox'"
+    )
 
 
 def tiny_causal_lm(

@@ -189,8 +189,10 @@ def _from_launch(result: SmokeResult, err: dict[str, Any]) -> str:
 def _not_in_repo(err: dict[str, Any]) -> str:
     """A file the script opens that the repository does not hold (local data, a checkpoint):
     the rewrite is not at fault, and no stand-in can guess its contents."""
-    if err.get("exception") not in ("FileNotFoundError", "OSError") and "not found" not in str(
-        err.get("message", "")
+    message = str(err.get("message", ""))
+    missing = ("No such file", "does not exist", "Can't find", "Unable to find", "not found")
+    if err.get("exception") not in ("FileNotFoundError", "OSError", "ValueError") or not any(
+        m in message for m in missing
     ):
         return ""
     return (

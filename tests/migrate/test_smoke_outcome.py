@@ -69,10 +69,15 @@ def test_the_stack_of_a_killed_run_names_the_scripts_line_and_the_innermost_fram
 
 
 def test_a_missing_file_is_said_to_be_outside_the_repository():
-    assert _not_in_repo({"exception": "FileNotFoundError", "message": "x"}).startswith(
-        "; that file is not in the repository"
-    )
+    assert _not_in_repo(
+        {"exception": "FileNotFoundError", "message": "No such file: x"}
+    ).startswith("; that file is not in the repository")
     assert _not_in_repo({"exception": "KeyError", "message": "'prompt'"}) == ""
+    peft = "Target modules {'c_attn'} not found in the base model."
+    assert _not_in_repo({"exception": "NoMatchingPeftModuleError", "message": peft}) == ""
+    assert _not_in_repo(
+        {"exception": "ValueError", "message": "Can't find 'adapter_config.json' at './sft'"}
+    ).startswith("; that file is not in the repository")
 
 
 def test_a_failure_away_from_any_todo_lists_the_files_todos(tmp_path):

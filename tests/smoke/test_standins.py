@@ -110,3 +110,26 @@ def test_missing_text_helpers_read_as_empty_text():
 
     fore = absent._stand_in_type("colorama.Fore")
     assert fore.RED + "red" + fore.RESET == "red" and f"{fore.BLUE}blue" == "blue"
+
+
+def test_the_tiny_model_has_the_family_layout_a_lora_config_targets(tmp_path, store):
+    pytest.importorskip("torch")
+    pytest.importorskip("peft")
+    from migrate.smoke import smoke_script
+
+    script = tmp_path / "lora.py"
+    script.write_text(
+        "from peft import LoraConfig, get_peft_model\n"
+        "from transformers import AutoModelForCausalLM, GPT2LMHeadModel\n"
+        "for name, targets in [('lvwerra/gpt2-imdb', ['c_attn']), ('bigscience/bloom-560m',"
+        " ['query_key_value']), ('EleutherAI/pythia-1b', ['query_key_value']),"
+        " ('Qwen/Qwen3-0.6B', ['q_proj'])]:\n"
+        "    m = AutoModelForCausalLM.from_pretrained(name)\n"
+        "    get_peft_model(m, LoraConfig(target_modules=targets))\n"
+        "    print('TYPE', m.config.model_type)\n"
+        "print('CONCRETE', GPT2LMHeadModel.from_pretrained('gpt2').config.model_type)\n"
+    )
+    result = smoke_script(str(script), store=store, timeout=120)
+    types = [ln.split()[1] for ln in result.log_tail.splitlines() if ln.startswith("TYPE")]
+    assert types == ["gpt2", "bloom", "gpt_neox", "qwen3"], result.log_tail
+    assert "CONCRETE gpt2" in result.log_tail
