@@ -230,7 +230,7 @@ MISSING_DATA: list[str] = []  # data files and folders the script named that are
 
 def _absent_files(data_files: Any) -> list[str]:
     """The local data files of `data_files` (a path, a list, or a split -> path(s) mapping)
-    that do not exist; [] when all exist or none is named."""
+    that do not exist or are empty; [] when all hold data or none is named."""
     if data_files is None:
         return []
     if isinstance(data_files, (str, os.PathLike)):
@@ -245,7 +245,10 @@ def _absent_files(data_files: Any) -> list[str]:
         items = [os.fspath(p) for p in data_files]
     import glob
 
-    return [p for p in items if "://" not in p and not glob.glob(p)]
+    def there(pattern: str) -> bool:  # an empty placeholder file holds no data either
+        return any(os.path.getsize(p) > 0 for p in glob.glob(pattern) if os.path.isfile(p))
+
+    return [p for p in items if "://" not in p and not there(p)]
 
 
 def _looks_like_path(name: str) -> bool:

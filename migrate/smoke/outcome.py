@@ -49,7 +49,9 @@ def judge(
     result.trainers = list(data.get("trainers", []))
     result.stand_ins = list(data.get("stand_ins", []))
     result.filled = list(data.get("filled", []))
-    result.stand_ins += [f"data {p} (not in the repo)" for p in data.get("missing_data", [])]
+    result.stand_ins += [
+        f"data {p} (missing or empty in the repo)" for p in data.get("missing_data", [])
+    ]
     result.overrides = list(data.get("overrides", []))
     result.at_scale = list(data.get("at_scale", []))
     result.error = data.get("error")
@@ -225,7 +227,7 @@ def stack_at_kill(log: str, script: str) -> str:
 def _with_stand_ins(result: SmokeResult) -> str:
     modules = [s for s in result.stand_ins if not s.startswith("data ")]
     data = [
-        s[len("data ") :].removesuffix(" (not in the repo)")
+        s[len("data ") :].removesuffix(" (missing or empty in the repo)")
         for s in result.stand_ins
         if s not in modules
     ]
@@ -237,7 +239,7 @@ def _with_stand_ins(result: SmokeResult) -> str:
         )
     if data:
         out += (
-            f", with stand-in rows for data not in the repo: {', '.join(data)} (supply it to "
+            f", with stand-in rows for data the repo lacks or leaves empty: {', '.join(data)} (supply it to "
             "train on it)"
         )
     return out

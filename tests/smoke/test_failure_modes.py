@@ -359,8 +359,23 @@ def test_data_files_not_in_the_repo_get_stand_in_rows_and_say_so(tmp_path, store
     result = smoke_script(script, store=store, timeout=120)
     assert _codes(result) == ["TRL413"] and "ROWS True True" in result.log_tail
     assert result.stand_ins == [
-        "data data/train.json (not in the repo)",
-        "data data/prepared (not in the repo)",
+        "data data/train.json (missing or empty in the repo)",
+        "data data/prepared (missing or empty in the repo)",
+    ]
+
+
+def test_an_empty_data_file_gets_stand_in_rows_too(tmp_path, store):
+    (tmp_path / "sample.json").write_text("")
+    script = _script(
+        tmp_path,
+        """
+        from datasets import load_dataset
+        print("ROWS", len(load_dataset("json", data_files="sample.json", split="train")) > 0)
+    """,
+    )
+    result = smoke_script(script, store=store, timeout=120, cwd=str(tmp_path))
+    assert "ROWS True" in result.log_tail and result.stand_ins == [
+        "data sample.json (missing or empty in the repo)"
     ]
 
 

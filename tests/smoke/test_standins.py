@@ -102,7 +102,7 @@ def test_stand_in_rows_answer_the_column_operations_made_for_the_real_data(tmp_p
     result = smoke_script(str(script), store=store, timeout=120)
     assert "COLS ['query', 'summary', 'n'] True" in result.log_tail, result.log_tail
     assert "REAL CHECKED" in result.log_tail  # a dataset of the script's own keeps every check
-    assert result.stand_ins == ["data stories.json (not in the repo)"]
+    assert result.stand_ins == ["data stories.json (missing or empty in the repo)"]
 
 
 def test_missing_text_helpers_read_as_empty_text():
