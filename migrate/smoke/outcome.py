@@ -239,8 +239,8 @@ def _with_stand_ins(result: SmokeResult) -> str:
         )
     if data:
         out += (
-            f", with stand-in rows for data the repo lacks or leaves empty: {', '.join(data)} (supply it to "
-            "train on it)"
+            f", with stand-in rows for data the repo lacks or leaves empty: {', '.join(data)} "
+            "(supply it to train on it)"
         )
     return out
 
