@@ -107,14 +107,17 @@ class RewritePPODatasets(RuleTransformer):
             for e in ret.value.elements
             if isinstance(e, cst.DictElement)
         }
-        if "input_ids" not in keys or any(
-            self.strings.get(k, 0) > 1 for k in keys if isinstance(k, str) and k != "input_ids"
-        ):
-            return None  # another returned column is read elsewhere: it must stay
+        if "input_ids" not in keys or "prompt" in keys:
+            return None
         text = self._tokenized_text(keys["input_ids"], body[:-1])
         if text is None:
             return None
         self.rewrote = True
+        inside = _string_literals(original)  # the function's own mentions are not reads
+        if any(self.strings.get(k, 0) > inside.get(k, 0) for k in keys if isinstance(k, str)):
+            # A returned column is read elsewhere (`lengths` by a length filter, `input_ids` by
+            # a check): every column stays as computed, and the text is added as "prompt".
+            return self._add_prompt(original, fn, ret, text)
         self.report(
             original,
             f'`{original.name.value}` returns the text it tokenized as "prompt", the column '
@@ -128,6 +131,34 @@ class RewritePPODatasets(RuleTransformer):
                 body=[new_ret.with_changes(leading_lines=edits.leading(body[0]))]
             )
         )
+
+    def _add_prompt(
+        self,
+        original: cst.FunctionDef,
+        fn: cst.FunctionDef,
+        ret: cst.Return,
+        text: cst.BaseExpression,
+    ) -> cst.FunctionDef:
+        self.report(
+            original,
+            f'`{original.name.value}` also returns the text it tokenized as "prompt", the column '
+            f"{self.trainer} reads (it tokenizes prompts itself); its other columns stay, since "
+            "other code of this file reads them",
+            severity=Severity.WARNING,
+        )
+        assert isinstance(ret.value, cst.Dict)
+        first = ret.value.elements[0]
+        prompt = cst.DictElement(
+            cst.SimpleString('"prompt"'),
+            text,
+            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+        )
+        if isinstance(first.comma, cst.Comma):
+            prompt = prompt.with_changes(comma=first.comma)
+        new_ret = ret.with_changes(
+            value=ret.value.with_changes(elements=[prompt, *ret.value.elements])
+        )
+        return fn.deep_replace(ret, new_ret)  # type: ignore[return-value, arg-type]
 
     def _tokenized_text(self, expr: cst.BaseExpression, before: list) -> cst.BaseExpression | None:
         """X in `tokenizer(X, ...)["input_ids"]`, `tokenizer.encode(X)`,
@@ -267,7 +298,7 @@ def _mapped_functions(module: cst.Module) -> set[str]:
     }
 
 
-def _string_literals(module: cst.Module) -> dict[str, int]:
+def _string_literals(module: cst.CSTNode) -> dict[str, int]:
     counts: dict[str, int] = {}
     for node in walk.find_all(module, cst.SimpleString):
         value = edits.literal(node)

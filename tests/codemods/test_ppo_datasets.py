@@ -47,3 +47,38 @@ def test_unrecognised_dataset_gets_a_todo_where_it_is_built():
     )
     assert [f.fix for f in findings] == [Fix.MANUAL]
     assert run(out, select=("TRL105",))[0] == out
+
+
+V2_TLDR = """
+from trl import PPOTrainer
+def tokenize(element):
+    input_ids = tokenizer.apply_chat_template(element["messages"][:1], add_generation_prompt=True)
+    return {"input_ids": input_ids, "lengths": len(input_ids)}
+ds = ds.map(tokenize, remove_columns=ds.column_names)
+ds = ds.filter(lambda x: x["lengths"] <= 512)
+t = PPOTrainer(args=a, processing_class=tok, model=m, reward_model=r, value_model=v, train_dataset=ds)
+"""
+
+
+def test_columns_read_elsewhere_stay_and_the_text_is_added_as_prompt():
+    # TRL's TL;DR shape: the returned `lengths` feed a length filter, so the tokenization stays
+    # and the filter keeps the same prompts; the chat messages become the "prompt" column.
+    out, findings = run(dedent(V2_TLDR), select=("TRL105",))
+    assert (
+        '    return {"prompt": element["messages"][:1], "input_ids": input_ids, '
+        '"lengths": len(input_ids)}\n'
+    ) in out
+    assert "input_ids = tokenizer.apply_chat_template(" in out and "TODO" not in out
+    assert [f.fix for f in findings] == [Fix.APPLIED]
+    assert run(out, select=("TRL105",))[0] == out
+
+
+def test_only_input_ids_and_read_nowhere_else_the_tokenization_goes():
+    src = (
+        dedent(V2_TLDR)
+        .replace(', "lengths": len(input_ids)', "")
+        .replace('ds = ds.filter(lambda x: x["lengths"] <= 512)\n', "")
+    )
+    out, _ = run(src, select=("TRL105",))
+    assert '    return {"prompt": element["messages"][:1]}\n' in out
+    assert "apply_chat_template" not in out
