@@ -158,6 +158,20 @@ def test_noop(src):
         pytest.param(
             """
             import trl
+            from transformers.tokenization_utils import PreTrainedTokenizer, PreTrainedTokenizerBase
+            from transformers.deepspeed import is_deepspeed_zero3_enabled as zero3
+            """,
+            """
+            import trl
+            from transformers.tokenization_utils import PreTrainedTokenizer
+            from transformers import PreTrainedTokenizerBase
+            from transformers.integrations.deepspeed import is_deepspeed_zero3_enabled as zero3
+            """,
+            id="tokenizer-base-and-deepspeed-module",
+        ),
+        pytest.param(
+            """
+            import trl
             from transformers import AutoConfig, BloomForCausalLM, BloomTokenizerFast
             MODEL_CLASSES = {"bloom": (AutoConfig, BloomForCausalLM, BloomTokenizerFast)}
             """,
