@@ -233,6 +233,9 @@ def _absent_files(data_files: Any) -> list[str]:
     that do not exist or are empty; [] when all hold data or none is named."""
     if data_files is None:
         return []
+    if not isinstance(data_files, (str, os.PathLike)) and not data_files:
+        # `data_files={}` or `[]`: the folder the script globbed for data holds none here.
+        return ["(no data files: the script found none to pass)"]
     if isinstance(data_files, (str, os.PathLike)):
         items = [os.fspath(data_files)]
     elif isinstance(data_files, dict):

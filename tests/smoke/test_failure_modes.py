@@ -377,6 +377,19 @@ def test_an_empty_data_file_gets_stand_in_rows_too(tmp_path, store):
     assert "ROWS True" in result.log_tail and result.stand_ins == [
         "data sample.json (missing or empty in the repo)"
     ]
+    # A folder globbed for data files that holds none: `data_files={}`.
+    (tmp_path / "sample.json").unlink()
+    script = _script(
+        tmp_path,
+        """
+        import glob
+        from datasets import load_dataset
+        files = {"train": glob.glob("data/finetune/*.json")} if glob.glob("data/finetune/*.json") else {}
+        print("ROWS", len(load_dataset("json", data_files=files)["train"]) > 0)
+    """,
+    )
+    result = smoke_script(script, store=store, timeout=120, cwd=str(tmp_path))
+    assert "ROWS True" in result.log_tail, result.log_tail
 
 
 def test_a_present_data_file_is_read_for_real(tmp_path, store):
