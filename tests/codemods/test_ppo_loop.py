@@ -464,3 +464,60 @@ def test_trl_example_script_loop_is_rewritten(version, target, tmp_path):
     )
     assert all(c in out for c in loop_comments), "a comment of the loop was lost"
     assert run(out, target=target)[0] == out
+
+
+# The older gpt2-sentiment notebooks (TRL 0.4-0.7): one query at a time, the length drawn by a
+# LengthSampler with named bounds, the responses decoded one by one, and the repo's own reward
+# function already called `reward_fn`.
+PER_QUERY = """
+from trl import PPOConfig, PPOTrainer
+from trl.core import LengthSampler
+config = PPOConfig(batch_size=4, mini_batch_size=2)
+trainer = PPOTrainer(config, model, None, tokenizer, dataset=ds)
+output_min_length = 4
+output_max_length = 16
+output_length_sampler = LengthSampler(output_min_length, output_max_length)
+generation_kwargs = {"top_k": 0.0, "top_p": 1.0, "do_sample": True}
+def reward_fn(texts):
+    return [torch.tensor(float(len(t))) for t in texts]
+for epoch, batch in enumerate(trainer.dataloader):
+    query_tensors = batch["input_ids"]
+    response_tensors = []
+    for query in query_tensors:
+        gen_len = output_length_sampler()
+        generation_kwargs["max_new_tokens"] = gen_len
+        response = trainer.generate(query, **generation_kwargs)
+        response_tensors.append(response.squeeze()[-gen_len:])
+    batch["response"] = [tokenizer.decode(r.squeeze()) for r in response_tensors]
+    texts = [q + r for q, r in zip(batch["query"], batch["response"])]
+    rewards = reward_fn(texts)
+    stats = trainer.step(query_tensors, response_tensors, rewards)
+"""
+
+
+def test_per_query_generation_loop_is_one_batch_generation():
+    out, findings = run(dedent(PER_QUERY), select=PPO)
+    assert "def reward_fn_from_loop(prompts, completions, **kwargs) -> list[float]:\n" in out
+    assert "    texts = [q + r for q, r in zip(prompts, completions)]\n" in out
+    assert "    rewards = reward_fn(texts)\n" in out  # the repo's own function, still called
+    assert "reward_funcs=reward_fn_from_loop)" in out and "trainer.train()" in out
+    assert "max_completion_length=15" in out and "for query in query_tensors" not in out
+    assert not [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
+    sampler = [f for f in findings if "drew a random length per sample" in f.message]
+    assert len(sampler) == 1 and sampler[0].line == 15  # at `gen_len = output_length_sampler()`
+    assert run(out, select=PPO)[0] == out
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("        response_tensors.append(", "        other.append("),
+        ("        gen_len = output_length_sampler()\n", "        log(query)\n"),
+    ],
+    ids=["appends-elsewhere", "does-more-than-generate"],
+)
+def test_per_query_loop_with_more_in_it_keeps_the_todo(change):
+    out, findings = run(dedent(PER_QUERY).replace(*change), select=PPO)
+    todos = [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
+    assert todos and "for query in query_tensors" in out
+    assert any("left as it is" in f.message for f in todos)

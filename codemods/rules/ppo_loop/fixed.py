@@ -84,7 +84,9 @@ class FixedPrompts(LoopPass):
         prompts = f"[{edits.code(text).strip()}] * {edits.code(count).strip()}"
         dataset = cst.parse_statement(f'{name} = Dataset.from_dict({{"prompt": {prompts}}})\n')
         loop_state(reward_body, loop.target, None)
-        fn = reward_function(reward_body, f"[float({rewards}[0])] * len(completions)")
+        fn = reward_function(
+            reward_body, f"[float({rewards}[0])] * len(completions)", self.reward_name
+        )
         return self._install(
             body, index, loop, trainer, gen=gen, fn=fn, top=top, dataset=(name, dataset)
         )

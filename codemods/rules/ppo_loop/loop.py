@@ -27,7 +27,7 @@ from codemods.rules.ppo_loop.shape import (
     range_count,
     reward_function,
 )
-from codemods.rules.ppo_loop.state import REWARD_FN, Refused
+from codemods.rules.ppo_loop.state import Refused
 from migrate.kernel.findings import Severity
 
 
@@ -75,6 +75,17 @@ class LoopRewrite(LoopPass):
                 gen_kwargs, ref = self._loop_generate(s, queries, responses)
                 to_train += ln.comments
                 continue
+            if isinstance(s, cst.For) and self._per_query(s, queries, responses) is not None:
+                if gen_kwargs is not None:
+                    raise Refused("it calls `.generate(...)` more than once")
+                call = self._per_query(s, queries, responses)
+                assert call is not None
+                gen_kwargs = self._generation(call, queries)
+                to_train += ln.comments
+                continue
+            if _empty_list(s, responses):  # `response_tensors = []`, filled by the loop above
+                to_train += ln.comments
+                continue
             if isinstance(s, cst.Assign) and len(s.targets) == 1:
                 target = get_full_name_for_node(s.targets[0].target)
                 if target == queries and m.matches(s.value, m.Subscript(value=m.Name(batch or ""))):
@@ -84,7 +95,7 @@ class LoopRewrite(LoopPass):
                     isinstance(s.value, cst.Call)
                     and m.matches(s.value, m.Call(func=m.Attribute(attr=m.Name("batch_decode"))))
                     and get_full_name_for_node(s.value.args[0].value) == responses
-                ):
+                ) or _decoded_one_by_one(s.value, responses):
                     completions = batch_column(s.targets[0].target, batch)
                     if completions is None:
                         raise Refused("the decoded responses are not stored in the batch")
@@ -101,7 +112,7 @@ class LoopRewrite(LoopPass):
         new_body = self._reward_body(
             kept, batch, completions, {queries, responses, trainer}, rewards
         )
-        fn = reward_function(new_body, f"[float(r) for r in {rewards}]")
+        fn = reward_function(new_body, f"[float(r) for r in {rewards}]", self.reward_name)
         return self._install(
             body,
             index,
@@ -112,6 +123,88 @@ class LoopRewrite(LoopPass):
             top=top,
             comments=[*to_train, *block_footer(loop.body)],
         )
+
+    def _per_query(
+        self, loop: cst.For, queries: str | None, responses: str | None
+    ) -> cst.Call | None:
+        """The older notebooks' generation, one query at a time:
+
+            for query in query_tensors:
+                gen_len = output_length_sampler()
+                generation_kwargs["max_new_tokens"] = gen_len
+                response = ppo_trainer.generate(query, **generation_kwargs)
+                response_tensors.append(response.squeeze()[-gen_len:])
+
+        as the one batch call it amounts to, `trainer.generate(query_tensors,
+        length_sampler=output_length_sampler, **generation_kwargs)` (None when the loop is not
+        that). Its statements may be only these."""
+        if loop.orelse is not None or not isinstance(loop.target, cst.Name):
+            return None
+        if get_full_name_for_node(loop.iter) != queries or responses is None:
+            return None
+        query = loop.target.value
+        sampler = length = None
+        generate: cst.Call | None = None
+        got = None
+        appended = False
+        for ln in block_lines(loop.body):
+            st = ln.stmt
+            call = self._trainer_call(st, "generate")
+            if call is not None and isinstance(st, cst.Assign) and len(st.targets) == 1:
+                if (
+                    generate is not None
+                    or not call.args
+                    or get_full_name_for_node(call.args[0].value) != query
+                ):
+                    return None
+                generate, got = call, get_full_name_for_node(st.targets[0].target)
+            elif (
+                isinstance(st, cst.Assign)
+                and len(st.targets) == 1
+                and isinstance(st.targets[0].target, cst.Name)
+                and m.matches(st.value, m.Call(func=m.Name(), args=[]))
+                and sampler is None
+            ):
+                length = st.targets[0].target.value
+                sampler = st.value.func  # type: ignore[attr-defined]
+            elif (
+                isinstance(st, cst.Assign)
+                and len(st.targets) == 1
+                and m.matches(
+                    st.targets[0].target,
+                    m.Subscript(
+                        slice=[m.SubscriptElement(m.Index(m.SimpleString()))], value=m.Name()
+                    ),
+                )
+                and edits.literal(st.targets[0].target.slice[0].slice.value) == "max_new_tokens"  # type: ignore[attr-defined]
+                and length is not None
+                and get_full_name_for_node(st.value) == length
+            ):
+                continue
+            elif (
+                isinstance(st, cst.Expr)
+                and m.matches(
+                    st.value,
+                    m.Call(func=m.Attribute(value=m.Name(responses), attr=m.Name("append"))),
+                )
+                and got is not None
+                and got in names_read(st, {got}, set(), None)
+            ):
+                appended = True
+            else:
+                return None
+        if generate is None or not appended:
+            return None
+        args = [
+            cst.Arg(cst.Name(queries or "")),
+            *(
+                [edits.new_kwarg("length_sampler", sampler)]  # the original node: its position
+                if sampler is not None
+                else []
+            ),
+            *generate.args[1:],
+        ]
+        return generate.with_changes(args=args)
 
     def _loop_generate(
         self, s: cst.CSTNode, queries: str | None, responses: str | None
@@ -244,7 +337,7 @@ class LoopRewrite(LoopPass):
                 )
         body = list(body)
         blank = [cst.EmptyLine(indent=False)] * (2 if top else 1)
-        trainer_stmt = edits.with_kwarg(body[trainer_at], "reward_funcs", REWARD_FN)
+        trainer_stmt = edits.with_kwarg(body[trainer_at], "reward_funcs", self.reward_name)
         above = [line for line in edits.leading(trainer_stmt) if line.comment is not None]
         new: list[cst.BaseStatement] = [fn.with_changes(leading_lines=blank)]
         if dataset is not None:
@@ -265,8 +358,38 @@ class LoopRewrite(LoopPass):
         body[config_at : config_at + 1] = self._with_generation(body[config_at], gen)
         self.report(
             loop,
-            f"the PPO loop became `{REWARD_FN}` (your reward code), `reward_funcs={REWARD_FN}` on "
+            f"the PPO loop became `{self.reward_name}` (your reward code), "
+            f"`reward_funcs={self.reward_name}` on "
             "the trainer "
             f"and `{trainer}.train()`; generation settings moved to `{config_name}`",
         )
         return body
+
+
+def _empty_list(stmt: cst.CSTNode, name: str | None) -> bool:
+    return (
+        isinstance(stmt, cst.Assign)
+        and len(stmt.targets) == 1
+        and name is not None
+        and get_full_name_for_node(stmt.targets[0].target) == name
+        and isinstance(stmt.value, cst.List)
+        and not stmt.value.elements
+    )
+
+
+def _decoded_one_by_one(value: cst.BaseExpression, responses: str | None) -> bool:
+    """`[tokenizer.decode(r.squeeze()) for r in response_tensors]`: batch_decode by hand."""
+    if not isinstance(value, cst.ListComp) or value.for_in.inner_for_in is not None:
+        return False
+    comp = value.for_in
+    if comp.ifs or get_full_name_for_node(comp.iter) != responses:
+        return False
+    if not isinstance(comp.target, cst.Name):
+        return False
+    elt = value.elt
+    return (
+        isinstance(elt, cst.Call)
+        and m.matches(elt.func, m.Attribute(attr=m.Name("decode")))
+        and len(elt.args) >= 1
+        and comp.target.value in edits.names(elt.args[0].value)
+    )

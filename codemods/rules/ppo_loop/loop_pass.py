@@ -15,6 +15,7 @@ class LoopPass(RuleTransformer):
     trainers: set[str]  # names bound to PPO trainers (and target trainers TRL104 wrote)
     dicts: dict[str, dict[str, cst.BaseExpression]]  # dict literals by variable
     samplers: dict[str, tuple[int, int]]  # LengthSampler(lo, hi) by variable
+    reward_name: str  # the reward function's name: `reward_fn`, unless the file uses it
     trainer_cls: str
     config_cls: str
     module_names: set[str]

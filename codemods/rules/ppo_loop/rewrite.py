@@ -20,6 +20,7 @@ from codemods.rules.ppo_loop.loop_pass import LoopPass
 from codemods.rules.ppo_loop.rewards import Rewards
 from codemods.rules.ppo_loop.shape import (
     dict_literals,
+    free_name,
     length_samplers,
     target_trainer_vars,
     with_body,
@@ -43,6 +44,7 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         self.trainer_cls = ppo.target_trainer(self.state.target)
         self.config_cls = ppo.target_config(self.state.target)
         self.module_names = edits.names(node)
+        self.reward_name = free_name(REWARD_FN, self.module_names)
         self.tree = node  # the file as it was, for uses outside a loop
         self._loops: list[cst.For] = []  # the for loops being walked, innermost last
         self.orphans = self._orphan_steps(node)  # trainers with a step() no loop rewrite sees

@@ -169,10 +169,12 @@ def batch_column(target: cst.BaseExpression, batch: str | None) -> str | None:
     return None
 
 
-def reward_function(body: list[cst.BaseStatement], returned: str) -> cst.FunctionDef:
+def reward_function(
+    body: list[cst.BaseStatement], returned: str, name: str = REWARD_FN
+) -> cst.FunctionDef:
     ret = cst.parse_statement(f"return {returned}\n")
     return cst.FunctionDef(
-        name=cst.Name(REWARD_FN),
+        name=cst.Name(name),
         params=cst.parse_expression("lambda prompts, completions, **kwargs: 0").params,  # type: ignore[attr-defined]
         body=cst.IndentedBlock(body=[*body, ret]),
         returns=cst.Annotation(cst.parse_expression("list[float]")),
@@ -216,14 +218,54 @@ def dict_literals(module: cst.Module) -> dict[str, dict[str, cst.BaseExpression]
 
 
 def length_samplers(module: cst.Module) -> dict[str, tuple[int, int]]:
+    """`LengthSampler(lo, hi)` bound at the top level, by variable: with literal bounds, or
+    names the module binds once, at the top level, to an int (`output_min_length = 4`)."""
     out: dict[str, tuple[int, int]] = {}
+    consts = _int_constants(module)
+
+    def bound(expr: cst.BaseExpression) -> object:
+        if isinstance(expr, cst.Name) and expr.value in consts:
+            return consts[expr.value]
+        return edits.literal(expr)
+
     for stmt in module.body:
         assign = edits.assignment(stmt)
         if assign is not None and m.matches(assign.value, m.Call(func=m.Name("LengthSampler"))):
-            bounds = [edits.literal(a.value) for a in assign.value.args]  # type: ignore[attr-defined]
-            if len(bounds) == 2 and all(isinstance(b, int) for b in bounds):
-                out[get_full_name_for_node(assign.targets[0].target) or ""] = (bounds[0], bounds[1])
+            bounds = [bound(a.value) for a in assign.value.args]  # type: ignore[attr-defined]
+            lo, hi = (bounds + [None, None])[:2]
+            if len(bounds) == 2 and isinstance(lo, int) and isinstance(hi, int):
+                out[get_full_name_for_node(assign.targets[0].target) or ""] = (lo, hi)
     return out
+
+
+def free_name(wanted: str, taken: set[str]) -> str:
+    """`wanted`, or `wanted_from_loop` (then numbered) when the file already uses the name: a
+    repo's own `reward_fn(texts, kwargs)` must not be shadowed by, or shadow, the new one."""
+    if wanted not in taken:
+        return wanted
+    name, i = f"{wanted}_from_loop", 2
+    while name in taken:
+        name, i = f"{wanted}_from_loop_{i}", i + 1
+    return name
+
+
+def _int_constants(module: cst.Module) -> dict[str, int]:
+    """Top-level names bound exactly once in the whole module, to an int literal."""
+    seen: dict[str, int] = {}
+    values: dict[str, int] = {}
+    for assigned in walk.find_all(module, cst.AssignTarget):
+        name = get_full_name_for_node(assigned.target)
+        if name:
+            seen[name] = seen.get(name, 0) + 1
+    for stmt in module.body:
+        assign = edits.assignment(stmt)
+        if assign is None or len(assign.targets) != 1:
+            continue
+        target = assign.targets[0].target
+        value = edits.literal(assign.value)
+        if isinstance(target, cst.Name) and isinstance(value, int) and not isinstance(value, bool):
+            values[target.value] = value
+    return {k: v for k, v in values.items() if seen.get(k) == 1}
 
 
 def with_body(node: Block, body: list[cst.BaseStatement]) -> Block:
