@@ -38,6 +38,7 @@ from migrate.reference import absent, arguments, caps, stand_ins
 
 PATHS_ENV = "TRL_MIGRATE_SMOKE_PATHS"  # the project's import roots (migrate.smoke sets them)
 MODULE_ENV = "TRL_MIGRATE_SMOKE_MODULE"  # run as `python -m` this module
+NOTEBOOK_ENV = "TRL_MIGRATE_SMOKE_NOTEBOOK"  # the script is a notebook's cells
 
 
 def bootstrap(steps: int) -> None:
@@ -173,6 +174,8 @@ def run(script: str, args: list[str], *, steps: int) -> dict[str, Any]:
     sys.path[0] = os.getcwd() if module else os.path.dirname(os.path.abspath(script))
     sys.path[1:1] = [p for p in roots if p not in sys.path]
     _release_our_packages()
+    if os.environ.get(NOTEBOOK_ENV) == "1":
+        _notebook_builtins()
     try:
         if module:
             runpy.run_module(module, run_name="__main__", alter_sys=True)
@@ -202,6 +205,20 @@ def run(script: str, args: list[str], *, steps: int) -> dict[str, Any]:
 
 
 _OURS = ("migrate", "codemods", "compat")
+
+
+def _display(*objects: Any, **kwargs: Any) -> None:
+    """IPython's `display`, outside IPython: each object's text, as a notebook would show it."""
+    for obj in objects:
+        print(obj)
+
+
+def _notebook_builtins() -> None:
+    """Names IPython gives every notebook cell without an import (`display`)."""
+    import builtins
+
+    if not hasattr(builtins, "display"):
+        builtins.display = _display  # type: ignore[attr-defined]
 
 
 def _release_our_packages() -> None:

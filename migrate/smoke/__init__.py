@@ -33,6 +33,7 @@ IMPORTS_ENV = "TRL_MIGRATE_SMOKE_IMPORTS"  # what the script's project modules i
 STACK_WAIT = 3.0  # seconds a timed-out run gets to write its stack before it is killed
 PATHS_ENV = "TRL_MIGRATE_SMOKE_PATHS"  # the project's import roots, after the script's folder
 MODULE_ENV = "TRL_MIGRATE_SMOKE_MODULE"  # run as `python -m` this module
+NOTEBOOK_ENV = "TRL_MIGRATE_SMOKE_NOTEBOOK"  # the script is a notebook's cells
 SMOKE_PACKAGES = ("torch", "transformers", "trl", "datasets", "accelerate")
 INSTALL_HINT = "pip install torch==2.13.0 && pip install 'trl-migrate[smoke]'"
 
@@ -210,6 +211,8 @@ def smoke_script(
         env[PATHS_ENV] = os.pathsep.join(p for p in paths if os.path.isdir(p))
         if module:
             env[MODULE_ENV] = module
+        if cells is not None:
+            env[NOTEBOOK_ENV] = "1"
         env[IMPORTS_ENV] = ",".join(reached_imports(result.ran, copy if result.copy else root))
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(

@@ -53,6 +53,13 @@ def test_a_notebook_with_ipython_lines_trains(tmp_path, store):
     )
 
 
+def test_a_notebook_may_call_display_as_ipython_gives_it(tmp_path, store):
+    path = _notebook(tmp_path / "show.ipynb", "x = {'loss': 1.5}\ndisplay(x)", "print('END')")
+    result = smoke_script(path, store=store, timeout=120)
+    assert [f.code for f in result.findings] == ["TRL413"], result.log_tail  # ran to the end
+    assert "{'loss': 1.5}" in result.log_tail and "END" in result.log_tail
+
+
 def test_a_failing_cell_is_reported_by_cell_and_line(tmp_path, store):
     path = _notebook(tmp_path / "bad.ipynb", "import os\n%ls", "x = 1\n\nraise ValueError('boom')")
     result = smoke_script(path, store=store, timeout=120)
