@@ -223,6 +223,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=180.0)
     p.add_argument("--no-write", action="store_true")
     p.add_argument("--results", type=Path, default=None, help="render saved results instead")
+    p.add_argument(
+        "--before",
+        type=Path,
+        default=None,
+        help="the saved results of an earlier checkout, summed up beside this run's",
+    )
+    p.add_argument("--before-label", default="an earlier checkout")
     args = p.parse_args(argv)
     known = truth()
     repos = [r for r in load() if not args.only or r.repo in args.only]
@@ -251,6 +258,17 @@ def main(argv: list[str] | None = None) -> int:
         (work / "repos.json").write_text(json.dumps({"meta": meta, "runs": runs}, indent=1))
         print(f"raw results: {work / 'repos.json'}", file=sys.stderr)
     section = render(rows(runs, known), meta)
+    if args.before:
+        then = [r for r in rows(json.loads(args.before.read_text())["runs"], known) if r["script"]]
+        section = section.replace(
+            "\n\n| repo |",
+            f"\n\nThe same benchmark on {args.before_label}: "
+            f"{sum(r['outcome'] == 'passed' for r in then)} of {len(then)} trained, "
+            f"{sum(r['outcome'] != 'not smoked' for r in then)} smoke-run, "
+            f"{sum(bool(r.get('todo')) for r in then if r['outcome'] != 'passed')} stopped on a "
+            "TODO's line.\n\n| repo |",
+            1,
+        )
     if args.no_write:
         print(section)
     else:
