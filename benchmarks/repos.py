@@ -171,6 +171,8 @@ def render(table: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     in_file = sum(bool(r.get("todo_in_file")) for r in entries if r["outcome"] != "passed")
     found = sum(bool(r["found"]) for r in entries)
     lines = [
+        f"## {TITLE}",
+        "",
         f"`python benchmarks/repos.py` on {meta['date']}, {meta['machine']}; "
         f"{meta['repos']} public repositories (benchmarks/public_repos.json, code read at the "
         "recorded commits, never committed), their PPO training entry points read by hand "

@@ -173,6 +173,7 @@ def patch_models(module: Any) -> None:
         )
 
     PreTrainedModel.from_pretrained = classmethod(model_from_pretrained)
+    _save_without_push(PreTrainedModel)
 
 
 def patch_tokenizers(module: Any) -> None:
@@ -189,6 +190,20 @@ def patch_tokenizers(module: Any) -> None:
         return transformers.AutoTokenizer.from_pretrained(tiny_dir("causal"), **kept)
 
     base.from_pretrained = classmethod(tok_from_pretrained)
+    _save_without_push(base)
+
+
+def _save_without_push(cls: Any) -> None:
+    """`save_pretrained(dir, push_to_hub=True)` saves, and skips the upload (offline)."""
+    save = cls.save_pretrained
+
+    def save_pretrained(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if kwargs.get("push_to_hub"):
+            kwargs["push_to_hub"] = False
+            print("trl-migrate smoke: push_to_hub skipped", file=sys.stderr)
+        return save(self, *args, **kwargs)
+
+    cls.save_pretrained = save_pretrained
 
 
 # Columns the scripts we know read, per dataset id; anything else gets FALLBACK.

@@ -51,6 +51,7 @@ def test_a_grpo_script_with_hub_ids_trains_two_steps(tmp_path, store):
                                   train_dataset=dataset)
             trainer.train()
             trainer.push_to_hub()
+            trainer.model.save_pretrained("saved", push_to_hub=True)
             print("OUTPUT_DIR", trainer.args.output_dir)
     """,
     )
