@@ -18,6 +18,8 @@ import sys
 import types
 from typing import Any
 
+from migrate.kernel.imports import imported_modules
+
 OFF_ENV = "TRL_MIGRATE_SMOKE_NO_STAND_INS"
 MODULES = frozenset(
     {
@@ -125,16 +127,9 @@ def _stand_in_type(name: str) -> Any:
 def imported(text: str) -> set[str]:
     """Dotted names of every module `text` imports (absolute imports only)."""
     try:
-        tree = ast.parse(text)
+        return imported_modules(ast.parse(text))
     except (SyntaxError, ValueError):
         return set()
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            out.add(node.module)
-    return out
 
 
 IMPORTS_ENV = "TRL_MIGRATE_SMOKE_IMPORTS"  # modules the project files the script reaches import

@@ -111,6 +111,15 @@ def _fill(parser: Any, names: list[str]) -> list[str]:
     return out
 
 
+def _record(extra: list[str]) -> None:
+    FILLED.extend(extra)
+    print(
+        "[trl-migrate smoke] required arguments not given, filled with stand-ins: "
+        + " ".join(extra),
+        file=sys.stderr,
+    )
+
+
 def patch_argparse() -> None:
     """Make every ArgumentParser fill the required arguments it was not given (once per parse)
     and record them in FILLED."""
@@ -134,12 +143,7 @@ def patch_argparse() -> None:
             extra = _fill(self, _required(e.message))
             if not extra:
                 error(e.message)
-            FILLED.extend(extra)
-            print(
-                "[trl-migrate smoke] required arguments not given, filled with stand-ins: "
-                + " ".join(extra),
-                file=sys.stderr,
-            )
+            _record(extra)
         finally:
             self.error = error
         return original(self, [*argv, *extra], namespace)
@@ -203,12 +207,7 @@ def patch_fire(fire: Any) -> None:
             argv = shlex.split(command)
         extra = fire_fill(component, argv)
         if extra:
-            FILLED.extend(extra)
-            print(
-                "[trl-migrate smoke] required arguments not given, filled with stand-ins: "
-                + " ".join(extra),
-                file=sys.stderr,
-            )
+            _record(extra)
         return original(component, [*argv, *extra], name, serialize)
 
     fire.Fire = Fire

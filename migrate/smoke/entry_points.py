@@ -15,6 +15,7 @@ import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 
+from migrate.kernel.imports import imported_modules
 from migrate.smoke.launchers import Launch, is_launcher_file, module_file, read_launches
 
 PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
@@ -127,6 +128,11 @@ def imports_of(path: str, source: bytes | str, root: str) -> set[str]:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return set()
+    return _project_files(tree, path, root)
+
+
+def _project_files(tree: ast.AST, path: str, root: str) -> set[str]:
+    """The repo's own files the parsed `tree` of `path` imports (see imports_of)."""
     folder = os.path.dirname(os.path.abspath(path))
     bases = (root, os.path.join(root, "src"), folder)
     wanted: list[tuple[str, ...]] = []
@@ -208,12 +214,17 @@ def find(
         if target:
             by_script.setdefault(os.path.abspath(target), []).append(launch)
 
+    ran: dict[str, str] = {}  # path -> how it runs: each file is parsed for it once
+
     def how_run(path: str) -> str:
-        if path in by_script:
-            return _where(by_script[path][0], root)
-        if path.endswith(".ipynb"):
-            return "notebook" if _notebook_trains(read(path)) else ""
-        return runs_training(read(path)) if path.endswith(".py") else ""
+        if path not in ran:
+            if path in by_script:
+                ran[path] = _where(by_script[path][0], root)
+            elif path.endswith(".ipynb"):
+                ran[path] = "notebook" if _notebook_trains(read(path)) else ""
+            else:
+                ran[path] = runs_training(read(path)) if path.endswith(".py") else ""
+        return ran[path]
 
     found: dict[str, set[str]] = {}  # entry point -> rewritten modules it proves
     missing: list[NoEntryPoint] = []
@@ -385,10 +396,6 @@ def reached_imports(script: str, root: str, *, limit: int = 200) -> list[str]:
             tree = ast.parse(source)
         except (SyntaxError, ValueError):
             continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names.update(a.name for a in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names.add(node.module)
-        todo += sorted(imports_of(path, source, root) - seen)
+        names |= imported_modules(tree)
+        todo += sorted(_project_files(tree, path, root) - seen)
     return sorted(names)

@@ -66,10 +66,6 @@ def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
         yield start, " ".join(part.strip() for part in buf)
 
 
-def _shell_lines(text: str) -> Iterator[tuple[int, str]]:
-    yield from _logical_lines(text)
-
-
 def _doc_lines(text: str) -> Iterator[tuple[int, str]]:
     """Lines inside shell-like code fences, a leading `$ ` prompt taken off."""
     inside = False
@@ -221,7 +217,7 @@ def read_launches(
         return []
     name = os.path.basename(path)
     if name.endswith(SHELL_SUFFIXES):
-        lines = _shell_lines(text)
+        lines = _logical_lines(text)
     elif name in ("Makefile", "makefile", "GNUmakefile"):
         lines = _make_lines(text)
     else:
