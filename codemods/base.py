@@ -257,6 +257,11 @@ class RuleTransformer(VisitorBasedCodemodCommand):
             Finding(self.CODE, severity, self.state.path, 0, 0, message, fix=fix)
         )
 
+    def forget_findings(self, start: int) -> None:
+        """Drop the findings reported from index `start` on (a rewrite that was given up)."""
+        del self.state.findings[start:]
+        self._unplaced = [(i, node) for i, node in self._unplaced if i < start]
+
     def place_findings(self, module: cst.Module) -> None:
         """Give this pass's findings the line and column of their node in `module`, the tree
         the pass walked. A node built by the rule is not in it: its finding keeps line 0, which

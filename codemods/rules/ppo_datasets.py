@@ -47,7 +47,62 @@ class RewritePPODatasets(RuleTransformer):
         legacy = self._legacy(updated_node, param)
         if legacy is not None:
             return legacy
+        batched = self._batched(original_node) if updated_node.deep_equals(original_node) else None
+        if batched is not None:
+            return batched
         return self._v2(original_node, updated_node) or updated_node
+
+    def _batched(self, fn: cst.FunctionDef) -> cst.FunctionDef | None:
+        """The batched legacy shape (stack-llama): `out = {"query": [], "input_ids": []}` filled
+        with `out["query"].append(text)`; the "query" list is the "prompt" column now (both,
+        when other code reads "query")."""
+        appends = m.findall(
+            fn,
+            m.Call(
+                func=m.Attribute(
+                    value=m.Subscript(
+                        value=m.Name(),
+                        slice=[m.SubscriptElement(m.Index(m.SimpleString()))],
+                    ),
+                    attr=m.Name("append"),
+                ),
+                args=[m.Arg(keyword=None, star="")],
+            ),
+        )
+        query = [
+            c
+            for c in appends
+            if edits.literal(c.func.value.slice[0].slice.value) == "query"  # type: ignore[attr-defined]
+        ]
+        if len(query) != 1:
+            return None
+        owner = query[0].func.value.value.value  # type: ignore[attr-defined]
+        literals = [
+            a.value
+            for a in m.findall(fn, m.Assign(targets=[m.AssignTarget(m.Name(owner))]))
+            if isinstance(a, cst.Assign) and isinstance(a.value, cst.Dict)
+        ]
+        if len(literals) != 1:
+            return None
+        lists = {
+            edits.literal(e.key): e for e in literals[0].elements if isinstance(e, cst.DictElement)
+        }
+        entry = lists.get("query")
+        if "prompt" in lists or entry is None or not m.matches(entry.value, m.List(elements=[])):
+            return None
+        self.rewrote = True
+        call = query[0]
+        text = call.func.value.slice[0].slice.value  # type: ignore[attr-defined]
+        also = self.query_kept  # other code reads "query": collect the text under both names
+        self.report(
+            call,
+            f'the text collected as "query" is also collected as "prompt", the column '
+            f'{self.trainer} reads ("query" stays: other code of this file reads it)'
+            if also
+            else f'the text collected as "query" is the "prompt" column now, the one '
+            f"{self.trainer} reads",
+        )
+        return fn.visit(_CollectAsPrompt(literals[0], entry.key, call, text, also))  # type: ignore[return-value, arg-type]
 
     def _legacy(self, fn: cst.FunctionDef, param: str) -> cst.FunctionDef | None:
         query = m.Subscript(
@@ -342,3 +397,53 @@ class PPODatasetsRule(Rule):
     )
     transformers = (RewritePPODatasets, PPODatasetTodos)
     triggers = ("PPOTrainer", "PPOv2Trainer")
+
+
+class _CollectAsPrompt(cst.CSTTransformer):
+    """TRL105's batched shape: the "query" key of `lists` (and of the `append` call) becomes
+    "prompt"; with `also`, both stay: a `"prompt": []` entry and a second append."""
+
+    def __init__(
+        self,
+        lists: cst.Dict,
+        key: cst.BaseExpression,
+        call: cst.Call,
+        text: cst.CSTNode,
+        also: bool,
+    ) -> None:
+        super().__init__()
+        self.lists, self.key, self.call, self.text, self.also = lists, key, call, text, also
+        self.prompt = cst.SimpleString('"prompt"')
+
+    def leave_SimpleString(
+        self, original_node: cst.SimpleString, updated_node: cst.SimpleString
+    ) -> cst.SimpleString:
+        if not self.also and original_node in (self.key, self.text):
+            return self.prompt
+        return updated_node
+
+    def leave_Dict(self, original_node: cst.Dict, updated_node: cst.Dict) -> cst.Dict:
+        if not self.also or original_node is not self.lists:
+            return updated_node
+        last = updated_node.elements[-1]
+        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        return updated_node.with_changes(
+            elements=[
+                *updated_node.elements[:-1],
+                last.with_changes(comma=comma) if last.comma is cst.MaybeSentinel.DEFAULT else last,
+                cst.DictElement(self.prompt, cst.List([])),
+            ]
+        )
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine | cst.FlattenSentinel[cst.SimpleStatementLine]:
+        if not self.also or not any(
+            isinstance(x, cst.Expr) and x.value is self.call for x in original_node.body
+        ):
+            return updated_node
+        twin = cst.parse_statement(
+            edits.code(self.call).strip().replace(edits.code(self.text).strip(), '"prompt"', 1)
+            + "\n"
+        )
+        return cst.FlattenSentinel([updated_node, twin])  # type: ignore[list-item]

@@ -298,11 +298,35 @@ def test_odd_batch_size_gets_two_completions_per_prompt(given, read, written, ge
 
 
 @pytest.mark.parametrize(
+    "given, spg",
+    [
+        pytest.param("batch_size=4, mini_batch_size=m", "4 // m", id="mini-not-literal"),
+        pytest.param("batch_size=n, mini_batch_size=1", "n", id="batch-not-literal"),
+        pytest.param(
+            "batch_size=args.bs, mini_batch_size=args.mbs",
+            "args.bs // args.mbs",
+            id="both-read-at-run-time",
+        ),
+        pytest.param("mini_batch_size=args.mbs", "128 // args.mbs", id="default-batch"),
+    ],
+)
+def test_batch_sizes_read_at_run_time_divide_there(given, spg):
+    """Batch sizes only known at run time (`script_args.batch_size`): the same division, written
+    as code, so one generation still covers batch_size samples; an odd or non-dividing value is
+    rejected by TRL's own checks when the config is used, not guessed here."""
+    out, findings = run(f"from trl import PPOConfig\nc = PPOConfig({given})\n", select=SELECT)
+    assert f"steps_per_generation={spg}," in out
+    assert "num_generations=" not in out and "TODO" not in out
+    note = [f for f in findings if f.message.startswith(f"steps_per_generation={spg} ")]
+    assert len(note) == 1 and note[0].severity is Severity.INFO
+    assert run(out, select=SELECT)[0] == out
+
+
+@pytest.mark.parametrize(
     "given",
     [
-        pytest.param("batch_size=1, mini_batch_size=m", id="mini-not-literal"),
-        pytest.param("batch_size=n, mini_batch_size=1", id="batch-not-literal"),
         pytest.param("batch_size=3, mini_batch_size=2", id="mini-does-not-divide"),
+        pytest.param("batch_size=6, mini_batch_size=2, gradient_accumulation_steps=2", id="ga"),
         pytest.param("batch_size=1", id="default-mini"),
     ],
 )

@@ -82,3 +82,63 @@ def test_only_input_ids_and_read_nowhere_else_the_tokenization_goes():
     out, _ = run(src, select=("TRL105",))
     assert '    return {"prompt": element["messages"][:1]}\n' in out
     assert "apply_chat_template" not in out
+
+
+# stack-llama's batched map: a dict of lists filled per example, "query" among them.
+BATCHED = """
+from trl import PPOTrainer
+def build(ds):
+    def preprocess(examples):
+        new_examples = {"query": [], "input_ids": []}
+        for question in examples["question"]:
+            query = "Question: " + question
+            new_examples["query"].append(query)
+            new_examples["input_ids"].append(tokenizer(query)["input_ids"])
+        return new_examples
+    return ds.map(preprocess, batched=True)
+ds = build(raw)
+t = PPOTrainer(config, model, None, tokenizer, dataset=ds)
+"""
+
+
+def test_batched_query_list_becomes_the_prompt_column():
+    before = dedent(BATCHED)
+    after = before.replace('{"query": [],', '{"prompt": [],').replace(
+        'new_examples["query"].append(query)', 'new_examples["prompt"].append(query)'
+    )
+    out, findings = run(before, select=("TRL105",))
+    assert out == after
+    assert [f.message for f in findings] == [
+        'the text collected as "query" is the "prompt" column now, the one RLOOTrainer reads'
+    ]
+    assert findings[0].line == 7
+    assert run(out, select=("TRL105",))[0] == out
+
+
+def test_batched_query_list_read_elsewhere_is_collected_twice():
+    before = dedent(BATCHED) + 'print(ds[0]["query"])\n'
+    after = before.replace(
+        '{"query": [], "input_ids": []}', '{"query": [], "input_ids": [], "prompt": []}'
+    ).replace(
+        '            new_examples["query"].append(query)\n',
+        '            new_examples["query"].append(query)\n            new_examples["prompt"].append(query)\n',
+    )
+    out, findings = run(before, select=("TRL105",))
+    assert out == after
+    assert '("query" stays: other code of this file reads it)' in findings[0].message
+    assert run(out, select=("TRL105",))[0] == out
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ('new_examples["input_ids"].append(', 'new_examples["query"].append('),  # two appends
+        ('{"query": [], "input_ids": []}', "make_lists()"),  # not a literal
+        ('{"query": [], "input_ids": []}', '{"query": [], "prompt": []}'),  # has a prompt
+    ],
+    ids=["two-appends", "not-a-literal", "prompt-already"],
+)
+def test_batched_shape_not_recognised_is_left_alone(change):
+    out, findings = run(dedent(BATCHED).replace(*change), select=("TRL105",))
+    assert '["prompt"].append' not in out
+    assert not [f for f in findings if "collected as" in f.message]

@@ -521,3 +521,81 @@ def test_per_query_loop_with_more_in_it_keeps_the_todo(change):
     todos = [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
     assert todos and "for query in query_tensors" in out
     assert any("left as it is" in f.message for f in todos)
+
+
+# A loop that stops after N batches (stack-llama's `if epoch >= config.total_ppo_epochs: break`):
+# N generations of the same batch, so max_steps = N * optimizer steps per generation.
+STOPS = """
+from tqdm import tqdm
+from trl import PPOConfig, PPOTrainer
+config = PPOConfig(batch_size=8, mini_batch_size=2, ppo_epochs=4, steps=80)
+trainer = PPOTrainer(config, model, None, tokenizer, dataset=ds)
+for epoch, batch in tqdm(enumerate(trainer.dataloader)):
+    if epoch >= config.total_ppo_epochs:
+        break
+    query_tensors = batch["input_ids"]
+    response_tensors = trainer.generate(query_tensors, return_prompt=False, max_new_tokens=8)
+    batch["response"] = tokenizer.batch_decode(response_tensors)
+    rewards = [torch.tensor(float(len(r))) for r in batch["response"]]
+    stats = trainer.step(query_tensors, response_tensors, rewards)
+    if epoch % 5 == 0:
+        trainer.save_pretrained(f"out/{epoch}")
+"""
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        "if epoch >= config.total_ppo_epochs:",  # ceil(80 / 8) = 10 batches
+        "if epoch >= 10:",
+        "if epoch > 9:",
+        "if epoch == 10:",
+    ],
+)
+def test_loop_that_stops_after_n_batches_gets_max_steps(guard):
+    src = dedent(STOPS).replace("if epoch >= config.total_ppo_epochs:", guard)
+    out, findings = run(src, select=PPO)
+    # 10 batches x steps_per_generation 4 (8 // 2) x num_iterations 4 (ppo_epochs) // grad acc 1
+    assert "max_steps=160" in out and "num_train_epochs" not in out
+    assert "trainer.train()" in out and "for epoch" not in out and "save_pretrained" not in out
+    assert not [f for f in findings if f.fix is Fix.MANUAL]
+    stop = [f for f in findings if f.message.startswith("the loop stopped after")]
+    assert len(stop) == 1 and stop[0].line == 6
+    saved = [f for f in findings if "the loop saved the model" in f.message]
+    assert len(saved) == 1 and "`epoch % 5 == 0`" in saved[0].message and saved[0].line == 13
+    assert run(out, select=PPO)[0] == out
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("        break\n", "        continue\n"),  # skips, does not stop
+        ("enumerate(trainer.dataloader)", "enumerate(trainer.dataloader, 1)"),  # counts from 1
+        ("if epoch >= config.total_ppo_epochs:", "if len(batch) >= 3:"),  # not the counter
+        ("    if epoch >= config.total_ppo_epochs:\n        break\n", ""),  # (control: no guard)
+    ],
+    ids=["continue", "start", "not-the-counter", "no-guard"],
+)
+def test_other_early_exits_keep_the_todo(change):
+    out, findings = run(dedent(STOPS).replace(*change), select=PPO)
+    todos = [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
+    if change[1] == "":
+        assert not todos and "num_train_epochs=1" in out and "max_steps" not in out
+        return
+    assert todos and "for epoch, batch in" in out and "max_steps=" not in out
+    assert any("stops early" in f.message for f in todos)
+
+
+def test_stop_after_batches_with_sizes_read_at_run_time():
+    src = (
+        dedent(STOPS)
+        .replace(
+            "PPOConfig(batch_size=8, mini_batch_size=2, ppo_epochs=4, steps=80)",
+            "PPOConfig(batch_size=args.bs, mini_batch_size=args.mbs, gradient_accumulation_steps=2)",
+        )
+        .replace("if epoch >= config.total_ppo_epochs:", "if epoch >= args.batches:")
+    )
+    out, _ = run(src, select=PPO)
+    assert "steps_per_generation=args.bs // args.mbs," in out
+    assert "max_steps=args.batches * (args.bs // args.mbs) * 4 // 2)" in out
+    assert run(out, select=PPO)[0] == out

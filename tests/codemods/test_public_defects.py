@@ -33,7 +33,7 @@ def _manual(findings: list, words: str) -> list:
     [
         pytest.param(
             "for step, batch in enumerate(trainer.dataloader):\n"
-            "    if step >= 100:\n"
+            "    if converged():\n"  # (a stop after N batches is max_steps: test_ppo_loop)
             "        break\n",
             "it stops early (`break`)",
             id="break",

@@ -74,6 +74,21 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
                     "mini_batch_size): one generation covers the same samples",
                 )
             )
+    elif None in (bs, mini, ga) and all(
+        values.get(k, 1) is edits.NOT_LITERAL or int_value(values, k, 1) is not None
+        for k in ("batch_size", mini_key, "gradient_accumulation_steps")
+    ):
+        # Read at run time (`script_args.batch_size`): the same division, done by Python there.
+        b, mb = shown.get("batch_size", "128"), shown.get(mini_key, "128")
+        spg_expr = b if mb == "1" else f"{_operand(b)} // {_operand(mb)}"
+        plan.extra.append(("steps_per_generation", spg_expr))
+        plan.notes.append(
+            (
+                Severity.INFO,
+                f"steps_per_generation={spg_expr} (batch_size // mini_batch_size): one generation "
+                "covers batch_size samples as in legacy PPO",
+            )
+        )
     else:
         plan.todos.append(
             "set `steps_per_generation = batch_size // mini_batch_size` "
@@ -88,6 +103,17 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
         )
         if bs is not None:
             plan.reads["batch_size"] = ("value", shown["batch_size"])
+    steps = values.get("steps", 20000)
+    if isinstance(steps, int) and bs is not None:
+        plan.reads["total_ppo_epochs"] = ("value", str(-(-steps // bs)))
+    else:
+        # legacy PPOConfig derived total_ppo_epochs = ceil(steps / batch_size) (steps 20000 unless
+        # given); read at run time when either is (`script_args.steps`)
+        b = _operand(shown.get("batch_size", "128"))
+        plan.reads["total_ppo_epochs"] = (
+            "expr",
+            f"math.ceil({_operand(shown.get('steps', '20000'))} / {b})",
+        )
     if "steps" in given:
         # No legacy PPOTrainer read `steps`: the config only derived `total_ppo_epochs` from it,
         # for the script's own loop, which alone decided how long training ran (TRL106 carries
@@ -177,3 +203,8 @@ def two_per_prompt(plan: Plan, index: int, mini_key: str, bs: int, mini: int, sh
         f"per_device_train_batch_size is 2 * {mini_key} = {2 * mini}"
     )
     plan.notes.append((Severity.WARNING, message))
+
+
+def _operand(code: str) -> str:
+    """`code` as an operand of `//`: names, attributes and literals as they are, else bracketed."""
+    return code if code.replace(".", "").replace("_", "").isalnum() else f"({code})"

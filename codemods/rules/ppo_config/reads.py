@@ -4,6 +4,7 @@ marked with a TODO when TRL 1.13 has no such field."""
 from __future__ import annotations
 
 import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import ScopeProvider
 
@@ -87,10 +88,17 @@ class ConfigReads(ConfigPass):
             ):
                 self.report(
                     original_node,
-                    f"`{owner}.{field}` is not a field of the new config; `{text}`, which the "
-                    "config was given, is read instead",
+                    f"`{owner}.{field}` is not a field of the new config; `{text}`, "
+                    + (
+                        "what legacy PPOConfig derived it from, "
+                        if text.startswith("math.")
+                        else "which the config was given, "
+                    )
+                    + "is read instead",
                     severity=Severity.INFO,
                 )
+                if text.startswith("math."):
+                    AddImportsVisitor.add_needed_import(self.context, "math")
                 return cst.parse_expression(text)
             if how == "value" or (how == "expr" and id(original_node) in self._targets):
                 text = (

@@ -9,7 +9,8 @@ from libcst.helpers import get_full_name_for_node
 from codemods import edits
 from codemods.rules.ppo_config.parsed import PARSE_METHODS
 from codemods.rules.ppo_loop.loop_pass import LoopPass
-from codemods.rules.ppo_loop.state import GEN_DROPPED, GEN_FIELDS, Refused
+from codemods.rules.ppo_loop.shape import largest_draw
+from codemods.rules.ppo_loop.state import BATCHES, GEN_DROPPED, GEN_FIELDS, Refused
 from migrate.kernel.findings import Severity
 
 
@@ -46,17 +47,16 @@ class Generation(LoopPass):
                     bounds = self.samplers.get(shown)
                     if bounds is None:
                         raise Refused(
-                            f"`length_sampler={shown}` is not a LengthSampler(min, max) with "
-                            "literal bounds"
+                            f"`length_sampler={shown}` is not a LengthSampler(min, max) whose "
+                            "bounds are ints or attributes (`args.max_len`)"
                         )
-                    out.setdefault(
-                        "max_completion_length", cst.parse_expression(str(bounds[1] - 1))
-                    )
+                    largest = largest_draw(bounds[1])
+                    out.setdefault("max_completion_length", largest)
                     self.report(
                         value,
                         f"`length_sampler={shown}` drew a random length per sample; TRL 1.13 "
                         "generates up to "
-                        f"max_completion_length={bounds[1] - 1} (its largest draw)",
+                        f"max_completion_length={edits.code(largest).strip()} (its largest draw)",
                         severity=Severity.WARNING,
                     )
                 elif key in GEN_FIELDS:
@@ -99,10 +99,22 @@ class Generation(LoopPass):
         assign = edits.assignment(stmt)
         assert assign is not None and isinstance(assign.value, cst.Call)
         call = assign.value
+        loop_batches = gen.get(BATCHES)
         func = get_full_name_for_node(call.func) or ""
         parsed = func.rpartition(".")[2] in PARSE_METHODS
         have = set() if parsed else {a.keyword.value for a in call.args if a.keyword is not None}
-        if "max_steps" not in have and "num_train_epochs" not in have:
+        if BATCHES in gen:
+            gen = {k: v for k, v in gen.items() if k != BATCHES}
+            if parsed:
+                raise Refused(
+                    "it stops after a number of batches, and the config is parsed from the "
+                    "command line, so its optimizer steps per batch are known only at run time: "
+                    "set `max_steps` to that many generations' steps"
+                )
+            if "max_steps" in have:
+                raise Refused("it stops after a number of batches and the config sets max_steps")
+            gen["max_steps"] = _steps_for(call, loop_batches)
+        if "max_steps" not in have and "num_train_epochs" not in have and "max_steps" not in gen:
             gen = {
                 **gen,
                 "num_train_epochs": cst.Integer("1"),
@@ -142,3 +154,34 @@ def _as_trl_does(key: str, value: cst.BaseExpression, shown: str) -> bool:
     if key == "eos_token_id":
         return shown.endswith(".eos_token_id")
     return bool(edits.literal(value) == GEN_DROPPED[key])
+
+
+def _steps_for(call: cst.Call, batches: cst.BaseExpression | None) -> cst.BaseExpression:
+    """`max_steps` for a run that stops after `batches` generations: each generation is
+    steps_per_generation micro-batches (gradient_accumulation_steps when unset), reused
+    num_iterations times, and gradient_accumulation_steps micro-batches make an optimizer step;
+    the config call's own values, computed when they are literals."""
+    assert batches is not None
+    given = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    ga = given.get("gradient_accumulation_steps", cst.Integer("1"))
+    spg = given.get("steps_per_generation", ga)
+    iters = given.get("num_iterations", cst.Integer("1"))
+    values = [edits.literal(e) for e in (batches, spg, iters, ga)]
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        n, s, k, g = values
+        return cst.Integer(str(n * s * k // g))  # type: ignore[operator]
+
+    def text(e: cst.BaseExpression) -> str:
+        code = " ".join(edits.code(e).split())
+        atom = isinstance(e, (cst.Name, cst.Attribute, cst.Call, cst.Integer, cst.Subscript))
+        return code if atom or e.lpar else f"({code})"
+
+    factors = [text(batches)]
+    if edits.code(spg).strip() != edits.code(ga).strip():
+        factors.append(text(spg))
+    if edits.literal(iters) != 1:
+        factors.append(text(iters))
+    expr = " * ".join(factors)
+    if edits.code(spg).strip() != edits.code(ga).strip() and edits.literal(ga) != 1:
+        expr += f" // {text(ga)}"
+    return cst.parse_expression(expr)

@@ -15,11 +15,13 @@ from codemods.rules.ppo_loop.loop_pass import LoopPass
 from codemods.rules.ppo_loop.shape import (
     Line,
     batch_column,
+    batch_limit,
     block_footer,
     block_lines,
     comment_lines,
     early_exit,
     listed,
+    loaded,
     loop_batch,
     loop_state,
     names_outside,
@@ -27,7 +29,7 @@ from codemods.rules.ppo_loop.shape import (
     range_count,
     reward_function,
 )
-from codemods.rules.ppo_loop.state import Refused
+from codemods.rules.ppo_loop.state import BATCHES, Refused
 from migrate.kernel.findings import Severity
 
 
@@ -37,7 +39,12 @@ class LoopRewrite(LoopPass):
     ) -> list[cst.BaseStatement]:
         if loop.orelse is not None:
             raise Refused("it has an else block")
-        exit_kind = early_exit(loop.body)
+        limit = batch_limit(loop)
+        exit_kind = early_exit(
+            loop.body
+            if limit is None
+            else loop.body.with_changes(body=[s for s in loop.body.body if s is not limit[0]])  # type: ignore[attr-defined]
+        )
         if exit_kind is not None:
             raise Refused(
                 f"it stops early (`{exit_kind}`), so how long it trains is the loop's own "
@@ -63,6 +70,12 @@ class LoopRewrite(LoopPass):
         completions = None
         for ln in lines:
             s = ln.stmt
+            if limit is not None and s is limit[0]:  # stops after N batches: max_steps
+                to_train += ln.comments
+                continue
+            if self._saves_every(s, trainer, loop):
+                to_train += ln.comments
+                continue
             if (
                 self._trainer_call(s, "step") is not None
                 or self._trainer_call(s, "log_stats") is not None
@@ -113,16 +126,61 @@ class LoopRewrite(LoopPass):
             kept, batch, completions, {queries, responses, trainer}, rewards
         )
         fn = reward_function(new_body, f"[float(r) for r in {rewards}]", self.reward_name)
+        gen = dict(gen_kwargs or {})
+        if limit is not None:
+            gen[BATCHES] = limit[1]
+            shown = edits.code(limit[1]).strip()
+            self.report(
+                limit[0],
+                f"the loop stopped after {shown} batches: `max_steps` stops TRL 1.13 after as many "
+                "generations (optimizer steps per generation times the batches); where the "
+                "dataset has fewer batches, the loop ended with it and TRL 1.13 starts a second "
+                "pass over it instead",
+                severity=Severity.WARNING,
+            )
         return self._install(
             body,
             index,
             loop,
             trainer,
-            gen=gen_kwargs or {},
+            gen=gen,
             fn=fn,
             top=top,
             comments=[*to_train, *block_footer(loop.body)],
         )
+
+    def _saves_every(self, stmt: cst.CSTNode, trainer: str, loop: cst.For) -> bool:
+        """`if <every N batches>: trainer.save_pretrained(path)` (or `trainer.model.`, or
+        `trainer._save_pretrained`): reported and dropped; TRL 1.13 saves checkpoints itself."""
+        if not isinstance(stmt, cst.If) or stmt.orelse is not None:
+            return False
+        inner = list(edits.statements(stmt.body))
+        if not inner or not all(
+            m.matches(
+                s,
+                m.Expr(
+                    m.Call(
+                        func=m.Attribute(
+                            value=m.Name(trainer) | m.Attribute(m.Name(trainer), m.Name("model")),
+                            attr=m.Name("save_pretrained")
+                            | m.Name("_save_pretrained")
+                            | m.Name("save_model"),
+                        )
+                    )
+                ),
+            )
+            for s in inner
+        ):
+            return False
+        shown = " ".join(edits.code(stmt.test).split())
+        self.report(
+            stmt,
+            f"the loop saved the model with `{trainer}.save_pretrained(...)` when `{shown}`; "
+            "that was dropped: TRL 1.13 saves checkpoints to `output_dir` every `save_steps` "
+            "optimizer steps (`save_strategy`), set them for the saves you want",
+            severity=Severity.WARNING,
+        )
+        return True
 
     def _per_query(
         self, loop: cst.For, queries: str | None, responses: str | None
@@ -330,7 +388,7 @@ class LoopRewrite(LoopPass):
         settings in the config, and `trainer.train()` (with the loop's other `comments`) in place of
         the loop at `index`."""
         trainer_at, config_at, config_name = self._trainer_and_config(body[:index], trainer)
-        for name in sorted(set().union(*(edits.names(v) for v in gen.values()))):
+        for name in sorted(set().union(*(loaded(v) for v in gen.values()))):
             if any(name in edits.bound_names(s) for s in body[config_at:index]):
                 raise Refused(
                     f"`{name}` in the generation settings is set after `{config_name}` is built"

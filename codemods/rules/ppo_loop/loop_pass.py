@@ -8,13 +8,13 @@ from collections.abc import Sequence
 import libcst as cst
 
 from codemods.base import RuleTransformer
-from codemods.rules.ppo_loop.shape import Line
+from codemods.rules.ppo_loop.shape import Bound, Line
 
 
 class LoopPass(RuleTransformer):
     trainers: set[str]  # names bound to PPO trainers (and target trainers TRL104 wrote)
     dicts: dict[str, dict[str, cst.BaseExpression]]  # dict literals by variable
-    samplers: dict[str, tuple[int, int]]  # LengthSampler(lo, hi) by variable
+    samplers: dict[str, tuple[Bound, Bound]]  # LengthSampler(lo, hi) by variable
     reward_name: str  # the reward function's name: `reward_fn`, unless the file uses it
     trainer_cls: str
     config_cls: str

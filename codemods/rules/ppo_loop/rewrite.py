@@ -150,9 +150,7 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
             try:
                 out = self._rewrite(out, i, stmt, trainer, top=top)
             except Refused as e:
-                del self.state.findings[
-                    reported:
-                ]  # all or nothing: no finding of a half-made rewrite
+                self.forget_findings(reported)  # all or nothing: no finding of a half-made rewrite
                 skeleton = (
                     f"`def {REWARD_FN}(prompts, completions, **kwargs): return [<your score for p "
                     "+ c> for p, c in "

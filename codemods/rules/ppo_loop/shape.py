@@ -15,6 +15,8 @@ from codemods import edits, ppo, walk
 from codemods.base import RuleTransformer
 from codemods.rules.ppo_loop.state import REWARD_FN, Block, Refused
 
+Bound = int | cst.BaseExpression  # a LengthSampler bound: an int, or the expression it reads
+
 
 @dataclasses.dataclass
 class Line:
@@ -217,25 +219,41 @@ def dict_literals(module: cst.Module) -> dict[str, dict[str, cst.BaseExpression]
     return out
 
 
-def length_samplers(module: cst.Module) -> dict[str, tuple[int, int]]:
-    """`LengthSampler(lo, hi)` bound at the top level, by variable: with literal bounds, or
-    names the module binds once, at the top level, to an int (`output_min_length = 4`)."""
-    out: dict[str, tuple[int, int]] = {}
-    consts = _int_constants(module)
+def length_samplers(module: cst.Module) -> dict[str, tuple[Bound, Bound]]:
+    """`LengthSampler(lo, hi)` bound at the top level, by variable. A bound is an int (a literal,
+    or a name the module binds once, at the top level, to one: `output_min_length = 4`), or the
+    expression such a name is bound to (`output_max_length = script_args.output_max_length`), or
+    the bound's own expression when it is an attribute (`args.max_len`)."""
+    out: dict[str, tuple[Bound, Bound]] = {}
+    once = _single_bindings(module)
 
-    def bound(expr: cst.BaseExpression) -> object:
-        if isinstance(expr, cst.Name) and expr.value in consts:
-            return consts[expr.value]
-        return edits.literal(expr)
+    def bound(expr: cst.BaseExpression) -> Bound | None:
+        if isinstance(expr, cst.Name) and expr.value in once:
+            expr = once[expr.value]
+        value = edits.literal(expr)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if m.matches(expr, m.Attribute(value=m.Name() | m.Attribute())):
+            return expr
+        return None
 
     for stmt in module.body:
         assign = edits.assignment(stmt)
         if assign is not None and m.matches(assign.value, m.Call(func=m.Name("LengthSampler"))):
-            bounds = [bound(a.value) for a in assign.value.args]  # type: ignore[attr-defined]
-            lo, hi = (bounds + [None, None])[:2]
-            if len(bounds) == 2 and isinstance(lo, int) and isinstance(hi, int):
+            args = assign.value.args  # type: ignore[attr-defined]
+            if len(args) != 2 or any(a.keyword or a.star for a in args):
+                continue
+            lo, hi = (bound(a.value) for a in args)
+            if lo is not None and hi is not None:
                 out[get_full_name_for_node(assign.targets[0].target) or ""] = (lo, hi)
     return out
+
+
+def largest_draw(hi: Bound) -> cst.BaseExpression:
+    """The largest length `LengthSampler(lo, hi)` draws: hi - 1 (it samples from range(lo, hi))."""
+    if isinstance(hi, int):
+        return cst.Integer(str(hi - 1))
+    return cst.parse_expression(f"{edits.code(hi).strip()} - 1")
 
 
 def free_name(wanted: str, taken: set[str]) -> str:
@@ -249,10 +267,10 @@ def free_name(wanted: str, taken: set[str]) -> str:
     return name
 
 
-def _int_constants(module: cst.Module) -> dict[str, int]:
-    """Top-level names bound exactly once in the whole module, to an int literal."""
+def _single_bindings(module: cst.Module) -> dict[str, cst.BaseExpression]:
+    """Top-level names bound exactly once in the whole module, by a plain `name = value`."""
     seen: dict[str, int] = {}
-    values: dict[str, int] = {}
+    values: dict[str, cst.BaseExpression] = {}
     for assigned in walk.find_all(module, cst.AssignTarget):
         name = get_full_name_for_node(assigned.target)
         if name:
@@ -262,9 +280,8 @@ def _int_constants(module: cst.Module) -> dict[str, int]:
         if assign is None or len(assign.targets) != 1:
             continue
         target = assign.targets[0].target
-        value = edits.literal(assign.value)
-        if isinstance(target, cst.Name) and isinstance(value, int) and not isinstance(value, bool):
-            values[target.value] = value
+        if isinstance(target, cst.Name):
+            values[target.value] = assign.value
     return {k: v for k, v in values.items() if seen.get(k) == 1}
 
 
@@ -330,7 +347,7 @@ def loop_state(
     counters = edits.names(target) - {batch or ""}
     assigned: set[str] = set()
     for stmt in stmts:
-        read = _reads(stmt)
+        read = loaded(stmt)
         used = read & counters
         if used:
             raise Refused(
@@ -347,7 +364,7 @@ def loop_state(
         assigned |= bound
 
 
-def _reads(stmt: cst.CSTNode) -> set[str]:
+def loaded(stmt: cst.CSTNode) -> set[str]:
     """Names a statement loads (its targets' own names excluded, attribute names excluded)."""
     found: set[str] = set()
 
@@ -368,3 +385,41 @@ def _reads(stmt: cst.CSTNode) -> set[str]:
 
     stmt.visit(_V())
     return found
+
+
+def batch_limit(loop: cst.For) -> tuple[cst.If, cst.BaseExpression] | None:
+    """The loop's first statement when it is `if <i> >= N: break` (or `> N - 1`, `== N`), `i`
+    the counter of `for i, batch in enumerate(...)` (inside `tqdm(...)` too, default start),
+    with the number of batches N the loop trains on (when the dataloader has that many)."""
+    body = getattr(loop.body, "body", [])
+    if not body or not isinstance(body[0], cst.If) or body[0].orelse is not None:
+        return None
+    guard = body[0]
+    if not m.matches(guard.body, m.IndentedBlock(body=[m.SimpleStatementLine(body=[m.Break()])])):
+        return None
+    it = loop.iter
+    if m.matches(it, m.Call(func=m.Name("tqdm"))) and it.args:  # type: ignore[attr-defined]
+        it = it.args[0].value  # type: ignore[attr-defined]
+    if not m.matches(it, m.Call(func=m.Name("enumerate"), args=[m.Arg(keyword=None, star="")])):
+        return None
+    if not m.matches(loop.target, m.Tuple(elements=[m.Element(m.Name()), m.Element(m.Name())])):
+        return None
+    counter = loop.target.elements[0].value.value  # type: ignore[attr-defined]
+    test = guard.test
+    if not (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and m.matches(test.left, m.Name(counter))
+    ):
+        return None
+    op, bound = test.comparisons[0].operator, test.comparisons[0].comparator
+    if counter in edits.names(bound):
+        return None
+    if isinstance(op, (cst.GreaterThanEqual, cst.Equal)):
+        return guard, bound
+    if isinstance(op, cst.GreaterThan):
+        value = edits.literal(bound)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return guard, cst.Integer(str(value + 1))
+        return guard, cst.parse_expression(f"{edits.code(bound).strip()} + 1")
+    return None

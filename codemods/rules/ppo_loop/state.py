@@ -21,3 +21,9 @@ Block = TypeVar("Block", cst.Module, cst.IndentedBlock)
 
 class Refused(Exception):
     """The loop is not the recognised shape; the message says which part."""
+
+
+# The generation-settings key under which TRL106 hands `_with_generation` the number of batches
+# a loop stopped after (`if i >= N: break`); it becomes `max_steps` there, from the config's own
+# optimizer steps per generation.
+BATCHES = "<batches>"
