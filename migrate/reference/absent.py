@@ -78,6 +78,9 @@ MODULES = frozenset(
         "Levenshtein",
         "editdistance",
         "torchaudio",  # audio inputs of multimodal repos (LLaMA-Factory), never text training
+        "torchvision",  # image transforms of multimodal notebooks, never a text PPO step
+        "pynvml",  # GPU telemetry (pykoi)
+        "radgraph",  # a radiology-report scorer used in rewards and evaluation
     }
 )
 

@@ -599,3 +599,38 @@ def test_stop_after_batches_with_sizes_read_at_run_time():
     assert "steps_per_generation=args.bs // args.mbs," in out
     assert "max_steps=args.batches * (args.bs // args.mbs) * 4 // 2)" in out
     assert run(out, select=PPO)[0] == out
+
+
+# The whole run inside `def main():`, its generation dict and length sampler there too.
+IN_MAIN = """
+import torch
+from trl import PPOConfig, PPOTrainer
+from trl.core import LengthSampler
+def main():
+    config = PPOConfig(batch_size=4, mini_batch_size=2)
+    trainer = PPOTrainer(config, model, None, tokenizer, dataset=ds)
+    sampler = LengthSampler(4, 16)
+    generation_kwargs = {"top_k": 0.0, "top_p": 1.0, "do_sample": True}
+    for batch in trainer.dataloader:
+        query_tensors = batch["input_ids"]
+        response_tensors = trainer.generate(query_tensors, length_sampler=sampler, **generation_kwargs)
+        batch["response"] = tokenizer.batch_decode(response_tensors)
+        rewards = [torch.tensor(float(len(r))) for r in batch["response"]]
+        trainer.step(query_tensors, response_tensors, rewards)
+"""
+
+
+def test_generation_settings_bound_inside_a_function_move_to_the_config():
+    out, findings = run(dedent(IN_MAIN), select=PPO)
+    assert "max_completion_length=15, top_k=0, top_p=1.0, num_train_epochs=1)" in out
+    assert "    trainer.train()\n" in out and "for batch in" not in out
+    assert not [f for f in findings if f.fix is Fix.MANUAL]
+    assert run(out, select=PPO)[0] == out
+
+
+def test_a_generation_dict_bound_twice_in_the_module_is_not_followed():
+    src = dedent(IN_MAIN) + 'def other():\n    generation_kwargs = {"top_k": 5}\n'
+    out, findings = run(src, select=PPO)
+    todo = [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
+    assert any("`**generation_kwargs` is not a dict literal" in f.message for f in todo)
+    assert "for batch in trainer.dataloader" in out

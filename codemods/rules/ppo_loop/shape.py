@@ -204,7 +204,7 @@ def target_trainer_vars(owner: RuleTransformer, module: cst.Module) -> set[str]:
 def dict_literals(module: cst.Module) -> dict[str, dict[str, cst.BaseExpression]]:
     """Module-level `name = {"k": v, ...}` with string keys: generation kwargs the loop expands."""
     out: dict[str, dict[str, cst.BaseExpression]] = {}
-    for stmt in module.body:
+    for stmt in _top_and_function_level(module):
         assign = edits.assignment(stmt)
         if assign is not None and isinstance(assign.value, cst.Dict):
             keys = [
@@ -237,7 +237,7 @@ def length_samplers(module: cst.Module) -> dict[str, tuple[Bound, Bound]]:
             return expr
         return None
 
-    for stmt in module.body:
+    for stmt in _top_and_function_level(module):
         assign = edits.assignment(stmt)
         if assign is not None and m.matches(assign.value, m.Call(func=m.Name("LengthSampler"))):
             args = assign.value.args  # type: ignore[attr-defined]
@@ -265,6 +265,26 @@ def free_name(wanted: str, taken: set[str]) -> str:
     while name in taken:
         name, i = f"{wanted}_from_loop_{i}", i + 1
     return name
+
+
+def _top_and_function_level(module: cst.Module) -> list[cst.BaseStatement]:
+    """The module's statements, then those of each function's own body (where a `main()` builds
+    its generation settings), for names the whole module binds once; top-level names as they
+    are."""
+    seen: dict[str, int] = {}
+    for assigned in walk.find_all(module, cst.AssignTarget):
+        name = get_full_name_for_node(assigned.target)
+        if name:
+            seen[name] = seen.get(name, 0) + 1
+    nested = [
+        stmt
+        for fn in walk.find_all(module, cst.FunctionDef)
+        for stmt in getattr(fn.body, "body", [])
+        if (a := edits.assignment(stmt)) is not None
+        and len(a.targets) == 1
+        and seen.get(get_full_name_for_node(a.targets[0].target) or "") == 1
+    ]
+    return [*module.body, *nested]
 
 
 def _single_bindings(module: cst.Module) -> dict[str, cst.BaseExpression]:
