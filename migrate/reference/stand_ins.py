@@ -495,7 +495,11 @@ class _ScorerModel:
         self.config = PretrainedConfig(
             id2label=dict(enumerate(labels)), label2id={v: i for i, v in enumerate(labels)}
         )
-        self.config.pad_token_id = None  # transformers 5 configs no longer define it by default
+        # transformers 5's base config no longer defines the token ids; the configs of real
+        # models do (stack-llama sets `pipe.model.config.pad_token_id = ...eos_token_id`)
+        self.config.pad_token_id = None
+        self.config.bos_token_id = tiny.BOS_ID
+        self.config.eos_token_id = tiny.EOS_ID
 
     def to(self, *args: Any, **kwargs: Any) -> _ScorerModel:
         return self

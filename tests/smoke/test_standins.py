@@ -19,6 +19,8 @@ def test_the_sentiment_pipeline_stand_in_has_a_model_config_and_tokenizer_to_pat
     assert pipe.model.config.pad_token_id == pipe.tokenizer.pad_token_id
     assert pipe.model.config.id2label == {0: "NEGATIVE", 1: "POSITIVE"}
     assert pipe.model.to("cpu").eval() is pipe.model
+    # stack-llama (TRL 0.8+): `pipe.model.config.pad_token_id = pipe.model.config.eos_token_id`
+    assert pipe.model.config.eos_token_id == pipe.tokenizer.eos_token_id
 
 
 def test_the_sentiment_pipeline_stand_in_is_deterministic_with_the_real_call_shapes():
