@@ -33,6 +33,7 @@ EXPECTED = {
     "ppov2_0_10.py": TRAINS,  # reward/sft model paths -> the script's own arguments
     "tldr_v2.py": TRAINS,
     "experimental_1_12.py": TRAINS,
+    "stack_llama_steps_0_11.py": TRAINS,  # `if epoch >= N: break` -> max_steps, reward pipeline -> reward_fn
     # The reward adapter has no 1.13 home: TRL104's TODO sits on the trainer call.
     "stack_llama_lora_0_8.py": ("TRL412", 53, "reward_funcs"),
     # Library code: no trainer at all.
