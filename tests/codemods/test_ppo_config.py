@@ -1143,3 +1143,48 @@ def test_usage_docstring_flags_that_changed_get_one_todo():
 def test_usage_docstring_without_changed_flags_or_parser_is_left_alone(src):
     out, _ = run(src, select=SELECT)
     assert "usage in this docstring" not in out
+
+
+def test_a_flag_field_of_a_parsed_v2_config_moves_with_its_type_and_default():
+    """PPOv2's `sanity_check` (TRL 0.9-0.10, a bool only the TL;DR script read) moves to the
+    written-in dataclass as a bool defaulting to False: `--sanity_check` still parses."""
+    before = dedent(
+        """
+        from transformers import HfArgumentParser
+        from trl import ModelConfig, PPOv2Config
+
+        parser = HfArgumentParser((PPOv2Config, ModelConfig))
+        config, model_config = parser.parse_args_into_dataclasses()
+        if config.sanity_check:
+            print("small")
+        """
+    )
+    findings = assert_fixes(
+        before,
+        dedent(
+            """
+            from transformers import HfArgumentParser
+            from trl import ModelConfig, RLOOConfig
+            import dataclasses
+
+
+            # Written by trl-migrate (TRL103): RLOOConfig has no `sanity_check`.
+            # TRL's PPO trainer did not use it, this script does: it is one of its own arguments now (same flags).
+            @dataclasses.dataclass
+            class PPOScriptArguments:
+                sanity_check: bool = dataclasses.field(
+                    default=False,
+                    metadata={"help": "Train on a small slice of the data only (the script reads it)."},
+                )
+
+
+            parser = HfArgumentParser((RLOOConfig, ModelConfig, PPOScriptArguments))
+            parser.set_defaults(max_grad_norm=0.0, learning_rate=5e-05, max_completion_length=53, temperature=0.7, num_iterations=4, beta=0.05, bf16=False, gradient_checkpointing=False)
+            config, model_config, ppo_args = parser.parse_args_into_dataclasses()
+            if ppo_args.sanity_check:
+                print("small")
+            """
+        ),
+        select=SELECT,
+    )
+    assert any("`--sanity_check` flag is unchanged" in f.message for f in findings)

@@ -508,6 +508,45 @@ def test_per_query_generation_loop_is_one_batch_generation():
     assert run(out, select=PPO)[0] == out
 
 
+# The later notebooks (TRL 0.10+): the generation returns prompt+response and the response is
+# cut from it by length.
+CUT = (
+    """        response = trainer.generate(query, **generation_kwargs)
+        response_tensors.append(response.squeeze()[-gen_len:])
+""",
+    """        query_response = trainer.generate(query, **generation_kwargs).squeeze()
+        response_len = len(query_response) - len(query)
+        response_tensors.append(query_response[-response_len:])
+""",
+)
+
+
+def test_per_query_generation_cut_by_length_is_one_batch_generation():
+    before = dedent(PER_QUERY).replace(*CUT)
+    out, findings = run(before, select=PPO)
+    reference, _ = run(dedent(PER_QUERY), select=PPO)
+    assert out == reference  # the same rewrite as the older notebooks' shape
+    assert not [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
+    assert run(out, select=PPO)[0] == out
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("response_len = len(query_response) - len(query)", "response_len = len(query) + 1"),
+        ("query_response[-response_len:]", "query_response[:response_len]"),
+        ("(query, **generation_kwargs).squeeze()", "(query, **generation_kwargs).flip()"),
+    ],
+    ids=["other-length", "head-not-tail", "other-method"],
+)
+def test_per_query_generation_cut_otherwise_keeps_the_todo(change):
+    before = dedent(PER_QUERY).replace(*CUT).replace(*change)
+    out, findings = run(before, select=PPO)
+    todos = [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
+    assert todos and "for query in query_tensors" in out
+    assert run(out, select=PPO)[0] == out
+
+
 @pytest.mark.parametrize(
     "change",
     [

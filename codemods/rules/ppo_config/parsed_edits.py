@@ -95,9 +95,10 @@ def class_statement(move: Move, config: str) -> cst.BaseStatement:
         default = table[f][
             "default"
         ]  # None for `int | None` (HfArgumentParser parses it: TRL needs Python 3.10)
+        shown = json.dumps(default) if isinstance(default, str) else repr(default)  # False, None
         lines += [
             f"    {f}: {table[f].get('type', 'str')} = dataclasses.field(",
-            f"        default={'None' if default is None else json.dumps(default)},",
+            f"        default={shown},",
             f'        metadata={{"help": {json.dumps(table[f]["help"])}}},',
             "    )",
         ]

@@ -193,9 +193,11 @@ class LoopRewrite(LoopPass):
                 response = ppo_trainer.generate(query, **generation_kwargs)
                 response_tensors.append(response.squeeze()[-gen_len:])
 
-        as the one batch call it amounts to, `trainer.generate(query_tensors,
-        length_sampler=output_length_sampler, **generation_kwargs)` (None when the loop is not
-        that). Its statements may be only these."""
+        or, in the later notebooks, with the response cut from the prompt+response by length
+        (`response_len = len(query_response) - len(query)`, then
+        `response_tensors.append(query_response[-response_len:])`), as the one batch call it
+        amounts to, `trainer.generate(query_tensors, length_sampler=output_length_sampler,
+        **generation_kwargs)` (None when the loop is not that). Its statements may be only these."""
         if loop.orelse is not None or not isinstance(loop.target, cst.Name):
             return None
         if get_full_name_for_node(loop.iter) != queries or responses is None:
@@ -203,11 +205,17 @@ class LoopRewrite(LoopPass):
         query = loop.target.value
         sampler = length = None
         generate: cst.Call | None = None
-        got = None
-        appended = False
+        got = cut = None
+        appended = used_cut = False
         for ln in block_lines(loop.body):
             st = ln.stmt
             call = self._trainer_call(st, "generate")
+            if (
+                call is None
+                and isinstance(st, cst.Assign)
+                and m.matches(st.value, m.Call(func=m.Attribute(attr=m.Name("squeeze")), args=[]))
+            ):  # `trainer.generate(query, ...).squeeze()`: the one row of a one-query batch
+                call = self._trainer_call(cst.Expr(st.value.func.value), "generate")  # type: ignore[attr-defined]
             if call is not None and isinstance(st, cst.Assign) and len(st.targets) == 1:
                 if (
                     generate is not None
@@ -240,6 +248,17 @@ class LoopRewrite(LoopPass):
             ):
                 continue
             elif (
+                got is not None
+                and cut is None
+                and isinstance(st, cst.Assign)
+                and len(st.targets) == 1
+                and isinstance(st.targets[0].target, cst.Name)
+                and _prompt_cut(st.value, got, query)
+            ):
+                # `response_len = len(query_response) - len(query)`: the generation returned the
+                # prompt too; the append below keeps the tail, the response alone
+                cut = st.targets[0].target.value
+            elif (
                 isinstance(st, cst.Expr)
                 and m.matches(
                     st.value,
@@ -249,9 +268,10 @@ class LoopRewrite(LoopPass):
                 and got in names_read(st, {got}, set(), None)
             ):
                 appended = True
+                used_cut = cut is not None and _tail_of(st, got, cut)
             else:
                 return None
-        if generate is None or not appended:
+        if generate is None or not appended or (cut is not None and not used_cut):
             return None
         args = [
             cst.Arg(cst.Name(queries or "")),
@@ -450,4 +470,45 @@ def _decoded_one_by_one(value: cst.BaseExpression, responses: str | None) -> boo
         and m.matches(elt.func, m.Attribute(attr=m.Name("decode")))
         and len(elt.args) >= 1
         and comp.target.value in edits.names(elt.args[0].value)
+    )
+
+
+def _prompt_cut(value: cst.BaseExpression, got: str, query: str) -> bool:
+    """`len(<got>) - len(<query>)`: the length of the response part of a prompt+response."""
+    return m.matches(
+        value,
+        m.BinaryOperation(
+            left=m.Call(func=m.Name("len"), args=[m.Arg(m.Name(got))]),
+            operator=m.Subtract(),
+            right=m.Call(func=m.Name("len"), args=[m.Arg(m.Name(query))]),
+        ),
+    )
+
+
+def _tail_of(append: cst.CSTNode, got: str, cut: str) -> bool:
+    """`responses.append(<got>[-<cut>:])`: the response part only."""
+    return m.matches(
+        append,
+        m.Expr(
+            m.Call(
+                args=[
+                    m.Arg(
+                        m.Subscript(
+                            value=m.Name(got),
+                            slice=[
+                                m.SubscriptElement(
+                                    m.Slice(
+                                        lower=m.UnaryOperation(
+                                            operator=m.Minus(), expression=m.Name(cut)
+                                        ),
+                                        upper=None,
+                                        step=None,
+                                    )
+                                )
+                            ],
+                        )
+                    )
+                ]
+            )
+        ),
     )
