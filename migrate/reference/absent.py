@@ -81,6 +81,7 @@ MODULES = frozenset(
         "torchvision",  # image transforms of multimodal notebooks, never a text PPO step
         "pynvml",  # GPU telemetry (pykoi)
         "radgraph",  # a radiology-report scorer used in rewards and evaluation
+        "tyro",  # TRL 0.5-0.7 pulled it in and its scripts parsed flags with it; 1.13 does not
     }
 )
 
@@ -156,6 +157,8 @@ def stand_in(script: str) -> list[str]:
         parts = name.split(".")
         for i in range(1, len(parts) + 1):
             _module(".".join(parts[:i]))
+    if "tyro" in used:
+        sys.modules["tyro"].cli = _tyro_cli  # type: ignore[attr-defined]
     if used:
         sys.meta_path.append(_Submodules(frozenset(used)))
     for name in used:
@@ -165,6 +168,19 @@ def stand_in(script: str) -> list[str]:
             file=sys.stderr,
         )
     return used
+
+
+def _tyro_cli(f: Any, *, args: Any = None, default: Any = None, **_: Any) -> Any:
+    """`tyro.cli(ScriptArguments)` with no flags: what tyro builds then, the dataclass (or the
+    function's result) from its defaults, or `default`. Flags it would parse stop the run with a
+    message, never a silent default."""
+    argv = list(sys.argv[1:] if args is None else args)
+    if argv:
+        raise SystemExit(
+            f"[trl-migrate smoke] tyro is not installed here and its stand-in parses no flags "
+            f"(given: {' '.join(argv)}); install tyro to run with them"
+        )
+    return default if default is not None else f()
 
 
 class _Submodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):

@@ -673,3 +673,118 @@ def test_a_generation_dict_bound_twice_in_the_module_is_not_followed():
     todo = [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
     assert any("`**generation_kwargs` is not a dict literal" in f.message for f in todo)
     assert "for batch in trainer.dataloader" in out
+
+
+# TRL 0.5-0.7's `ppo.py`: the config is a dataclass field's default factory, parsed with
+# `tyro.cli`, and handed to a function that reads a field the new config lacks.
+FACTORY = """
+from dataclasses import dataclass, field
+
+import tyro
+from trl import PPOConfig, PPOTrainer
+
+
+@dataclass
+class ScriptArguments:
+    ppo_config: PPOConfig = field(
+        default_factory=lambda: PPOConfig(
+            model_name="gpt2",
+            batch_size=4,
+            mini_batch_size=2,
+        )
+    )
+
+
+args = tyro.cli(ScriptArguments)
+
+
+def build_dataset(config):
+    return load(config.model_name)
+
+
+dataset = build_dataset(args.ppo_config)
+trainer = PPOTrainer(args.ppo_config, model, None, tokenizer, dataset=dataset)
+generation_kwargs = {"top_k": 0.0, "top_p": 1.0, "do_sample": True, "max_new_tokens": 16}
+for batch in trainer.dataloader:
+    query_tensors = batch["input_ids"]
+    response_tensors = trainer.generate(query_tensors, return_prompt=False, **generation_kwargs)
+    batch["response"] = tokenizer.batch_decode(response_tensors)
+    rewards = [torch.tensor(float(len(r))) for r in batch["response"]]
+    trainer.step(query_tensors, response_tensors, rewards)
+"""
+
+FACTORY_AFTER = """
+from dataclasses import dataclass, field
+
+import tyro
+from trl import RLOOConfig, RLOOTrainer
+
+
+@dataclass
+class ScriptArguments:
+    ppo_config: RLOOConfig = field(
+        default_factory=lambda: RLOOConfig(
+            per_device_train_batch_size=2,
+            steps_per_generation=2,
+            seed=0,
+            learning_rate=1.41e-05,
+            beta=0.2,
+            num_iterations=4,
+            max_grad_norm=0.0,
+            gradient_checkpointing=False,
+            lr_scheduler_type="constant",
+            bf16=False,
+            top_k=0,
+            top_p=1.0,
+            max_completion_length=16,
+            num_train_epochs=1,
+        )
+    )
+
+
+args = tyro.cli(ScriptArguments)
+
+
+def build_dataset(config):
+    return load("gpt2")
+
+
+# TODO(trl-migrate TRL105): RLOOTrainer reads a "prompt" column (text or chat messages) from `dataset` and tokenizes it itself; PPO read tokenized `input_ids`: keep the text you tokenize as "prompt"
+dataset = build_dataset(args.ppo_config)
+
+
+def reward_fn(prompts, completions, **kwargs) -> list[float]:
+    rewards = [torch.tensor(float(len(r))) for r in completions]
+    return [float(r) for r in rewards]
+
+
+trainer = RLOOTrainer(args=args.ppo_config, model=model, processing_class=tokenizer, train_dataset=dataset, reward_funcs=reward_fn)
+generation_kwargs = {"top_k": 0.0, "top_p": 1.0, "do_sample": True, "max_new_tokens": 16}
+trainer.train()
+"""
+
+
+def test_a_config_built_by_a_dataclass_default_factory_takes_the_generation_settings():
+    findings = assert_fixes(dedent(FACTORY), dedent(FACTORY_AFTER), select=PPO)
+    assert any(
+        f.code == "TRL103" and f.line == 22 and 'its value "gpt2" is used' in f.message
+        for f in findings
+    )  # `config.model_name` in the function every call hands `args.ppo_config`
+    assert any("generation settings moved to `args.ppo_config`" in f.message for f in findings)
+
+
+@pytest.mark.parametrize(
+    ("change", "kept"),
+    [
+        (("args = tyro.cli(ScriptArguments)", "args = tyro.cli(Other)"), "for batch in"),
+        (
+            ("dataset = build_dataset(args.ppo_config)", "dataset = build_dataset(other)"),
+            "load(config.model_name)",
+        ),
+    ],
+    ids=["parsed-from-another-class", "function-handed-another-object"],
+)
+def test_a_default_factory_config_not_followed_keeps_the_code(change, kept):
+    out, _ = run(dedent(FACTORY).replace(*change), select=PPO)
+    assert kept in out
+    assert run(out, select=PPO)[0] == out

@@ -82,6 +82,35 @@ def test_a_tracker_the_machine_lacks_is_a_no_op_stand_in(tmp_path, store):
     )
 
 
+def test_tyro_stand_in_builds_the_defaults_and_refuses_flags(tmp_path, store):
+    pytest.importorskip("torch")
+    pytest.importorskip("trl")
+    import importlib.util
+
+    from migrate.smoke import smoke_script
+
+    if importlib.util.find_spec("tyro") is not None:
+        pytest.skip("tyro is installed here: the stand-in is for machines without it")
+    script = tmp_path / "parsed.py"
+    script.write_text(
+        "from dataclasses import dataclass, field\n"
+        "import tyro\n"
+        "@dataclass\n"
+        "class Args:\n"
+        "    lr: float = 1.5e-5\n"
+        "    tags: list = field(default_factory=lambda: ['a'])\n"
+        "args = tyro.cli(Args)\n"
+        "print('PARSED', args.lr, args.tags, tyro.cli(Args, args=[], default=Args(lr=2.0)).lr)\n"
+        "tyro.cli(Args, args=['--lr', '3'])\n"
+        "print('NOT REACHED')\n"
+    )
+    result = smoke_script(str(script), store=store, timeout=120)
+    assert "PARSED 1.5e-05 ['a'] 2.0" in result.log_tail, result.log_tail
+    stopped = " ".join(f.message for f in result.findings)
+    assert "its stand-in parses no flags (given: --lr 3)" in stopped, result.findings
+    assert "NOT REACHED" not in result.log_tail
+
+
 def test_stand_in_rows_answer_the_column_operations_made_for_the_real_data(tmp_path, store):
     pytest.importorskip("torch")
     pytest.importorskip("trl")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -335,3 +336,47 @@ def _config_slot(
                 next((k for k, p in enumerate(params) if p.name.value == arg.keyword.value), None)
             )
     return found[0] if len(found) == 1 else None
+
+
+def handed_plans(owner: RuleTransformer, seen: Collected, reads: dict[str, Any]) -> dict[int, Any]:
+    """id(`param.field`) -> the plan of the config every call of a module-level function hands
+    to `param` (`build_dataset(args.ppo_config)` with `def build_dataset(config): ...
+    config.model_name`), for configs built by a call (`reads`: expression -> plan). A function
+    whose parameter is written, or whose calls hand over different configs, gets none."""
+    out: dict[int, Any] = {}
+    for name, defs in sorted(seen.functions.items()):
+        calls = [c for c in seen.calls if c.func.value == name]  # type: ignore[attr-defined]
+        if len(defs) != 1 or not calls or seen.names.get(name, 0) != 1 + len(calls):
+            continue
+        params = list(defs[0].params.params)
+        handed = set()
+        for call in calls:
+            positional = [a for a in call.args if a.keyword is None and not a.star]
+            found = [
+                (i, reads[shown])
+                for i, a in enumerate(positional)
+                if i < len(params) and (shown := get_full_name_for_node(a.value)) in reads
+            ]
+            handed.add(tuple((i, id(plan)) for i, plan in found))
+        if len(handed) != 1:
+            continue  # the calls hand over different configs, or at different places
+        slots = handed.pop()
+        for i, _ in slots:
+            param = params[i]
+            plan = next(
+                reads[shown]
+                for a in calls[0].args
+                if (shown := get_full_name_for_node(a.value)) in reads
+                and id(reads[shown]) == dict(slots)[i]
+            )
+            nodes = [
+                node
+                for node in seen.attributes
+                if isinstance(node.value, cst.Name)
+                and node.value.value == param.name.value
+                and id(param) in referents(owner, node.value)
+            ]
+            if any(not plain_load(owner, node) for node in nodes):
+                continue  # the function writes a field: the config is not only read there
+            out.update((id(node), plan) for node in nodes)
+    return out

@@ -15,6 +15,9 @@ from codemods.rules.ppo_config.mapping import plan_call
 from codemods.rules.ppo_config.plan import Plan
 from codemods.rules.ppo_config.state import ConfigPass
 
+# Command-line parsers that build a dataclass from its field defaults: `args = tyro.cli(Cls)`.
+FACTORY_PARSERS = frozenset({"tyro.cli"})
+
 
 def _flag_renames(era: str | None) -> str:
     if era is None:
@@ -56,12 +59,55 @@ class _Prescan(walk.Visitor):
 
     def __init__(self, owner: ConfigPass) -> None:
         self.owner = owner
+        self.classes: list[str] = []
+        # (dataclass, field) -> the plan of its `default_factory=lambda: PPOConfig(...)`
+        self.factories: dict[tuple[str, str], Plan] = {}
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.classes.pop()
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        """`ppo_config: PPOConfig = field(default_factory=lambda: PPOConfig(...))` in a
+        dataclass (TRL 0.5-0.7's `ppo.py`, parsed with `tyro.cli`)."""
+        value = node.value
+        if not self.classes or not isinstance(node.target, cst.Name):
+            return
+        if not isinstance(value, cst.Call):
+            return
+        factory = edits.kwarg(value, "default_factory")
+        call = factory.value.body if factory and isinstance(factory.value, cst.Lambda) else None
+        if not isinstance(call, cst.Call):
+            return
+        found = ppo.ppo_class(self.owner.qualified_names(call.func), ppo.CONFIG_NAMES)
+        if found is not None:
+            expanded = _expand_dict_literal(call)
+            plan = plan_call(expanded, self.owner.era_of(expanded, found[1]), self.owner.target)
+            if not plan.fail:
+                self.factories[(self.classes[-1], node.target.value)] = plan
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
         if not isinstance(value, cst.Call):
             return
         owner = self.owner
+        if (
+            (get_full_name_for_node(value.func) or "") in FACTORY_PARSERS
+            and len(value.args) == 1
+            and isinstance(value.args[0].value, cst.Name)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0].target, cst.Name)
+        ):  # `args = tyro.cli(ScriptArguments)`: `args.ppo_config` is the factory's config
+            cls, holder = value.args[0].value.value, node.targets[0].target.value
+            for (c, field), plan in sorted(self.factories.items()):
+                if c == cls:
+                    owner.reads[f"{holder}.{field}"] = plan
+                    owner.read_scopes[f"{holder}.{field}"] = owner.get_metadata(
+                        ScopeProvider, node, None
+                    )
+            return
         found = ppo.ppo_class(owner.qualified_names(value.func), ppo.CONFIG_NAMES)
         if found is not None:
             expanded = _expand_dict_literal(value)

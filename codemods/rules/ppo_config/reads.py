@@ -67,6 +67,8 @@ class ConfigReads(ConfigPass):
             return updated_node.with_changes(value=cst.Name(move.var))
         owner = get_full_name_for_node(original_node.value) or ""
         plan = self.reads.get(owner)
+        if plan is None:  # a parameter of a function every call hands the config to
+            plan = self.param_plans.get(id(original_node))
         field = original_node.attr.value
         if plan is not None and field in plan.reads and not self.in_import:
             how, text = plan.reads[field]

@@ -50,6 +50,7 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
         seen = parsed.collect(
             self, node
         )  # parsers, their unpacks, classes, reads: one pass for the three plans
+        self.param_plans = parsed.handed_plans(self, seen, self.reads)  # `def f(config)` reads
         self.moves, self.handed = parsed.plan(
             self, seen, self.file_era
         )  # script-only fields of a parsed config

@@ -18,6 +18,7 @@ class ConfigPass(PPOClassPass):
 
     reads: dict[str, Plan]  # config variable -> the plan of the call that built it
     read_scopes: dict[str, Any]  # config variable -> the scope it was built in
+    param_plans: dict[int, Plan]  # id(`param.field`) in a function handed the config -> its plan
     parsers: dict[str, tuple[int, str | None]]  # HfArgumentParser variable -> (config index, era)
     moves: list[Move]  # script-only fields of parsed configs (parsed.py)
     handed: Any

@@ -9,6 +9,7 @@ from libcst.helpers import get_full_name_for_node
 from codemods import edits
 from codemods.rules.ppo_config.parsed import PARSE_METHODS
 from codemods.rules.ppo_loop.loop_pass import LoopPass
+from codemods.rules.ppo_loop.rewards import factory_call
 from codemods.rules.ppo_loop.shape import largest_draw
 from codemods.rules.ppo_loop.state import BATCHES, GEN_DROPPED, GEN_FIELDS, Refused
 from migrate.kernel.findings import Severity
@@ -92,13 +93,22 @@ class Generation(LoopPass):
         return out
 
     def _with_generation(
-        self, stmt: cst.BaseStatement, gen: dict[str, cst.BaseExpression]
+        self,
+        stmt: cst.BaseStatement,
+        gen: dict[str, cst.BaseExpression],
+        config_name: str = "",
     ) -> list[cst.BaseStatement]:
         """The config statement with the generation settings: new keywords of a config call, or
         `parser.set_defaults(...)` above a parse (a command-line flag still wins)."""
         assign = edits.assignment(stmt)
-        assert assign is not None and isinstance(assign.value, cst.Call)
-        call = assign.value
+        if assign is not None:
+            assert isinstance(assign.value, cst.Call)
+            call = assign.value
+        else:  # the config is a dataclass field's default factory (`tyro.cli(ScriptArguments)`)
+            assert isinstance(stmt, cst.ClassDef)
+            found = factory_call(stmt, config_name.rpartition(".")[2], self.config_cls)
+            assert found is not None
+            call = found
         loop_batches = gen.get(BATCHES)
         func = get_full_name_for_node(call.func) or ""
         parsed = func.rpartition(".")[2] in PARSE_METHODS
@@ -142,6 +152,8 @@ class Generation(LoopPass):
         args = [*call.args, *new]
         fresh = {id(a) for a in new} | ({id(call.args[-1])} if call.args else set())
         new_call = call.with_changes(args=edits.relayout(call, args, fresh))
+        if assign is None:
+            return [stmt.deep_replace(call, new_call)]  # type: ignore[arg-type, list-item]
         return [stmt.with_deep_changes(assign, value=new_call)]  # type: ignore[arg-type]
 
 

@@ -433,7 +433,7 @@ class LoopRewrite(LoopPass):
             leading_lines=[*edits.leading(body[at]), *comment_lines(comments)],
         )
         body[at] = train
-        body[config_at : config_at + 1] = self._with_generation(body[config_at], gen)
+        body[config_at : config_at + 1] = self._with_generation(body[config_at], gen, config_name)
         self.report(
             loop,
             f"the PPO loop became `{self.reward_name}` (your reward code), "

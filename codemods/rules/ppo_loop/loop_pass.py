@@ -93,7 +93,10 @@ class LoopPass(RuleTransformer):
         raise NotImplementedError  # generation.py
 
     def _with_generation(
-        self, stmt: cst.BaseStatement, gen: dict[str, cst.BaseExpression]
+        self,
+        stmt: cst.BaseStatement,
+        gen: dict[str, cst.BaseExpression],
+        config_name: str = "",
     ) -> list[cst.BaseStatement]:
         raise NotImplementedError  # generation.py
 

@@ -10,6 +10,7 @@ from libcst.helpers import get_full_name_for_node
 
 from codemods import edits
 from codemods.rules.ppo_config.parsed import PARSE_METHODS, PARSERS
+from codemods.rules.ppo_config.prescan import FACTORY_PARSERS
 from codemods.rules.ppo_loop.loop_pass import LoopPass
 from codemods.rules.ppo_loop.shape import Line, listed
 from codemods.rules.ppo_loop.state import Refused
@@ -103,9 +104,75 @@ class Rewards(LoopPass):
             ):
                 config_at = i
         if config_at is None:
+            config_at = _factory_config(before[:trainer_at], config_name, self.config_cls)
+        if config_at is None:
             raise Refused(
                 f"the trainer's config `{config_name}` is neither a `{self.config_cls}(...)` call "
                 "nor parsed by a "
                 f"parser of `{self.config_cls}` in the same block"
             )
         return trainer_at, config_at, config_name
+
+
+def _factory_config(
+    before: list[cst.BaseStatement], config_name: str, config_cls: str
+) -> int | None:
+    """Index in `before` of the dataclass whose field holds the config (`args.ppo_config`, with
+    `args = tyro.cli(ScriptArguments)` and `ppo_config: PPOConfig = field(default_factory=lambda:
+    PPOConfig(...))` in the class, as TRL 0.7's `ppo.py` had it), or None."""
+    holder, _, name = config_name.rpartition(".")
+    if not holder or "." in holder:
+        return None
+    cls_name = None
+    for stmt in before:
+        assign = edits.assignment(stmt)
+        if assign is None or get_full_name_for_node(assign.targets[0].target) != holder:
+            continue
+        value = assign.value
+        if (
+            isinstance(value, cst.Call)
+            and (get_full_name_for_node(value.func) or "") in FACTORY_PARSERS
+            and len(value.args) == 1
+            and isinstance(value.args[0].value, cst.Name)
+        ):
+            cls_name = value.args[0].value.value
+        else:
+            cls_name = None  # bound to something else later
+    if cls_name is None:
+        return None
+    for i, stmt in enumerate(before):
+        if (
+            isinstance(stmt, cst.ClassDef)
+            and stmt.name.value == cls_name
+            and factory_call(stmt, name, config_cls) is not None
+        ):
+            return i
+    return None
+
+
+def factory_call(cls: cst.ClassDef, name: str, config_cls: str) -> cst.Call | None:
+    """The `config_cls(...)` call of `name: ... = field(default_factory=lambda: config_cls(...))`
+    in the class body."""
+    for stmt in getattr(cls.body, "body", []):
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if (
+                isinstance(small, cst.AnnAssign)
+                and isinstance(small.target, cst.Name)
+                and small.target.value == name
+                and isinstance(small.value, cst.Call)
+                and (get_full_name_for_node(small.value.func) or "").rpartition(".")[2] == "field"
+            ):
+                factory = edits.kwarg(small.value, "default_factory")
+                body = (
+                    factory.value.body
+                    if factory and isinstance(factory.value, cst.Lambda)
+                    else None
+                )
+                if (
+                    isinstance(body, cst.Call)
+                    and (get_full_name_for_node(body.func) or "").rpartition(".")[2] == config_cls
+                ):
+                    return body
+    return None
