@@ -115,7 +115,7 @@ def _value(node: ast.expr) -> Any:
         return UNKNOWN
 
 
-PARSERS = {"HfArgumentParser", "TRLParser"}
+PARSERS = {"HfArgumentParser", "TrlParser"}
 
 
 def _name(node: ast.expr) -> str:

@@ -1,6 +1,6 @@
 """Required command-line arguments a smoke run was not given, filled with stand-ins.
 
-A training script that parses its own command line (argparse, HfArgumentParser, TRLParser: all
+A training script that parses its own command line (argparse, HfArgumentParser, TrlParser: all
 argparse underneath) stops at "the following arguments are required" when the launch line that
 would give them is unknown. Here each missing one gets a value that reaches the tiny offline
 stand-ins instead: model and tokenizer names -> a name the patched `from_pretrained` maps to a

@@ -439,9 +439,28 @@ def test_class_variable_noop(src):
             from transformers import AutoModelForCausalLM
             model = AutoModelForCausalLM.from_pretrained("gpt2")
             # add the value head
-            model = model
             """,
             id="self-wrap-with-a-comment-kept",
+        ),
+        pytest.param(
+            """
+            from transformers import AutoModelForCausalLM
+            from trl import AutoModelForCausalLMWithValueHead
+            def load(path):
+                model = AutoModelForCausalLM.from_pretrained(path)
+                # add the value head
+                model = AutoModelForCausalLMWithValueHead.from_pretrained(model)  # for PPO
+                return model
+            """,
+            """
+            from transformers import AutoModelForCausalLM
+            def load(path):
+                model = AutoModelForCausalLM.from_pretrained(path)
+                # add the value head
+                # for PPO
+                return model
+            """,
+            id="self-wrap-comments-move-to-the-next-statement",
         ),
         pytest.param(
             """

@@ -42,6 +42,28 @@ def test_the_checker_sees_a_change_no_finding_names():
     assert report.uncovered == []
 
 
+TRL_PARSED = """\
+from trl import ModelConfig, ScriptArguments, TrlParser
+from trl.experimental.ppo import PPOConfig, PPOTrainer
+
+parser = TrlParser((ScriptArguments, PPOConfig, ModelConfig))
+script_args, training_args, model_args = parser.parse_args_and_config()
+trainer = PPOTrainer(args=training_args, model=None, reward_model=None, value_model=None)
+trainer.train()
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_config_trls_own_parser_builds_is_checked(target):
+    """TRL's examples parse their config with `TrlParser` (TRL's spelling): the checker reads it
+    with the class defaults, and a rewrite without findings leaves settings uncovered."""
+    rewritten, findings = _rewrite(TRL_PARSED, target)
+    (report,) = effective.check(TRL_PARSED, rewritten, findings)
+    assert (report.era, report.line, report.uncovered) == ("experimental", 4, [])
+    (bare,) = effective.check(TRL_PARSED, rewritten, [])
+    assert "learning_rate" in {d.setting for d in bare.uncovered}
+
+
 @pytest.mark.parametrize(
     ("call", "setting", "old", "new"),
     [

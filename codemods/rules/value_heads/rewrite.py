@@ -3,6 +3,8 @@ uses of the value-head classes."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
@@ -44,6 +46,7 @@ class RewriteValueHeads(RuleTransformer):
         self.loaded_vars: set[str] = set()  # names bound to already-loaded transformers/peft models
         self.other_vars: set[str] = set()  # names bound to anything else (a path, say) too
         self._self_wraps: set[int] = set()  # id(statement): `X = VH(X)`, X a loaded model
+        self._commented_wraps: set[int] = set()  # id(rewritten `X = X` line) that has comments
         self._backbone_refs: set[int] = set()  # id(`X.pretrained_model`) that X would hold itself
         self._alias_copies: set[int] = set()  # the same through a name: `b = X.pretrained_model`
         self._line: cst.SimpleStatementLine | None = None  # the simple statement being walked
@@ -245,7 +248,7 @@ class RewriteValueHeads(RuleTransformer):
                 )
             result: cst.BaseExpression = first.value
             line = self._statement_assigns(original_node, bound)
-            removed = bool(line) and not _has_comments(self._line)  # type: ignore[arg-type]
+            removed = bool(line)
             if removed:
                 self._self_wraps.add(line)
             self.report(
@@ -340,12 +343,48 @@ class RewriteValueHeads(RuleTransformer):
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ):  # type: ignore[no-untyped-def]
-        if id(original_node) in self._self_wraps:
-            return cst.RemovalSentinel.REMOVE  # `X = X` is all that was left
+        if id(original_node) in self._self_wraps:  # `X = X` is all that was left
+            if not _has_comments(original_node):
+                return cst.RemovalSentinel.REMOVE
+            self._commented_wraps.add(id(updated_node))  # its block moves the comments on
+            return updated_node
         guard = self._guards.pop(id(original_node), None)
         if guard is None:
             return updated_node
         return cst.FlattenSentinel([updated_node, guard])
+
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        body, footer = self._drop_commented_wraps(updated_node.body, updated_node.footer)
+        if not body:  # the block held nothing else: it keeps a `pass` under the comments
+            body = [cst.SimpleStatementLine([cst.Pass()], leading_lines=footer)]
+            footer = updated_node.footer
+        return updated_node.with_changes(body=body, footer=footer)
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        body, footer = self._drop_commented_wraps(updated_node.body, updated_node.footer)
+        return updated_node.with_changes(body=body, footer=footer)
+
+    def _drop_commented_wraps(
+        self, body: Sequence[cst.BaseStatement], footer: Sequence[cst.EmptyLine]
+    ) -> tuple[list[cst.BaseStatement], list[cst.EmptyLine]]:
+        """Removes the `X = X` lines left of commented self-wraps; their comments stay, above
+        the next statement of the block (or at its end), so no comment is lost."""
+        out: list[cst.BaseStatement] = []
+        carried: list[cst.EmptyLine] = []
+        for stmt in body:
+            if id(stmt) in self._commented_wraps and isinstance(stmt, cst.SimpleStatementLine):
+                carried += stmt.leading_lines
+                trailing = stmt.trailing_whitespace.comment
+                if trailing is not None:
+                    carried.append(cst.EmptyLine(comment=trailing))
+                continue
+            if carried:
+                stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
+                carried = []
+            out.append(stmt)
+        return out, [*carried, *footer]
 
     def _replacement(self, cls: str, cls_node: cst.BaseExpression) -> cst.BaseExpression:
         new = REPLACEMENT[cls]
