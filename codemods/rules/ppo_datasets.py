@@ -164,10 +164,19 @@ class RewritePPODatasets(RuleTransformer):
         }
         if "input_ids" not in keys or "prompt" in keys:
             return None
-        text = self._tokenized_text(keys["input_ids"], body[:-1])
-        if text is None:
+        found = self._tokenized_text(keys["input_ids"], body[:-1])
+        if found is None:
             return None
+        text, cut = found
         self.rewrote = True
+        if cut:
+            self.todo(
+                original,
+                f"`{original.name.value}` cut each prompt to at most {cut} tokens; "
+                f'{self.trainer} tokenizes the whole "prompt" text and TRL 1.13 has no setting '
+                "that cuts prompts: shorten the text here (or filter long rows) to train on the "
+                "same prompts",
+            )
         inside = _string_literals(original)  # the function's own mentions are not reads
         if any(self.strings.get(k, 0) > inside.get(k, 0) for k in keys if isinstance(k, str)):
             # A returned column is read elsewhere (`lengths` by a length filter, `input_ids` by
@@ -215,12 +224,15 @@ class RewritePPODatasets(RuleTransformer):
         )
         return fn.deep_replace(ret, new_ret)  # type: ignore[return-value, arg-type]
 
-    def _tokenized_text(self, expr: cst.BaseExpression, before: list) -> cst.BaseExpression | None:
+    def _tokenized_text(
+        self, expr: cst.BaseExpression, before: list
+    ) -> tuple[cst.BaseExpression, str] | None:
         """X in `tokenizer(X, ...)["input_ids"]`, `tokenizer.encode(X)`,
         `tokenizer.apply_chat_template(X, ...)`,
-        following one local name (`outputs = tokenizer(X)`; `outputs["input_ids"]`)."""
-        if isinstance(expr, cst.Subscript):
-            expr = expr.value
+        following one local name (`outputs = tokenizer(X)`; `outputs["input_ids"]`), and the
+        cut the tokens got (`max_length=64` with truncation, `[:64]`), as code; "" when none."""
+        cuts: list[str] = []
+        expr = _unwrapped(expr, cuts)
         if isinstance(expr, cst.Name):
             name = expr.value
             for stmt in before:
@@ -230,16 +242,35 @@ class RewritePPODatasets(RuleTransformer):
                         and get_full_name_for_node(small.targets[0].target) == name
                     ):
                         expr = small.value
-        if isinstance(expr, cst.Subscript):
-            expr = expr.value
+        expr = _unwrapped(expr, cuts)
         if not isinstance(expr, cst.Call) or not expr.args or expr.args[0].keyword is not None:
             return None
         func = get_full_name_for_node(expr.func) or ""
         if "tokenizer" in func.split(".")[0] and (
             func.count(".") == 0 or func.rsplit(".", 1)[1] in TOKENIZER_METHODS
         ):
-            return expr.args[0].value
+            kwargs = {a.keyword.value: a.value for a in expr.args if a.keyword is not None}
+            # transformers truncates to `max_length` unless told not to (`truncation=None`
+            # defaults to longest-first once a max_length is given)
+            off = m.Name("False") | m.SimpleString('"do_not_truncate"')
+            truncation = kwargs.get("truncation")
+            if "max_length" in kwargs and (truncation is None or not m.matches(truncation, off)):
+                cuts.insert(0, edits.code(kwargs["max_length"]).strip())
+            return expr.args[0].value, " then ".join(cuts)
         return None
+
+
+def _unwrapped(expr: cst.BaseExpression, cuts: list[str]) -> cst.BaseExpression:
+    """`expr` without a token slice `[:N]` (N goes to `cuts`, outermost last) and one key
+    (`["input_ids"]`): `tokenizer(X)["input_ids"][:64]` -> `tokenizer(X)`."""
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        part = expr.slice[0].slice
+        if isinstance(part, cst.Slice) and part.lower is None and part.upper is not None:
+            cuts.insert(0, edits.code(part.upper).strip())
+            expr = expr.value
+    if isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return expr
 
 
 class PPODatasetTodos(RuleTransformer):

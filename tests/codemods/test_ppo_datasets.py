@@ -142,3 +142,51 @@ def test_batched_shape_not_recognised_is_left_alone(change):
     out, findings = run(dedent(BATCHED).replace(*change), select=("TRL105",))
     assert '["prompt"].append' not in out
     assert not [f for f in findings if "collected as" in f.message]
+
+
+V2_CUT = """
+from trl import PPOTrainer
+def tokenize(element):
+    outputs = tokenizer(element["text"], CUT)
+    return {"input_ids": IDS}
+ds = ds.map(tokenize, remove_columns=ds.column_names)
+t = PPOTrainer(args=a, processing_class=tok, model=m, reward_model=r, value_model=v, train_dataset=ds)
+"""
+
+
+@pytest.mark.parametrize(
+    ("cut", "ids", "said"),
+    [
+        pytest.param(
+            "truncation=True, max_length=64", 'outputs["input_ids"]', "64", id="truncation"
+        ),
+        pytest.param(
+            "max_length=args.max_prompt_length",
+            'outputs["input_ids"]',
+            "args.max_prompt_length",
+            id="implicit",
+        ),
+        pytest.param("padding=False", 'outputs["input_ids"][:48]', "48", id="slice"),
+        pytest.param("max_length=64", 'outputs["input_ids"][:48]', "64 then 48", id="both"),
+    ],
+)
+def test_prompts_cut_to_a_length_keep_the_rewrite_and_get_a_todo(cut, ids, said):
+    src = dedent(V2_CUT).replace("CUT", cut).replace("IDS", ids)
+    out, findings = run(src, select=("TRL105",))
+    assert out.splitlines()[1] == (
+        f"# TODO(trl-migrate TRL105): `tokenize` cut each prompt to at most {said} tokens; "
+        'RLOOTrainer tokenizes the whole "prompt" text and TRL 1.13 has no setting that cuts '
+        "prompts: shorten the text here (or filter long rows) to train on the same prompts"
+    )
+    assert '    return {"prompt": element["text"]}\n' in out
+    assert sorted(f.fix for f in findings) == sorted([Fix.APPLIED, Fix.MANUAL])
+    assert run(out, select=("TRL105",))[0] == out
+
+
+@pytest.mark.parametrize(
+    "cut", ["padding=False", "truncation=False, max_length=64", "max_length=64, truncation=False"]
+)
+def test_prompts_not_cut_get_no_todo(cut):
+    src = dedent(V2_CUT).replace("CUT", cut).replace("IDS", 'outputs["input_ids"]')
+    out, _ = run(src, select=("TRL105",))
+    assert "TODO" not in out and '    return {"prompt": element["text"]}\n' in out

@@ -466,6 +466,24 @@ def test_class_variable_noop(src):
             """
             from transformers import AutoModelForCausalLM
             from trl import AutoModelForCausalLMWithValueHead
+            model = AutoModelForCausalLM.from_pretrained("gpt2")
+            if use_ppo:
+                # add the value head
+                model = AutoModelForCausalLMWithValueHead.from_pretrained(model)
+            """,
+            """
+            from transformers import AutoModelForCausalLM
+            model = AutoModelForCausalLM.from_pretrained("gpt2")
+            if use_ppo:
+                # add the value head
+                pass
+            """,
+            id="self-wrap-alone-in-its-block-leaves-a-pass",
+        ),
+        pytest.param(
+            """
+            from transformers import AutoModelForCausalLM
+            from trl import AutoModelForCausalLMWithValueHead
             base = AutoModelForCausalLM.from_pretrained("gpt2")
             policy = AutoModelForCausalLMWithValueHead.from_pretrained(base)
             """,

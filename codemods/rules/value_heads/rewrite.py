@@ -356,21 +356,26 @@ class RewriteValueHeads(RuleTransformer):
     def leave_IndentedBlock(
         self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
     ) -> cst.IndentedBlock:
-        body, footer = self._drop_commented_wraps(updated_node.body, updated_node.footer)
-        if not body:  # the block held nothing else: it keeps a `pass` under the comments
-            body = [cst.SimpleStatementLine([cst.Pass()], leading_lines=footer)]
-            footer = updated_node.footer
-        return updated_node.with_changes(body=body, footer=footer)
+        if not self._commented_wraps:
+            return updated_node
+        body, carried = self._drop_commented_wraps(updated_node.body)
+        if not body:  # the block held nothing else: a `pass` under the comments
+            return updated_node.with_changes(
+                body=[cst.SimpleStatementLine([cst.Pass()], leading_lines=carried)]
+            )
+        return updated_node.with_changes(body=body, footer=[*carried, *updated_node.footer])
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        body, footer = self._drop_commented_wraps(updated_node.body, updated_node.footer)
-        return updated_node.with_changes(body=body, footer=footer)
+        if not self._commented_wraps:
+            return updated_node
+        body, carried = self._drop_commented_wraps(updated_node.body)
+        return updated_node.with_changes(body=body, footer=[*carried, *updated_node.footer])
 
     def _drop_commented_wraps(
-        self, body: Sequence[cst.BaseStatement], footer: Sequence[cst.EmptyLine]
+        self, body: Sequence[cst.BaseStatement]
     ) -> tuple[list[cst.BaseStatement], list[cst.EmptyLine]]:
         """Removes the `X = X` lines left of commented self-wraps; their comments stay, above
-        the next statement of the block (or at its end), so no comment is lost."""
+        the next statement of the block, or returned to end the block, so no comment is lost."""
         out: list[cst.BaseStatement] = []
         carried: list[cst.EmptyLine] = []
         for stmt in body:
@@ -380,11 +385,11 @@ class RewriteValueHeads(RuleTransformer):
                 if trailing is not None:
                     carried.append(cst.EmptyLine(comment=trailing))
                 continue
-            if carried:
+            if carried and isinstance(stmt, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                 stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
                 carried = []
             out.append(stmt)
-        return out, [*carried, *footer]
+        return out, carried
 
     def _replacement(self, cls: str, cls_node: cst.BaseExpression) -> cst.BaseExpression:
         new = REPLACEMENT[cls]
