@@ -1024,6 +1024,49 @@ def test_a_dropped_field_given_as_a_variable_the_reader_cannot_see_gets_a_todo()
     assert run(out, select=SELECT)[0] == out
 
 
+RETURNED = """\
+from trl import PPOConfig
+
+
+def get_config(model_name: str) -> PPOConfig:
+    return PPOConfig(model_name=model_name, exp_name="run", batch_size=8, mini_batch_size=4)
+
+
+config = get_config("gpt2")
+print(config.model_name, config.exp_name, config.ppo_epochs)
+
+
+def build():
+    cfg = get_config("gpt2")
+    return cfg.model_name
+"""
+
+
+def test_reads_of_a_config_a_function_returns_follow_its_call():
+    """victor-iyi/rlhf-trl: `config = get_config(...)`; the dropped field was a parameter of
+    the function, which the reader cannot see: a TODO, not an AttributeError on TRL 1.13."""
+    out, findings = run(RETURNED, select=SELECT)
+    assert (
+        'config = get_config("gpt2")\n'
+        f"{TODO}`config.model_name`: `model_name` is not a field of the new config; it was "
+        "`model_name` where the config was built: read that, or keep the value in a variable of "
+        "your own\n"
+        "print(config.model_name, config.run_name, config.num_iterations)\n"
+    ) in out
+    assert f"    {TODO}`cfg.model_name`: `model_name` is not a field" in out
+    assert len([f for f in findings if f.fix is Fix.MANUAL]) == 2
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_a_function_that_returns_something_else_is_not_followed():
+    src = RETURNED.replace(
+        "    return PPOConfig(", "    if model_name:\n        return None\n    return PPOConfig("
+    )
+    out, findings = run(src, select=SELECT)
+    assert "print(config.model_name, config.exp_name, config.ppo_epochs)\n" in out
+    assert not [f for f in findings if f.fix is Fix.MANUAL]
+
+
 # -- fields of a config call that the call did not set: reads follow a rename, others get a TODO -------
 @pytest.mark.parametrize(
     ("use", "after"),

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import libcst as cst
+import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
     ScopeProvider,
@@ -63,6 +66,26 @@ class _Prescan(walk.Visitor):
         # (dataclass, field) -> the plan of its `default_factory=lambda: PPOConfig(...)`
         self.factories: dict[tuple[str, str], Plan] = {}
 
+    def visit_Module(self, node: cst.Module) -> None:
+        """Module-level functions that return a new PPO config (`def get_config(name): return
+        PPOConfig(model_name=name, ...)`): a name bound to their call holds that config."""
+        self.returned: dict[str, tuple[Plan, Any]] = {}
+        for fn in node.body:
+            if not isinstance(fn, cst.FunctionDef):
+                continue
+            returns = m.findall(fn, m.Return())
+            call = returns[0].value if len(returns) == 1 else None  # type: ignore[attr-defined]
+            if not isinstance(call, cst.Call):
+                continue
+            found = ppo.ppo_class(self.owner.qualified_names(call.func), ppo.CONFIG_NAMES)
+            if found is None:
+                continue
+            expanded = _expand_dict_literal(call)
+            plan = plan_call(expanded, self.owner.era_of(expanded, found[1]), self.owner.target)
+            if not plan.fail:
+                scope = self.owner.get_metadata(ScopeProvider, returns[0], None)
+                self.returned[fn.name.value] = (plan, scope)
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append(node.name.value)
 
@@ -107,6 +130,13 @@ class _Prescan(walk.Visitor):
                     owner.read_scopes[f"{holder}.{field}"] = owner.get_metadata(
                         ScopeProvider, node, None
                     )
+            return
+        made = self.returned.get(value.func.value) if isinstance(value.func, cst.Name) else None
+        if made is not None:  # `config = get_config(...)`: what the function returns
+            for t in node.targets:
+                name = get_full_name_for_node(t.target)
+                if name:  # the call's expressions mean what they meant in the function
+                    owner.reads[name], owner.read_scopes[name] = made
             return
         found = ppo.ppo_class(owner.qualified_names(value.func), ppo.CONFIG_NAMES)
         if found is not None:
