@@ -161,15 +161,21 @@ def _stop(first: Any) -> str:
     return f"{first.code} {where} {first.message}".strip()
 
 
-def elapsed_note(n: int) -> str:
-    if not n:
-        return ""
-    return (
-        f"{n} stopped somewhere no TODO marks: each is a gap of trl-migrate or of the smoke "
-        "stand-ins "
-        "(a package the script imports that is not installed here, a reward or dataset shape the "
-        "stand-ins do not provide), listed as they are."
-    )
+def elapsed_note(in_file: int, unmarked: int) -> str:
+    parts = []
+    if in_file:
+        parts.append(
+            f"{in_file} stopped elsewhere in a file where the rewrite left TODOs (the finding "
+            "names them): the TODO's subject reached another line."
+        )
+    if unmarked:
+        parts.append(
+            f"{unmarked} stopped where no TODO of the file marks anything: each is a gap of "
+            "trl-migrate or of the smoke stand-ins (a package the script imports that is not "
+            "installed here, a reward or dataset shape the stand-ins do not provide), listed as "
+            "they are."
+        )
+    return " ".join(parts)
 
 
 def render(res: dict[str, Any]) -> str:
@@ -178,7 +184,12 @@ def render(res: dict[str, Any]) -> str:
     at_todo = sum(
         1 for r in rows if r["outcome"] != "passed" and "the rewrite left a TODO" in r["finding"]
     )
-    elsewhere = len(rows) - trained - at_todo
+    in_file = sum(
+        1
+        for r in rows
+        if r["outcome"] != "passed" and "the rewrite left TODOs in this file" in r["finding"]
+    )
+    unmarked = len(rows) - trained - at_todo - in_file
     lines = [
         f"## {TITLE}",
         "",
@@ -192,7 +203,7 @@ def render(res: dict[str, Any]) -> str:
         "",
         f"**{trained} of {len(rows)} runs trained** (2 steps, finite loss). {at_todo} stopped on a "
         "line where the rewrite left a TODO for a human (the finding says so). "
-        f"{elapsed_note(elsewhere)}",
+        f"{elapsed_note(in_file, unmarked)}",
         "",
         "| first tag (of n) | file | target | TODOs left | smoke | s | where it stopped |",
         "|---|---|---|---|---|---|---|",
@@ -217,7 +228,17 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--timeout", type=float, default=300.0)
     p.add_argument("--dest", type=Path, default=Path.home() / ".cache" / "trl-migrate")
     p.add_argument("--no-write", action="store_true")
+    p.add_argument(
+        "--results", type=Path, help="render a saved examples.json instead of running again"
+    )
     args = p.parse_args(argv)
+    if args.results:
+        section = render(json.loads(args.results.read_text()))
+        if args.no_write:
+            print(section)
+        else:
+            write_section(DOC, TITLE, section)
+        return
     import trl
 
     examples = collect(args.trl_repo, [t for t in args.tags.split(",") if t] or None)
