@@ -1231,3 +1231,89 @@ def test_a_flag_field_of_a_parsed_v2_config_moves_with_its_type_and_default():
         select=SELECT,
     )
     assert any("`--sanity_check` flag is unchanged" in f.message for f in findings)
+
+
+# -- behaviour TRL 1.13 cannot express gets a finding, whatever else the call sets ----------------------
+ADAPTIVE = (
+    "legacy PPO adapted the KL coefficient (adap_kl_ctrl, on by default); TRL 1.13 keeps `beta` "
+    "fixed at the initial value"
+)
+NEAREST = 'nearest: GRPO `scale_rewards="batch"`, RLOO `normalize_advantages=True`'
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        pytest.param("", [(Severity.WARNING, Fix.APPLIED, ADAPTIVE)], id="adaptive-kl-by-default"),
+        pytest.param(
+            "adap_kl_ctrl=True, target=6, horizon=10000",
+            [
+                (
+                    Severity.INFO,
+                    Fix.APPLIED,
+                    "`horizon` is not used by TRL 1.13 (adaptive KL horizon, see adap_kl_ctrl); "
+                    "dropped",
+                ),
+                (
+                    Severity.INFO,
+                    Fix.APPLIED,
+                    "`target` is not used by TRL 1.13 (adaptive KL target, see adap_kl_ctrl); "
+                    "dropped",
+                ),
+                (Severity.WARNING, Fix.APPLIED, ADAPTIVE),
+            ],
+            id="adaptive-kl-target-horizon",
+        ),
+        pytest.param(
+            "whiten_rewards=True",
+            [
+                (
+                    Severity.WARNING,
+                    Fix.MANUAL,
+                    "`whiten_rewards=True` was dropped: reward whitening is gone "
+                    f"(`whiten_rewards=True`); {NEAREST}",
+                ),
+                (Severity.WARNING, Fix.APPLIED, ADAPTIVE),
+            ],
+            id="whitening",
+        ),
+        pytest.param(
+            "use_score_scaling=True, use_score_norm=True, adap_kl_ctrl=False",
+            [
+                (
+                    Severity.WARNING,
+                    Fix.MANUAL,
+                    "`use_score_norm=True` was dropped: running score normalisation is gone "
+                    f"(`use_score_norm=True`); {NEAREST}",
+                ),
+                (
+                    Severity.WARNING,
+                    Fix.MANUAL,
+                    "`use_score_scaling=True` was dropped: running score scaling is gone "
+                    f"(`use_score_scaling=True`); {NEAREST}",
+                ),
+            ],
+            id="score-scaling-and-norm",
+        ),
+    ],
+)
+def test_legacy_behaviour_1_13_cannot_express_gets_a_finding(kwargs, expected):
+    src = f"from trl import PPOConfig\nc = PPOConfig(batch_size=8, mini_batch_size=4, {kwargs})\n"
+    out, findings = run(src, select=SELECT)
+    named = ("adap", "horizon", "target", "whiten", "score")
+    got = sorted(
+        (f.severity, f.fix, f.message)
+        for f in findings
+        if any(w in f.message.split(":")[0].split(";")[0] for w in named)
+    )
+    assert got == sorted(expected)
+    for _, fix, message in expected:
+        assert (f"{TODO}{message}\n" in out) is (fix is Fix.MANUAL)
+    assert "target=" not in out and "horizon=" not in out and "whiten" not in out.split("\n")[-2]
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_a_fixed_kl_coefficient_gets_no_adaptive_kl_warning():
+    src = "from trl import PPOConfig\nc = PPOConfig(batch_size=8, mini_batch_size=4, adap_kl_ctrl=False, init_kl_coef=0.1)\n"
+    out, findings = run(src, select=SELECT)
+    assert "beta=0.1" in out and not [f for f in findings if "adap_kl_ctrl" in f.message]

@@ -39,6 +39,7 @@ class PPOLoopRule(Rule):
         "\n"
         "\n"
         "def reward_fn(prompts, completions, **kwargs) -> list[float]:\n"
+        '    completions = tok.batch_decode(kwargs["completion_ids"])  # as the loop decoded them\n'
         "    rewards = [score(q + r) for q, r in zip(prompts, completions)]\n"
         "    return [float(r) for r in rewards]\n"
         "\n"

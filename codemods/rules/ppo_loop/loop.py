@@ -68,6 +68,7 @@ class LoopRewrite(LoopPass):
             cst.EmptyLine
         ] = []  # comments above dropped statements go above train(), which does their work
         completions = None
+        decode: cst.BaseExpression | None = None  # how the loop decoded the responses
         for ln in lines:
             s = ln.stmt
             if limit is not None and s is limit[0]:  # stops after N batches: max_steps
@@ -110,6 +111,7 @@ class LoopRewrite(LoopPass):
                     and get_full_name_for_node(s.value.args[0].value) == responses
                 ) or _decoded_one_by_one(s.value, responses):
                     completions = batch_column(s.targets[0].target, batch)
+                    decode = s.value
                     if completions is None:
                         raise Refused("the decoded responses are not stored in the batch")
                     to_train += ln.comments
@@ -125,6 +127,21 @@ class LoopRewrite(LoopPass):
         new_body = self._reward_body(
             kept, batch, completions, {queries, responses, trainer}, rewards
         )
+        again = _decoded_as_the_loop_did(decode) if decode is not None else None
+        if (
+            decode is not None
+            and again is not None
+            and "completions" in {n for st in new_body for n in edits.names(st)}
+        ):
+            self.report(
+                decode,
+                "the loop decoded the responses keeping special tokens "
+                f"(`{edits.code(decode).strip()}`), and its reward read that text; TRL 1.13 "
+                "hands reward functions completions decoded without them, so `reward_fn` "
+                "decodes the completion tokens as the loop did",
+                severity=Severity.INFO,
+            )
+            new_body = [again, *new_body]
         fn = reward_function(new_body, f"[float(r) for r in {rewards}]", self.reward_name)
         gen = dict(gen_kwargs or {})
         if limit is not None:
@@ -452,6 +469,28 @@ def _empty_list(stmt: cst.CSTNode, name: str | None) -> bool:
         and get_full_name_for_node(stmt.targets[0].target) == name
         and isinstance(stmt.value, cst.List)
         and not stmt.value.elements
+    )
+
+
+def _decoded_as_the_loop_did(decode: cst.BaseExpression) -> cst.SimpleStatementLine | None:
+    """`completions = tokenizer.batch_decode(kwargs["completion_ids"], <the loop's options>)`,
+    unless the loop decoded as TRL 1.13 does (`skip_special_tokens=True` and nothing else).
+    TRL 1.13's completion ids are the loop's response tokens: the prompt and padding cut, the
+    first EOS kept."""
+    call = decode.elt if isinstance(decode, cst.ListComp) else decode
+    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+        return None
+    options = call.args[1:]
+    if len(options) == 1 and m.matches(
+        options[0], m.Arg(keyword=m.Name("skip_special_tokens"), value=m.Name("True"))
+    ):
+        return None
+    tokenizer = edits.code(call.func.value).strip()
+    shown = "".join(edits.code(a) for a in options).strip().rstrip(",")
+    return cst.parse_statement(  # type: ignore[return-value]
+        f'completions = {tokenizer}.batch_decode(kwargs["completion_ids"]'
+        + (f", {shown}" if shown else "")
+        + ")  # as the loop decoded them\n"
     )
 
 
