@@ -52,3 +52,21 @@ def test_a_second_rule_with_a_taken_code_is_refused():
     with pytest.raises(TypeError, match="TRL101 is already codemods.rules.imports's"):
         type("Clash", (Rule,), {"code": "TRL101", "transformers": (), "__module__": "x.clash"})
     assert Rule.registry["TRL101"].__module__ == "codemods.rules.imports"
+
+
+@pytest.mark.parametrize("code", ["TRL102", "TRL103", "TRL104", "TRL105", "TRL106"])
+def test_each_rule_that_changes_training_says_what_it_carries_and_reports(code):
+    """The rules whose rewrites change what a run trains with list, in their own section, the
+    settings they carry over and those they report (#14)."""
+    start = re.search(rf"^## {code} ", DOCS, re.M)
+    assert start is not None
+    end = re.search(r"^## ", DOCS[start.end() :], re.M)
+    section = DOCS[start.end() : start.end() + end.start() if end else len(DOCS)]
+    match = re.search(
+        r"^### Settings carried over, and settings reported\n(.*?)(?=^##|\Z)", section, re.M | re.S
+    )
+    assert match is not None, f"{code}'s section lists no settings"
+    rows = [ln for ln in match.group(1).splitlines() if ln.startswith("| ") and "---" not in ln]
+    findings = ("report", "warning", "TODO")
+    assert len(rows) >= 4 and any(any(w in r for w in findings) for r in rows)
+    assert any(w in r for r in rows for w in ("carried", "written", "kept"))
