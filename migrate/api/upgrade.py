@@ -11,7 +11,7 @@ from typing import Any
 
 from codemods.base import Options
 from migrate.api.fix import DIFF, WRITE, FixReport, fix_paths
-from migrate.kernel.findings import FileResult, Status
+from migrate.kernel.findings import FileResult, Fix, Status
 
 
 @dataclasses.dataclass
@@ -26,6 +26,7 @@ class UpgradeReport:
     smoke_note: str = ""  # why no script was smoke-run, when none was
     entry_points: list[Any] = dataclasses.field(default_factory=list)  # smoke.EntryPoint
     unreached: list[Any] = dataclasses.field(default_factory=list)  # smoke.NoEntryPoint
+    launches: list[FileResult] = dataclasses.field(default_factory=list)  # flags of launch lines
     seconds: float = 0.0
 
     @property
@@ -37,7 +38,14 @@ class UpgradeReport:
             2 if self.compat_error else self.compat.exit_code if self.compat else 0,
         ]
         codes += [s.exit_code for s in self.smokes if s.outcome != "skipped"]
+        codes += [2 if r.status is Status.FAILED else 1 for r in self.launches if r.needs_human]
+        codes += [2 for r in self.launches if r.status is Status.FAILED]
         return 2 if 2 in codes else 1 if 1 in codes else 0
+
+    @property
+    def launch_todos(self) -> int:
+        """Flags of launch lines left for a human (no new spelling, or not written in)."""
+        return sum(f.fix is Fix.MANUAL for r in self.launches for f in r.findings)
 
     def results(self) -> list[FileResult]:
         """Every file's findings from all three stages; a smoked script carries its smoke
@@ -50,6 +58,13 @@ class UpgradeReport:
                 own
                 if base is None
                 else dataclasses.replace(base, findings=base.findings + own.findings)
+            )
+        for launch in self.launches:
+            base = fixed.get(launch.path)
+            fixed[launch.path] = (
+                launch
+                if base is None
+                else dataclasses.replace(base, findings=base.findings + launch.findings)
             )
         compat = list(self.compat.results) if self.compat else []
         return sorted(fixed.values(), key=lambda r: r.path) + compat
@@ -92,6 +107,121 @@ def entry_points(path: str, results: Sequence[FileResult]) -> tuple[list[Any], l
     return found, missing
 
 
+CLI_CHANGED = "Command-line flags change too"  # TRL103: a parsed PPO config was replaced
+
+
+def launch_flags(
+    path: str, entries: list[Any], results: Sequence[FileResult], target: str, *, write: bool
+) -> tuple[list[Any], list[FileResult]]:
+    """Launch lines of the repo that pass a rewritten script's PPO config flags which the new
+    config spells differently (`--num_ppo_epochs` -> `--num_iterations`) or lacks
+    (`--total_episodes`). Each gets a finding at the launch line; in shell scripts, with `write`,
+    the renamed flags are written in and each flag with no new spelling gets a TODO comment above
+    the command (the file is rewritten whole, or left as it was). The entry points come back
+    with the new spelling, so the smoke run tries the launch line as it now reads."""
+    from codemods import launch_flags as flags
+    from codemods.base import todo_comment
+    from migrate.kernel.files import atomic_write
+    from migrate.kernel.findings import Finding, Severity
+    from migrate.smoke.entry_points import project_root
+    from migrate.smoke.launchers import SHELL_SUFFIXES
+
+    changed = {
+        os.path.abspath(r.path): r
+        for r in results
+        if r.status is Status.CHANGED
+        and any(CLI_CHANGED in f.message for f in r.findings)
+        and r.new is not None
+        and (b"HfArgumentParser(" in r.new or b"TrlParser(" in r.new)
+    }
+    root = project_root(path)
+    out_entries: list[Any] = []
+    by_file: dict[str, list[tuple[int, list[Any]]]] = {}
+    for entry in entries:
+        found = (
+            flags.changes(entry.args, target)
+            if entry.launch and os.path.abspath(entry.path) in changed
+            else []
+        )
+        if not found:
+            out_entries.append(entry)
+            continue
+        source, _, line = entry.found_in.rpartition(":")
+        by_file.setdefault(source, []).append((int(line), found))
+        out_entries.append(dataclasses.replace(entry, args=tuple(flags.renamed(entry.args, found))))
+    launches: list[FileResult] = []
+    for source, lines in sorted(by_file.items()):
+        full = os.path.join(root, source)
+        shell = source.endswith(SHELL_SUFFIXES)
+        try:
+            original = open(full, "rb").read()  # noqa: SIM115 - read once, compared on write
+            text = original.decode()
+        except (OSError, UnicodeDecodeError) as e:
+            launches.append(FileResult(full, Status.FAILED, message=f"{full}: {e}"))
+            continue
+        edit = write and shell
+        findings = []
+        physical = text.splitlines(keepends=True)
+        todos: dict[int, list[str]] = {}
+        for line, found in lines:
+            end = line
+            while end <= len(physical) and physical[end - 1].rstrip("\r\n").endswith("\\"):
+                end += 1
+            for change in found:
+                if change.new:
+                    message = (
+                        f"`{change.flag}` is `{change.new}` for the rewritten script's config"
+                        + (" (written in)" if edit else ": change it on this line")
+                    )
+                    if edit:
+                        for i in range(line - 1, min(end, len(physical))):
+                            physical[i] = _swap_flag(physical[i], change.flag, change.new)
+                else:
+                    message = (
+                        f"`{change.flag}` is not a flag of the rewritten script's config: "
+                        f"{change.why}"
+                    )
+                    todos.setdefault(line, []).append(f"`{change.flag}`: {change.why}")
+                findings.append(
+                    Finding(
+                        "TRL103",
+                        Severity.WARNING,
+                        full,
+                        line,
+                        0,
+                        message,
+                        Fix.APPLIED if change.new and edit else Fix.MANUAL,
+                    )
+                )
+        status = Status.UNCHANGED
+        if edit:
+            for line in sorted(todos, reverse=True):
+                indent = physical[line - 1][
+                    : len(physical[line - 1]) - len(physical[line - 1].lstrip())
+                ]
+                physical[line - 1 : line - 1] = [
+                    f"{indent}{todo_comment('TRL103', m)}\n" for m in todos[line]
+                ]
+            new = "".join(physical).encode()
+            if new != original:
+                try:
+                    atomic_write(full, new, expected=original)
+                    status = Status.CHANGED
+                except OSError as e:
+                    launches.append(
+                        FileResult(full, Status.FAILED, findings, message=f"{full}: {e}")
+                    )
+                    continue
+        launches.append(FileResult(full, status, findings))
+    return out_entries, launches
+
+
+def _swap_flag(line: str, old: str, new: str) -> str:
+    import re
+
+    return re.sub(rf"(?<![\w-]){re.escape(old)}(?=[\s=\\]|$)", new, line)
+
+
 def upgrade_path(
     path: str,
     *,
@@ -130,6 +260,9 @@ def upgrade_path(
     except Exception as e:  # noqa: BLE001 - a compat failure is reported; the smoke stage still runs
         report.compat_error = f"{type(e).__name__}: {e}"
     report.entry_points, report.unreached = entry_points(path, report.fix.results)
+    report.entry_points, report.launches = launch_flags(
+        path, report.entry_points, report.fix.results, options.target, write=not dry_run
+    )
     scripts = report.entry_points
     if dry_run or not smoke:
         report.smoke_note = "dry run: nothing was written or run" if dry_run else "--no-smoke"

@@ -29,6 +29,10 @@ def render_upgrade(report: UpgradeReport, *, dry_run: bool) -> str:
         if report.compat_error
         else render_compat(report.compat, color=color).rstrip("\n")
     )
+    launch = [r for r in report.launches if r.findings]
+    if launch:
+        out.append("launch lines that pass flags of the replaced PPO config:")
+        out.append(render_text_findings(launch, color=color).rstrip("\n"))
     out.append("\n== 3. smoke-train the migrated scripts (trl-migrate smoke)")
     for entry in report.entry_points:
         via = f", proves {', '.join(entry.via)}" if entry.via else ""
@@ -53,7 +57,7 @@ def render_upgrade(report: UpgradeReport, *, dry_run: bool) -> str:
     }[report.exit_code]
     out.append(
         f"\ntrl-migrate upgrade: {fix_s['changed']} files rewritten, "
-        f"{fix_s['by_fix'].get('manual', 0)} TODOs for a human; "
+        f"{fix_s['by_fix'].get('manual', 0) + report.launch_todos} TODOs for a human; "
         f"pins {'ok' if pins == 0 else 'need attention' if pins == 1 else 'could not be checked'}; "
         f"smoke: {smoke} "
         f"({report.seconds:.1f} s). {verdict} (exit {report.exit_code})"

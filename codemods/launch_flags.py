@@ -1,0 +1,75 @@
+"""Command-line flags of a launch line (`python ppo.py --num_ppo_epochs 4 ...`) that a script's
+parsed PPO config took, checked against the config TRL103 put in its place: renamed flags get
+their new spelling, flags the new config lacks get the reason. Data only: the field tables of
+codemods/data/ppo_mapping.json."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from codemods import ppo
+
+TABLES = ("legacy_config", "v2_config")
+
+
+@dataclasses.dataclass(frozen=True)
+class FlagChange:
+    flag: str  # "--num_ppo_epochs", as the line spells it
+    new: str  # "--num_iterations"; "" when the new config has no such flag
+    why: str  # for a flag with no new spelling: what became of the setting
+
+
+def _script_fields() -> frozenset[str]:
+    return frozenset(
+        f for era in (ppo.LEGACY, "v2", "ppov2", "experimental") for f in ppo.script_fields(era)
+    )
+
+
+def changes(args: Sequence[str], target: str) -> list[FlagChange]:
+    """The flags among `args` that the target config spells differently or lacks, in order.
+    A flag the target config has, a script-only field (TRL103 keeps its flag), or a name no PPO
+    config had (the script's own) is left alone."""
+    fields = ppo.config_fields(target)
+    table = ppo.mapping()
+    script = _script_fields()
+    out: list[FlagChange] = []
+    seen: set[str] = set()
+    for i, token in enumerate(args):
+        if not token.startswith("--") or len(token) < 3:
+            continue
+        flag, eq, value = token.partition("=")
+        if not eq:
+            value = args[i + 1] if i + 1 < len(args) and not args[i + 1].startswith("--") else ""
+        name = flag[2:].replace("-", "_")
+        if name in seen or name in fields or name in script:
+            continue
+        rows = [table[t][name] for t in TABLES if name in table[t]]
+        if not rows:
+            continue
+        seen.add(name)
+        renamed = [r["to"] for r in rows if r["kind"] == "rename" and r.get("to") in fields]
+        if renamed:
+            out.append(FlagChange(flag, f"--{renamed[0]}", ""))
+            continue
+        row = rows[-1]
+        if row["kind"] == "special" and row.get("to"):
+            why = (
+                f"set `--{row['to']}` instead: the new config counts `{row['to']}`, not "
+                f"`{name}` (the conversion is in docs/rules.md, TRL103)"
+            )
+        else:
+            why = row.get("todo") or row.get("why") or "it has no equivalent"
+        out.append(FlagChange(flag, "", why.replace("{value}", value or "<value>")))
+    return out
+
+
+def renamed(args: Sequence[str], found: Sequence[FlagChange]) -> list[str]:
+    """`args` with each renamed flag spelled the new way (`--num_ppo_epochs=4` ->
+    `--num_iterations=4`); flags without a new spelling stay as they are."""
+    new = {c.flag: c.new for c in found if c.new}
+    out = []
+    for token in args:
+        flag, eq, value = token.partition("=")
+        out.append(new[flag] + eq + value if flag in new else token)
+    return out

@@ -1,0 +1,138 @@
+"""Launch lines that pass flags of a PPO config a script parses: after the rewrite the script
+parses RLOOConfig/GRPOConfig, so renamed flags are written in (shell scripts) and flags the new
+config lacks are marked, never left to fail at argparse unreported."""
+
+from __future__ import annotations
+
+import pytest
+
+from codemods import launch_flags
+from migrate import api
+from migrate.kernel.findings import Fix, Status
+
+SCRIPT = """\
+from transformers import HfArgumentParser
+from trl import ModelConfig, PPOConfig, PPOTrainer, ScriptArguments
+
+if __name__ == "__main__":
+    parser = HfArgumentParser((ScriptArguments, PPOConfig, ModelConfig))
+    script_args, training_args, model_args = parser.parse_args_into_dataclasses()
+    trainer = PPOTrainer(args=training_args, processing_class=tok, model=policy, ref_model=ref, reward_model=rm, value_model=vm, train_dataset=ds)
+    trainer.train()
+"""
+
+RUN = """\
+#!/bin/bash
+set -e
+    python scripts/train.py --output_dir out \\
+        --num_ppo_epochs 2 --total_episodes=1000 \\
+        --learning_rate 3e-6 --missing_eos_penalty 1.0
+"""
+
+RUN_AFTER = """\
+#!/bin/bash
+set -e
+    # TODO(trl-migrate TRL103): `--total_episodes`: set `--max_steps` instead: the new config counts `max_steps`, not `total_episodes` (the conversion is in docs/rules.md, TRL103)
+    # TODO(trl-migrate TRL103): `--missing_eos_penalty`: add a reward function to the trainer's reward_funcs: `def missing_eos_penalty(completion_ids, **kwargs): return [0.0 if tokenizer.eos_token_id in ids else -1.0 for ids in completion_ids]`
+    python scripts/train.py --output_dir out \\
+        --num_iterations 2 --total_episodes=1000 \\
+        --learning_rate 3e-6 --missing_eos_penalty 1.0
+"""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["--learning_rate", "1e-6", "--output_dir", "o"], id="fields-the-target-has"),
+        pytest.param(["--sft_model_path", "m", "--model_name", "x"], id="script-only-fields"),
+        pytest.param(["--my_reward_scale", "2", "-v", "--"], id="the-scripts-own-flags"),
+    ],
+)
+def test_flags_the_new_config_takes_are_left_alone(args):
+    assert launch_flags.changes(args, "rloo") == []
+    assert launch_flags.renamed(args, []) == args
+
+
+@pytest.mark.parametrize("target", ["rloo", "grpo"])
+def test_renamed_flags_get_the_new_spelling_and_others_the_reason(target):
+    args = ["--num_ppo_epochs=4", "--exp_name", "e", "--whiten_rewards", "--stop_token", "eos"]
+    found = launch_flags.changes(args, target)
+    assert [(c.flag, c.new) for c in found] == [
+        ("--num_ppo_epochs", "--num_iterations"),
+        ("--exp_name", "--run_name"),
+        ("--whiten_rewards", ""),
+        ("--stop_token", ""),
+    ]
+    assert "`stop_token=eos`" in found[3].why
+    assert launch_flags.renamed(args, found) == [
+        "--num_iterations=4",
+        "--run_name",
+        "e",
+        "--whiten_rewards",
+        "--stop_token",
+        "eos",
+    ]
+
+
+def _repo(tmp_path, launcher: str = "run.sh", text: str = RUN):
+    root = tmp_path / "repo"
+    (root / "scripts").mkdir(parents=True)
+    (root / "scripts" / "train.py").write_text(SCRIPT)
+    (root / launcher).write_text(text)
+    return root
+
+
+def test_a_shell_launch_line_gets_the_new_flags_and_todos_and_a_second_run_changes_nothing(
+    tmp_path,
+):
+    root = _repo(tmp_path)
+    report = api.upgrade_path(str(root), smoke=False, installed=False)
+    assert (root / "run.sh").read_text() == RUN_AFTER
+    [launch] = report.launches
+    assert launch.status is Status.CHANGED and launch.path == str(root / "run.sh")
+    assert sorted((f.line, f.code, f.fix, f.message.split(" ")[0]) for f in launch.findings) == [
+        (3, "TRL103", Fix.APPLIED, "`--num_ppo_epochs`"),
+        (3, "TRL103", Fix.MANUAL, "`--missing_eos_penalty`"),
+        (3, "TRL103", Fix.MANUAL, "`--total_episodes`"),
+    ]
+    assert report.launch_todos == 2 and report.exit_code == 1
+    [entry] = report.entry_points  # the smoke run would try the line as it now reads
+    assert entry.args[:4] == ("--output_dir", "out", "--num_iterations", "2")
+    again = api.upgrade_path(str(root), smoke=False, installed=False)
+    assert again.launches == [] and (root / "run.sh").read_text() == RUN_AFTER
+
+
+def test_a_dry_run_reports_the_flags_and_writes_nothing(tmp_path):
+    root = _repo(tmp_path)
+    report = api.upgrade_path(str(root), dry_run=True, installed=False)
+    assert (root / "run.sh").read_text() == RUN
+    [launch] = report.launches
+    assert launch.status is Status.UNCHANGED
+    assert {f.fix for f in launch.findings} == {Fix.MANUAL}
+    assert any("change it on this line" in f.message for f in launch.findings)
+
+
+def test_a_readme_launch_line_is_reported_not_rewritten(tmp_path):
+    readme = "# Train\n\n```bash\npython scripts/train.py --output_dir out --num_ppo_epochs 2\n```\n"
+    root = _repo(tmp_path, "README.md", readme)
+    report = api.upgrade_path(str(root), smoke=False, installed=False)
+    assert (root / "README.md").read_text() == readme
+    [launch] = report.launches
+    assert [(f.line, f.fix) for f in launch.findings] == [(4, Fix.MANUAL)]
+    assert launch.findings[0].message == (
+        "`--num_ppo_epochs` is `--num_iterations` for the rewritten script's config: change it "
+        "on this line"
+    )
+
+
+def test_a_script_with_its_own_argparse_keeps_its_launch_line(tmp_path):
+    own = (
+        "import argparse\nfrom trl import PPOConfig\n"
+        "p = argparse.ArgumentParser()\np.add_argument('--num_ppo_epochs', type=int)\n"
+        "a = p.parse_args()\nconfig = PPOConfig(output_dir='o', num_ppo_epochs=a.num_ppo_epochs)\n"
+        "if __name__ == '__main__':\n    print(config)\n"
+    )
+    root = _repo(tmp_path)
+    (root / "scripts" / "train.py").write_text(own)
+    report = api.upgrade_path(str(root), smoke=False, installed=False)
+    assert report.launches == [] and (root / "run.sh").read_text() == RUN
