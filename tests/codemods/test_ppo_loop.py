@@ -792,3 +792,58 @@ def test_a_default_factory_config_not_followed_keeps_the_code(change, kept):
     out, _ = run(dedent(FACTORY).replace(*change), select=PPO)
     assert kept in out
     assert run(out, select=PPO)[0] == out
+
+
+@pytest.mark.parametrize(
+    ("reward", "pooled"),
+    [
+        pytest.param(
+            "    scores = [float(len(c)) for c in batch['response']]\n"
+            "    baseline = sum(scores) / len(scores)\n"
+            "    rewards = [torch.tensor(s - baseline) for s in scores]\n",
+            "sum(scores)",
+            id="mean-baseline",
+        ),
+        pytest.param(
+            "    scores = torch.tensor([float(len(c)) for c in batch['response']])\n"
+            "    rewards = list((scores - scores.mean()) / scores.std())\n",
+            "scores.mean()",
+            id="normalised",
+        ),
+        pytest.param(
+            "    rewards = [torch.tensor(max(len(c), 3) / max(1, 2)) for c in batch['response']]\n",
+            None,
+            id="per-sample-max",
+        ),
+        pytest.param(
+            "    rewards = []\n"
+            "    for c in batch['response']:\n"
+            "        rewards.append(torch.tensor(float(min(len(c), 9))))\n",
+            None,
+            id="per-sample-loop",
+        ),
+        pytest.param(
+            "    rewards = [torch.tensor(logits.softmax(dim=-1).max(dim=-1)) for logits in batch['response']]\n",
+            None,
+            id="per-sample-axis",
+        ),
+    ],
+)
+def test_a_reward_that_pools_the_batch_is_reported(reward, pooled):
+    src = dedent(SENTIMENT).replace(
+        '    rewards = [torch.tensor(len(c)) for c in batch["response"]]\n', reward
+    )
+    out, findings = run(src, select=PPO)
+    assert "trainer.train()" in out
+    said = [f.message for f in findings if "pools the batch" in f.message]
+    assert said == (
+        [
+            f"the reward pools the batch (`{pooled}`): the loop pooled its batch of prompts, one "
+            "completion each; TRL 1.13 calls `reward_fn` on a generation batch that holds "
+            "`num_generations` completions of each prompt, so the statistic is taken over other "
+            "samples"
+        ]
+        if pooled
+        else []
+    )
+    assert run(out, select=PPO)[0] == out

@@ -113,7 +113,9 @@ def test_a_dry_run_reports_the_flags_and_writes_nothing(tmp_path):
 
 
 def test_a_readme_launch_line_is_reported_not_rewritten(tmp_path):
-    readme = "# Train\n\n```bash\npython scripts/train.py --output_dir out --num_ppo_epochs 2\n```\n"
+    readme = (
+        "# Train\n\n```bash\npython scripts/train.py --output_dir out --num_ppo_epochs 2\n```\n"
+    )
     root = _repo(tmp_path, "README.md", readme)
     report = api.upgrade_path(str(root), smoke=False, installed=False)
     assert (root / "README.md").read_text() == readme

@@ -142,6 +142,16 @@ class LoopRewrite(LoopPass):
                 severity=Severity.INFO,
             )
             new_body = [again, *new_body]
+        pooled = _batch_statistic(new_body)
+        if pooled is not None:
+            self.report(
+                loop,
+                f"the reward pools the batch (`{pooled}`): the loop pooled its batch of prompts, "
+                "one completion each; TRL 1.13 calls `reward_fn` on a generation batch that holds "
+                "`num_generations` completions of each prompt, so the statistic is taken over "
+                "other samples",
+                severity=Severity.WARNING,
+            )
         fn = reward_function(new_body, f"[float(r) for r in {rewards}]", self.reward_name)
         gen = dict(gen_kwargs or {})
         if limit is not None:
@@ -470,6 +480,57 @@ def _empty_list(stmt: cst.CSTNode, name: str | None) -> bool:
         and isinstance(stmt.value, cst.List)
         and not stmt.value.elements
     )
+
+
+# Calls that pool a whole batch when given one value and no axis: `sum(scores)`, `max(scores)`,
+# `np.mean(scores)`, `statistics.stdev(scores)`, `torch.tensor(scores).std()`.
+POOLING = frozenset({"sum", "min", "max", "mean", "std", "stdev", "var", "variance", "median"})
+
+
+def _batch_statistic(body: Sequence[cst.BaseStatement]) -> str | None:
+    """The first expression that pools values across the batch (`sum(scores) / len(scores)`,
+    `torch.tensor(scores).mean()`, `np.std(rewards)`) outside a per-sample comprehension, as
+    code; None when every statistic is per sample."""
+
+    class _Find(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.found: str | None = None
+            self.depth = 0  # inside a comprehension's element: per sample
+
+        def visit_ListComp(self, node: cst.ListComp) -> bool:
+            node.for_in.visit(self)  # the iterated value may itself be pooled
+            self.depth += 1
+            node.elt.visit(self)
+            self.depth -= 1
+            return False
+
+        def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+            return self.visit_ListComp(node)  # type: ignore[arg-type]
+
+        def visit_For(self, node: cst.For) -> bool:
+            node.iter.visit(self)
+            self.depth += 1  # a loop over the samples: its body is per sample
+            node.body.visit(self)
+            self.depth -= 1
+            return False
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if self.found is not None or self.depth:
+                return
+            name = (get_full_name_for_node(node.func) or "").rsplit(".", 1)[-1]
+            if name not in POOLING or any(a.star for a in node.args):
+                return
+            method = isinstance(node.func, cst.Attribute) and not node.args  # `x.mean()`
+            function = len(node.args) == 1 and node.args[0].keyword is None  # `sum(x)`
+            if method or function:
+                self.found = " ".join(edits.code(node).split())
+
+    finder = _Find()
+    for stmt in body:
+        stmt.visit(finder)
+        if finder.found is not None:
+            return finder.found
+    return None
 
 
 def _decoded_as_the_loop_did(decode: cst.BaseExpression) -> cst.SimpleStatementLine | None:
