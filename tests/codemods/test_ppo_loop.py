@@ -592,11 +592,16 @@ for epoch, batch in tqdm(enumerate(trainer.dataloader)):
         "if epoch >= 10:",
         "if epoch > 9:",
         "if epoch == 10:",
+        "if epoch >= 10: break  # ten batches",  # on one line (izaanz/thesis_pipeline_draft)
     ],
 )
 def test_loop_that_stops_after_n_batches_gets_max_steps(guard):
-    src = dedent(STOPS).replace("if epoch >= config.total_ppo_epochs:", guard)
+    old = "if epoch >= config.total_ppo_epochs:"
+    src = dedent(STOPS).replace(old + "\n        break", guard) if "break" in guard else None
+    src = src or dedent(STOPS).replace(old, guard)
     out, findings = run(src, select=PPO)
+    if "#" in guard:  # the guard's comment stays, above train()
+        assert "# ten batches\n" in out
     # 10 batches x steps_per_generation 4 (8 // 2) x num_iterations 4 (ppo_epochs) // grad acc 1
     assert "max_steps=160" in out and "num_train_epochs" not in out
     assert "trainer.train()" in out and "for epoch" not in out and "save_pretrained" not in out
@@ -604,7 +609,8 @@ def test_loop_that_stops_after_n_batches_gets_max_steps(guard):
     stop = [f for f in findings if f.message.startswith("the loop stopped after")]
     assert len(stop) == 1 and stop[0].line == 6
     saved = [f for f in findings if "the loop saved the model" in f.message]
-    assert len(saved) == 1 and "`epoch % 5 == 0`" in saved[0].message and saved[0].line == 13
+    line = 12 if "break" in guard else 13  # the one-line guard is a line shorter
+    assert len(saved) == 1 and "`epoch % 5 == 0`" in saved[0].message and saved[0].line == line
     assert run(out, select=PPO)[0] == out
 
 

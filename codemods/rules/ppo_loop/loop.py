@@ -72,7 +72,7 @@ class LoopRewrite(LoopPass):
         for ln in lines:
             s = ln.stmt
             if limit is not None and s is limit[0]:  # stops after N batches: max_steps
-                to_train += ln.comments
+                to_train += ln.comments + _guard_comments(limit[0])
                 continue
             if self._saves_every(s, trainer, loop):
                 to_train += ln.comments
@@ -531,6 +531,23 @@ def _batch_statistic(body: Sequence[cst.BaseStatement]) -> str | None:
         if finder.found is not None:
             return finder.found
     return None
+
+
+def _guard_comments(guard: cst.If) -> list[cst.EmptyLine]:
+    """Comments on the guard's lines (`if i >= 3: break  # three batches`, or on the `break`
+    below it), which go above train() with the guard's own."""
+    comments: list[cst.Comment | None] = []
+    body = guard.body
+    if isinstance(body, cst.SimpleStatementSuite):
+        comments.append(body.trailing_whitespace.comment)
+    else:
+        head = body.header.comment if isinstance(body, cst.IndentedBlock) else None
+        comments.append(head)
+        for stmt in body.body:
+            comments += [e.comment for e in getattr(stmt, "leading_lines", ())]
+            trailing = getattr(stmt, "trailing_whitespace", None)
+            comments.append(trailing.comment if trailing is not None else None)
+    return [cst.EmptyLine(comment=c) for c in comments if isinstance(c, cst.Comment)]
 
 
 def _decoded_as_the_loop_did(decode: cst.BaseExpression) -> cst.SimpleStatementLine | None:

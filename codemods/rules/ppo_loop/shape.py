@@ -415,7 +415,11 @@ def batch_limit(loop: cst.For) -> tuple[cst.If, cst.BaseExpression] | None:
     if not body or not isinstance(body[0], cst.If) or body[0].orelse is not None:
         return None
     guard = body[0]
-    if not m.matches(guard.body, m.IndentedBlock(body=[m.SimpleStatementLine(body=[m.Break()])])):
+    if not m.matches(
+        guard.body,
+        m.IndentedBlock(body=[m.SimpleStatementLine(body=[m.Break()])])
+        | m.SimpleStatementSuite(body=[m.Break()]),  # `if i >= 3: break` on one line
+    ):
         return None
     it = loop.iter
     if m.matches(it, m.Call(func=m.Name("tqdm"))) and it.args:  # type: ignore[attr-defined]
