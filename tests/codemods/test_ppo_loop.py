@@ -303,7 +303,12 @@ trainer.train()
 
 def test_reference_responses_that_only_feed_logging_are_dropped():
     findings = assert_fixes(dedent(REF), dedent(REF_AFTER), select=("TRL106",))
-    [warning] = [f for f in findings if f.severity.name == "WARNING"]
+    warning, sampling = sorted(
+        (f for f in findings if f.severity.name == "WARNING"), key=lambda f: f.line
+    )  # the reference responses on the loop's line, the sampling on the generate call's
+    assert sampling.message.startswith(
+        "`.generate(...)` left `do_sample` and `top_k` to the model's generation config"
+    )
     assert warning.message == (
         "`generate_ref_response=True`: TRL 1.13 does not generate reference-model responses (the reference model "
         'enters only through the KL term, `beta`); dropped what only logged them: `ref_r`, `batch["ref_response"]`, '
@@ -852,4 +857,32 @@ def test_a_reward_that_pools_the_batch_is_reported(reward, pooled):
         if pooled
         else []
     )
+    assert run(out, select=PPO)[0] == out
+
+
+@pytest.mark.parametrize(
+    ("gen", "left"),
+    [
+        pytest.param('"top_k": 0.0, "top_p": 1.0, "do_sample": True', None, id="all-given"),
+        pytest.param('"top_p": 1.0, "do_sample": True', "`top_k`", id="top-k-left"),
+        pytest.param('"top_k": 0.0', "`do_sample`", id="do-sample-left"),
+        pytest.param('"max_new_tokens": 8', "`do_sample` and `top_k`", id="both-left"),
+    ],
+)
+def test_sampling_left_to_the_models_generation_config_is_reported(gen, left):
+    """Legacy `generate` fell back on the model's generation config (greedy, top_k=50 by
+    transformers' defaults); TRL 1.13 always samples with top_k=0: a change of the run."""
+    src = dedent(SENTIMENT).replace(
+        '{"top_k": 0.0, "top_p": 1.0, "do_sample": True, "max_new_tokens": 8, "no_repeat_ngram_size": 3}',
+        "{" + gen + "}",
+    )
+    out, findings = run(src, select=PPO)
+    assert "trainer.train()" in out
+    said = [f for f in findings if "to the model's generation config" in f.message]
+    if left is None:
+        assert said == []
+    else:
+        assert [(f.line, f.severity.name, f.message.split(" to the model")[0]) for f in said] == [
+            (7, "WARNING", f"`.generate(...)` left {left}")
+        ]
     assert run(out, select=PPO)[0] == out

@@ -25,6 +25,7 @@ class Generation(LoopPass):
             raise Refused("`.generate(...)` does not take the batch's query tensors")
         out: dict[str, cst.BaseExpression] = {}
         extra: dict[str, str] = {}
+        given: set[str] = set()
         for arg in call.args[1:]:
             if arg.star == "**":
                 literal = self.dicts.get(get_full_name_for_node(arg.value) or "")
@@ -37,6 +38,7 @@ class Generation(LoopPass):
                 pairs = {arg.keyword.value: arg.value}
             else:
                 raise Refused("`.generate(...)` has extra positional arguments")
+            given |= set(pairs)
             for key, value in pairs.items():
                 shown = edits.code(value).strip()
                 if key == "return_prompt":
@@ -86,6 +88,18 @@ class Generation(LoopPass):
                     raise Refused(f"`{key}` has no place in TRL 1.13 generation")
                 else:
                     extra[key] = shown
+        left = [k for k in ("do_sample", "top_k") if k not in given]
+        if left:
+            self.report(
+                call,
+                f"`.generate(...)` left {' and '.join(f'`{k}`' for k in left)} to the model's "
+                "generation config (transformers' defaults: greedy decoding, and top_k=50 when "
+                "sampling; a model's generation_config.json may say otherwise); TRL 1.13 ignores "
+                "that config and samples with temperature=1.0, top_k=0 (off) and top_p=1.0 "
+                "unless the new config sets them: set `top_k` (and `temperature`, `top_p`) there "
+                "to what the model's config gave",
+                severity=Severity.WARNING,
+            )
         if extra:
             out["generation_kwargs"] = cst.parse_expression(
                 "{" + ", ".join(f"{k!r}: {v}" for k, v in extra.items()) + "}"
