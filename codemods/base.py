@@ -10,17 +10,22 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import os
 import warnings
 from collections.abc import Collection, Mapping, Sequence
 from typing import ClassVar
 
 import libcst as cst
 from libcst.codemod import Codemod, CodemodContext, VisitorBasedCodemodCommand
-from libcst.metadata import ScopeProvider
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import QualifiedNameSource, ScopeProvider
 
 from codemods import positions, walk
+from codemods.bindings import Bindings
 from migrate.kernel.findings import Finding, Fix, Severity
 
+# Check every answer the import bindings give against libcst's scope analysis (tests set it).
+CHECK_BINDINGS = os.environ.get("TRL_MIGRATE_CHECK_BINDINGS") == "1"
 TODO_PREFIX = "# TODO(trl-migrate {code}): "
 _NO_DEFAULT = object()
 _UNSET = object()
@@ -70,6 +75,21 @@ class FileState:
     identifiers: Identifiers | None = None
     # Source code of statements, by node: what `RuleTransformer.focus` is matched against
     segments: dict[int, tuple[cst.CSTNode, str]] = dataclasses.field(default_factory=dict)
+    # The tree the look-up below belongs to: node id -> function body it sits in, the ids of
+    # the nodes inside imports, and the number of function bodies (see walk.node_ids)
+    members: tuple[cst.Module | None, dict[int, int], frozenset[int], int] = (
+        None,
+        {},
+        frozenset(),
+        0,
+    )
+
+    def tree_ids(self, module: cst.Module) -> tuple[dict[int, int], frozenset[int], int]:
+        """Where `module`'s nodes sit: a node a rule asks about is one of the tree the pass
+        walks (libcst's metadata knows it) or one the rule built (libcst knows nothing of it)."""
+        if self.members[0] is not module:
+            self.members = (module, *walk.node_ids(module))
+        return self.members[1], self.members[2], self.members[3]
 
     def statement_code(self, node: cst.CSTNode) -> str:
         """The code of `node` (cached for as long as the node lives: a tree a pass did not
@@ -103,6 +123,7 @@ class Identifiers:
         self._tree: ast.Module | None | bool = False  # False: not parsed yet; None: unparsable
         self._joined: str | None = None
         self._trl_bound: frozenset[str] | None | bool = False
+        self._bindings: Bindings | None | bool = False
 
     def _ast(self) -> ast.Module | None:
         if self._tree is False:
@@ -128,6 +149,13 @@ class Identifiers:
         if self._trl_bound is False:
             self._trl_bound = _trl_bound(self._ast())
         return self._trl_bound  # type: ignore[return-value]
+
+    def bindings(self) -> Bindings | None:
+        """What the module's imports bind (None for code `ast` cannot read)."""
+        if self._bindings is False:
+            tree = self._ast()
+            self._bindings = Bindings(tree) if tree is not None else None
+        return self._bindings  # type: ignore[return-value]
 
 
 def _trl_bound(tree: ast.Module | None) -> frozenset[str] | None:
@@ -282,36 +310,87 @@ class RuleTransformer(VisitorBasedCodemodCommand):
 
     def qualified_names(self, node: cst.CSTNode) -> tuple[str, ...]:
         """What `node` may name (several after conditional imports), sorted: a rule that takes
-        the first match reads the same one in every process, whatever the hash seed."""
+        the first match reads the same one in every process, whatever the hash seed. A name
+        that no import of the module binds may come back as () instead of its local or builtin
+        name (`f.<locals>.model`, `builtins.print`): rules match import paths only."""
+        fast = self._bound_names(node)
+        if fast is not None and not CHECK_BINDINGS:
+            return fast
         scope = self.get_metadata(ScopeProvider, node, None)
-        return (
-            tuple(sorted({q.name for q in scope.get_qualified_names_for(node)}))
-            if scope is not None
-            else ()
-        )
+        found = scope.get_qualified_names_for(node) if scope is not None else set()
+        exact = tuple(sorted({q.name for q in found}))
+        if fast == () and not any(q.source is QualifiedNameSource.IMPORT for q in found):
+            return exact  # the local or builtin name: () stands for it
+        if fast is not None and fast != exact:
+            raise AssertionError(
+                f"bindings answer {fast} for {_BLANK.code_for_node(node)!r}, the scope {exact}"
+            )
+        return exact
+
+    def _bindings(self, node: cst.CSTNode) -> tuple[Bindings, int] | None:
+        """The import bindings of the pass's tree and the function body `node` sits in, when
+        `node` is one of the tree's nodes outside an import and no scope analysis of the tree
+        is at hand already (that one is as cheap to ask)."""
+        wrapper = self.context.wrapper
+        ids = self.state.identifiers
+        if wrapper is None or ids is None or ScopeProvider in self._tables:
+            return None
+        if ScopeProvider in wrapper._metadata and not CHECK_BINDINGS:
+            return None
+        bindings = ids.bindings()
+        if bindings is None:
+            return None
+        scope_of, inner, scopes = self.state.tree_ids(wrapper.module)
+        scope = scope_of.get(id(node))
+        if scope is None or id(node) in inner or scopes != bindings.scopes:
+            return None
+        return bindings, scope
+
+    def _bound_names(self, node: cst.CSTNode) -> tuple[str, ...] | None:
+        found = self._bindings(node)
+        if found is None:
+            return None
+        full = get_full_name_for_node(node)
+        # libcst names no node without a dotted name either
+        return found[0].qualified(full, found[1]) if full else ()
 
     def import_referenced(self, import_node: cst.ImportFrom, bound: str) -> bool:
         """Whether the name `bound` by this import is still used (needs ScopeProvider metadata)."""
+        found = self._bindings(import_node)
+        bindings = found[0] if found is not None else None
+        if bindings is not None and bindings.unreferenced(bound) and not CHECK_BINDINGS:
+            return False
         scope = self.get_metadata(ScopeProvider, import_node, None)
         if scope is None:
             return True
-        return any(
+        exact = any(
             a.references
             for a in scope.assignments[bound]
             if getattr(a, "node", None) is import_node
         )
+        if bindings is not None and bindings.unreferenced(bound) and exact:
+            raise AssertionError(f"bindings call {bound!r} unreferenced, the scope does not")
+        return exact
 
     def import_has_fallback(self, import_node: cst.Import | cst.ImportFrom, bound: str) -> bool:
         """Whether the scope of this import also binds `bound` by other code than an import (the
         `except ImportError:` branch of a guarded import, say): the file is written to run
         without the import, so the import is the guard's to keep."""
+        found = self._bindings(import_node)
+        bindings = found[0] if found is not None else None
+        if bindings is not None and bindings.only_imported(bound) and not CHECK_BINDINGS:
+            return False
         scope = self.get_metadata(ScopeProvider, import_node, None)
         if scope is None or bound not in scope.assignments:
-            return False
-        return any(
-            not isinstance(getattr(a, "node", None), (cst.Import, cst.ImportFrom))
-            for a in scope.assignments[bound]
-        )
+            exact = False
+        else:
+            exact = any(
+                not isinstance(getattr(a, "node", None), (cst.Import, cst.ImportFrom))
+                for a in scope.assignments[bound]
+            )
+        if bindings is not None and bindings.only_imported(bound) and exact:
+            raise AssertionError(f"bindings say only imports bind {bound!r}, the scope does not")
+        return exact
 
     # -- statement frames: where TODOs land --------------------------------------------------
     @property

@@ -10,6 +10,7 @@ this is most of the cost of a pass.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -111,3 +112,45 @@ def _nodes(module: cst.Module) -> list[cst.CSTNode]:
 def forget() -> None:
     """Drop the node list kept for the last module (the engine calls it after each file)."""
     _LISTED.clear()
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def node_ids(module: cst.Module) -> tuple[dict[int, int], frozenset[int], int]:
+    """For every node of `module`, by id: the function body it sits in (0: the module; 1, 2,
+    ... the function definitions in source order, as `bindings.Bindings` numbers them); the ids
+    of the nodes inside import statements; and the number of scopes. Read straight off the
+    nodes' fields, in field order (source order for statements), at a fifth of the cost of a
+    libcst visitor walk."""
+    scope_of: dict[int, int] = {}
+    inner: list[int] = []
+    scopes = 1
+    stack: list[tuple[cst.CSTNode, int, bool]] = [(module, 0, False)]
+    node_base = cst.CSTNode
+    imports = (cst.Import, cst.ImportFrom)
+    while stack:
+        node, scope, in_import = stack.pop()
+        kind = type(node)
+        scope_of[id(node)] = scope
+        if in_import:
+            inner.append(id(node))
+        elif kind in imports:
+            in_import = True
+        names = _FIELDS.get(kind)
+        if names is None:
+            names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
+        body_scope = scope
+        if kind is cst.FunctionDef:
+            body_scope = scopes
+            scopes += 1
+        children: list[tuple[cst.CSTNode, int, bool]] = []
+        for name in names:
+            value = getattr(node, name)
+            here = body_scope if name == "body" else scope
+            if isinstance(value, node_base):
+                children.append((value, here, in_import))
+            elif type(value) in (list, tuple):
+                children.extend((v, here, in_import) for v in value if isinstance(v, node_base))
+        stack.extend(reversed(children))
+    return scope_of, frozenset(inner), scopes

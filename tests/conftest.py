@@ -7,6 +7,9 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+# Every qualified-name answer the engine's import bindings give is checked against libcst's
+# scope analysis (codemods/bindings.py): a difference fails the file, and so the test.
+os.environ.setdefault("TRL_MIGRATE_CHECK_BINDINGS", "1")
 
 
 def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]

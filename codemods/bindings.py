@@ -1,0 +1,200 @@
+"""What a module's imports bind, read with `ast`: the answer to most qualified-name questions
+without libcst's scope analysis.
+
+libcst's ScopeProvider costs about four parses of the module, and every pass that changes the
+tree makes the next pass's scope stale. Most questions the rules ask are "which dotted path does
+this name or attribute chain come from", and for a name that only module-level imports bind
+that answer does not depend on the scope it is asked in. `Bindings` answers exactly those
+questions, with libcst's own rules for dotted and aliased imports; for everything else (a name
+also bound by an assignment, a parameter, a local import, or used at module level before its
+import) it answers None and the caller asks the scope. `TRL_MIGRATE_CHECK_BINDINGS=1` makes
+every answer checked against libcst's (the test suite runs with it).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import dataclasses
+from collections.abc import Iterator
+
+
+@dataclasses.dataclass(frozen=True)
+class _Import:
+    """One import statement: its module (dots for a relative one) and its (name, asname)s."""
+
+    module: str
+    aliases: tuple[tuple[str, str | None], ...]
+
+
+class Bindings:
+    """The imports of one module's code by the scope they bind in, keyed as libcst keys its
+    assignments (`import a.b` under `a.b`, `import a.b as c` under `c`, `from m import x` under
+    `x`). Scope 0 is the module; 1, 2, ... are its function bodies in source order (the order
+    `walk.node_ids` numbers them in on the libcst side)."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self._by_key: list[dict[str, list[_Import]]] = [{}]
+        self._parent: list[int] = [0]
+        self._blocked: set[str] = set()  # root names some other binding (or order) makes unsafe
+        self._names: dict[str, int] = {}  # identifier -> Name nodes
+        self._strings: list[str] = []  # string constants (annotations, __all__)
+        self._other: set[str] = set()  # names bound by anything but an import
+        self._import_roots: set[str] = set()  # root names any import binds
+        last_import: dict[tuple[int, str], tuple[int, int]] = {}
+        loads: list[tuple[int, str, tuple[int, int]]] = []
+        # (node, scope, inside a class body of that scope)
+        stack: list[tuple[ast.AST, int, bool]] = [(tree, 0, False)]
+        while stack:
+            node, scope, in_class = stack.pop()
+            if isinstance(node, ast.Name):
+                self._names[node.id] = self._names.get(node.id, 0) + 1
+                if isinstance(node.ctx, ast.Load):
+                    loads.append((scope, node.id, (node.lineno, node.col_offset)))
+                else:
+                    self._other.add(node.id)
+                continue
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                roots = {k.split(".")[0] for k in _keys(node)}
+                self._import_roots |= roots
+                if in_class:
+                    self._blocked |= roots  # a class scope's import: rare, left to the scope
+                else:
+                    self._add_import(node, scope)
+                    for root in roots:
+                        last_import[(scope, root)] = (node.lineno, node.col_offset)
+                continue
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                self._strings.append(node.value)
+            self._other.update(_bound_names(node))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner = len(self._by_key)
+                self._by_key.append({})
+                self._parent.append(scope)
+                body = {id(b) for b in node.body}
+                children = [
+                    (c, inner, False) if id(c) in body else (c, scope, in_class)
+                    for c in ast.iter_child_nodes(node)
+                ]
+            else:
+                into_class = in_class or isinstance(node, ast.ClassDef)
+                children = [(c, scope, into_class) for c in ast.iter_child_nodes(node)]
+            stack.extend(reversed(children))
+        self._blocked |= self._other
+        for scope, name, pos in loads:
+            last = last_import.get((scope, name))
+            if last is not None and pos < last:
+                self._blocked.add(name)  # read before (one of) its imports in the same scope
+
+    @property
+    def scopes(self) -> int:
+        return len(self._by_key)
+
+    def _add_import(self, stmt: ast.Import | ast.ImportFrom, scope: int) -> None:
+        if isinstance(stmt, ast.ImportFrom):
+            if any(a.name == "*" for a in stmt.names):
+                return  # libcst binds nothing for a star import
+            record = _Import(
+                "." * stmt.level + (stmt.module or ""),
+                tuple((a.name, a.asname) for a in stmt.names),
+            )
+        else:
+            record = _Import("", tuple((a.name, a.asname) for a in stmt.names))
+        for key in _keys(stmt):
+            self._by_key[scope].setdefault(key, []).append(record)
+
+    def qualified(self, full_name: str, scope: int) -> tuple[str, ...] | None:
+        """The dotted paths `full_name` (a name or attribute chain as libcst spells it, read
+        in function scope `scope`) may name through an import, sorted; None when only libcst's
+        scope analysis can tell. A name no import binds gets (): libcst would give its local or
+        builtin name, which no rule matches (rules match import paths)."""
+        root = full_name.split(".", 1)[0]
+        if root not in self._import_roots:
+            return ()
+        if root in self._blocked or scope >= len(self._by_key):
+            return None
+        chain = [scope]
+        while chain[-1] != 0:
+            chain.append(self._parent[chain[-1]])
+        prefix: str | None = full_name
+        while prefix:
+            for s in chain:
+                records = self._by_key[s].get(prefix)
+                if records is not None:
+                    out: set[str] = set()
+                    for record in records:
+                        out |= _names_for(record, full_name)
+                    return tuple(sorted(out))
+            cut = prefix.rfind(".")
+            prefix = None if cut == -1 else prefix[:cut]
+        # Unbound where it is read: libcst gives nothing, or the builtin of that name
+        return None if hasattr(builtins, root) else ()
+
+    def unreferenced(self, bound: str) -> bool:
+        """Whether no code but imports can read `bound`: no Name of it, no string holding it
+        (a string annotation), no dotted use. False means: ask the scope."""
+        if "." in bound or self._names.get(bound, 0):
+            return False
+        return not any(bound in s for s in self._strings)
+
+    def only_imported(self, bound: str) -> bool:
+        """Whether nothing but imports binds `bound` anywhere in the module."""
+        return bound not in self._other
+
+
+def _keys(stmt: ast.Import | ast.ImportFrom) -> Iterator[str]:
+    """The names an import binds as libcst records them: `import a.b.c` under `a.b.c`, `a.b`
+    and `a`; an alias under itself."""
+    for a in stmt.names:
+        if a.name == "*":
+            continue
+        if a.asname:
+            yield a.asname
+            continue
+        parts = a.name.split(".")
+        for i in range(len(parts), 0, -1):
+            yield ".".join(parts[:i])
+
+
+def _names_for(record: _Import, full_name: str) -> set[str]:
+    """libcst's ImportAssignment.get_qualified_names_for, on ast data: every alias of the
+    statement whose bound name (or a dotted prefix of its module) starts `full_name`."""
+    results = set()
+    module = record.module
+    for name, asname in record.aliases:
+        parts = name.split(".")
+        for i in range(len(parts), 0, -1):
+            real = ".".join(parts[:i])
+            as_name = real
+            if module and module.endswith("."):
+                real = f"{module}{real}"
+            elif module:
+                real = f"{module}.{real}"
+            if asname:
+                as_name = asname
+            if full_name.startswith(as_name):
+                rest = full_name.split(as_name, 1)[1]
+                if rest and not rest.startswith("."):
+                    continue
+                rest = rest.lstrip(".")
+                results.add(f"{real}.{rest}" if rest else real)
+                break
+    return results
+
+
+def _bound_names(node: ast.AST) -> Iterator[str]:
+    """Names a node binds other than by import or a Name target."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield node.name
+    elif isinstance(node, ast.arg):
+        yield node.arg
+    elif isinstance(node, ast.ExceptHandler) and node.name:
+        yield node.name
+    elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        yield from node.names
+    elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        yield node.name
+    elif isinstance(node, ast.MatchMapping) and node.rest:
+        yield node.rest
+    elif type(node).__name__ in ("TypeVar", "ParamSpec", "TypeVarTuple"):
+        yield node.name  # type: ignore[attr-defined]

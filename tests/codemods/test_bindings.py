@@ -1,0 +1,158 @@
+"""The import bindings answer qualified-name questions exactly as libcst's scope analysis does,
+or not at all (None: the engine then asks the scope)."""
+
+from __future__ import annotations
+
+import ast
+from textwrap import dedent
+
+import libcst as cst
+import pytest
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import MetadataWrapper, QualifiedNameSource, ScopeProvider
+
+from codemods import walk
+from codemods.bindings import Bindings
+
+SNIPPETS = {
+    "module-imports": """
+        import trl
+        import trl.core
+        import a.b.c as abc
+        from trl import PPOTrainer as P, PPOConfig
+        from . import rel
+        from .x import y
+        print(trl.PPOTrainer, trl.core.LengthSampler, abc.d, rel.q, y, P(), PPOConfig.x)
+    """,
+    "dotted-only": """
+        import trl.core
+        print(trl.SFTTrainer, trl.core.x, trl)
+    """,
+    "local-imports": """
+        from transformers import AutoTokenizer
+        def f():
+            from trl import PPOTrainer
+            return PPOTrainer, AutoTokenizer
+        def g():
+            return PPOTrainer
+        class C:
+            def m(self):
+                from trl import PPOConfig
+                def inner():
+                    return PPOConfig
+                return inner
+    """,
+    "shadowed": """
+        from trl import PPOTrainer
+        try:
+            from trl import PPOConfig
+        except ImportError:
+            PPOConfig = None
+        def f(PPOTrainer):
+            return PPOTrainer, PPOConfig
+    """,
+    "read-before-import": """
+        print(trl)
+        import trl
+        def f():
+            x = np.zeros(1)
+            import numpy as np
+            return x
+    """,
+    "builtins-and-locals": """
+        import os
+        model = os.path.join("a")
+        def f(x):
+            return len(x), open(x), model, undefined_name
+        [v for v in range(3)]
+    """,
+    "class-body-import": """
+        class C:
+            from trl import PPOTrainer
+            x = PPOTrainer
+    """,
+}
+
+
+def _exact(scope, node):  # type: ignore[no-untyped-def]
+    """libcst's answer, with a local or builtin answer read as the bindings' ()."""
+    found = scope.get_qualified_names_for(node) if scope is not None else set()
+    if not any(q.source is QualifiedNameSource.IMPORT for q in found):
+        return ()
+    return tuple(sorted(q.name for q in found))
+
+
+@pytest.mark.parametrize("name", sorted(SNIPPETS))
+def test_every_answer_matches_the_scope(name: str) -> None:
+    text = dedent(SNIPPETS[name]).lstrip()
+    module = cst.parse_module(text)
+    scopes = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
+    bindings = Bindings(ast.parse(text))
+    scope_of, inner, count = walk.node_ids(module)
+    assert count == bindings.scopes
+    answered = 0
+    for node in walk.find_all(module, (cst.Name, cst.Attribute, cst.Call)):
+        if id(node) in inner:
+            continue
+        full = get_full_name_for_node(node)
+        fast = bindings.qualified(full, scope_of[id(node)]) if full else ()
+        if fast is not None:
+            answered += 1
+            assert fast == _exact(scopes.get(node), node), cst.Module([]).code_for_node(node)
+    assert answered > 0
+
+
+def _answers(text: str) -> dict[str, tuple[str, ...] | None]:
+    text = dedent(text).lstrip()
+    module = cst.parse_module(text)
+    bindings = Bindings(ast.parse(text))
+    scope_of, inner, _ = walk.node_ids(module)
+    out = {}
+    for node in walk.find_all(module, (cst.Name, cst.Attribute)):
+        if id(node) not in inner:
+            code = cst.Module([]).code_for_node(node)
+            out[code] = bindings.qualified(get_full_name_for_node(node) or "", scope_of[id(node)])
+    return out
+
+
+def test_answers_for_import_forms() -> None:
+    got = _answers(SNIPPETS["module-imports"])
+    assert got["trl.PPOTrainer"] == ("trl.PPOTrainer",)
+    assert got["trl.core.LengthSampler"] == ("trl.core.LengthSampler",)
+    assert got["abc.d"] == ("a.b.c.d",)
+    assert got["rel.q"] == (".rel.q",)
+    assert got["y"] == (".x.y",)
+    assert got["P"] == ("trl.PPOTrainer",)
+    assert got["print"] == ()  # no import binds it: a builtin, which no rule matches
+
+
+def test_what_is_left_to_the_scope() -> None:
+    shadowed = _answers(SNIPPETS["shadowed"])
+    assert shadowed["PPOTrainer"] is None  # also a parameter
+    assert shadowed["PPOConfig"] is None  # also assigned in the except branch
+    early = _answers(SNIPPETS["read-before-import"])
+    assert early["trl"] is None and early["np.zeros"] is None  # read before the import ran
+    assert _answers(SNIPPETS["class-body-import"])["PPOTrainer"] is None
+
+
+def test_local_imports_resolve_in_their_function_only() -> None:
+    text = SNIPPETS["local-imports"]
+    module = cst.parse_module(dedent(text).lstrip())
+    bindings = Bindings(ast.parse(dedent(text).lstrip()))
+    scope_of, _, _ = walk.node_ids(module)
+    returns = walk.find_all(module, cst.Return)
+    answers = [
+        [
+            bindings.qualified(get_full_name_for_node(e.value) or "", scope_of[id(e.value)])
+            for e in (
+                r.value.elements if isinstance(r.value, cst.Tuple) else [cst.Element(r.value)]
+            )  # type: ignore[union-attr]
+        ]
+        for r in returns
+    ]
+    assert answers == [
+        [("trl.PPOTrainer",), ("transformers.AutoTokenizer",)],  # f
+        [()],  # g: PPOTrainer is unbound there
+        [("trl.PPOConfig",)],  # inner sees m's import
+        [()],  # m returns its own local function
+    ]
