@@ -75,21 +75,15 @@ class FileState:
     identifiers: Identifiers | None = None
     # Source code of statements, by node: what `RuleTransformer.focus` is matched against
     segments: dict[int, tuple[cst.CSTNode, str]] = dataclasses.field(default_factory=dict)
-    # The tree the look-up below belongs to: node id -> function body it sits in, the ids of
-    # the nodes inside imports, and the number of function bodies (see walk.node_ids)
-    members: tuple[cst.Module | None, dict[int, int], frozenset[int], int] = (
-        None,
-        {},
-        frozenset(),
-        0,
-    )
+    # Where the nodes of the tree the current pass walks sit (walk.Tree), made on first ask
+    tree: walk.Tree | None = None
 
-    def tree_ids(self, module: cst.Module) -> tuple[dict[int, int], frozenset[int], int]:
-        """Where `module`'s nodes sit: a node a rule asks about is one of the tree the pass
+    def tree_of(self, module: cst.Module) -> walk.Tree:
+        """The walk.Tree of `module`: a node a rule asks about is one of the tree the pass
         walks (libcst's metadata knows it) or one the rule built (libcst knows nothing of it)."""
-        if self.members[0] is not module:
-            self.members = (module, *walk.node_ids(module))
-        return self.members[1], self.members[2], self.members[3]
+        if self.tree is None or self.tree.module is not module:
+            self.tree = walk.Tree(module)
+        return self.tree
 
     def statement_code(self, node: cst.CSTNode) -> str:
         """The code of `node` (cached for as long as the node lives: a tree a pass did not
@@ -240,6 +234,7 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         self._unplaced: list[tuple[int, cst.CSTNode]] = []  # (finding index, node reported)
         self._focus: Collection[str] | None | object = _UNSET
         self._skipped: cst.CSTNode | None = None  # the statement being passed over (focus)
+        self._kinds: dict[int, int] | None = None  # node id -> node types under it (walk.Tree)
 
     def get_metadata(self, key, node, default=_NO_DEFAULT):  # type: ignore[no-untyped-def, override]
         table = self._tables.get(key)
@@ -340,9 +335,9 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         bindings = ids.bindings()
         if bindings is None:
             return None
-        scope_of, inner, scopes = self.state.tree_ids(wrapper.module)
-        scope = scope_of.get(id(node))
-        if scope is None or id(node) in inner or scopes != bindings.scopes:
+        tree = self.state.tree_of(wrapper.module)
+        scope = tree.scope_of.get(id(node))
+        if scope is None or id(node) in tree.in_import or tree.scopes != bindings.scopes:
             return None
         return bindings, scope
 
@@ -437,6 +432,21 @@ class RuleTransformer(VisitorBasedCodemodCommand):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         kind = _kind(type(node))
+        kinds = self._kinds
+        if kinds is None:
+            kinds = self._kinds = self._tree_kinds()
+        mask = kinds.get(id(node))
+        if (
+            mask is not None
+            and not mask & _hooked(type(self))
+            and self._skipped is None
+            and type(node) is not cst.Module
+        ):
+            # No node this pass has a hook for is in here: libcst keeps the subtree as it is.
+            self._skipped = node
+            if kind is _STATEMENT:
+                self._pending.append([])
+            return False
         if kind is _STATEMENT:
             self._pending.append([])
             if self._focus is _UNSET:
@@ -454,6 +464,11 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         visit = walk.hooks(type(self), type(node))[0]
         return visit is None or visit(self, node) is not False
 
+    def _tree_kinds(self) -> dict[int, int]:
+        """Node id -> mask of the node types in its subtree, for the tree this pass walks."""
+        wrapper = self.context.wrapper
+        return self.state.tree_of(wrapper.module).kinds if wrapper is not None else {}
+
     def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
         return None
 
@@ -463,7 +478,8 @@ class RuleTransformer(VisitorBasedCodemodCommand):
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
         if original_node is self._skipped:
             self._skipped = None
-            self._pending.pop()
+            if _kind(type(original_node)) is _STATEMENT:
+                self._pending.pop()
             return updated_node
         kind = _kind(type(original_node))
         if kind is _IMPORT:
@@ -486,6 +502,17 @@ class RuleTransformer(VisitorBasedCodemodCommand):
 # abstract node classes costs a Python-level ABC check, at every node of every pass).
 _STATEMENT, _IMPORT, _TARGET, _OTHER = "statement", "import", "target", "other"
 _KINDS: dict[type, str] = {}
+
+
+_HOOKED: dict[type, int] = {}
+
+
+def _hooked(owner: type) -> int:
+    """The node types a pass class has hooks for (walk.hooked_mask), once per class."""
+    mask = _HOOKED.get(owner)
+    if mask is None:
+        mask = _HOOKED[owner] = walk.hooked_mask(owner)
+    return mask
 
 
 def _kind(node_type: type) -> str:

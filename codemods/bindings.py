@@ -31,7 +31,7 @@ class Bindings:
     """The imports of one module's code by the scope they bind in, keyed as libcst keys its
     assignments (`import a.b` under `a.b`, `import a.b as c` under `c`, `from m import x` under
     `x`). Scope 0 is the module; 1, 2, ... are its function bodies in source order (the order
-    `walk.node_ids` numbers them in on the libcst side)."""
+    `walk.Tree` numbers them in on the libcst side)."""
 
     def __init__(self, tree: ast.Module) -> None:
         self._by_key: list[dict[str, list[_Import]]] = [{}]

@@ -140,7 +140,7 @@ def imported_names(module: cst.Module, source: str) -> set[str]:
             ):
                 found.update(alias_asname(a) or alias_name(a) for a in node.names)
 
-    module.visit(_Collect())
+    walk.visit(module, _Collect())
     return found
 
 
@@ -284,7 +284,7 @@ def bound_names(node: cst.CSTNode) -> set[str]:
         def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
             found.update(names(n.target))
 
-    node.visit(_V())
+    walk.visit(node, _V())
     return found
 
 
@@ -311,7 +311,7 @@ def names(node: cst.CSTNode, *, skip_imports: bool = False) -> set[str]:
         def visit_ImportFrom(self, n: cst.ImportFrom) -> bool:
             return not skip_imports
 
-    node.visit(_V())
+    walk.visit(node, _V())
     return found
 
 

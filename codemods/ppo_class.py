@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import libcst as cst
 
-from codemods import ppo
+from codemods import ppo, walk
 from codemods.base import RuleTransformer
 from migrate.kernel.findings import Severity
 
@@ -28,7 +28,7 @@ class PPOClassPass(RuleTransformer):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self.facts = ppo.FileFacts(self)
-        node.visit(self.facts)
+        walk.visit(node, self.facts)
         self.file_era = self.facts.era()
         self.target = self.state.target
         self.new_name = self.target_class()

@@ -27,9 +27,19 @@ def hooks(owner: type, node_type: type) -> _Hooks:
     found = _CACHE.get(key)
     if found is None:
         name = node_type.__name__
-        found = (getattr(owner, f"visit_{name}", None), getattr(owner, f"leave_{name}", None))
+        found = (_own(owner, f"visit_{name}"), _own(owner, f"leave_{name}"))
         _CACHE[key] = found
     return found
+
+
+def _own(owner: type, attr: str) -> Callable[..., Any] | None:
+    """`owner`'s hook `attr`, or None where it is one of libcst's no-op stubs."""
+    hook = getattr(owner, attr, None)
+    if hook is None or hook is getattr(cst.CSTTransformer, attr, None):
+        return None
+    if hook is getattr(cst.CSTVisitor, attr, None):
+        return None
+    return hook  # type: ignore[no-any-return]
 
 
 class Visitor(cst.CSTVisitor):
@@ -88,25 +98,77 @@ def find_all(root: cst.CSTNode, kind: type[_N] | tuple[type[_N], ...]) -> list[_
     return found
 
 
-# The last module asked about, with its nodes in source order. The engine forgets it when a file
-# is done: a kept tree would make the collector walk every node while the next file is parsed.
-_LISTED: list[tuple[cst.Module, list[cst.CSTNode]]] = []
+# The last modules asked about, with their nodes in libcst's visiting (source) order and where
+# each node's subtree ends in that list. The engine forgets them when a file is done: a kept tree
+# would make the collector walk every node while the next file is parsed.
+_LISTED: list[tuple[cst.Module, list[cst.CSTNode], list[int]]] = []
+_KEEP = 3  # a pass's tree, the one before, and the verifying run's
+
+
+def _flat(module: cst.Module) -> tuple[list[cst.CSTNode], list[int]]:
+    for kept, kept_nodes, kept_ends in _LISTED:
+        if kept is module:
+            return kept_nodes, kept_ends
+    nodes: list[cst.CSTNode] = []
+    ends: list[int] = []
+    open_: list[int] = []
+
+    class _All(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            open_.append(len(nodes))
+            nodes.append(node)
+            ends.append(0)
+            return True
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            ends[open_.pop()] = len(nodes)
+
+        def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+            return None
+
+        def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+            return None
+
+    module.visit(_All())
+    _LISTED.insert(0, (module, nodes, ends))
+    del _LISTED[_KEEP:]
+    return nodes, ends
 
 
 def _nodes(module: cst.Module) -> list[cst.CSTNode]:
-    for kept, nodes in _LISTED:
-        if kept is module:
-            return nodes
-    nodes = []
+    return _flat(module)[0]
 
-    class _All(Visitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            nodes.append(node)
-            return True
 
-    module.visit(_All())
-    _LISTED[:] = [(module, nodes)]
-    return nodes
+def visit(root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """`root.visit(visitor)` for a read-only `Visitor`: on a module, the hooks run over the
+    module's node list, kept across the passes and prescans of one tree, in the order and with
+    the child-skipping libcst's walk has (a walk builds a new node for every node it passes,
+    a read-only one too). Other roots and visitors with their own on_visit walk as usual."""
+    owner = type(visitor)
+    if (
+        not isinstance(root, cst.Module)
+        or not isinstance(visitor, Visitor)
+        or owner.on_visit is not Visitor.on_visit
+        or owner.on_leave is not Visitor.on_leave
+    ):
+        root.visit(visitor)
+        return
+    nodes, ends = _flat(root)
+    pending: list[tuple[int, Callable[..., Any], cst.CSTNode]] = []  # (end, leave hook, node)
+    i, count = 0, len(nodes)
+    while i < count:
+        while pending and pending[-1][0] <= i:
+            _, leave, done = pending.pop()
+            leave(visitor, done)
+        node = nodes[i]
+        enter, leave_hook = hooks(owner, type(node))
+        descend = enter is None or enter(visitor, node) is not False
+        if leave_hook is not None:
+            pending.append((ends[i], leave_hook, node))
+        i = i + 1 if descend else ends[i]
+    while pending:
+        _, leave, done = pending.pop()
+        leave(visitor, done)
 
 
 def forget() -> None:
@@ -117,40 +179,78 @@ def forget() -> None:
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def node_ids(module: cst.Module) -> tuple[dict[int, int], frozenset[int], int]:
-    """For every node of `module`, by id: the function body it sits in (0: the module; 1, 2,
-    ... the function definitions in source order, as `bindings.Bindings` numbers them); the ids
-    of the nodes inside import statements; and the number of scopes. Read straight off the
-    nodes' fields, in field order (source order for statements), at a fifth of the cost of a
-    libcst visitor walk."""
-    scope_of: dict[int, int] = {}
-    inner: list[int] = []
-    scopes = 1
-    stack: list[tuple[cst.CSTNode, int, bool]] = [(module, 0, False)]
-    node_base = cst.CSTNode
-    imports = (cst.Import, cst.ImportFrom)
-    while stack:
-        node, scope, in_import = stack.pop()
-        kind = type(node)
-        scope_of[id(node)] = scope
-        if in_import:
-            inner.append(id(node))
-        elif kind in imports:
-            in_import = True
-        names = _FIELDS.get(kind)
-        if names is None:
-            names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
-        body_scope = scope
-        if kind is cst.FunctionDef:
-            body_scope = scopes
-            scopes += 1
-        children: list[tuple[cst.CSTNode, int, bool]] = []
-        for name in names:
-            value = getattr(node, name)
-            here = body_scope if name == "body" else scope
-            if isinstance(value, node_base):
-                children.append((value, here, in_import))
-            elif type(value) in (list, tuple):
-                children.extend((v, here, in_import) for v in value if isinstance(v, node_base))
-        stack.extend(reversed(children))
-    return scope_of, frozenset(inner), scopes
+# One bit per node type, handed out as types are met: a subtree's mask says which types it holds.
+_BITS: dict[str, int] = {}
+
+
+def type_bit(name: str) -> int:
+    bit = _BITS.get(name)
+    if bit is None:
+        bit = _BITS[name] = 1 << len(_BITS)
+    return bit
+
+
+def hooked_mask(owner: type) -> int:
+    """The node types `owner` has a visit_ or leave_ hook of its own for (not libcst's no-op
+    stubs, the module aside), as a mask."""
+    mask = 0
+    for attr in dir(owner):
+        if not attr.startswith(("visit_", "leave_")) or attr[6:] == "Module":
+            continue
+        if _own(owner, attr) is not None:
+            mask |= type_bit(attr[6:])
+    return mask
+
+
+class Tree:
+    """Where a module's nodes sit, read once per tree straight off the nodes' fields, in field
+    order (source order for statements), at a fifth of the cost of a libcst visitor walk.
+
+    `scope_of`: node id -> the function body it sits in (0: the module; 1, 2, ... the function
+    definitions in source order, as `bindings.Bindings` numbers them). `in_import`: ids of the
+    nodes inside import statements. `kinds`: node id -> mask of the node types in its subtree."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.scope_of: dict[int, int] = {}
+        self.kinds: dict[int, int] = {}
+        inner: list[int] = []
+        scopes = 1
+        order: list[tuple[int, int, int]] = []  # (node id, parent's index, type bit)
+        stack: list[tuple[cst.CSTNode, int, bool, int]] = [(module, 0, False, -1)]
+        node_base = cst.CSTNode
+        imports = (cst.Import, cst.ImportFrom)
+        while stack:
+            node, scope, in_import, parent = stack.pop()
+            kind = type(node)
+            index = len(order)
+            order.append((id(node), parent, type_bit(kind.__name__)))
+            self.scope_of[id(node)] = scope
+            if in_import:
+                inner.append(id(node))
+            elif kind in imports:
+                in_import = True
+            names = _FIELDS.get(kind)
+            if names is None:
+                names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
+            body_scope = scope
+            if kind is cst.FunctionDef:
+                body_scope = scopes
+                scopes += 1
+            children: list[tuple[cst.CSTNode, int, bool, int]] = []
+            for name in names:
+                value = getattr(node, name)
+                here = body_scope if name == "body" else scope
+                if isinstance(value, node_base):
+                    children.append((value, here, in_import, index))
+                elif type(value) in (list, tuple):
+                    children.extend(
+                        (v, here, in_import, index) for v in value if isinstance(v, node_base)
+                    )
+            stack.extend(reversed(children))
+        masks = [bit for _, _, bit in order]
+        for index in range(len(order) - 1, 0, -1):
+            masks[order[index][1]] |= masks[index]
+        self.kinds = {node_id: mask for (node_id, _, _), mask in zip(order, masks)}
+        self.in_import = frozenset(inner)
+        self.scopes = scopes

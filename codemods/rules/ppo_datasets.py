@@ -44,7 +44,7 @@ class RewritePPODatasets(RuleTransformer):
         ):
             return updated_node
         param = original_node.params.params[0].name.value
-        legacy = self._legacy(updated_node, param)
+        legacy = self._legacy(original_node, updated_node, param)
         if legacy is not None:
             return legacy
         batched = self._batched(original_node) if updated_node.deep_equals(original_node) else None
@@ -104,7 +104,9 @@ class RewritePPODatasets(RuleTransformer):
         )
         return fn.visit(_CollectAsPrompt(literals[0], entry.key, call, text, also))  # type: ignore[return-value, arg-type]
 
-    def _legacy(self, fn: cst.FunctionDef, param: str) -> cst.FunctionDef | None:
+    def _legacy(
+        self, original: cst.FunctionDef, fn: cst.FunctionDef, param: str
+    ) -> cst.FunctionDef | None:
         query = m.Subscript(
             value=m.Name(param),
             slice=[
@@ -115,11 +117,15 @@ class RewritePPODatasets(RuleTransformer):
         if len(found) != 1:
             return None
         self.rewrote = True
+        # The finding points at the assignment as the file has it: the updated function's
+        # nodes are new ones wherever an earlier rule rebuilt something inside it.
+        where = m.findall(original, m.Assign(targets=[m.AssignTarget(query)]))
+        spot = where[0] if len(where) == 1 else found[0]
         if self.query_kept:
             # Code other than the PPO loop reads "query" (a collator, an evaluation): keep that
             # column and store the same text as "prompt" too.
             self.report(
-                found[0],
+                spot,
                 f'the decoded text is also stored as "prompt", the column {self.trainer} reads '
                 '("query" stays: other code of this file reads it)',
             )
@@ -135,7 +141,7 @@ class RewritePPODatasets(RuleTransformer):
                 assign.with_changes(targets=[*assign.targets, prompt]),  # type: ignore[attr-defined]
             )  # type: ignore[return-value]
         self.report(
-            found[0],
+            spot,
             f'the decoded text is stored as "prompt", the column {self.trainer} reads (it was '
             '"query")',
         )
@@ -320,7 +326,7 @@ def _query_read_elsewhere(module: cst.Module, mapped: set[str]) -> bool:
             ):
                 found = True
 
-    module.visit(_V())
+    walk.visit(module, _V())
     return found
 
 

@@ -88,8 +88,9 @@ def test_every_answer_matches_the_scope(name: str) -> None:
     module = cst.parse_module(text)
     scopes = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
     bindings = Bindings(ast.parse(text))
-    scope_of, inner, count = walk.node_ids(module)
-    assert count == bindings.scopes
+    tree = walk.Tree(module)
+    scope_of, inner = tree.scope_of, tree.in_import
+    assert tree.scopes == bindings.scopes
     answered = 0
     for node in walk.find_all(module, (cst.Name, cst.Attribute, cst.Call)):
         if id(node) in inner:
@@ -106,7 +107,8 @@ def _answers(text: str) -> dict[str, tuple[str, ...] | None]:
     text = dedent(text).lstrip()
     module = cst.parse_module(text)
     bindings = Bindings(ast.parse(text))
-    scope_of, inner, _ = walk.node_ids(module)
+    tree = walk.Tree(module)
+    scope_of, inner = tree.scope_of, tree.in_import
     out = {}
     for node in walk.find_all(module, (cst.Name, cst.Attribute)):
         if id(node) not in inner:
@@ -139,7 +141,7 @@ def test_local_imports_resolve_in_their_function_only() -> None:
     text = SNIPPETS["local-imports"]
     module = cst.parse_module(dedent(text).lstrip())
     bindings = Bindings(ast.parse(dedent(text).lstrip()))
-    scope_of, _, _ = walk.node_ids(module)
+    scope_of = walk.Tree(module).scope_of
     returns = walk.find_all(module, cst.Return)
     answers = [
         [

@@ -39,6 +39,26 @@ def test_legacy_query_column_becomes_prompt():
     assert run(out, select=("TRL105",))[0] == out
 
 
+def test_the_finding_points_at_the_assignment_it_rewrote():
+    # The function holds calls other passes look at, so its nodes are rebuilt before TRL105
+    # sees it; the finding still carries the assignment's line and column.
+    before = dedent(
+        """
+        from trl import PPOTrainer
+        def main():
+            def tok(sample):
+                sample["input_ids"] = tokenizer.encode(sample["review"])[: input_size()]
+                sample["query"] = tokenizer.decode(sample["input_ids"])
+                return sample
+            ds = ds.map(tok)
+            t = PPOTrainer(config, model, None, tokenizer, dataset=ds)
+        """
+    )
+    _, findings = run(before)
+    stored = [f for f in findings if f.code == "TRL105" and "stored as" in f.message]
+    assert [(f.line, f.col) for f in stored] == [(5, 9)]
+
+
 def test_unrecognised_dataset_gets_a_todo_where_it_is_built():
     before = "from trl import PPOTrainer\nds = load_tokenized()\nt = PPOTrainer(args=a, processing_class=tok, model=m, reward_model=r, value_model=v, train_dataset=ds)\n"
     out, findings = run(before, select=("TRL105",))

@@ -8,7 +8,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
-from codemods import inline, symbols
+from codemods import inline, symbols, walk
 from codemods.base import RuleTransformer
 from codemods.edits import (
     KEEP,
@@ -50,7 +50,7 @@ class RewriteImports(inline.WritesIn, RuleTransformer):
     def _bound_and_used(self) -> BoundAndUsedNames:
         if self._bound is None:
             self._bound = BoundAndUsedNames()
-            self._module.visit(self._bound)
+            walk.visit(self._module, self._bound)
         return self._bound
 
     @property
@@ -66,7 +66,7 @@ class RewriteImports(inline.WritesIn, RuleTransformer):
     def _uses(self) -> list[tuple[str, str]]:
         if self._qualified is None:
             uses = QualifiedUses(self)
-            self._module.visit(uses)
+            walk.visit(self._module, uses)
             self._qualified = uses.names
         return self._qualified
 

@@ -130,7 +130,7 @@ def collect(owner: RuleTransformer, module: cst.Module) -> Collected:
     seen = Collected(owner, module)
     for i, stmt in enumerate(module.body):
         seen.top = i
-        stmt.visit(seen)
+        walk.visit(stmt, seen)
     for var, assign, top in seen.unpacks:
         for p in seen.parsers.get(var, []):
             p.uses.append((assign, top))

@@ -10,7 +10,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits, ppo
+from codemods import edits, ppo, walk
 from codemods.rules.ppo_config import flags, parsed, parsed_edits
 from codemods.rules.ppo_config.fields import FlagClashes
 from codemods.rules.ppo_config.mapping import plan_call
@@ -46,7 +46,7 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
             str, tuple[int, str | None]
         ] = {}  # HfArgumentParser variable -> (index of the config, era)
         self._targets: set[int] = set()
-        node.visit(_Prescan(self))
+        walk.visit(node, _Prescan(self))
         seen = parsed.collect(
             self, node
         )  # parsers, their unpacks, classes, reads: one pass for the three plans

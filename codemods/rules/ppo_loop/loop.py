@@ -10,7 +10,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits
+from codemods import edits, walk
 from codemods.rules.ppo_loop.loop_pass import LoopPass
 from codemods.rules.ppo_loop.shape import (
     Line,
@@ -527,7 +527,7 @@ def _batch_statistic(body: Sequence[cst.BaseStatement]) -> str | None:
 
     finder = _Find()
     for stmt in body:
-        stmt.visit(finder)
+        walk.visit(stmt, finder)
         if finder.found is not None:
             return finder.found
     return None

@@ -35,7 +35,7 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         facts = ppo.FileFacts(self)
-        node.visit(facts)
+        walk.visit(node, facts)
         self.trainers = set(facts.trainer_vars) | target_trainer_vars(
             self, node
         )  # TRL104 may have run first
@@ -89,7 +89,7 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
                 if trainer is not None:
                     found.add(trainer)
 
-        module.visit(_V())
+        walk.visit(module, _V())
         return found
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:

@@ -100,7 +100,7 @@ def names_outside(module: cst.Module, node: cst.CSTNode) -> set[str]:
                 found.add(n.value)
             return True
 
-    module.visit(_V())
+    walk.visit(module, _V())
     return found
 
 
@@ -197,7 +197,7 @@ def target_trainer_vars(owner: RuleTransformer, module: cst.Module) -> set[str]:
             ):
                 found.update(get_full_name_for_node(t.target) or "" for t in node.targets)
 
-    module.visit(_V())
+    walk.visit(module, _V())
     return found
 
 
@@ -354,7 +354,7 @@ def early_exit(block: cst.BaseSuite) -> str | None:
         def visit_Yield(self, node: cst.Yield) -> None:
             found.append("yield")
 
-    block.visit(_V())
+    walk.visit(block, _V())
     return found[0] if found else None
 
 
@@ -403,7 +403,7 @@ def loaded(stmt: cst.CSTNode) -> set[str]:
         def visit_Name(self, node: cst.Name) -> None:
             found.add(node.value)
 
-    stmt.visit(_V())
+    walk.visit(stmt, _V())
     return found
 
 

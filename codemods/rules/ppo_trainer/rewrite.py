@@ -116,7 +116,7 @@ def _looped(module: cst.Module, trainer_vars: set[str]) -> set[str]:
                 if owner in trainer_vars:
                     found.add(owner)
 
-    module.visit(_Find())
+    walk.visit(module, _Find())
     return found
 
 
@@ -139,5 +139,5 @@ def _loaded_from_path(module: cst.Module) -> dict[str, set[str]]:
                     if name:
                         found.setdefault(name, set()).add(path)
 
-    module.visit(_Find())
+    walk.visit(module, _Find())
     return found

@@ -144,7 +144,7 @@ def collect(
 ) -> Facts:
     """Value-head class variables the rewrite may follow, and the `peft_config` facts."""
     seen = _Collect(vh_class, classes)
-    module.visit(seen)
+    walk.visit(module, seen)
     facts = seen.facts
     for target, value in seen.candidates:
         scope = owner.get_metadata(ScopeProvider, target, None)
