@@ -11,25 +11,33 @@ this is most of the cost of a pass.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import libcst as cst
 
 _Hooks = tuple[Callable[..., Any] | None, Callable[..., Any] | None]
-_CACHE: dict[tuple[type, type], _Hooks] = {}
 _N = TypeVar("_N", bound=cst.CSTNode)
 
 
 def hooks(owner: type, node_type: type) -> _Hooks:
-    """The (visit, leave) functions `owner` defines for `node_type`, looked up once."""
-    key = (owner, node_type)
-    found = _CACHE.get(key)
+    """The (visit, leave) functions `owner` defines for `node_type`, looked up once per class.
+    The table lives on the class itself, not in a module-level cache: the classes rules define
+    inside functions (one per call) then go with their last instance, and so do the closures and
+    trees their hooks hold."""
+    table = owner.__dict__.get(_TABLE)
+    if table is None:
+        table = {}
+        setattr(owner, _TABLE, table)
+    found = table.get(node_type)
     if found is None:
         name = node_type.__name__
-        found = (_own(owner, f"visit_{name}"), _own(owner, f"leave_{name}"))
-        _CACHE[key] = found
-    return found
+        found = table[node_type] = (_own(owner, f"visit_{name}"), _own(owner, f"leave_{name}"))
+    return found  # type: ignore[no-any-return]
+
+
+_TABLE = "_walk_hooks"
 
 
 def _own(owner: type, attr: str) -> Callable[..., Any] | None:
@@ -85,7 +93,12 @@ def find_all(root: cst.CSTNode, kind: type[_N] | tuple[type[_N], ...]) -> list[_
     nodes are listed once and kept until the next module (the passes of a file ask the same
     tree several times)."""
     if isinstance(root, cst.Module):
-        return [n for n in _nodes(root) if isinstance(n, kind)]  # type: ignore[misc]
+        nodes, _ = _flat(root)
+        by_type = _by_type(root, nodes)
+        picked = [at for t, at in by_type.items() if issubclass(t, kind)]
+        if len(picked) == 1:
+            return [nodes[i] for i in picked[0]]  # type: ignore[misc]
+        return [nodes[i] for i in heapq.merge(*picked)]  # type: ignore[misc]
     found: list[_N] = []
 
     class _Collect(Visitor):
@@ -135,6 +148,26 @@ def _flat(module: cst.Module) -> tuple[list[cst.CSTNode], list[int]]:
     return nodes, ends
 
 
+# The positions of each node type in a listed module's node list, made on the first find_all.
+_TYPED: list[tuple[cst.Module, dict[type, list[int]]]] = []
+
+
+def _by_type(module: cst.Module, nodes: list[cst.CSTNode]) -> dict[type, list[int]]:
+    for kept, known in _TYPED:
+        if kept is module:
+            return known
+    table: dict[type, list[int]] = {}
+    for i, node in enumerate(nodes):
+        at = table.get(type(node))
+        if at is None:
+            table[type(node)] = [i]
+        else:
+            at.append(i)
+    _TYPED.insert(0, (module, table))
+    del _TYPED[_KEEP:]
+    return table
+
+
 def _nodes(module: cst.Module) -> list[cst.CSTNode]:
     return _flat(module)[0]
 
@@ -174,9 +207,7 @@ def visit(root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
 def forget() -> None:
     """Drop the node list kept for the last module (the engine calls it after each file)."""
     _LISTED.clear()
-
-
-_FIELDS: dict[type, tuple[str, ...]] = {}
+    _TYPED.clear()
 
 
 # One bit per node type, handed out as types are met: a subtree's mask says which types it holds.
@@ -202,6 +233,12 @@ def hooked_mask(owner: type) -> int:
     return mask
 
 
+# Per node type: its type bit and field names; per value type: whether it is a node (an ABC's
+# isinstance costs more than the rest of the walk).
+_LAYOUT: dict[type, tuple[int, tuple[str, ...]]] = {}
+_IS_NODE: dict[type, bool] = {}
+
+
 class Tree:
     """Where a module's nodes sit, read once per tree straight off the nodes' fields, in field
     order (source order for statements), at a fifth of the cost of a libcst visitor walk.
@@ -218,21 +255,26 @@ class Tree:
         scopes = 1
         order: list[tuple[int, int, int]] = []  # (node id, parent's index, type bit)
         stack: list[tuple[cst.CSTNode, int, bool, int]] = [(module, 0, False, -1)]
-        node_base = cst.CSTNode
         imports = (cst.Import, cst.ImportFrom)
+        scope_of = self.scope_of
+        is_node = _IS_NODE
         while stack:
             node, scope, in_import, parent = stack.pop()
             kind = type(node)
             index = len(order)
-            order.append((id(node), parent, type_bit(kind.__name__)))
-            self.scope_of[id(node)] = scope
+            layout = _LAYOUT.get(kind)
+            if layout is None:
+                layout = _LAYOUT[kind] = (
+                    type_bit(kind.__name__),
+                    tuple(f.name for f in dataclasses.fields(kind)),
+                )
+            bit, names = layout
+            order.append((id(node), parent, bit))
+            scope_of[id(node)] = scope
             if in_import:
                 inner.append(id(node))
             elif kind in imports:
                 in_import = True
-            names = _FIELDS.get(kind)
-            if names is None:
-                names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
             body_scope = scope
             if kind is cst.FunctionDef:
                 body_scope = scopes
@@ -241,12 +283,21 @@ class Tree:
             for name in names:
                 value = getattr(node, name)
                 here = body_scope if name == "body" else scope
-                if isinstance(value, node_base):
+                vtype = type(value)
+                if vtype is list or vtype is tuple:
+                    for v in value:
+                        t = type(v)
+                        node_like = is_node.get(t)
+                        if node_like is None:
+                            node_like = is_node[t] = issubclass(t, cst.CSTNode)
+                        if node_like:
+                            children.append((v, here, in_import, index))
+                    continue
+                node_like = is_node.get(vtype)
+                if node_like is None:
+                    node_like = is_node[vtype] = issubclass(vtype, cst.CSTNode)
+                if node_like:
                     children.append((value, here, in_import, index))
-                elif type(value) in (list, tuple):
-                    children.extend(
-                        (v, here, in_import, index) for v in value if isinstance(v, node_base)
-                    )
             stack.extend(reversed(children))
         masks = [bit for _, _, bit in order]
         for index in range(len(order) - 1, 0, -1):

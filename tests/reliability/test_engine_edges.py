@@ -82,3 +82,22 @@ def test_a_rewrite_that_parses_but_does_not_compile_is_not_written(monkeypatch):
     assert result.status.value == "failed"
     assert result.message.startswith("internal error: the rewrite does not compile")
     assert result.new is None
+
+
+def test_no_tree_outlives_its_file():
+    # A batch of thousands of files must not keep every file's trees: classes the rules define
+    # inside functions once held their hooks (and through them the pass and its trees) in a
+    # module-level cache, about 18 MB a run of a 1,300-line file.
+    import gc
+
+    import libcst as cst
+
+    from tests.reliability.test_determinism import FIXTURES
+
+    paths = sorted((FIXTURES / "eras").glob("*.py"))
+    for path in paths:
+        result = process(str(path), path.read_bytes(), codes=CODES, options=Options())
+        assert result.status is Status.CHANGED, path.name
+    gc.collect()
+    # (an empty module is kept for code generation of single nodes)
+    assert [o for o in gc.get_objects() if isinstance(o, cst.Module) and o.body] == []
