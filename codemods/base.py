@@ -352,9 +352,11 @@ class RuleTransformer(VisitorBasedCodemodCommand):
     def import_referenced(self, import_node: cst.ImportFrom, bound: str) -> bool:
         """Whether the name `bound` by this import is still used (needs ScopeProvider metadata)."""
         found = self._bindings(import_node)
-        bindings = found[0] if found is not None else None
-        if bindings is not None and bindings.unreferenced(bound) and not CHECK_BINDINGS:
-            return False
+        fast: bool | None = None
+        if found is not None:
+            fast = False if found[0].unreferenced(bound) else found[0].referenced(bound, found[1])
+        if fast is not None and not CHECK_BINDINGS:
+            return fast
         scope = self.get_metadata(ScopeProvider, import_node, None)
         if scope is None:
             return True
@@ -363,8 +365,8 @@ class RuleTransformer(VisitorBasedCodemodCommand):
             for a in scope.assignments[bound]
             if getattr(a, "node", None) is import_node
         )
-        if bindings is not None and bindings.unreferenced(bound) and exact:
-            raise AssertionError(f"bindings call {bound!r} unreferenced, the scope does not")
+        if fast is not None and fast != exact:
+            raise AssertionError(f"bindings call {bound!r} referenced: {fast}, the scope {exact}")
         return exact
 
     def import_has_fallback(self, import_node: cst.Import | cst.ImportFrom, bound: str) -> bool:

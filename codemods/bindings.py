@@ -38,7 +38,9 @@ class Bindings:
         self._parent: list[int] = [0]
         self._blocked: set[str] = set()  # root names some other binding (or order) makes unsafe
         self._names: dict[str, int] = {}  # identifier -> Name nodes
-        self._strings: list[str] = []  # string constants (annotations, __all__)
+        # string constants that may be read as code (annotations, __all__); not docstrings and
+        # other strings standing alone as statements, which libcst never reads
+        self._strings: list[str] = []
         self._other: set[str] = set()  # names bound by anything but an import
         self._import_roots: set[str] = set()  # root names any import binds
         last_import: dict[tuple[int, str], tuple[int, int]] = {}
@@ -66,6 +68,8 @@ class Bindings:
                 continue
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 self._strings.append(node.value)
+            elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                continue  # a docstring (nothing under it binds or reads a name)
             self._other.update(_bound_names(node))
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 inner = len(self._by_key)
@@ -81,6 +85,9 @@ class Bindings:
                 children = [(c, scope, into_class) for c in ast.iter_child_nodes(node)]
             stack.extend(reversed(children))
         self._blocked |= self._other
+        self._read_in: dict[str, set[int]] = {}  # name -> the scopes that read it
+        for scope, name, _ in loads:
+            self._read_in.setdefault(name, set()).add(scope)
         for scope, name, pos in loads:
             last = last_import.get((scope, name))
             if last is not None and pos < last:
@@ -136,6 +143,27 @@ class Bindings:
         if "." in bound or self._names.get(bound, 0):
             return False
         return not any(bound in s for s in self._strings)
+
+    def referenced(self, bound: str, scope: int) -> bool | None:
+        """Whether code reads the name `bound` as bound by the imports of scope `scope`: a
+        read in that scope, or in a function inside it that no import of its own shadows, as
+        libcst counts references to an import. None where only the scope can tell (a dotted
+        name, another binding, a string that may be an annotation)."""
+        if (
+            "." in bound
+            or bound in self._blocked
+            or scope >= len(self._by_key)
+            or bound not in self._by_key[scope]
+            or any(bound in s for s in self._strings)
+        ):
+            return None
+        for reader in sorted(self._read_in.get(bound, ())):
+            s = reader
+            while bound not in self._by_key[s] and s != 0:
+                s = self._parent[s]
+            if s == scope:
+                return True
+        return False
 
     def only_imported(self, bound: str) -> bool:
         """Whether nothing but imports binds `bound` anywhere in the module."""

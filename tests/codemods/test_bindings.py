@@ -71,6 +71,24 @@ SNIPPETS = {
             from trl import PPOTrainer
             x = PPOTrainer
     """,
+    "references": """
+        \"\"\"A docstring naming PPOTrainer and LengthSampler.\"\"\"
+        from trl import PPOTrainer, PPOConfig, AutoModelForCausalLMWithValueHead
+        from trl.core import LengthSampler, respond_to_batch
+        from typing import List
+        import numpy as np
+        def f():
+            from trl.core import LengthSampler
+            return LengthSampler, PPOConfig
+        def g():
+            "a docstring naming respond_to_batch"
+            def h():
+                return np.zeros(1)
+            return h
+        def k(x: "List[int]") -> "AutoModelForCausalLMWithValueHead":
+            return x
+        PPOTrainer()
+    """,
 }
 
 
@@ -135,6 +153,53 @@ def test_what_is_left_to_the_scope() -> None:
     early = _answers(SNIPPETS["read-before-import"])
     assert early["trl"] is None and early["np.zeros"] is None  # read before the import ran
     assert _answers(SNIPPETS["class-body-import"])["PPOTrainer"] is None
+
+
+def _imports(module: cst.Module) -> list[tuple[cst.ImportFrom | cst.Import, str]]:
+    found: list[tuple[cst.ImportFrom | cst.Import, str]] = []
+    for node in walk.find_all(module, (cst.Import, cst.ImportFrom)):
+        if isinstance(node.names, cst.ImportStar):
+            continue
+        for alias in node.names:
+            bound = alias.asname.name if alias.asname else alias.name  # type: ignore[union-attr]
+            found.append((node, get_full_name_for_node(bound) or ""))
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(SNIPPETS))
+def test_referenced_matches_the_scope(name: str) -> None:
+    text = dedent(SNIPPETS[name]).lstrip()
+    module = cst.parse_module(text)
+    scopes = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
+    bindings = Bindings(ast.parse(text))
+    scope_of = walk.Tree(module).scope_of
+    for node, bound in _imports(module):
+        fast = bindings.referenced(bound, scope_of[id(node)])
+        if fast is None:
+            continue
+        exact = any(a.references for a in scopes[node][bound] if getattr(a, "node", None) is node)
+        assert fast == exact, (name, bound)
+
+
+def test_referenced_answers() -> None:
+    text = dedent(SNIPPETS["references"]).lstrip()
+    module = cst.parse_module(text)
+    bindings = Bindings(ast.parse(text))
+    scope_of = walk.Tree(module).scope_of
+    got = {
+        (bound, scope_of[id(node)]): bindings.referenced(bound, scope_of[id(node)])
+        for node, bound in _imports(module)
+    }
+    assert got == {
+        ("PPOTrainer", 0): True,  # the docstring does not count, the call does
+        ("PPOConfig", 0): True,  # read in f, which does not import it
+        ("AutoModelForCausalLMWithValueHead", 0): None,  # named in a string annotation
+        ("LengthSampler", 0): False,  # f reads its own import
+        ("LengthSampler", 1): True,
+        ("respond_to_batch", 0): False,  # only a docstring names it
+        ("List", 0): None,
+        ("np", 0): True,  # read in h, inside g
+    }
 
 
 def test_local_imports_resolve_in_their_function_only() -> None:

@@ -3,14 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import libcst as cst
 import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import (
-    ScopeProvider,
-)
 
 from codemods import edits, ppo, walk
 from codemods.rules.ppo_config import parsed
@@ -69,7 +64,7 @@ class _Prescan(walk.Visitor):
     def visit_Module(self, node: cst.Module) -> None:
         """Module-level functions that return a new PPO config (`def get_config(name): return
         PPOConfig(model_name=name, ...)`): a name bound to their call holds that config."""
-        self.returned: dict[str, tuple[Plan, Any]] = {}
+        self.returned: dict[str, tuple[Plan, cst.CSTNode]] = {}  # function -> (plan, its return)
         for fn in node.body:
             if not isinstance(fn, cst.FunctionDef):
                 continue
@@ -83,8 +78,7 @@ class _Prescan(walk.Visitor):
             expanded = _expand_dict_literal(call)
             plan = plan_call(expanded, self.owner.era_of(expanded, found[1]), self.owner.target)
             if not plan.fail:
-                scope = self.owner.get_metadata(ScopeProvider, returns[0], None)
-                self.returned[fn.name.value] = (plan, scope)
+                self.returned[fn.name.value] = (plan, returns[0])
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append(node.name.value)
@@ -127,16 +121,14 @@ class _Prescan(walk.Visitor):
             for (c, field), plan in sorted(self.factories.items()):
                 if c == cls:
                     owner.reads[f"{holder}.{field}"] = plan
-                    owner.read_scopes[f"{holder}.{field}"] = owner.get_metadata(
-                        ScopeProvider, node, None
-                    )
+                    owner.built_at[f"{holder}.{field}"] = node
             return
         made = self.returned.get(value.func.value) if isinstance(value.func, cst.Name) else None
         if made is not None:  # `config = get_config(...)`: what the function returns
             for t in node.targets:
                 name = get_full_name_for_node(t.target)
                 if name:  # the call's expressions mean what they meant in the function
-                    owner.reads[name], owner.read_scopes[name] = made
+                    owner.reads[name], owner.built_at[name] = made
             return
         found = ppo.ppo_class(owner.qualified_names(value.func), ppo.CONFIG_NAMES)
         if found is not None:
@@ -146,7 +138,7 @@ class _Prescan(walk.Visitor):
                 name = get_full_name_for_node(t.target)
                 if name and not plan.fail:
                     owner.reads[name] = plan
-                    owner.read_scopes[name] = owner.get_metadata(ScopeProvider, node, None)
+                    owner.built_at[name] = node
             return
         func_name = get_full_name_for_node(value.func) or ""
         if func_name.rpartition(".")[2] in parsed.PARSERS:

@@ -148,7 +148,11 @@ class ConfigReads(ConfigPass):
         """Whether `expr`'s root name means at `read` what it meant where `config` was built (the
         same
         scope, or a function that sees the same module-level binding)."""
-        built, here = self.read_scopes.get(config), self.get_metadata(ScopeProvider, read, None)
+        at = self.built_at.get(config)
+        if at is None:
+            return False
+        built = self.get_metadata(ScopeProvider, at, None)
+        here = self.get_metadata(ScopeProvider, read, None)
         if built is None or here is None:
             return False
         if here is built:

@@ -4,8 +4,6 @@ parsed configs) are mixins of their own modules."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
@@ -41,7 +39,7 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)  # ppo_class.PPOClassPass: the file's facts, target, new name
         self.reads: dict[str, Plan] = {}  # config variable -> the plan of the call that built it
-        self.read_scopes: dict[str, Any] = {}  # config variable -> the scope it was built in
+        self.built_at: dict[str, cst.CSTNode] = {}  # config variable -> what built it
         self.parsers: dict[
             str, tuple[int, str | None]
         ] = {}  # HfArgumentParser variable -> (index of the config, era)

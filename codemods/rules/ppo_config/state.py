@@ -17,7 +17,9 @@ class ConfigPass(PPOClassPass):
     """The base of TRL103's pass and of its mixins (reads.py, usage.py, fields.py)."""
 
     reads: dict[str, Plan]  # config variable -> the plan of the call that built it
-    read_scopes: dict[str, Any]  # config variable -> the scope it was built in
+    # config variable -> the statement that built it (its scope is asked for only on a read
+    # that needs it: libcst's scope analysis costs about four parses of the module)
+    built_at: dict[str, cst.CSTNode]
     param_plans: dict[int, Plan]  # id(`param.field`) in a function handed the config -> its plan
     parsers: dict[str, tuple[int, str | None]]  # HfArgumentParser variable -> (config index, era)
     moves: list[Move]  # script-only fields of parsed configs (parsed.py)
