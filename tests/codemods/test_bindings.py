@@ -100,13 +100,17 @@ def _exact(scope, node):  # type: ignore[no-untyped-def]
     return tuple(sorted(q.name for q in found))
 
 
-@pytest.mark.parametrize("name", sorted(SNIPPETS))
-def test_every_answer_matches_the_scope(name: str) -> None:
+def _both(name: str):  # type: ignore[no-untyped-def]
+    """A snippet's tree, libcst's scopes of it, its bindings and its walk.Tree."""
     text = dedent(SNIPPETS[name]).lstrip()
     module = cst.parse_module(text)
     scopes = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
-    bindings = Bindings(ast.parse(text))
-    tree = walk.Tree(module)
+    return module, scopes, Bindings(ast.parse(text)), walk.Tree(module)
+
+
+@pytest.mark.parametrize("name", sorted(SNIPPETS))
+def test_every_answer_matches_the_scope(name: str) -> None:
+    module, scopes, bindings, tree = _both(name)
     scope_of, inner = tree.scope_of, tree.in_import
     assert tree.scopes == bindings.scopes
     answered = 0
@@ -168,11 +172,8 @@ def _imports(module: cst.Module) -> list[tuple[cst.ImportFrom | cst.Import, str]
 
 @pytest.mark.parametrize("name", sorted(SNIPPETS))
 def test_referenced_matches_the_scope(name: str) -> None:
-    text = dedent(SNIPPETS[name]).lstrip()
-    module = cst.parse_module(text)
-    scopes = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
-    bindings = Bindings(ast.parse(text))
-    scope_of = walk.Tree(module).scope_of
+    module, scopes, bindings, tree = _both(name)
+    scope_of = tree.scope_of
     for node, bound in _imports(module):
         fast = bindings.referenced(bound, scope_of[id(node)])
         if fast is None:
