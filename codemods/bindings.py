@@ -36,7 +36,10 @@ class Bindings:
     def __init__(self, tree: ast.Module) -> None:
         self._by_key: list[dict[str, list[_Import]]] = [{}]
         self._parent: list[int] = [0]
-        self._blocked: set[str] = set()  # root names some other binding (or order) makes unsafe
+        self._blocked: set[str] = set()  # root names some other binding makes unsafe
+        # (scope, root name) read in that scope before (one of) its imports there: libcst's
+        # answer then depends on the order, left to it for reads through that scope only
+        self._early: set[tuple[int, str]] = set()
         self._names: dict[str, int] = {}  # identifier -> Name nodes
         # string constants that may be read as code (annotations, __all__); not docstrings and
         # other strings standing alone as statements, which libcst never reads
@@ -91,7 +94,7 @@ class Bindings:
         for scope, name, pos in loads:
             last = last_import.get((scope, name))
             if last is not None and pos < last:
-                self._blocked.add(name)  # read before (one of) its imports in the same scope
+                self._early.add((scope, name))
 
     @property
     def scopes(self) -> int:
@@ -123,6 +126,8 @@ class Bindings:
         chain = [scope]
         while chain[-1] != 0:
             chain.append(self._parent[chain[-1]])
+        if any((s, root) in self._early for s in chain):
+            return None
         prefix: str | None = full_name
         while prefix:
             for s in chain:
@@ -152,6 +157,7 @@ class Bindings:
         if (
             "." in bound
             or bound in self._blocked
+            or (scope, bound) in self._early
             or scope >= len(self._by_key)
             or bound not in self._by_key[scope]
             or any(bound in s for s in self._strings)

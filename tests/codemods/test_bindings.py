@@ -71,6 +71,18 @@ SNIPPETS = {
             from trl import PPOTrainer
             x = PPOTrainer
     """,
+    "early-read-in-a-function": """
+        from unsloth import FastLanguageModel
+        def load():
+            return FastLanguageModel.from_pretrained("a")
+        def train(flag):
+            if flag:
+                m = FastLanguageModel.from_pretrained("b")
+            def inner():
+                return FastLanguageModel.get_peft_model
+            from unsloth import FastLanguageModel
+            return m, inner, FastLanguageModel.for_inference
+    """,
     "references": """
         \"\"\"A docstring naming PPOTrainer and LengthSampler.\"\"\"
         from trl import PPOTrainer, PPOConfig, AutoModelForCausalLMWithValueHead
@@ -201,6 +213,19 @@ def test_referenced_answers() -> None:
         ("List", 0): None,
         ("np", 0): True,  # read in h, inside g
     }
+
+
+def test_an_early_read_leaves_only_its_function_to_the_scope() -> None:
+    got = _answers(SNIPPETS["early-read-in-a-function"])
+    # load() reads the module's import; train() reads its own import before it runs
+    assert got["FastLanguageModel.from_pretrained"] is None
+    assert got["FastLanguageModel.get_peft_model"] is None
+    module = cst.parse_module(dedent(SNIPPETS["early-read-in-a-function"]).lstrip())
+    bindings = Bindings(ast.parse(module.code))
+    assert bindings.qualified("FastLanguageModel.from_pretrained", 1) == (
+        "unsloth.FastLanguageModel.from_pretrained",
+    )
+    assert bindings.qualified("FastLanguageModel.from_pretrained", 2) is None
 
 
 def test_local_imports_resolve_in_their_function_only() -> None:
