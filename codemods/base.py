@@ -440,7 +440,7 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         mask = kinds.get(id(node))
         if (
             mask is not None
-            and not mask & _hooked(type(self))
+            and not mask & walk.hooked_mask(type(self))
             and self._skipped is None
             and type(node) is not cst.Module
         ):
@@ -504,17 +504,6 @@ class RuleTransformer(VisitorBasedCodemodCommand):
 # abstract node classes costs a Python-level ABC check, at every node of every pass).
 _STATEMENT, _IMPORT, _TARGET, _OTHER = "statement", "import", "target", "other"
 _KINDS: dict[type, str] = {}
-
-
-_HOOKED: dict[type, int] = {}
-
-
-def _hooked(owner: type) -> int:
-    """The node types a pass class has hooks for (walk.hooked_mask), once per class."""
-    mask = _HOOKED.get(owner)
-    if mask is None:
-        mask = _HOOKED[owner] = walk.hooked_mask(owner)
-    return mask
 
 
 def _kind(node_type: type) -> str:

@@ -163,8 +163,7 @@ class Bindings:
             or any(bound in s for s in self._strings)
         ):
             return None
-        for reader in sorted(self._read_in.get(bound, ())):
-            s = reader
+        for s in self._read_in.get(bound, ()):
             while bound not in self._by_key[s] and s != 0:
                 s = self._parent[s]
             if s == scope:

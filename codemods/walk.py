@@ -93,9 +93,9 @@ def find_all(root: cst.CSTNode, kind: type[_N] | tuple[type[_N], ...]) -> list[_
     nodes are listed once and kept until the next module (the passes of a file ask the same
     tree several times)."""
     if isinstance(root, cst.Module):
-        nodes, _ = _flat(root)
-        by_type = _by_type(root, nodes)
-        picked = [at for t, at in by_type.items() if issubclass(t, kind)]
+        listing = _listing(root)
+        nodes = listing.nodes
+        picked = [at for t, at in listing.by_type().items() if issubclass(t, kind)]
         if len(picked) == 1:
             return [nodes[i] for i in picked[0]]  # type: ignore[misc]
         return [nodes[i] for i in heapq.merge(*picked)]  # type: ignore[misc]
@@ -111,65 +111,57 @@ def find_all(root: cst.CSTNode, kind: type[_N] | tuple[type[_N], ...]) -> list[_
     return found
 
 
-# The last modules asked about, with their nodes in libcst's visiting (source) order and where
-# each node's subtree ends in that list. The engine forgets them when a file is done: a kept tree
-# would make the collector walk every node while the next file is parsed.
-_LISTED: list[tuple[cst.Module, list[cst.CSTNode], list[int]]] = []
+class _Listing:
+    """A module's nodes in libcst's visiting (source) order, where each node's subtree ends in
+    that list, and (made on first ask) the positions of each node type in it."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.nodes: list[cst.CSTNode] = []
+        self.ends: list[int] = []
+        self._types: dict[type, list[int]] | None = None
+        nodes, ends, open_ = self.nodes, self.ends, []
+
+        class _All(cst.CSTVisitor):
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                open_.append(len(nodes))
+                nodes.append(node)
+                ends.append(0)
+                return True
+
+            def on_leave(self, original_node: cst.CSTNode) -> None:
+                ends[open_.pop()] = len(nodes)
+
+            def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+                return None
+
+            def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+                return None
+
+        module.visit(_All())
+
+    def by_type(self) -> dict[type, list[int]]:
+        if self._types is None:
+            self._types = {}
+            for i, node in enumerate(self.nodes):
+                self._types.setdefault(type(node), []).append(i)
+        return self._types
+
+
+# The last modules asked about. The engine forgets them when a file is done: a kept tree would
+# make the collector walk every node while the next file is parsed.
+_LISTED: list[_Listing] = []
 _KEEP = 3  # a pass's tree, the one before, and the verifying run's
 
 
-def _flat(module: cst.Module) -> tuple[list[cst.CSTNode], list[int]]:
-    for kept, kept_nodes, kept_ends in _LISTED:
-        if kept is module:
-            return kept_nodes, kept_ends
-    nodes: list[cst.CSTNode] = []
-    ends: list[int] = []
-    open_: list[int] = []
-
-    class _All(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            open_.append(len(nodes))
-            nodes.append(node)
-            ends.append(0)
-            return True
-
-        def on_leave(self, original_node: cst.CSTNode) -> None:
-            ends[open_.pop()] = len(nodes)
-
-        def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-            return None
-
-        def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-            return None
-
-    module.visit(_All())
-    _LISTED.insert(0, (module, nodes, ends))
+def _listing(module: cst.Module) -> _Listing:
+    for kept in _LISTED:
+        if kept.module is module:
+            return kept
+    made = _Listing(module)
+    _LISTED.insert(0, made)
     del _LISTED[_KEEP:]
-    return nodes, ends
-
-
-# The positions of each node type in a listed module's node list, made on the first find_all.
-_TYPED: list[tuple[cst.Module, dict[type, list[int]]]] = []
-
-
-def _by_type(module: cst.Module, nodes: list[cst.CSTNode]) -> dict[type, list[int]]:
-    for kept, known in _TYPED:
-        if kept is module:
-            return known
-    table: dict[type, list[int]] = {}
-    for i, node in enumerate(nodes):
-        at = table.get(type(node))
-        if at is None:
-            table[type(node)] = [i]
-        else:
-            at.append(i)
-    _TYPED.insert(0, (module, table))
-    del _TYPED[_KEEP:]
-    return table
-
-
-def _nodes(module: cst.Module) -> list[cst.CSTNode]:
-    return _flat(module)[0]
+    return made
 
 
 def visit(root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
@@ -186,7 +178,8 @@ def visit(root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     ):
         root.visit(visitor)
         return
-    nodes, ends = _flat(root)
+    listing = _listing(root)
+    nodes, ends = listing.nodes, listing.ends
     pending: list[tuple[int, Callable[..., Any], cst.CSTNode]] = []  # (end, leave hook, node)
     i, count = 0, len(nodes)
     while i < count:
@@ -205,9 +198,8 @@ def visit(root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
 
 
 def forget() -> None:
-    """Drop the node list kept for the last module (the engine calls it after each file)."""
+    """Drop the node lists kept for the last modules (the engine calls it after each file)."""
     _LISTED.clear()
-    _TYPED.clear()
 
 
 # One bit per node type, handed out as types are met: a subtree's mask says which types it holds.
@@ -223,14 +215,20 @@ def type_bit(name: str) -> int:
 
 def hooked_mask(owner: type) -> int:
     """The node types `owner` has a visit_ or leave_ hook of its own for (not libcst's no-op
-    stubs, the module aside), as a mask."""
-    mask = 0
-    for attr in dir(owner):
-        if not attr.startswith(("visit_", "leave_")) or attr[6:] == "Module":
-            continue
-        if _own(owner, attr) is not None:
-            mask |= type_bit(attr[6:])
-    return mask
+    stubs, the module aside), as a mask; kept on the class, as `hooks` keeps its table."""
+    mask = owner.__dict__.get(_MASK)
+    if mask is None:
+        mask = 0
+        for attr in dir(owner):
+            if not attr.startswith(("visit_", "leave_")) or attr[6:] == "Module":
+                continue
+            if _own(owner, attr) is not None:
+                mask |= type_bit(attr[6:])
+        setattr(owner, _MASK, mask)
+    return mask  # type: ignore[no-any-return]
+
+
+_MASK = "_walk_hooked_mask"
 
 
 # Per node type: its type bit and field names; per value type: whether it is a node (an ABC's
@@ -284,20 +282,13 @@ class Tree:
                 value = getattr(node, name)
                 here = body_scope if name == "body" else scope
                 vtype = type(value)
-                if vtype is list or vtype is tuple:
-                    for v in value:
-                        t = type(v)
-                        node_like = is_node.get(t)
-                        if node_like is None:
-                            node_like = is_node[t] = issubclass(t, cst.CSTNode)
-                        if node_like:
-                            children.append((v, here, in_import, index))
-                    continue
-                node_like = is_node.get(vtype)
-                if node_like is None:
-                    node_like = is_node[vtype] = issubclass(vtype, cst.CSTNode)
-                if node_like:
-                    children.append((value, here, in_import, index))
+                for v in value if vtype is list or vtype is tuple else (value,):
+                    t = type(v)
+                    node_like = is_node.get(t)
+                    if node_like is None:
+                        node_like = is_node[t] = issubclass(t, cst.CSTNode)
+                    if node_like:
+                        children.append((v, here, in_import, index))
             stack.extend(reversed(children))
         masks = [bit for _, _, bit in order]
         for index in range(len(order) - 1, 0, -1):
