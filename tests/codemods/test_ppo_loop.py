@@ -78,14 +78,14 @@ def assert_trainer_todo(out: str) -> None:
 
 
 def test_unrecognised_loop_stays_with_one_todo_and_a_skeleton():
-    src = dedent(SENTIMENT).replace("return_prompt=False", "return_prompt=True")
+    src = dedent(SENTIMENT).replace("return_prompt=False", "return_prompt=args.with_prompt")
     out, findings = run(src, select=PPO)
     todos = [
         line
         for line in out.splitlines()
         if line.startswith("# TODO(trl-migrate TRL106): TRL 1.13 has no PPO")
     ]
-    assert len(todos) == 1 and "returns the prompt too" in todos[0]
+    assert len(todos) == 1 and "`return_prompt=args.with_prompt` is not a literal" in todos[0]
     assert_trainer_todo(out)
     assert (
         "def reward_fn(prompts, completions, **kwargs)" in todos[0]

@@ -26,6 +26,7 @@ class Generation(LoopPass):
         out: dict[str, cst.BaseExpression] = {}
         extra: dict[str, str] = {}
         given: set[str] = set()
+        self.prompt_returned = True  # legacy generate() returned prompt + response by default
         for arg in call.args[1:]:
             if arg.star == "**":
                 literal = self.dicts.get(get_full_name_for_node(arg.value) or "")
@@ -42,10 +43,12 @@ class Generation(LoopPass):
             for key, value in pairs.items():
                 shown = edits.code(value).strip()
                 if key == "return_prompt":
-                    if edits.literal(value) is not False:
+                    if edits.literal(value) not in (True, False):
                         raise Refused(
-                            "`.generate(...)` returns the prompt too (return_prompt is not False)"
+                            f"`return_prompt={shown}` is not a literal, so whether the responses "
+                            "hold the prompt is known only at run time"
                         )
+                    self.prompt_returned = edits.literal(value)
                 elif key == "length_sampler":
                     bounds = self.samplers.get(shown)
                     if bounds is None:
@@ -138,7 +141,7 @@ class Generation(LoopPass):
             if "max_steps" in have:
                 raise Refused("it stops after a number of batches and the config sets max_steps")
             gen["max_steps"] = _steps_for(call, loop_batches)
-        if "max_steps" not in have and "num_train_epochs" not in have and "max_steps" not in gen:
+        if not ({"max_steps", "num_train_epochs"} & (have | set(gen))):
             gen = {
                 **gen,
                 "num_train_epochs": cst.Integer("1"),

@@ -37,6 +37,9 @@ class LoopRewrite(LoopPass):
     def _rewrite(
         self, body: list[cst.BaseStatement], index: int, loop: cst.For, trainer: str, *, top: bool
     ) -> list[cst.BaseStatement]:
+        outer: cst.For | None = None
+        if self._epochs_of(loop) is not None:  # `for epoch in range(E):` around the loop
+            outer, loop = loop, loop.body.body[0]  # type: ignore[attr-defined, assignment]
         if loop.orelse is not None:
             raise Refused("it has an else block")
         limit = batch_limit(loop)
@@ -58,9 +61,7 @@ class LoopRewrite(LoopPass):
         batch = loop_batch(loop.target)
         lines = block_lines(loop.body)
         step = next(c for ln in lines if (c := self._trainer_call(ln.stmt, "step")) is not None)
-        if len(step.args) != 3 or any(a.keyword or a.star for a in step.args):
-            raise Refused("`.step(...)` does not take (queries, responses, rewards)")
-        queries, responses, rewards = (get_full_name_for_node(a.value) for a in step.args)
+        queries, responses, rewards = _step_args(step)
         gen_kwargs: dict[str, cst.BaseExpression] | None = None
         ref: str | None = None
         kept: list[Line] = []
@@ -69,8 +70,22 @@ class LoopRewrite(LoopPass):
         ] = []  # comments above dropped statements go above train(), which does their work
         completions = None
         decode: cst.BaseExpression | None = None  # how the loop decoded the responses
+        decoded: str | None = None  # the local name the decoded texts were bound to, if any
+        saves: list[Line] = []  # saves after every batch: once, after train()
+        logged: list[cst.CSTNode] = []  # prints of the loop's counters: dropped
+        counters = edits.names(loop.target) - {batch or ""}
+        if outer is not None:
+            counters |= edits.names(outer.target)
+        in_loop = edits.bound_names(loop.body)
         for ln in lines:
             s = ln.stmt
+            if _prints_of(s, counters):
+                logged.append(s)
+                to_train += ln.comments
+                continue
+            if self._saves_each_batch(s, in_loop | counters):
+                saves.append(ln)
+                continue
             if limit is not None and s is limit[0]:  # stops after N batches: max_steps
                 to_train += ln.comments + _guard_comments(limit[0])
                 continue
@@ -95,6 +110,7 @@ class LoopRewrite(LoopPass):
                 call = self._per_query(s, queries, responses)
                 assert call is not None
                 gen_kwargs = self._generation(call, queries)
+                self.prompt_returned = False  # the loop cut each response from its prompt
                 to_train += ln.comments
                 continue
             if _empty_list(s, responses):  # `response_tensors = []`, filled by the loop above
@@ -110,29 +126,61 @@ class LoopRewrite(LoopPass):
                     and m.matches(s.value, m.Call(func=m.Attribute(attr=m.Name("batch_decode"))))
                     and get_full_name_for_node(s.value.args[0].value) == responses
                 ) or _decoded_one_by_one(s.value, responses):
+                    if decode is not None:
+                        raise Refused("it decodes the responses more than once")
                     completions = batch_column(s.targets[0].target, batch)
                     decode = s.value
                     if completions is None:
-                        raise Refused("the decoded responses are not stored in the batch")
+                        if not isinstance(s.targets[0].target, cst.Name):
+                            raise Refused("the decoded responses are not stored in the batch")
+                        decoded = s.targets[0].target.value
+                    to_train += ln.comments
+                    continue
+                column = batch_column(s.targets[0].target, batch)
+                if (
+                    decoded is not None
+                    and completions is None
+                    and column is not None
+                    and m.matches(s.value, m.Name(decoded))
+                ):  # `batch["response"] = texts`: the column is the decoded texts
+                    completions = column
                     to_train += ln.comments
                     continue
             kept.append(ln)
-        if completions is None:
+        if decode is None:
             raise Refused("the responses are not decoded with `tokenizer.batch_decode`")
+        if decoded is not None and decoded in (
+            names_outside(self.tree, loop) | in_loop_rebound(kept, decoded)
+        ):
+            raise Refused(f"the decoded responses `{decoded}` are used outside the loop or rebound")
         if ref is not None:
             kept = self._drop_reference_chain(
                 kept, ref, batch=batch, rewards=rewards, step=step, loop=loop, comments=to_train
             )
-        loop_state([ln.stmt for ln in kept], loop.target, batch)
+        loop_state([ln.stmt for ln in kept], loop.target, batch, outer=outer)
         new_body = self._reward_body(
-            kept, batch, completions, {queries, responses, trainer}, rewards
+            kept,
+            batch,
+            completions or "",
+            {queries, responses, trainer},
+            rewards,
+            column_as=decoded or "completions",
         )
-        again = _decoded_as_the_loop_did(decode) if decode is not None else None
-        if (
-            decode is not None
-            and again is not None
-            and "completions" in {n for st in new_body for n in edits.names(st)}
-        ):
+        with_prompt = self.prompt_returned and not self._encoder_decoder()
+        again = _decoded_as_the_loop_did(decode, decoded or "completions", with_prompt=with_prompt)
+        reads = {n for st in new_body for n in edits.names(st)}
+        if with_prompt and (decoded or "completions") in reads:
+            self.report(
+                step,
+                "`.generate(...)` returned each prompt with its response (`return_prompt` "
+                "defaults to True), so the texts the loop decoded began with the prompt, and "
+                "`step` trained on the prompt's tokens as if the policy had generated them; "
+                "`reward_fn` decodes the prompt and completion tokens together as the loop did, "
+                "and TRL 1.13 trains on the completion alone (pass `return_prompt=False` in the "
+                "old script to have had that)",
+                severity=Severity.WARNING,
+            )
+        elif again is not None and (decoded or "completions") in reads and decoded is None:
             self.report(
                 decode,
                 "the loop decoded the responses keeping special tokens "
@@ -141,7 +189,26 @@ class LoopRewrite(LoopPass):
                 "decodes the completion tokens as the loop did",
                 severity=Severity.INFO,
             )
+        if decoded is not None:
+            new_body = [again or cst.parse_statement(f"{decoded} = completions\n"), *new_body]
+        elif again is not None and "completions" in reads:
             new_body = [again, *new_body]
+        if logged:
+            self.report(
+                loop,
+                "the loop printed its counters each batch ("
+                + ", ".join(f"`{' '.join(edits.code(x).split())}`" for x in logged)
+                + "); dropped: TRL 1.13 logs its own progress (`logging_steps`)",
+                severity=Severity.WARNING,
+            )
+        for ln in saves:
+            self.report(
+                ln.stmt,
+                f"`{' '.join(edits.code(ln.stmt).split())}` ran after every batch; it now runs "
+                f"once, after `{trainer}.train()`, which leaves the same files at the end (TRL "
+                "1.13 also writes checkpoints to `output_dir` every `save_steps`)",
+                severity=Severity.WARNING,
+            )
         pooled = _batch_statistic(new_body)
         if pooled is not None:
             self.report(
@@ -165,6 +232,10 @@ class LoopRewrite(LoopPass):
                 "pass over it instead",
                 severity=Severity.WARNING,
             )
+        if outer is not None:
+            gen["num_train_epochs"] = self._epochs_of(outer)  # type: ignore[assignment]
+            if limit is not None:
+                raise Refused("it stops after a number of batches inside an epoch loop")
         return self._install(
             body,
             index,
@@ -174,7 +245,39 @@ class LoopRewrite(LoopPass):
             fn=fn,
             top=top,
             comments=[*to_train, *block_footer(loop.body)],
+            after=[_line(ln) for ln in saves],
         )
+
+    def _epochs_of(self, loop: cst.For) -> cst.BaseExpression | None:
+        """E of `for epoch in range(E):` (or `tqdm(range(E), ...)`) whose body is one PPO loop
+        over the dataloader, nothing else: `num_train_epochs=E`."""
+        it = loop.iter
+        if m.matches(it, m.Call(func=m.Name("tqdm") | m.Name("trange"))) and it.args:  # type: ignore[attr-defined]
+            if m.matches(it, m.Call(func=m.Name("trange"))):
+                it = cst.Call(func=cst.Name("range"), args=[it.args[0]])  # type: ignore[attr-defined]
+            else:
+                it = it.args[0].value  # type: ignore[attr-defined]
+        count = range_count(it)
+        inner = getattr(loop.body, "body", [])
+        if (
+            count is None
+            or loop.orelse is not None
+            or len(inner) != 1
+            or not isinstance(inner[0], cst.For)
+            or not self._is_ppo_loop(inner[0])
+            or ".dataloader" not in edits.code(inner[0].iter)
+        ):
+            return None
+        return count
+
+    def _saves_each_batch(self, stmt: cst.CSTNode, loop_names: set[str]) -> bool:
+        """`trainer.save_pretrained(path)` (or `trainer.model.`, `save_model`, the tokenizer's or
+        the model's `save_pretrained`) run after every batch to a path the loop does not
+        compute: the last one left the files the run ends with."""
+        return m.matches(
+            stmt,
+            m.Expr(m.Call(func=m.Attribute(attr=m.Name("save_pretrained") | m.Name("save_model")))),
+        ) and not (loaded(stmt) & loop_names)
 
     def _saves_every(self, stmt: cst.CSTNode, trainer: str, loop: cst.For) -> bool:
         """`if <every N batches>: trainer.save_pretrained(path)` (or `trainer.model.`, or
@@ -430,10 +533,11 @@ class LoopRewrite(LoopPass):
         top: bool,
         dataset: tuple[str, cst.BaseStatement] | None = None,
         comments: Sequence[cst.EmptyLine] = (),
+        after: Sequence[cst.BaseStatement] = (),
     ) -> list[cst.BaseStatement]:
         """The block with `fn` above the trainer (and `dataset` as its train_dataset), generation
-        settings in the config, and `trainer.train()` (with the loop's other `comments`) in place of
-        the loop at `index`."""
+        settings in the config, and `trainer.train()` (with the loop's other `comments`, then the
+        `after` statements) in place of the loop at `index`."""
         trainer_at, config_at, config_name = self._trainer_and_config(body[:index], trainer)
         for name in sorted(set().union(*(loaded(v) for v in gen.values()))):
             if any(name in edits.bound_names(s) for s in body[config_at:index]):
@@ -459,7 +563,7 @@ class LoopRewrite(LoopPass):
             body=[cst.Expr(cst.parse_expression(f"{trainer}.train()"))],
             leading_lines=[*edits.leading(body[at]), *comment_lines(comments)],
         )
-        body[at] = train
+        body[at : at + 1] = [train, *after]
         body[config_at : config_at + 1] = self._with_generation(body[config_at], gen, config_name)
         self.report(
             loop,
@@ -469,6 +573,48 @@ class LoopRewrite(LoopPass):
             f"and `{trainer}.train()`; generation settings moved to `{config_name}`",
         )
         return body
+
+
+# legacy `PPOTrainer.step(queries, responses, scores, response_masks=None)`, every release
+STEP_PARAMS = ("queries", "responses", "scores")
+
+
+def _step_args(step: cst.Call) -> tuple[str | None, str | None, str | None]:
+    """The names `step` takes as queries, responses and scores, by position or keyword."""
+    given: dict[str, cst.BaseExpression] = {}
+    for i, arg in enumerate(step.args):
+        if arg.star or (arg.keyword is None and i >= len(STEP_PARAMS)):
+            raise Refused("`.step(...)` does not take (queries, responses, rewards)")
+        key = arg.keyword.value if arg.keyword is not None else STEP_PARAMS[i]
+        given[key] = arg.value
+    if set(given) != set(STEP_PARAMS):
+        raise Refused("`.step(...)` does not take (queries, responses, rewards)")
+    names = [get_full_name_for_node(given[k]) for k in STEP_PARAMS]
+    if not all(isinstance(given[k], (cst.Name, cst.Attribute)) for k in STEP_PARAMS):
+        raise Refused("`.step(...)` does not take (queries, responses, rewards) as names")
+    return names[0], names[1], names[2]
+
+
+def _line(ln: Line) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine(
+        body=[ln.stmt],  # type: ignore[list-item]
+        leading_lines=comment_lines(ln.comments),
+        trailing_whitespace=ln.trailing or cst.TrailingWhitespace(),
+    )
+
+
+def _prints_of(stmt: cst.CSTNode, counters: set[str]) -> bool:
+    """`print(...)` of the loop's counters (`print(f"epoch {epoch}")`): a reward function has
+    none of them."""
+    return (
+        m.matches(stmt, m.Expr(m.Call(func=m.Name("print"))))
+        and bool(loaded(stmt) & counters)
+    )
+
+
+def in_loop_rebound(lines: Sequence[Line], name: str) -> set[str]:
+    """`{name}` when a statement kept for the reward binds `name` again."""
+    return {name} if any(name in edits.bound_names(ln.stmt) for ln in lines) else set()
 
 
 def _empty_list(stmt: cst.CSTNode, name: str | None) -> bool:
@@ -550,23 +696,33 @@ def _guard_comments(guard: cst.If) -> list[cst.EmptyLine]:
     return [cst.EmptyLine(comment=c) for c in comments if isinstance(c, cst.Comment)]
 
 
-def _decoded_as_the_loop_did(decode: cst.BaseExpression) -> cst.SimpleStatementLine | None:
-    """`completions = tokenizer.batch_decode(kwargs["completion_ids"], <the loop's options>)`,
-    unless the loop decoded as TRL 1.13 does (`skip_special_tokens=True` and nothing else).
-    TRL 1.13's completion ids are the loop's response tokens: the prompt and padding cut, the
-    first EOS kept."""
+def _decoded_as_the_loop_did(
+    decode: cst.BaseExpression, name: str, *, with_prompt: bool
+) -> cst.SimpleStatementLine | None:
+    """`<name> = tokenizer.batch_decode(kwargs["completion_ids"], <the loop's options>)`, unless
+    the loop decoded as TRL 1.13 does (`skip_special_tokens=True` and nothing else). TRL 1.13's
+    completion ids are the loop's response tokens: the prompt and padding cut, the first EOS
+    kept. `with_prompt`: the loop's responses began with the prompt, so the prompt's tokens (as
+    TRL 1.13 tokenizes the prompt, `processing_class(text=prompts)`) go in front."""
     call = decode.elt if isinstance(decode, cst.ListComp) else decode
     if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
         return None
     options = call.args[1:]
-    if len(options) == 1 and m.matches(
-        options[0], m.Arg(keyword=m.Name("skip_special_tokens"), value=m.Name("True"))
+    if (
+        not with_prompt
+        and len(options) == 1
+        and m.matches(
+            options[0], m.Arg(keyword=m.Name("skip_special_tokens"), value=m.Name("True"))
+        )
     ):
         return None
     tokenizer = edits.code(call.func.value).strip()
     shown = "".join(edits.code(a) for a in options).strip().rstrip(",")
+    ids = 'kwargs["completion_ids"]'
+    if with_prompt:
+        ids = f'[p + c for p, c in zip({tokenizer}(text=prompts)["input_ids"], {ids})]'
     return cst.parse_statement(  # type: ignore[return-value]
-        f'completions = {tokenizer}.batch_decode(kwargs["completion_ids"]'
+        f"{name} = {tokenizer}.batch_decode({ids}"
         + (f", {shown}" if shown else "")
         + ")  # as the loop decoded them\n"
     )

@@ -21,6 +21,9 @@ class LoopPass(RuleTransformer):
     module_names: set[str]
     tree: cst.Module  # the file as it was, for uses outside a loop
     orphaned: set[str]  # local names of `respond_to_batch` whose uses this rule rewrote
+    # whether the last `.generate(...)` read returned prompt + response (return_prompt, default
+    # True in every legacy release; encoder-decoder models never returned the prompt)
+    prompt_returned: bool
 
     def _rewrite(
         self, body: list[cst.BaseStatement], index: int, loop: cst.For, trainer: str, *, top: bool
@@ -57,8 +60,18 @@ class LoopPass(RuleTransformer):
         top: bool,
         dataset: tuple[str, cst.BaseStatement] | None = None,
         comments: Sequence[cst.EmptyLine] = (),
+        after: Sequence[cst.BaseStatement] = (),
     ) -> list[cst.BaseStatement]:
         raise NotImplementedError  # loop.py
+
+    def _epochs_of(self, loop: cst.For) -> cst.BaseExpression | None:
+        raise NotImplementedError  # loop.py
+
+    def _is_ppo_loop(self, loop: cst.For) -> bool:
+        raise NotImplementedError  # rewrite.py
+
+    def _encoder_decoder(self) -> bool:
+        raise NotImplementedError  # rewrite.py
 
     def _rewrite_fixed(
         self,
@@ -107,6 +120,8 @@ class LoopPass(RuleTransformer):
         completions: str,
         forbidden: set[str | None],
         rewards: str | None,
+        *,
+        column_as: str = "completions",
     ) -> list[cst.BaseStatement]:
         raise NotImplementedError  # rewards.py
 

@@ -24,9 +24,12 @@ class Rewards(LoopPass):
         completions: str,
         forbidden: set[str | None],
         rewards: str | None,
+        *,
+        column_as: str = "completions",
     ) -> list[cst.BaseStatement]:
-        """The user's reward statements, with batch["query"]/batch[<completions>] as the function's
-        arguments; their comments and blank lines come along."""
+        """The user's reward statements, with batch["query"] as the function's `prompts` and
+        batch[<completions>] as `column_as` (the `completions` argument, or the local name the
+        loop decoded the responses to); their comments and blank lines come along."""
         out: list[cst.BaseStatement] = []
         banned = {n for n in (*forbidden, batch) if n}
         for ln in lines:
@@ -37,7 +40,7 @@ class Rewards(LoopPass):
             replaced = code
             for quote in ('"', "'"):  # batch["query"] and batch['query'] alike
                 replaced = replaced.replace(f"{batch}[{quote}query{quote}]", "prompts").replace(
-                    f"{batch}[{quote}{completions}{quote}]", "completions"
+                    f"{batch}[{quote}{completions}{quote}]", column_as
                 )
             stmt = cst.parse_statement(replaced + "\n")
             hit = edits.names(stmt) & banned

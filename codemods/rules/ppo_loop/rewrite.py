@@ -48,6 +48,12 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         self.tree = node  # the file as it was, for uses outside a loop
         self._loops: list[cst.For] = []  # the for loops being walked, innermost last
         self.orphans = self._orphan_steps(node)  # trainers with a step() no loop rewrite sees
+        # PPO loops inside `for epoch in range(E):`, rewritten with the epoch loop around them
+        self.wrapped = {
+            id(f.body.body[0])  # type: ignore[attr-defined]
+            for f in walk.find_all(node, cst.For)
+            if self._epochs_of(f) is not None
+        }
         self.orphaned: set[str] = (
             set()
         )  # local names of `respond_to_batch` whose uses this rule rewrote
@@ -143,7 +149,9 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
             self.report(stmt, message, fix=Fix.MANUAL)
             out[k] = with_todos(out[k], self.CODE, [message], set())
         for i, stmt in enumerate(original):
-            if not isinstance(stmt, cst.For) or not self._is_ppo_loop(stmt):
+            if not isinstance(stmt, cst.For) or id(stmt) in self.wrapped:
+                continue
+            if not self._is_ppo_loop(stmt) and self._epochs_of(stmt) is None:
                 continue
             trainer = self._trainer_of(stmt)
             reported = len(self.state.findings)
@@ -205,7 +213,17 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
     def _is_ppo_loop(self, loop: cst.For) -> bool:
         return any(self._trainer_call(s, "step") for s in edits.statements(loop.body))
 
+    def _encoder_decoder(self) -> bool:
+        """Whether the file builds an encoder-decoder policy (T5, BART, a Seq2Seq value head):
+        their legacy `generate` never returned the prompt."""
+        return any(
+            "Seq2Seq" in n or n.startswith(("T5", "MT5", "Bart", "MBart", "Pegasus"))
+            for n in self.module_names
+        )
+
     def _trainer_of(self, loop: cst.For) -> str:
+        if self._epochs_of(loop) is not None:
+            loop = loop.body.body[0]  # type: ignore[attr-defined, assignment]
         for s in edits.statements(loop.body):
             call = self._trainer_call(s, "step")
             if call is not None:

@@ -202,11 +202,23 @@ def target_trainer_vars(owner: RuleTransformer, module: cst.Module) -> set[str]:
 
 
 def dict_literals(module: cst.Module) -> dict[str, dict[str, cst.BaseExpression]]:
-    """Module-level `name = {"k": v, ...}` with string keys: generation kwargs the loop expands."""
+    """`name = {"k": v, ...}` with string keys, `name` bound once in the module (at any depth:
+    in `main()`, under `if __name__ == "__main__":`, in a `try:`) and not changed by a
+    `name["k"] = v` outside a loop: generation kwargs the loop expands."""
     out: dict[str, dict[str, cst.BaseExpression]] = {}
-    for stmt in _top_and_function_level(module):
-        assign = edits.assignment(stmt)
-        if assign is not None and isinstance(assign.value, cst.Dict):
+    seen: dict[str, int] = {}
+    for assigned in walk.find_all(module, cst.AssignTarget):
+        if isinstance(assigned.target, (cst.Name, cst.Attribute)):
+            name = get_full_name_for_node(assigned.target) or ""
+            seen[name] = seen.get(name, 0) + 1
+    changed = _changed_outside_loops(module)
+    for assign in walk.find_all(module, cst.Assign):
+        if (
+            len(assign.targets) == 1
+            and isinstance(assign.value, cst.Dict)
+            and seen.get(get_full_name_for_node(assign.targets[0].target) or "") == 1
+            and get_full_name_for_node(assign.targets[0].target) not in changed
+        ):
             keys = [
                 edits.literal(e.key) if isinstance(e, cst.DictElement) else None
                 for e in assign.value.elements
@@ -217,6 +229,26 @@ def dict_literals(module: cst.Module) -> dict[str, dict[str, cst.BaseExpression]
                     k: e.value for k, e in zip(names, assign.value.elements)
                 }
     return out
+
+
+def _changed_outside_loops(module: cst.Module) -> set[str]:
+    """Names changed by `name[...] = v` (or `name.update(...)`) outside every `for` loop."""
+    found: set[str] = set()
+
+    class _V(walk.Visitor):
+        def visit_For(self, node: cst.For) -> bool:
+            return False
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            if isinstance(node.target, cst.Subscript):
+                found.add(get_full_name_for_node(node.target.value) or "")
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if m.matches(node.func, m.Attribute(attr=m.Name("update"))):
+                found.add(get_full_name_for_node(node.func.value) or "")  # type: ignore[attr-defined]
+
+    walk.visit(module, _V())
+    return found
 
 
 def length_samplers(module: cst.Module) -> dict[str, tuple[Bound, Bound]]:
@@ -359,29 +391,225 @@ def early_exit(block: cst.BaseSuite) -> str | None:
 
 
 def loop_state(
-    stmts: Sequence[cst.CSTNode], target: cst.BaseAssignTargetExpression, batch: str | None
+    stmts: Sequence[cst.CSTNode],
+    target: cst.BaseAssignTargetExpression,
+    batch: str | None,
+    *,
+    outer: cst.For | None = None,
 ) -> None:
-    """Refuse a reward that reads the loop's own counters (`epoch` of `enumerate`) or carries a
-    value from one batch to the next (`baseline = 0.9 * baseline + ...`): `reward_fn` is called
-    afresh for each batch, with neither."""
+    """Refuse a reward that reads the loop's own counters (`epoch` of `enumerate`, or of an epoch
+    loop around it) or carries a value from one batch to the next (`baseline = 0.9 * baseline +
+    ...`, a name set in one branch of an `if` and read after it): `reward_fn` is called afresh
+    for each batch, with neither. Names are followed through `if`/`for`/`with`/`try` as Python
+    runs them; a comprehension's own variables are its own."""
     counters = edits.names(target) - {batch or ""}
-    assigned: set[str] = set()
+    if outer is not None:
+        counters |= edits.names(outer.target)
+    local: set[str] = set()
     for stmt in stmts:
-        read = loaded(stmt)
-        used = read & counters
+        local |= _binds_anywhere(stmt)
+    _Flow(counters, local).block(stmts, set())
+
+
+class _Flow:
+    """Which names are surely bound at each read of a block, for `loop_state`."""
+
+    def __init__(self, counters: set[str], local: set[str]) -> None:
+        self.counters, self.local = counters, local
+
+    def check(self, node: cst.CSTNode | None, bound: set[str]) -> None:
+        if node is None:
+            return
+        read = reads(node)
+        used = read & self.counters
         if used:
             raise Refused(
                 f"the reward reads the loop counter `{sorted(used)[0]}`, which `reward_fn` "
                 "does not have"
             )
-        bound = edits.bound_names(stmt)
-        carried = (read & bound) - assigned
+        carried = (read & self.local) - bound
         if carried:
             raise Refused(
                 f"the reward carries `{sorted(carried)[0]}` from one batch to the next, which a "
                 "`reward_fn` called once per batch cannot"
             )
-        assigned |= bound
+
+    def block(self, stmts: Sequence[cst.CSTNode], bound: set[str]) -> set[str]:
+        bound = set(bound)
+        for stmt in stmts:
+            bound = self.stmt(stmt, bound)
+        return bound
+
+    def suite(self, suite: cst.BaseSuite | None, bound: set[str]) -> set[str]:
+        if suite is None:
+            return set(bound)
+        return self.block(list(getattr(suite, "body", [])), bound)
+
+    def stmt(self, stmt: cst.CSTNode, bound: set[str]) -> set[str]:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            return self.block(list(stmt.body), bound)
+        if isinstance(stmt, cst.Assign):
+            self.check(stmt.value, bound)
+            for t in stmt.targets:
+                if not _plain_target(t.target):
+                    self.check(t.target, bound)
+            return bound | {n for t in stmt.targets for n in _target_names(t.target)}
+        if isinstance(stmt, (cst.AugAssign, cst.AnnAssign)):
+            self.check(stmt.value, bound)
+            if isinstance(stmt, cst.AugAssign) or not _plain_target(stmt.target):
+                self.check(stmt.target, bound)
+            return bound | set(_target_names(stmt.target))
+        if isinstance(stmt, cst.If):
+            self.check(stmt.test, bound)
+            taken = self.suite(stmt.body, bound)
+            other = (
+                self.stmt(stmt.orelse, bound)
+                if isinstance(stmt.orelse, cst.If)
+                else self.suite(stmt.orelse.body if stmt.orelse else None, bound)
+            )
+            return taken & other
+        if isinstance(stmt, (cst.For, cst.While)):
+            if isinstance(stmt, cst.For):
+                self.check(stmt.iter, bound)
+                self.suite(stmt.body, bound | set(_target_names(stmt.target)))
+            else:
+                self.check(stmt.test, bound)
+                self.suite(stmt.body, bound)
+            if stmt.orelse is not None:
+                self.suite(stmt.orelse.body, bound)
+            return bound  # it may run no time
+        if isinstance(stmt, cst.With):
+            for item in stmt.items:
+                self.check(item.item, bound)
+                if item.asname is not None:
+                    bound = bound | set(_target_names(item.asname.name))
+            return self.suite(stmt.body, bound)
+        if isinstance(stmt, cst.Try):
+            after = self.suite(stmt.body, bound)
+            for handler in stmt.handlers:
+                named = {handler.name.name.value} if handler.name is not None else set()  # type: ignore[union-attr]
+                after &= self.suite(handler.body, bound | named)
+            if stmt.finalbody is not None:
+                self.suite(stmt.finalbody.body, bound)
+            return after
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            return bound | {stmt.name.value}
+        self.check(stmt, bound)
+        return bound
+
+
+def _plain_target(target: cst.BaseExpression) -> bool:
+    """A name, or a tuple/list of plain targets: binding, not mutating."""
+    if isinstance(target, cst.Name):
+        return True
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return all(_plain_target(e.value) for e in target.elements)
+    return False
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    """The names a target binds (`x`, `a, b`); `batch["k"] = v` and `self.x = v` bind none."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
+
+
+def _binds_anywhere(node: cst.CSTNode) -> set[str]:
+    """Names bound anywhere inside a statement (assignment targets, loop variables, `as`)."""
+    found: set[str] = set()
+
+    class _V(walk.Visitor):
+        def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
+            found.update(_target_names(n.target))
+
+        def visit_AugAssign(self, n: cst.AugAssign) -> None:
+            found.update(_target_names(n.target))
+
+        def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
+            found.update(_target_names(n.target))
+
+        def visit_For(self, n: cst.For) -> None:
+            found.update(_target_names(n.target))
+
+        def visit_AsName(self, n: cst.AsName) -> None:
+            found.update(_target_names(n.name))  # type: ignore[arg-type]
+
+        def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
+            found.update(_target_names(n.target))
+
+        def visit_CompFor(self, n: cst.CompFor) -> bool:
+            return True  # its targets are its own, but a walrus inside binds outside
+
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            found.add(n.name.value)
+            return False
+
+        def visit_Lambda(self, n: cst.Lambda) -> bool:
+            return False
+
+    walk.visit(node, _V())
+    return found
+
+
+def reads(node: cst.CSTNode) -> set[str]:
+    """Names an expression (or simple statement) loads, without the variables its
+    comprehensions and lambdas bind for themselves, and without attribute or keyword names."""
+    found: set[str] = set()
+
+    def inner(n: cst.CSTNode) -> set[str]:
+        return reads(n)
+
+    class _V(walk.Visitor):
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Name(self, n: cst.Name) -> None:
+            found.add(n.value)
+
+        def _comp(self, n: cst.CSTNode, parts: list[cst.CSTNode]) -> bool:
+            own: set[str] = set()
+            comp: cst.CompFor | None = n.for_in  # type: ignore[attr-defined]
+            first = True
+            while comp is not None:
+                got = inner(comp.iter)
+                found.update(got if first else got - own)
+                first = False
+                own |= set(_target_names(comp.target))  # type: ignore[arg-type]
+                for cond in comp.ifs:
+                    found.update(inner(cond.test) - own)
+                comp = comp.inner_for_in
+            for part in parts:
+                found.update(inner(part) - own)
+            return False
+
+        def visit_ListComp(self, n: cst.ListComp) -> bool:
+            return self._comp(n, [n.elt])
+
+        def visit_SetComp(self, n: cst.SetComp) -> bool:
+            return self._comp(n, [n.elt])
+
+        def visit_GeneratorExp(self, n: cst.GeneratorExp) -> bool:
+            return self._comp(n, [n.elt])
+
+        def visit_DictComp(self, n: cst.DictComp) -> bool:
+            return self._comp(n, [n.key, n.value])
+
+        def visit_Lambda(self, n: cst.Lambda) -> bool:
+            params = {p.name.value for p in n.params.params}
+            found.update(inner(n.body) - params)
+            return False
+
+    walk.visit(node, _V())
+    return found
 
 
 def loaded(stmt: cst.CSTNode) -> set[str]:
