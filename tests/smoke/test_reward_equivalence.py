@@ -9,23 +9,17 @@ RLOOTrainer/GRPOTrainer do (`prompts`, completions decoded with `skip_special_to
 
 from __future__ import annotations
 
-import sys
-import types
-
 import pytest
 
 pytest.importorskip("torch")
 pytest.importorskip("tokenizers")
 pytest.importorskip("transformers")
 
-import torch  # noqa: E402
-
 from migrate.reference.tiny import tiny_tokenizer  # noqa: E402
 from tests.codemods.helpers import dedent, run  # noqa: E402
+from tests.smoke.loop_fakes import QUERIES, generated, new_run, old_run  # noqa: E402
 
 PPO = ("TRL103", "TRL104", "TRL105", "TRL106")
-QUERIES = ["the cat sat", "a dog ran far"]
-RESPONSES = [" on the mat", " away from home"]  # the first one ends in EOS
 
 
 @pytest.fixture(scope="module")
@@ -33,80 +27,12 @@ def tok():
     return tiny_tokenizer()
 
 
-def _generated(tok) -> list[list[int]]:
-    ids = [tok(r, add_special_tokens=False)["input_ids"] for r in RESPONSES]
-    ids[0] = [*ids[0], tok.eos_token_id]
-    return ids
-
-
 def _old_run(src: str, tok) -> list[float]:
-    """The loop as written: one batch, the fixed responses, the rewards `step` got."""
-    got: list[float] = []
-    responses = [torch.tensor(ids) for ids in _generated(tok)]
-
-    class PPOTrainer:
-        def __init__(self, *args, **kwargs):
-            queries = [torch.tensor(tok(q)["input_ids"]) for q in QUERIES]
-            self.dataloader = [{"input_ids": queries, "query": list(QUERIES)}]
-
-        def generate(self, query, **kwargs):
-            if isinstance(query, list):
-                return list(responses)
-            i = next(i for i, q in enumerate(self.dataloader[0]["input_ids"]) if q is query)
-            return torch.cat([query, responses[i]])  # one query: prompt + response
-
-        def step(self, queries, responses, scores):
-            got.extend(float(s) for s in scores)
-            return {}
-
-        def log_stats(self, *args, **kwargs):
-            pass
-
-    class PPOConfig:
-        def __init__(self, **kwargs):
-            self.__dict__.update(kwargs)
-
-    trl = types.SimpleNamespace(PPOTrainer=PPOTrainer, PPOConfig=PPOConfig)
-    _exec(src, trl, tok)
-    return got
+    return old_run(src, tok, generated(tok))
 
 
 def _new_run(src: str, tok, target: str) -> list[float]:
-    """The rewrite: the trainer calls its reward function as TRL 1.13's RLOO/GRPO do."""
-    got: list[float] = []
-    ids = _generated(tok)
-
-    class Trainer:
-        def __init__(self, args=None, reward_funcs=None, **kwargs):
-            self.reward_funcs = reward_funcs if isinstance(reward_funcs, list) else [reward_funcs]
-
-        def train(self):
-            completions = tok.batch_decode(ids, skip_special_tokens=True)
-            for fn in self.reward_funcs:
-                got.extend(fn(prompts=list(QUERIES), completions=completions, completion_ids=ids))
-
-    class Config:
-        def __init__(self, **kwargs):
-            self.__dict__.update(kwargs)
-
-    cls = target.upper()
-    trl = types.SimpleNamespace(**{f"{cls}Trainer": Trainer, f"{cls}Config": Config})
-    _exec(src, trl, tok)
-    return got
-
-
-def _exec(src: str, trl, tok) -> None:
-    saved = sys.modules.get("trl")
-    sys.modules["trl"] = trl  # type: ignore[assignment]
-    try:
-        env = {"__name__": "__main__", "torch": torch, "tokenizer": tok, "model": None, "ds": None}
-        env["tqdm"] = lambda it, **_: it
-        exec(compile(src, "loop.py", "exec"), env)
-    finally:
-        if saved is not None:
-            sys.modules["trl"] = saved
-        else:
-            sys.modules.pop("trl", None)
+    return new_run(src, tok, target, generated(tok))
 
 
 HEAD = """

@@ -10,7 +10,13 @@ from libcst.helpers import get_full_name_for_node
 
 from codemods import edits
 from codemods.rules.ppo_loop.loop_pass import LoopPass
-from codemods.rules.ppo_loop.shape import first_row, loop_state, prompt_arg, reward_function
+from codemods.rules.ppo_loop.shape import (
+    first_row,
+    loop_state,
+    once_literal,
+    prompt_arg,
+    reward_function,
+)
 from codemods.rules.ppo_loop.state import Refused
 from migrate.kernel.findings import Severity
 
@@ -69,6 +75,7 @@ class FixedPrompts(LoopPass):
             )
         if not any(rewards in edits.bound(s) for s in statements):
             raise Refused(f"`{rewards}` is not computed inside the loop")
+        count, text = once_literal(self.tree, count), once_literal(self.tree, text)
         for name in edits.names(count) | edits.names(text):
             if any(name in edits.bound_names(s) for s in body[trainer_at + 1 : index]):
                 raise Refused(f"`{name}` is set after `{trainer}` is built")

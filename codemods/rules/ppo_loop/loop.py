@@ -20,12 +20,14 @@ from codemods.rules.ppo_loop.shape import (
     block_lines,
     comment_lines,
     early_exit,
+    free_name,
     listed,
     loaded,
     loop_batch,
     loop_state,
     names_outside,
     names_read,
+    once_literal,
     range_count,
     reward_function,
 )
@@ -59,9 +61,16 @@ class LoopRewrite(LoopPass):
         if trainer + ".dataloader" not in edits.code(loop.iter):
             raise Refused(f"it iterates over neither `{trainer}.dataloader` nor `range(<n>)`")
         batch = loop_batch(loop.target)
-        lines = block_lines(loop.body)
+        lines = [
+            inner if self._trainer_call((inner := _without_no_grad(ln)).stmt, "generate") else ln
+            for ln in block_lines(loop.body)
+        ]
         step = next(c for ln in lines if (c := self._trainer_call(ln.stmt, "step")) is not None)
-        queries, responses, rewards = _step_args(step)
+        queries, responses, rewards, scores = _step_args(step)
+        if scores is not None:  # `step(q, r, [torch.tensor(x) for x in rewards])`
+            rewards = free_name("scores", self.module_names)
+            at = next(k for k, ln in enumerate(lines) if self._trainer_call(ln.stmt, "step"))
+            lines.insert(at, Line(cst.Assign([cst.AssignTarget(cst.Name(rewards))], scores), []))
         gen_kwargs: dict[str, cst.BaseExpression] | None = None
         ref: str | None = None
         kept: list[Line] = []
@@ -539,6 +548,7 @@ class LoopRewrite(LoopPass):
         settings in the config, and `trainer.train()` (with the loop's other `comments`, then the
         `after` statements) in place of the loop at `index`."""
         trainer_at, config_at, config_name = self._trainer_and_config(body[:index], trainer)
+        gen = {k: once_literal(self.tree, v) for k, v in gen.items()}
         for name in sorted(set().union(*(loaded(v) for v in gen.values()))):
             if any(name in edits.bound_names(s) for s in body[config_at:index]):
                 raise Refused(
@@ -579,8 +589,12 @@ class LoopRewrite(LoopPass):
 STEP_PARAMS = ("queries", "responses", "scores")
 
 
-def _step_args(step: cst.Call) -> tuple[str | None, str | None, str | None]:
-    """The names `step` takes as queries, responses and scores, by position or keyword."""
+def _step_args(
+    step: cst.Call,
+) -> tuple[str | None, str | None, str | None, cst.BaseExpression | None]:
+    """The names `step` takes as queries, responses and scores, by position or keyword; for
+    scores given as an expression (`[torch.tensor(r) for r in rewards]`), None and the
+    expression."""
     given: dict[str, cst.BaseExpression] = {}
     for i, arg in enumerate(step.args):
         if arg.star or (arg.keyword is None and i >= len(STEP_PARAMS)):
@@ -590,9 +604,32 @@ def _step_args(step: cst.Call) -> tuple[str | None, str | None, str | None]:
     if set(given) != set(STEP_PARAMS):
         raise Refused("`.step(...)` does not take (queries, responses, rewards)")
     names = [get_full_name_for_node(given[k]) for k in STEP_PARAMS]
-    if not all(isinstance(given[k], (cst.Name, cst.Attribute)) for k in STEP_PARAMS):
-        raise Refused("`.step(...)` does not take (queries, responses, rewards) as names")
-    return names[0], names[1], names[2]
+    if not all(isinstance(given[k], (cst.Name, cst.Attribute)) for k in STEP_PARAMS[:2]):
+        raise Refused("`.step(...)` does not take its queries and responses as names")
+    if isinstance(given["scores"], (cst.Name, cst.Attribute)):
+        return names[0], names[1], names[2], None
+    return names[0], names[1], None, given["scores"]
+
+
+# `with torch.no_grad():` (or inference_mode) around the loop's one `generate` statement: the
+# statement alone, as TRL 1.13 generates without gradients itself
+NO_GRAD = m.Call(
+    func=m.Attribute(value=m.Name("torch"), attr=m.Name("no_grad") | m.Name("inference_mode"))
+)
+
+
+def _without_no_grad(ln: Line) -> Line:
+    stmt = ln.stmt
+    if (
+        isinstance(stmt, cst.With)
+        and len(stmt.items) == 1
+        and stmt.items[0].asname is None
+        and m.matches(stmt.items[0].item, NO_GRAD)
+    ):
+        inner = block_lines(stmt.body)
+        if len(inner) == 1 and not isinstance(inner[0].stmt, cst.BaseCompoundStatement):
+            return Line(inner[0].stmt, [*ln.comments, *inner[0].comments], inner[0].trailing)
+    return ln
 
 
 def _line(ln: Line) -> cst.SimpleStatementLine:
@@ -606,10 +643,7 @@ def _line(ln: Line) -> cst.SimpleStatementLine:
 def _prints_of(stmt: cst.CSTNode, counters: set[str]) -> bool:
     """`print(...)` of the loop's counters (`print(f"epoch {epoch}")`): a reward function has
     none of them."""
-    return (
-        m.matches(stmt, m.Expr(m.Call(func=m.Name("print"))))
-        and bool(loaded(stmt) & counters)
-    )
+    return m.matches(stmt, m.Expr(m.Call(func=m.Name("print")))) and bool(loaded(stmt) & counters)
 
 
 def in_loop_rebound(lines: Sequence[Line], name: str) -> set[str]:

@@ -319,6 +319,22 @@ def _top_and_function_level(module: cst.Module) -> list[cst.BaseStatement]:
     return [*module.body, *nested]
 
 
+def once_literal(module: cst.Module, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The literal a name stands for when the module binds it once, at the top level, to an
+    int, float or string (`num_epochs = 3`, `query_txt = "This morning I went to the "`); else
+    `expr` itself. Moving the value is exact where moving the name would read it too early."""
+    if not isinstance(expr, cst.Name):
+        return expr
+    value = _single_bindings(module).get(expr.value)
+    if (
+        value is not None
+        and isinstance(edits.literal(value), (int, float, str))
+        and not isinstance(edits.literal(value), bool)
+    ):
+        return value.with_changes(lpar=[], rpar=[]) if hasattr(value, "lpar") else value
+    return expr
+
+
 def _single_bindings(module: cst.Module) -> dict[str, cst.BaseExpression]:
     """Top-level names bound exactly once in the whole module, by a plain `name = value`."""
     seen: dict[str, int] = {}
