@@ -235,7 +235,7 @@ def test_fixed_prompt_loop_with_generate_in_a_function():
             id="trainer-in-another-block",
         ),
         pytest.param(
-            ("for _ in range(10)", "n = 3\nfor _ in range(n)"),
+            ("for _ in range(10)", "n = len(prompts)\nfor _ in range(n)"),
             "`n` is set after `trainer` is built",
             id="count-set-after-the-trainer",
         ),
