@@ -347,10 +347,10 @@ def test_parsed_config_gets_generation_defaults_and_a_flag_still_wins():
             id="ref-rewards-in-the-reward",
         ),
         pytest.param(
-            ('    batch["ref_rewards"] = ref_scores\n', '    print(batch["ref_response"])\n'),
-            '`print(batch["ref_response"])` uses `batch["ref_response"]`, computed from the reference responses '
+            ('    batch["ref_rewards"] = ref_scores\n', '    kept.append(batch["ref_response"])\n'),
+            '`kept.append(batch["ref_response"])` uses `batch["ref_response"]`, computed from the reference responses '
             "(`generate_ref_response=True`), which TRL 1.13 does not generate, for more than logging it in the batch",
-            id="ref-response-printed",
+            id="ref-response-kept",
         ),
         pytest.param(
             ('    batch["ref_rewards"] = ref_scores\n', '    history["ref"] = ref_scores\n'),

@@ -88,7 +88,7 @@ class LoopRewrite(LoopPass):
         in_loop = edits.bound_names(loop.body)
         for ln in lines:
             s = ln.stmt
-            if _prints_of(s, counters):
+            if _prints_of(s, counters | {n for n in (batch, queries, responses) if n}):
                 logged.append(s)
                 to_train += ln.comments
                 continue
@@ -99,6 +99,17 @@ class LoopRewrite(LoopPass):
                 to_train += ln.comments + _guard_comments(limit[0])
                 continue
             if self._saves_every(s, trainer, loop):
+                to_train += ln.comments
+                continue
+            if _logs_only(s, stats=edits.bound(_statement_of(lines, step)), loop=loop):
+                shown = " ".join(edits.code(s.test).split())  # type: ignore[union-attr]
+                self.report(
+                    s,
+                    f"the loop logged when `{shown}`; that block was dropped: TRL 1.13 logs "
+                    "the reward, KL and loss itself every `logging_steps` optimizer steps (set "
+                    "`report_to` for wandb or tensorboard)",
+                    severity=Severity.WARNING,
+                )
                 to_train += ln.comments
                 continue
             if (
@@ -205,7 +216,7 @@ class LoopRewrite(LoopPass):
         if logged:
             self.report(
                 loop,
-                "the loop printed its counters each batch ("
+                "the loop printed its counters or tensors each batch ("
                 + ", ".join(f"`{' '.join(edits.code(x).split())}`" for x in logged)
                 + "); dropped: TRL 1.13 logs its own progress (`logging_steps`)",
                 severity=Severity.WARNING,
@@ -283,10 +294,14 @@ class LoopRewrite(LoopPass):
         """`trainer.save_pretrained(path)` (or `trainer.model.`, `save_model`, the tokenizer's or
         the model's `save_pretrained`) run after every batch to a path the loop does not
         compute: the last one left the files the run ends with."""
-        return m.matches(
-            stmt,
-            m.Expr(m.Call(func=m.Attribute(attr=m.Name("save_pretrained") | m.Name("save_model")))),
-        ) and not (loaded(stmt) & loop_names)
+        saves = m.Expr(
+            m.Call(func=m.Attribute(attr=m.Name("save_pretrained") | m.Name("save_model")))
+            | m.Call(  # torch.save(trainer.model.state_dict(), path)
+                func=m.Attribute(value=m.Name("torch"), attr=m.Name("save")),
+                args=[m.Arg(m.Call(func=m.Attribute(attr=m.Name("state_dict")))), m.Arg()],
+            )
+        )
+        return m.matches(stmt, saves) and not (loaded(stmt) & loop_names)
 
     def _saves_every(self, stmt: cst.CSTNode, trainer: str, loop: cst.For) -> bool:
         """`if <every N batches>: trainer.save_pretrained(path)` (or `trainer.model.`, or
@@ -640,9 +655,48 @@ def _line(ln: Line) -> cst.SimpleStatementLine:
     )
 
 
+# calls that only report progress: `print`, a logger's methods, wandb/tensorboard, log_stats
+LOGGING = ("print", "logger.", "logging.", "log.", "wandb.", "writer.add_", "tqdm.write")
+
+
+def _logging_call(stmt: cst.CSTNode) -> bool:
+    if not m.matches(stmt, m.Expr(m.Call())):
+        return False
+    func = get_full_name_for_node(stmt.value.func) or ""  # type: ignore[attr-defined]
+    return func == "print" or func.startswith(LOGGING[1:]) or func.endswith(".log_stats")
+
+
+def _statement_of(lines: Sequence[Line], call: cst.Call) -> cst.CSTNode:
+    return next(ln.stmt for ln in lines if call in (getattr(ln.stmt, "value", None),))
+
+
+def _logs_only(stmt: cst.CSTNode, *, stats: set[str], loop: cst.For) -> bool:
+    """`if <every N batches>:` whose statements only log: logging calls, entries of the step's
+    `stats` dict, and names nothing else in the loop reads (`mem = gpu_memory()` for a log
+    line)."""
+    if not isinstance(stmt, cst.If) or stmt.orelse is not None:
+        return False
+    inner = list(edits.statements(stmt.body))
+    if not inner or not any(_logging_call(s) for s in inner):
+        return False
+    outside = {n for s in edits.statements(loop.body) if s is not stmt for n in loaded(s)}
+    for s in inner:
+        if _logging_call(s):
+            continue
+        if not isinstance(s, cst.Assign):
+            return False
+        for t in s.targets:
+            if isinstance(t.target, cst.Subscript):
+                if get_full_name_for_node(t.target.value) not in stats:
+                    return False
+            elif not isinstance(t.target, cst.Name) or t.target.value in outside:
+                return False
+    return True
+
+
 def _prints_of(stmt: cst.CSTNode, counters: set[str]) -> bool:
-    """`print(...)` of the loop's counters (`print(f"epoch {epoch}")`): a reward function has
-    none of them."""
+    """`print(...)` of the loop's counters (`print(f"epoch {epoch}")`), its batch or its
+    tensors: a reward function has none of them."""
     return m.matches(stmt, m.Expr(m.Call(func=m.Name("print")))) and bool(loaded(stmt) & counters)
 
 

@@ -4,6 +4,7 @@ completions, **kwargs)`; the trainer and its config must be built in the loop's 
 from __future__ import annotations
 
 import itertools
+import re
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -14,6 +15,10 @@ from codemods.rules.ppo_config.prescan import FACTORY_PARSERS
 from codemods.rules.ppo_loop.loop_pass import LoopPass
 from codemods.rules.ppo_loop.shape import Line, listed
 from codemods.rules.ppo_loop.state import Refused
+from migrate.kernel.findings import Severity
+
+# columns of token ids, which a reward function over texts has no use for
+TOKEN_COLUMNS = frozenset({"input_ids", "attention_mask", "labels"})
 
 
 class Rewards(LoopPass):
@@ -42,6 +47,8 @@ class Rewards(LoopPass):
                 replaced = replaced.replace(f"{batch}[{quote}query{quote}]", "prompts").replace(
                     f"{batch}[{quote}{completions}{quote}]", column_as
                 )
+            if batch:
+                replaced = self._dataset_columns(replaced, batch, s)
             stmt = cst.parse_statement(replaced + "\n")
             hit = edits.names(stmt) & banned
             if hit:
@@ -62,6 +69,29 @@ class Rewards(LoopPass):
         if not any(rewards in edits.bound(ln.stmt) for ln in lines):
             raise Refused(f"`{rewards}` is not computed inside the loop")
         return out
+
+    def _dataset_columns(self, code: str, batch: str, stmt: cst.CSTNode) -> str:
+        """`batch["col"]` of another dataset column as `kwargs["col"]`: TRL 1.13 hands a reward
+        function every other column of the dataset (remove_unused_columns is False for RLOO and
+        GRPO) as a list with one entry per completion, aligned with `prompts`. The token columns
+        are not text and stay unread."""
+        pattern = re.compile(rf"\b{re.escape(batch)}\[(['\"])(\w+)\1\]")
+        columns = sorted({c for _, c in pattern.findall(code)} - TOKEN_COLUMNS)
+        if not columns:
+            return code
+        self.report(
+            stmt,
+            "the reward reads "
+            + ", ".join(f'the dataset column "{c}"' for c in columns)
+            + f" of `{batch}`; TRL 1.13 passes a dataset's other columns to reward functions as "
+            "keyword lists with one entry per completion, so `reward_fn` reads `kwargs[...]` "
+            "(keep `remove_unused_columns=False`, the default)",
+            severity=Severity.INFO,
+        )
+        return pattern.sub(
+            lambda mt: f'kwargs["{mt.group(2)}"]' if mt.group(2) in columns else mt.group(0),
+            code,
+        )
 
     def _trainer_and_config(
         self, before: list[cst.BaseStatement], trainer: str
