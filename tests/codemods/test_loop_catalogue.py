@@ -60,3 +60,21 @@ def test_shape_is_rewritten_as_its_golden(shape, target):
         reason = outcome.removeprefix("TODO: ")
         assert any(reason in message for message in left), left
         assert ".step(" in out
+        source = (LOOPS / f"{shape}.py").read_text()
+        if any("was left as it is" in m for m in left) and "ppo_trainer.dataloader" in source:
+            # a loop over the dataloader that TRL106 read but could not rewrite: a filled draft
+            draft = [ln for ln in out.splitlines() if "# trl-migrate draft | " in ln]
+            assert draft and "def reward_fn(prompts, completions" in draft[0], shape
+            assert "return [float(r) for r in " in draft[-1]
+
+
+def test_a_draft_holds_the_loops_own_reward_code():
+    out, _ = migrate(LOOPS / "25_moving_baseline.py", "rloo")
+    draft = [ln.split("| ", 1)[1] for ln in out.splitlines() if "# trl-migrate draft | " in ln]
+    assert draft == [
+        "def reward_fn(prompts, completions, **kwargs) -> list[float]:",
+        "    scores = [float(len(r)) for r in completions]",
+        "    baseline = 0.9 * baseline + 0.1 * sum(scores) / len(scores)",
+        "    rewards = [torch.tensor(s - baseline) for s in scores]",
+        "    return [float(r) for r in rewards]",
+    ]

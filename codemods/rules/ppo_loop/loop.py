@@ -268,6 +268,63 @@ class LoopRewrite(LoopPass):
             after=[_line(ln) for ln in saves],
         )
 
+    def draft(self, loop: cst.For, trainer: str) -> list[str]:
+        """For a loop left for a human: its own reward statements as the body of a
+        `reward_fn`, the batch's query and response columns as `prompts` and `completions`, as
+        far as that goes without the part that blocked the rewrite (empty when the loop has no
+        recognisable decode or step). Lines of code, for comment lines under the TODO."""
+        if self._epochs_of(loop) is not None:
+            loop = loop.body.body[0]  # type: ignore[attr-defined, assignment]
+        batch = loop_batch(loop.target)
+        lines = block_lines(loop.body)
+        calls = [c for ln in lines if (c := self._trainer_call(ln.stmt, "step")) is not None]
+        if not calls or batch is None:
+            return []
+        try:
+            queries, responses, rewards, scores = _step_args(calls[0])
+        except Refused:
+            return []
+        column = None
+        body: list[str] = []
+        for ln in lines:
+            st = ln.stmt
+            if any(self._trainer_call(st, k) for k in ("step", "log_stats", "generate")):
+                continue
+            if isinstance(st, cst.Assign) and len(st.targets) == 1:
+                value, target = st.value, st.targets[0].target
+                if get_full_name_for_node(target) == queries or _empty_list(st, responses):
+                    continue
+                if (
+                    m.matches(value, m.Call(func=m.Attribute(attr=m.Name("batch_decode"))))
+                    and get_full_name_for_node(value.args[0].value) == responses  # type: ignore[attr-defined]
+                ) or _decoded_one_by_one(value, responses):
+                    column = batch_column(target, batch)
+                    if column is None:
+                        body.append(f"{edits.code(target).strip()} = completions")
+                    continue
+            if isinstance(st, cst.For) and queries in edits.names(st.iter):
+                continue  # the per-query generation
+            code = edits.code(
+                st.with_changes(leading_lines=[])
+                if isinstance(st, cst.BaseCompoundStatement)
+                else st
+            ).strip()
+            for quote in ('"', "'"):
+                code = code.replace(f"{batch}[{quote}query{quote}]", "prompts")
+                if column:
+                    code = code.replace(f"{batch}[{quote}{column}{quote}]", "completions")
+            body += code.splitlines()
+        if scores is not None:
+            body.append(f"scores = {' '.join(edits.code(scores).split())}")
+            rewards = "scores"
+        if not body or rewards is None:
+            return []
+        return [
+            f"def {self.reward_name}(prompts, completions, **kwargs) -> list[float]:",
+            *(f"    {line}" for line in body),
+            f"    return [float(r) for r in {rewards}]",
+        ]
+
     def _epochs_of(self, loop: cst.For) -> cst.BaseExpression | None:
         """E of `for epoch in range(E):` (or `tqdm(range(E), ...)`) whose body is one PPO loop
         over the dataloader, nothing else: `num_train_epochs=E`."""

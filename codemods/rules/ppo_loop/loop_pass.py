@@ -67,6 +67,9 @@ class LoopPass(RuleTransformer):
     def _epochs_of(self, loop: cst.For) -> cst.BaseExpression | None:
         raise NotImplementedError  # loop.py
 
+    def draft(self, loop: cst.For, trainer: str) -> list[str]:
+        raise NotImplementedError  # loop.py
+
     def _is_ppo_loop(self, loop: cst.For) -> bool:
         raise NotImplementedError  # rewrite.py
 

@@ -28,6 +28,18 @@ from codemods.rules.ppo_loop.shape import (
 from codemods.rules.ppo_loop.state import REWARD_FN, Refused
 from migrate.kernel.findings import Fix
 
+DRAFT = "# trl-migrate draft | "  # marks the comment lines of a draft, so reruns find them
+
+
+def with_draft(stmt: cst.BaseStatement, draft: list[str]) -> cst.BaseStatement:
+    """`stmt` with the draft's lines as comments under its TODO, unless they are there."""
+    leading = list(edits.leading(stmt))
+    have = {line.comment.value for line in leading if line.comment is not None}
+    if not draft or any(c.startswith(DRAFT) for c in have):
+        return stmt
+    lines = [cst.EmptyLine(comment=cst.Comment((DRAFT + text).rstrip())) for text in draft]
+    return stmt.with_changes(leading_lines=[*leading, *lines])
+
 
 class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
     NAMES = ("step",)
@@ -174,8 +186,14 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
                     "top_k, top_p, "
                     "generation_kwargs)"
                 )
+                draft = self.draft(stmt, trainer)
+                if draft:
+                    message += (
+                        "; a draft from this loop's own reward code is below (check what "
+                        "the reason above names)"
+                    )
                 self.report(stmt, message, fix=Fix.MANUAL)
-                out[i] = with_todos(out[i], self.CODE, [message], set())
+                out[i] = with_draft(with_todos(out[i], self.CODE, [message], set()), draft)
                 out = self._needs_rewards(original, out, i, trainer)
             break  # one loop per block: the statement indexes below it have moved
         return out
