@@ -35,6 +35,14 @@ class Rewards(LoopPass):
         """The user's reward statements, with batch["query"] as the function's `prompts` and
         batch[<completions>] as `column_as` (the `completions` argument, or the local name the
         loop decoded the responses to); their comments and blank lines come along."""
+        if any("compute_reward_score" in edits.code(ln.stmt) for ln in lines):
+            raise Refused(
+                "the reward comes from the policy's own reward adapter (`compute_reward_score` "
+                "of a value-head model built with `reward_adapter=`), which TRL 1.13 does not "
+                "have: load that adapter as its own sequence-classification model (peft "
+                "`PeftModel.from_pretrained` on the base model) and score the texts with it in "
+                "`reward_fn`, or pass it as `reward_funcs=` with its tokenizer"
+            )
         out: list[cst.BaseStatement] = []
         banned = {n for n in (*forbidden, batch) if n}
         for ln in lines:
