@@ -100,9 +100,7 @@ def main(argv: list[str] | None = None) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--trl-repo", type=Path, required=True)
-    p.add_argument(
-        "--public", type=Path, default=Path.home() / ".cache" / "trl-migrate" / "public"
-    )
+    p.add_argument("--public", type=Path, default=Path.home() / ".cache" / "trl-migrate" / "public")
     p.add_argument("--before", default="", help="a sentence on an earlier run, printed under")
     p.add_argument("--no-write", action="store_true")
     args = p.parse_args(argv)
