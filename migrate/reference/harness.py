@@ -62,6 +62,8 @@ def bootstrap(steps: int) -> None:
         "transformers.models.auto.processing_auto": stand_ins.patch_auto_classes,
         "transformers.pipelines": stand_ins.patch_pipeline,
         "datasets": stand_ins.patch_datasets,
+        "peft.peft_model": stand_ins.patch_peft,
+        "peft.utils": stand_ins.patch_peft_weights,
         "torch": caps.patch_cuda,
         "fire": arguments.patch_fire,
     }

@@ -176,6 +176,76 @@ def patch_models(module: Any) -> None:
     _save_without_push(PreTrainedModel)
 
 
+_ADAPTERS: dict[str, str] = {}  # hub id of an adapter -> the tiny one saved in its place
+
+
+def tiny_adapter_dir(model: Any, adapter_id: Any, task_type: str) -> str:
+    """A tiny LoRA adapter (`SEQ_CLS`: with a 2-label `score` head, as a reward adapter has) for
+    the architecture of `model` (a PeftModel or a plain model), saved once per hub id."""
+    key = f"{task_type}:{adapter_id}"
+    if key in _ADAPTERS:
+        return _ADAPTERS[key]
+    import copy
+
+    import torch
+    import transformers
+    from peft import LoraConfig, get_peft_model
+
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    config = copy.deepcopy(base.config)
+    targets = None
+    for existing in (getattr(model, "peft_config", None) or {}).values():
+        targets = getattr(existing, "target_modules", None) or targets
+    torch.manual_seed(0)
+    if task_type == "SEQ_CLS":
+        config.num_labels = 2
+        built = transformers.AutoModelForSequenceClassification.from_config(config)
+    else:
+        built = transformers.AutoModelForCausalLM.from_config(config)
+    lora = LoraConfig(task_type=task_type, r=4, lora_alpha=8, target_modules=targets)
+    store = os.environ.get(STORE_ENV) or os.path.abspath("tiny-models")
+    path = os.path.join(store, f"adapter-{task_type.lower()}-{len(_ADAPTERS)}")
+    get_peft_model(built, lora).save_pretrained(path)
+    _ADAPTERS[key] = path
+    _ADAPTERS[str(adapter_id)] = path
+    return path
+
+
+def patch_peft(module: Any) -> None:
+    """`PeftModel.from_pretrained(model, id)` and `model.load_adapter(id, ...)` of a hub id: a
+    tiny adapter for the model's own architecture (a reward adapter, `SEQ_CLS`, when loaded
+    beside the policy's); `load_peft_weights(id)` then reads the same tiny adapter."""
+    PeftModel = module.PeftModel
+    load_adapter = PeftModel.load_adapter
+    from_pretrained = PeftModel.from_pretrained.__func__
+
+    def load_adapter_or_stand_in(self, model_id, adapter_name, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if not _is_local(model_id):
+            model_id = tiny_adapter_dir(self, model_id, "SEQ_CLS")
+        return load_adapter(self, model_id, adapter_name, *args, **kwargs)
+
+    def from_pretrained_or_stand_in(cls, model, model_id, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if not _is_local(model_id):
+            model_id = tiny_adapter_dir(model, model_id, "CAUSAL_LM")
+        return from_pretrained(cls, model, model_id, *args, **kwargs)
+
+    PeftModel.load_adapter = load_adapter_or_stand_in
+    PeftModel.from_pretrained = classmethod(from_pretrained_or_stand_in)
+
+
+def patch_peft_weights(module: Any) -> None:
+    """`load_peft_weights(id)` of a hub id a stand-in adapter took the place of."""
+    original = module.load_peft_weights
+
+    def load_peft_weights(model_id, *args, **kwargs):  # type: ignore[no-untyped-def]
+        return original(_ADAPTERS.get(str(model_id), model_id), *args, **kwargs)
+
+    module.load_peft_weights = load_peft_weights
+    saving = sys.modules.get("peft.utils.save_and_load")
+    if saving is not None and saving is not module:
+        setattr(saving, "load_peft_weights", load_peft_weights)  # noqa: B010
+
+
 def patch_tokenizers(module: Any) -> None:
     """`GPT2Tokenizer.from_pretrained(id)` and the like: the shared tiny tokenizer."""
     import transformers
