@@ -110,3 +110,24 @@ class WritesIn:
         rest = [n for n in body if id(n) not in self._top_written]
         at = rest.index(body[end]) + 1
         return module.with_changes(body=[*rest[:at], *written, *rest[at:]])
+
+
+def after_imports(module: cst.Module, written: list[cst.BaseStatement]) -> cst.Module:
+    """`module` with `written` (top-level definitions) after its leading docstring and import
+    block, two blank lines either side."""
+    body = list(module.body)
+    at = 0
+    for i, stmt in enumerate(body):
+        if edits.is_import_block(stmt) or (i == 0 and edits.is_docstring(stmt)):
+            at = i + 1
+        else:
+            break
+    two = [cst.EmptyLine(indent=False), cst.EmptyLine(indent=False)]
+    first = written[0]
+    written = [first.with_changes(leading_lines=two), *written[1:]]
+    rest = body[at:]
+    if rest:
+        head = rest[0]
+        comments = [line for line in edits.leading(head) if line.comment is not None]
+        rest[0] = head.with_changes(leading_lines=[*two, *comments])
+    return module.with_changes(body=[*body[:at], *written, *rest])

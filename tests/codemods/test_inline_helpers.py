@@ -7,15 +7,11 @@ from __future__ import annotations
 import ast
 import functools
 import os
-import subprocess
-import sys
-import tempfile
-import zipfile
-from pathlib import Path
 
 import pytest
 
 from codemods import inline
+from tests import old_wheels
 from tests.codemods.helpers import run
 
 HELPERS = [
@@ -53,45 +49,18 @@ def test_the_import_becomes_the_definition_and_a_rerun_changes_nothing(module, n
 
 
 # -- the same numbers as the old function ---------------------------------------------------
-WHEEL = "trl-0.11.4-py3-none-any.whl"
-
-
 @functools.cache
 def _old_sources() -> dict[str, str] | str:
     """name -> source of trl 0.11.4's own definition, or why the wheel is not at hand."""
-    local = Path(__file__).resolve().parents[2] / ".wheels" / WHEEL
-    wheel = local if local.exists() else None
-    if wheel is None:
-        dest = Path(tempfile.gettempdir()) / "trl-migrate-wheels"
-        dest.mkdir(exist_ok=True)
-        wheel = dest / WHEEL
-        if not wheel.exists():
-            done = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "pip",
-                    "download",
-                    "--no-deps",
-                    "--quiet",
-                    "-d",
-                    str(dest),
-                    "trl==0.11.4",
-                ],
-                capture_output=True,
-                text=True,
-                timeout=180,
-                check=False,
-            )
-            if done.returncode != 0 or not wheel.exists():
-                return f"trl 0.11.4's wheel could not be downloaded: {done.stderr[-200:]}"
     out = {}
-    with zipfile.ZipFile(wheel) as z:
-        for member in ("trl/core.py", "trl/trainer/utils.py"):
-            text = z.read(member).decode()
-            for node in ast.parse(text).body:
-                if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                    out.setdefault(node.name, ast.get_source_segment(text, node) or "")
+    for path in ("trl/core.py", "trl/trainer/utils.py"):
+        try:
+            text = old_wheels.member("0.11.4", path)
+        except LookupError as why:
+            return str(why)
+        for node in ast.parse(text).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                out.setdefault(node.name, ast.get_source_segment(text, node) or "")
     return out
 
 

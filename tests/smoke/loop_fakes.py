@@ -50,6 +50,56 @@ class SentimentPipe:
 sentiment_pipe = SentimentPipe()
 
 
+def adapter_scores(input_ids: Any, attention_mask: Any = None, **kwargs: Any) -> torch.Tensor:
+    """What a reward adapter's `compute_reward_score` gives: (batch, tokens, 2 labels), here a
+    function of the token ids so that scoring other texts gives other numbers."""
+    x = input_ids.float()
+    return torch.stack([-x, x.cumsum(-1) / 7], dim=-1)
+
+
+class Accelerator:
+    device = "cpu"
+
+    @staticmethod
+    def unwrap_model(model: Any) -> Any:
+        return model
+
+
+class ValueHeadModel:
+    """A legacy value-head model built with `reward_adapter=`: it scores with `adapter_scores`."""
+
+    @classmethod
+    def from_pretrained(cls, *args: Any, reward_adapter: Any = None, **kwargs: Any) -> Any:
+        return types.SimpleNamespace(
+            compute_reward_score=adapter_scores if reward_adapter else None
+        )
+
+
+# the RewardAdapter TRL102 writes in is checked against TRL 0.11.4's own code in
+# tests/codemods/test_reward_adapter.py; here it is a stand-in that scores as the legacy model did
+ADAPTER_STAND_IN = """class RewardAdapter:
+    def __init__(self, model, adapter_id, adapter_name="reward_adapter"):
+        pass
+
+    def __call__(self, input_ids, attention_mask=None, **kwargs):
+        return adapter_scores(input_ids, attention_mask, **kwargs)
+"""
+
+
+def peft_stand_in() -> types.ModuleType:
+    peft = types.ModuleType("peft")
+    peft.LoraConfig = lambda **kwargs: dict(kwargs)  # type: ignore[attr-defined]
+    peft.get_peft_model = lambda model, config: model  # type: ignore[attr-defined]
+    return peft
+
+
+def transformers_stand_in() -> types.ModuleType:
+    transformers = types.ModuleType("transformers")
+    loader = types.SimpleNamespace(from_pretrained=lambda *a, **k: types.SimpleNamespace())
+    transformers.AutoModelForCausalLM = loader  # type: ignore[attr-defined]
+    return transformers
+
+
 def old_run(src: str, tok: Any, ids: list[list[int]], *, draw: int = 0) -> list[float]:
     """The loop as written: one batch of QUERIES, the responses `ids`, the scores `step` got.
     `draw` is what `LengthSampler()` returns."""
@@ -58,6 +108,8 @@ def old_run(src: str, tok: Any, ids: list[list[int]], *, draw: int = 0) -> list[
 
     class PPOTrainer:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
+            self.model = args[1] if len(args) > 1 else kwargs.get("model")
+            self.accelerator = Accelerator()
             queries = [torch.tensor(tok(q)["input_ids"]) for q in QUERIES]
             self.dataloader = [{"input_ids": queries, "query": list(QUERIES)}]
 
@@ -103,8 +155,13 @@ def old_run(src: str, tok: Any, ids: list[list[int]], *, draw: int = 0) -> list[
         return responses[0].unsqueeze(0)
 
     core = types.SimpleNamespace(LengthSampler=LengthSampler, respond_to_batch=respond_to_batch)
-    trl = types.SimpleNamespace(PPOTrainer=PPOTrainer, PPOConfig=PPOConfig, core=core)
-    execute(src, {"trl": trl, "trl.core": core}, tok)
+    trl = types.SimpleNamespace(
+        PPOTrainer=PPOTrainer,
+        PPOConfig=PPOConfig,
+        AutoModelForCausalLMWithValueHead=ValueHeadModel,
+        core=core,
+    )
+    execute(src, {"trl": trl, "trl.core": core, "peft": peft_stand_in()}, tok)
     return got
 
 
@@ -114,6 +171,7 @@ def new_run(src: str, tok: Any, target: str, ids: list[list[int]]) -> list[float
 
     class Trainer:
         def __init__(self, args: Any = None, reward_funcs: Any = None, **kwargs: Any) -> None:
+            self.model, self.accelerator = kwargs.get("model"), Accelerator()
             self.reward_funcs = reward_funcs if isinstance(reward_funcs, list) else [reward_funcs]
 
         def train(self) -> None:
@@ -136,7 +194,16 @@ def new_run(src: str, tok: Any, target: str, ids: list[list[int]]) -> list[float
     cls = target.upper()
     Config = config_type(f"{cls}Config")
     trl = types.SimpleNamespace(**{f"{cls}Trainer": Trainer, f"{cls}Config": Config})
-    execute(src, {"trl": trl}, tok)
+    modules: dict[str, Any] = {"trl": trl}
+    if "class RewardAdapter:" in src:  # the model is built in the file: build a stand-in
+        from codemods import inline
+        from codemods.rules.value_heads.tables import ADAPTER_PATH
+
+        written = (inline.lookup(ADAPTER_PATH) or "").replace("__NAME__", "RewardAdapter")
+        assert written in src, "the golden does not hold the RewardAdapter TRL102 writes"
+        src = src.replace(written, ADAPTER_STAND_IN)
+        modules.update(peft=peft_stand_in(), transformers=transformers_stand_in())
+    execute(src, modules, tok)
     return got
 
 
@@ -159,6 +226,9 @@ def execute(src: str, modules: dict[str, Any], tok: Any, **names: Callable[..., 
             "torch": torch,
             "tokenizer": tok,
             "model": None,
+            "model_name": "tiny",
+            "rm_adapter": "tiny-rm-adapter",
+            "adapter_scores": adapter_scores,
             "ds": None,
             "tqdm": lambda it, *a, **k: it,
             "sentiment_pipe": sentiment_pipe,

@@ -2,9 +2,10 @@
 tests/codemods/test_eras.py), smoke-trains for 2 steps, or is reported precisely.
 
 Every fixture that is a training script trains as rewritten, on both targets, except one: the
-stack-llama script's reward came from a reward adapter on the policy, which TRL 1.13 has no
-equivalent for, so the rewrite leaves a TODO there and the run stops on that line. That script
-is then edited the way its TODO says, and must train. The three library-only fixtures build no
+stack-llama fixture stops before its PPO loop, so nothing tells the trainer its reward; the
+rewrite leaves a TODO there and the run stops on that line. That script is then edited the way
+its TODO says, scoring with the reward adapter TRL102 gave back (`model.compute_reward_score`),
+and must train. The three library-only fixtures build no
 trainer at all, and are reported as such.
 """
 
@@ -34,8 +35,8 @@ EXPECTED = {
     "tldr_v2.py": TRAINS,
     "experimental_1_12.py": TRAINS,
     "stack_llama_steps_0_11.py": TRAINS,  # `if epoch >= N: break` -> max_steps, reward pipeline -> reward_fn
-    # The reward adapter has no 1.13 home: TRL104's TODO sits on the trainer call.
-    "stack_llama_lora_0_8.py": ("TRL412", 53, "reward_funcs"),
+    # No loop, so no reward: TRL104's TODO sits on the trainer call.
+    "stack_llama_lora_0_8.py": ("TRL412", 96, "reward_funcs"),
     # Library code: no trainer at all.
     "core_helpers_0_13.py": ("TRL413", 0, "built no Trainer"),
     "valuehead_only.py": ("TRL413", 0, "built no Trainer"),
@@ -48,12 +49,15 @@ TODO_CODES = {
 
 
 def _stack_llama_by_hand(src: str) -> str:
-    """TRL104's TODO done: a reward function of the user's own replaces the reward adapter; the
-    fixture stops before the PPO loop, so a prompt dataset and train() stand in for it."""
+    """TRL104's TODO done: a reward function scores with the policy's reward adapter, as the
+    stack-llama loop did; the fixture stops before the PPO loop, so a prompt dataset and
+    train() stand in for it."""
     todo = next(line for line in src.splitlines() if line.startswith("# TODO(trl-migrate TRL104)"))
     reward = (
         "def reward_fn(prompts, completions, **kwargs):\n"
-        "    return [-abs(32 - len(c)) / 32 for c in completions]\n\n\n"
+        "    texts = [p + c for p, c in zip(prompts, completions)]\n"
+        '    inputs = tokenizer(texts, padding=True, return_tensors="pt").to(model.device)\n'
+        "    return [float(s) for s in model.compute_reward_score(**inputs)[:, -1, 0]]\n\n\n"
         'train_dataset = Dataset.from_dict({"prompt": ["How do I sort a list in Python?"] * 16})\n'
     )
     src = src.replace(todo + "\n", reward)

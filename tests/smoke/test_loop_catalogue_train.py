@@ -25,6 +25,7 @@ model = AutoModelForCausalLM.from_pretrained("gpt2")
 sentiment_pipe = pipeline("sentiment-analysis", model="lvwerra/distilbert-imdb")
 texts = ["the movie was", "I did not like", "a great story of", "the actors were"] * 2
 ds = Dataset.from_dict({"prompt": texts, "query": texts})
+model_name, rm_adapter = "gpt2", "trl-lib/gpt2-imdb-reward-adapter"
 
 
 def tqdm(it, *args, **kwargs):
@@ -37,6 +38,7 @@ SLICE = {
     ("11_prompt_returned_local_texts", "rloo"),
     ("14_gen_dict_in_main_guard", "grpo"),
     ("10_epoch_wrapper", "grpo"),
+    ("27_reward_adapter", "rloo"),
 }
 CASES = [
     pytest.param(shape, target, marks=[] if (shape, target) in SLICE else [pytest.mark.slow])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits, walk
+from codemods import edits, inline, walk
 from codemods.base import RuleTransformer
 
 FLAG = "return_all_scores"
@@ -151,25 +151,7 @@ class PipelineScores(RuleTransformer):
     def scores_module(self, module: cst.Module) -> cst.Module:
         if not self.helper_needed or self.helper_defined:
             return module
-        body = list(module.body)
-        at = 0
-        for i, stmt in enumerate(body):
-            if edits.is_import_block(stmt) or (i == 0 and edits.is_docstring(stmt)):
-                at = i + 1
-            else:
-                break
-        helper = cst.parse_module(HELPER_CODE).body[0]
-        helper = helper.with_changes(
-            leading_lines=[cst.EmptyLine(indent=False), cst.EmptyLine(indent=False)]
-        )
-        rest = body[at:]
-        if rest:
-            first = rest[0]
-            lines = [line for line in edits.leading(first) if line.comment is not None]
-            rest[0] = first.with_changes(
-                leading_lines=[cst.EmptyLine(indent=False), cst.EmptyLine(indent=False), *lines]
-            )
-        return module.with_changes(body=[*body[:at], helper, *rest])
+        return inline.after_imports(module, [cst.parse_module(HELPER_CODE).body[0]])
 
 
 def _flag_element(node: cst.Dict) -> tuple[int, cst.DictElement] | None:

@@ -185,6 +185,7 @@ class LoopRewrite(LoopPass):
             {queries, responses, trainer},
             rewards,
             column_as=decoded or "completions",
+            trainer=trainer,
         )
         with_prompt = self.prompt_returned and not self._encoder_decoder()
         again = _decoded_as_the_loop_did(decode, decoded or "completions", with_prompt=with_prompt)

@@ -125,6 +125,7 @@ class LoopPass(RuleTransformer):
         rewards: str | None,
         *,
         column_as: str = "completions",
+        trainer: str | None = None,
     ) -> list[cst.BaseStatement]:
         raise NotImplementedError  # rewards.py
 

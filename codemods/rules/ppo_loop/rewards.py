@@ -9,12 +9,13 @@ import re
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits
+from codemods import edits, walk
 from codemods.rules.ppo_config.parsed import PARSE_METHODS, PARSERS
 from codemods.rules.ppo_config.prescan import FACTORY_PARSERS
 from codemods.rules.ppo_loop.loop_pass import LoopPass
 from codemods.rules.ppo_loop.shape import Line, listed
 from codemods.rules.ppo_loop.state import Refused
+from codemods.rules.value_heads.tables import REWARD_ADAPTER
 from migrate.kernel.findings import Severity
 
 # columns of token ids, which a reward function over texts has no use for
@@ -31,17 +32,25 @@ class Rewards(LoopPass):
         rewards: str | None,
         *,
         column_as: str = "completions",
+        trainer: str | None = None,
     ) -> list[cst.BaseStatement]:
         """The user's reward statements, with batch["query"] as the function's `prompts` and
         batch[<completions>] as `column_as` (the `completions` argument, or the local name the
         loop decoded the responses to); their comments and blank lines come along."""
-        if any("compute_reward_score" in edits.code(ln.stmt) for ln in lines):
+        scorers = _adapter_scorers(self.tree)
+        if any(
+            "compute_reward_score" in edits.code(ln.stmt)
+            and not _scored_by_adapter(ln.stmt, scorers, trainer)
+            for ln in lines
+        ):
             raise Refused(
                 "the reward comes from the policy's own reward adapter (`compute_reward_score` "
                 "of a value-head model built with `reward_adapter=`), which TRL 1.13 does not "
-                "have: load that adapter as its own sequence-classification model (peft "
-                "`PeftModel.from_pretrained` on the base model) and score the texts with it in "
-                "`reward_fn`, or pass it as `reward_funcs=` with its tokenizer"
+                "have, and no model of this file gets a `RewardAdapter` from TRL102 (it does "
+                "when the value-head model is built here with `reward_adapter=` and a "
+                "`peft_config`): load that adapter as its own sequence-classification model "
+                "(peft `PeftModel.from_pretrained` on the base model) and score the texts with "
+                "it in `reward_fn`, or pass it as `reward_funcs=` with its tokenizer"
             )
         out: list[cst.BaseStatement] = []
         banned = {n for n in (*forbidden, batch) if n}
@@ -59,6 +68,8 @@ class Rewards(LoopPass):
                 replaced = self._dataset_columns(replaced, batch, s)
             stmt = cst.parse_statement(replaced + "\n")
             hit = edits.names(stmt) & banned
+            if hit == {trainer} and _trainer_kept(stmt, trainer, scorers):
+                hit = set()
             if hit:
                 raise Refused(
                     f"`{' '.join(code.split())}` reads {listed(hit)}; a reward function sees only "
@@ -153,6 +164,76 @@ class Rewards(LoopPass):
                 f"parser of `{self.config_cls}` in the same block"
             )
         return trainer_at, config_at, config_name
+
+
+def _adapter_scorers(tree: cst.Module) -> set[str]:
+    """Names TRL102 gave a reward adapter back: `X.compute_reward_score = RewardAdapter(...)`."""
+    found = set()
+    for assign in walk.find_all(tree, cst.Assign):
+        value = assign.value
+        for t in assign.targets:
+            target = t.target
+            if (
+                isinstance(target, cst.Attribute)
+                and target.attr.value == "compute_reward_score"
+                and isinstance(target.value, cst.Name)
+                and isinstance(value, cst.Call)
+                and get_full_name_for_node(value.func) == REWARD_ADAPTER
+            ):
+                found.add(target.value.value)
+    return found
+
+
+def _scorer_calls(stmt: cst.CSTNode) -> list[cst.Attribute]:
+    """The `X.compute_reward_score` of every call of it in `stmt`."""
+    return [
+        c.func
+        for c in walk.find_all(stmt, cst.Call)
+        if isinstance(c.func, cst.Attribute) and c.func.attr.value == "compute_reward_score"
+    ]
+
+
+def _policy_of(expr: cst.BaseExpression, trainer: str | None) -> bool:
+    """`T.model` or `T.accelerator.unwrap_model(T.model)`: the trainer's policy, in TRL 1.13 the
+    same model object the script built."""
+    if isinstance(expr, cst.Call) and get_full_name_for_node(expr.func) == (
+        f"{trainer}.accelerator.unwrap_model"
+    ):
+        expr = expr.args[0].value if len(expr.args) == 1 else expr
+    return get_full_name_for_node(expr) == f"{trainer}.model"
+
+
+def _scored_by_adapter(stmt: cst.CSTNode, scorers: set[str], trainer: str | None) -> bool:
+    """Every `compute_reward_score(...)` in `stmt` calls the RewardAdapter TRL102 attached: on
+    its model by name, or on the trainer's policy when exactly one model has one."""
+    calls = _scorer_calls(stmt)
+    return bool(calls) and all(
+        (get_full_name_for_node(c.value) or "") in scorers
+        or (len(scorers) == 1 and _policy_of(c.value, trainer))
+        for c in calls
+    )
+
+
+def _trainer_kept(stmt: cst.CSTNode, trainer: str | None, scorers: set[str]) -> bool:
+    """The trainer is read only as `T.accelerator` (an Accelerator in legacy PPO and in TRL
+    1.13's trainers alike) or as the policy a RewardAdapter scores with."""
+    policy = {
+        id(n)
+        for c in _scorer_calls(stmt)
+        if len(scorers) == 1
+        for n in walk.find_all(c.value, cst.Name)
+        if _policy_of(c.value, trainer)
+    }
+    for attr in walk.find_all(stmt, cst.Attribute):
+        if (
+            isinstance(attr.value, cst.Name)
+            and attr.value.value == trainer
+            and attr.attr.value == "accelerator"
+        ):
+            policy.add(id(attr.value))
+    uses = [n for n in walk.find_all(stmt, cst.Name) if n.value == trainer]
+    # the Name nodes of `T.attr` are the `.value` of their Attribute, found by identity
+    return all(id(n) in policy for n in uses)
 
 
 def _factory_config(

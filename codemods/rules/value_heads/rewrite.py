@@ -9,10 +9,12 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits, symbols, walk
+from codemods import edits, inline, symbols, walk
 from codemods.base import RuleTransformer
 from codemods.rules.value_heads import variables
 from codemods.rules.value_heads.tables import (
+    ADAPTER_PATH,
+    CAUSAL,
     DROPPED_KWARGS,
     ENCODER_DECODER_BRANCH_TODO,
     ENCODER_DECODER_TODO,
@@ -20,6 +22,7 @@ from codemods.rules.value_heads.tables import (
     PEFT_LOAD_KWARGS,
     QUANT_KWARGS,
     REPLACEMENT,
+    REWARD_ADAPTER,
     REWARD_ADAPTER_KWARGS,
     SEQ2SEQ,
     WRAPPER_ONLY,
@@ -54,11 +57,17 @@ class RewriteValueHeads(RuleTransformer):
         self._guards: dict[
             int, cst.BaseStatement
         ] = {}  # id(statement) -> `if cfg is not None: ...` after it
+        self._after: dict[
+            int, cst.BaseStatement
+        ] = {}  # id(statement) -> `X.compute_reward_score = ...`
+        self._adapter_helper = False  # the RewardAdapter definition is to be written in
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self.facts = variables.collect(self, node, self._vh_class, tuple(REPLACEMENT))
         self._alias_copies = _aliased_self_copies(node)
+        self._helper_written = _defines_helper(node)
+        self._adapter_name_taken = not self._helper_written and REWARD_ADAPTER in edits.names(node)
 
     # -- which class does a node name? -----------------------------------------------------------
     def _vh_class(self, node: cst.CSTNode) -> str | None:
@@ -181,6 +190,7 @@ class RewriteValueHeads(RuleTransformer):
             self.todo(original_node, ENCODER_DECODER_TODO, severity=Severity.WARNING)
         kept: list[cst.Arg] = []
         peft_arg = peft_orig = None
+        adapter: list[tuple[cst.Arg, cst.Arg]] = []  # reward_adapter=, reward_adapter_name=
         quant: list[tuple[cst.Arg, cst.Arg]] = []  # (original for positions, updated)
         for orig, arg in zip(original_node.args, updated_node.args):
             key = arg.keyword.value if arg.keyword is not None else None
@@ -208,12 +218,7 @@ class RewriteValueHeads(RuleTransformer):
                     "quantization_config=BitsAndBytesConfig(...), drop the rest",
                 )
             elif key in REWARD_ADAPTER_KWARGS:
-                self.todo(
-                    original_node,
-                    f"`{edits.code(arg).strip().rstrip(',')}` was dropped: TRL 1.13 has no "
-                    "multi-adapter reward; pass a reward model or a reward function to the "
-                    "trainer's reward_funcs",
-                )
+                adapter.append((orig, arg))
             elif key == "peft_config":
                 peft_arg, peft_orig = arg, orig
             elif key in QUANT_KWARGS and edits.kwarg(original_node, "quantization_config") is None:
@@ -286,9 +291,59 @@ class RewriteValueHeads(RuleTransformer):
                     "(a value head saved with the checkpoint, `v_head.*`, is not loaded)",
                 )
             result = updated_node.with_changes(func=func, args=_ending_like(kept, updated_node))
+        if adapter:
+            self._reward_adapter(original_node, adapter, peft_arg, wraps_model, cls)
         if peft_arg is not None and peft_orig is not None:
             result = self._move_peft(original_node, result, peft_arg, peft_orig)
         return result
+
+    def _reward_adapter(
+        self,
+        original: cst.Call,
+        adapter: list[tuple[cst.Arg, cst.Arg]],
+        peft_arg: cst.Arg | None,
+        wraps_model: bool,
+        cls: str,
+    ) -> None:
+        """`X = VH.from_pretrained(..., peft_config=cfg, reward_adapter=R)`: X, now a PeftModel,
+        gets the reward adapter back as `X.compute_reward_score`, a RewardAdapter written into
+        the file. Anything less certain (no peft_config the rewrite moves, a model wrapped after
+        loading, a seq2seq policy, not a plain `X = ...` line) keeps a TODO."""
+        given = {a.keyword.value: a for _, a in adapter if a.keyword is not None}
+        shown = ", ".join(edits.code(a).strip().rstrip(",") for _, a in adapter)
+        placed = self.facts.statements.get(id(original))
+        if (
+            "reward_adapter" not in given
+            or peft_arg is None
+            or variables.peft_move(original, self.facts) != variables.WRAP
+            or wraps_model
+            or cls != CAUSAL
+            or placed is None
+            or placed[1] in self._after
+            or self._adapter_name_taken
+        ):
+            self.todo(
+                original,
+                f"`{shown}` was dropped: TRL 1.13 has no multi-adapter reward; pass a reward "
+                "model or a reward function to the trainer's reward_funcs",
+            )
+            return
+        target, stmt = placed
+        args = [target, edits.code(given["reward_adapter"].value).strip()]
+        if "reward_adapter_name" in given:
+            args.append("adapter_name=" + edits.code(given["reward_adapter_name"].value).strip())
+        self._after[stmt] = cst.parse_statement(
+            f"{target}.compute_reward_score = {REWARD_ADAPTER}({', '.join(args)})\n"
+        )
+        self._adapter_helper = True
+        self.report(
+            adapter[0][0],
+            f"`{shown}`: TRL 1.13 has no multi-adapter reward, so `{target}.compute_reward_score` "
+            f"is now a `{REWARD_ADAPTER}` (written into this file) that loads the adapter frozen "
+            "beside the policy's and scores with it as the value-head model did; it leaves the "
+            "model in the train/eval mode it found (the value-head model left it in eval)",
+            severity=Severity.WARNING,
+        )
 
     def _move_peft(
         self, original: cst.Call, loaded: cst.BaseExpression, peft_arg: cst.Arg, peft_orig: cst.Arg
@@ -348,10 +403,17 @@ class RewriteValueHeads(RuleTransformer):
                 return cst.RemovalSentinel.REMOVE
             self._commented_wraps.add(id(updated_node))  # its block moves the comments on
             return updated_node
-        guard = self._guards.pop(id(original_node), None)
-        if guard is None:
+        after = [
+            s
+            for s in (
+                self._guards.pop(id(original_node), None),
+                self._after.pop(id(original_node), None),
+            )
+            if s is not None
+        ]
+        if not after:
             return updated_node
-        return cst.FlattenSentinel([updated_node, guard])
+        return cst.FlattenSentinel([updated_node, *after])
 
     def leave_IndentedBlock(
         self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
@@ -366,6 +428,11 @@ class RewriteValueHeads(RuleTransformer):
         return updated_node.with_changes(body=body, footer=[*carried, *updated_node.footer])
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if self._adapter_helper and not self._helper_written:
+            source = inline.lookup(ADAPTER_PATH) or ""
+            updated_node = inline.after_imports(
+                updated_node, inline.statements(source, REWARD_ADAPTER)
+            )
         if not self._commented_wraps:
             return updated_node
         body, carried = self._drop_commented_wraps(updated_node.body)
@@ -568,4 +635,14 @@ def _rooted_at(target: cst.BaseExpression, owner: str | None) -> bool:
 def _has_comments(stmt: cst.SimpleStatementLine) -> bool:
     return stmt.trailing_whitespace.comment is not None or any(
         line.comment is not None for line in stmt.leading_lines
+    )
+
+
+def _defines_helper(module: cst.Module) -> bool:
+    """The module already holds the RewardAdapter trl-migrate wrote in (a second run)."""
+    return any(
+        isinstance(s, cst.ClassDef)
+        and s.name.value == REWARD_ADAPTER
+        and "written in by trl-migrate" in (s.get_docstring() or "")
+        for s in module.body
     )

@@ -35,6 +35,9 @@ WRAPPER_ONLY = (
 
 
 REWARD_ADAPTER_KWARGS = ("reward_adapter", "reward_adapter_name")
+# The class written in for them (codemods/data/inline.toml, under this path).
+REWARD_ADAPTER = "RewardAdapter"
+ADAPTER_PATH = "trl.PreTrainedModelWrapper.compute_reward_score"
 
 
 QUANT_KWARGS = ("load_in_8bit", "load_in_4bit")
