@@ -199,12 +199,25 @@ def relayout(original: cst.Call, args: list[cst.Arg], fresh: set[int]) -> list[c
     end = last.comma if last is not None else cst.MaybeSentinel.DEFAULT
     if isinstance(end, cst.Comma):
         end = _without_comments(end)
+    # the line break before `)` of a call without a trailing comma sits after its last argument:
+    # it stays at the end, whichever argument ends the call now
+    closing: cst.BaseParenthesizableWhitespace = cst.SimpleWhitespace("")
+    last_ws = last.whitespace_after_arg if last is not None else None
+    if last is not None and isinstance(last.whitespace_after_arg, cst.ParenthesizedWhitespace):
+        closing = last.whitespace_after_arg.with_changes(first_line=cst.TrailingWhitespace())
     out = []
     for i, arg in enumerate(args):
         note = _line_comment(arg)
+        after = arg.whitespace_after_arg
         if i == len(args) - 1:
+            if after is not last_ws and isinstance(closing, cst.ParenthesizedWhitespace):
+                arg = arg.with_changes(whitespace_after_arg=closing)
             out.append(arg.with_changes(comma=_with_comment(end, note)))
-        elif id(arg) in fresh or not isinstance(arg.comma, cst.Comma):
+            continue
+        if isinstance(after, cst.ParenthesizedWhitespace):  # the old last one, moved up
+            note = after.first_line if after.first_line.comment is not None else note
+            arg = arg.with_changes(whitespace_after_arg=cst.SimpleWhitespace(""))
+        if id(arg) in fresh or not isinstance(arg.comma, cst.Comma):
             out.append(arg.with_changes(comma=_with_comment(sep, note)))
         else:
             out.append(arg)

@@ -68,6 +68,19 @@ def default_history(era: str, field: str) -> list[tuple[str, str, Any]]:
     return runs
 
 
+def era_keys(keys: Iterable[str]) -> tuple[bool, bool]:
+    """(a legacy sign, a v2 sign) in a PPO config's keywords or a script's PPO flags. `batch_size`
+    and `mini_batch_size` are legacy fields that the v2 config also declares (its trainer
+    computes them): beside a v2-only keyword they are no legacy sign."""
+    table = mapping()
+    given = set(keys)
+    v2 = bool(given & set(table["v2_only"]))
+    legacy = given & set(table["legacy_only"])
+    if v2:
+        legacy -= set(table["v2_runtime"]["fields"])
+    return bool(legacy), v2
+
+
 @functools.cache
 def era_reads(era: str) -> frozenset[str]:
     """Config attributes only `era` (legacy | v2) had, distinctive enough that reading one in a
@@ -118,8 +131,6 @@ class FileFacts(walk.Visitor):
         self.signals: set[str] = set()
         self.trainer_vars: set[str] = set()
         self.config_vars: set[str] = set()
-        self._legacy_kw = set(mapping()["legacy_only"])
-        self._v2_kw = set(mapping()["v2_only"])
         self.weak: set[str] = (
             set()
         )  # reads of fields only one era's config had: `ppo_config.query_dataset`
@@ -157,9 +168,10 @@ class FileFacts(walk.Visitor):
             }:
                 self.signals.add(V2)
         if config is not None:
-            if keys & self._legacy_kw:
+            legacy, v2 = era_keys(keys)
+            if legacy:
                 self.signals.add(LEGACY)
-            if keys & self._v2_kw:
+            if v2:
                 self.signals.add(V2)
         func = node.func
         if (

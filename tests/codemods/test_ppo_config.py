@@ -13,12 +13,6 @@ SELECT = ("TRL103",)
 TODO = "# TODO(trl-migrate TRL103): "
 
 
-# TODO(trl-migrate TRL103): the parsed GRPOConfig starts from TRL 1.13's defaults, which differ from PPO's, and this file does not say which PPO era it was written for: set the defaults you trained with through `parser.set_defaults(...)`
-# TODO(trl-migrate TRL103): the parsed RLOOConfig starts from TRL 1.13's defaults, which differ from PPO's, and this file does not say which PPO era it was written for: set the defaults you trained with through `parser.set_defaults(...)`
-# TODO(trl-migrate TRL103): the parsed GRPOConfig starts from TRL 1.13's defaults, which differ from PPO's, and this file does not say which PPO era it was written for: set the defaults you trained with through `parser.set_defaults(...)`
-# TODO(trl-migrate TRL103): the parsed RLOOConfig starts from TRL 1.13's defaults, which differ from PPO's, and this file does not say which PPO era it was written for: set the defaults you trained with through `parser.set_defaults(...)`
-# TODO(trl-migrate TRL103): the parsed GRPOConfig starts from TRL 1.13's defaults, which differ from PPO's, and this file does not say which PPO era it was written for: set the defaults you trained with through `parser.set_defaults(...)`
-# TODO(trl-migrate TRL103): the parsed RLOOConfig starts from TRL 1.13's defaults, which differ from PPO's, and this file does not say which PPO era it was written for: set the defaults you trained with through `parser.set_defaults(...)`
 @pytest.mark.parametrize(
     "src",
     [
@@ -231,7 +225,7 @@ def test_score_clip_of_a_call_is_not_evaluated_three_times():
             id="star-star",
         ),
         pytest.param(
-            "from trl import PPOConfig\nc = PPOConfig(batch_size=1, total_episodes=3)\n",
+            "from trl import PPOConfig\nc = PPOConfig(ppo_epochs=1, total_episodes=3)\n",
             "cannot tell",
             id="mixed-eras",
         ),
@@ -1317,3 +1311,52 @@ def test_a_fixed_kl_coefficient_gets_no_adaptive_kl_warning():
     src = "from trl import PPOConfig\nc = PPOConfig(batch_size=8, mini_batch_size=4, adap_kl_ctrl=False, init_kl_coef=0.1)\n"
     out, findings = run(src, select=SELECT)
     assert "beta=0.1" in out and not [f for f in findings if "adap_kl_ctrl" in f.message]
+
+
+def test_batch_sizes_beside_v2_keywords_are_v2_runtime_fields():
+    """v2's config declared `batch_size` and `mini_batch_size` too (its trainer computed them),
+    so beside v2-only keywords they do not make the call legacy: it is rewritten as v2 and the
+    two are dropped as the run-time values they were."""
+    out, findings = run(
+        dedent(
+            """
+            from trl import PPOConfig
+
+            c = PPOConfig(output_dir="out", per_device_train_batch_size=2, mini_batch_size=16, kl_coef=0.02)
+            """
+        ),
+        select=SELECT,
+    )
+    assert "TODO" not in out and "mini_batch_size" not in out
+    assert 'c = RLOOConfig(output_dir="out", per_device_train_batch_size=2, beta=0.02,' in out
+    assert any("`mini_batch_size` is not used by TRL 1.13" in f.message for f in findings)
+    legacy_only, _ = run(
+        "from trl import PPOConfig\n\nc = PPOConfig(batch_size=8, mini_batch_size=2)\n",
+        select=SELECT,
+    )
+    assert "steps_per_generation=4" in legacy_only  # alone, they are legacy's
+
+
+def test_a_call_without_a_trailing_comma_keeps_its_closing_line():
+    before = dedent(
+        """
+        from trl import PPOConfig
+
+        c = PPOConfig(
+            output_dir="out",
+            kl_coef=0.02,
+            report_to="none"  # no tracker
+        )
+        """
+    )
+    out, _ = run(before, select=SELECT)
+    body = out.split("c = RLOOConfig(\n", 1)[1]
+    lines = body.splitlines()
+    assert lines[:3] == [
+        '    output_dir="out",',
+        "    beta=0.02,",
+        '    report_to="none",  # no tracker',
+    ]
+    assert lines[-1] == ")" and all(ln.startswith("    ") and ln.strip() for ln in lines[:-1])
+    assert not lines[-2].endswith(",")  # the call still ends without a trailing comma
+    assert run(out, select=SELECT)[0] == out

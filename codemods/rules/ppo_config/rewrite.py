@@ -63,9 +63,7 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
         self.model_reads = flags.model_config_reads(self, seen)
 
     def era_of(self, call: cst.Call, hint: str | None) -> str | None:
-        keys = {a.keyword.value for a in call.args if a.keyword is not None}
-        m = ppo.mapping()
-        legacy, v2 = bool(keys & set(m["legacy_only"])), bool(keys & set(m["v2_only"]))
+        legacy, v2 = ppo.era_keys(a.keyword.value for a in call.args if a.keyword is not None)
         if hint is not None:
             return None if legacy else hint
         if legacy != v2:

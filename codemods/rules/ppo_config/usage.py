@@ -83,8 +83,7 @@ class UsageDocstring(ConfigPass):
         if (
             era is None
         ):  # the flags themselves may tell: `--num_ppo_epochs` is v2's, `--ppo_epochs` legacy's
-            only = ppo.mapping()
-            legacy, v2 = set(flags) & set(only["legacy_only"]), set(flags) & set(only["v2_only"])
+            legacy, v2 = ppo.era_keys(flags)
             era = ppo.LEGACY if legacy and not v2 else ppo.V2 if v2 and not legacy else None
         if era is None:
             return
