@@ -886,3 +886,114 @@ def test_sampling_left_to_the_models_generation_config_is_reported(gen, left):
             (7, "WARNING", f"`.generate(...)` left {left}")
         ]
     assert run(out, select=PPO)[0] == out
+
+
+# The MedicalGPT-style loop (catalogue shape 29): per-query generation decoded into a list, the
+# step in a `try:` that only logs, the loop under `if do_train:` below the trainer.
+MEDICAL = """
+import torch
+from trl import PPOConfig, PPOTrainer
+
+
+def main(do_train=True):
+    config = PPOConfig(batch_size=2, mini_batch_size=1)
+    trainer = PPOTrainer(config, model, None, tokenizer, dataset=ds)
+    kw = {"max_new_tokens": 8, "top_k": 0, "top_p": 1.0, "do_sample": True}
+    if do_train:
+        for step, batch in enumerate(trainer.dataloader):
+            qs = batch["input_ids"]
+            texts = []
+            rs = []
+            for q in qs:
+                r = trainer.generate(q, return_prompt=False, **kw)
+                t = tokenizer.batch_decode(r, skip_special_tokens=True)[0]
+                texts.append(t)
+                rs.append(r.squeeze(0))
+            batch["response"] = texts
+            rewards = [torch.tensor(float(len(c))) for c in batch["response"]]
+            try:
+                stats = trainer.step(qs, rs, rewards)
+            except ValueError as e:
+                print(f"step {step} failed: {e}")
+"""
+
+
+def test_per_query_decode_in_a_guarded_step_under_an_if_is_rewritten():
+    out, findings = run(dedent(MEDICAL), select=PPO)
+    assert ".step(" not in out and "for q in qs" not in out and "try:" not in out
+    assert "    if do_train:\n        trainer.train()\n" in out
+    assert (
+        "    def reward_fn(prompts, completions, **kwargs) -> list[float]:\n"
+        "        texts = completions\n"
+        "        rewards = [torch.tensor(float(len(c))) for c in texts]\n"
+        "        return [float(r) for r in rewards]\n"
+    ) in out
+    assert "reward_funcs=reward_fn" in out.split("trainer = RLOOTrainer(", 1)[1].split("\n")[0]
+    guard = [f for f in findings if "a `try:` around `trainer.step(...)` caught" in f.message]
+    assert len(guard) == 1 and "`ValueError`" in guard[0].message
+    assert not [f for f in findings if f.fix is Fix.MANUAL]
+    assert run(out, select=PPO)[0] == out
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # the handler does more than log: the batch's fate is the loop's own logic
+        (
+            '                print(f"step {step} failed: {e}")',
+            "                rewards = [torch.tensor(0.0) for _ in rewards]",
+        ),
+        # the texts decoded held the prompt too (legacy generate returned it by default)
+        ("r = trainer.generate(q, return_prompt=False, **kw)", "r = trainer.generate(q, **kw)"),
+        # the decoded texts go nowhere the reward reads as a column
+        ("                texts.append(t)\n", ""),
+    ],
+    ids=["handler-acts", "prompt-returned", "texts-unused"],
+)
+def test_guard_and_per_query_decode_otherwise_keep_the_todo(change):
+    before = dedent(MEDICAL).replace(*change)
+    assert before != dedent(MEDICAL)
+    out, findings = run(before, select=PPO)
+    assert ".step(" in out
+    assert [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
+    assert run(out, select=PPO)[0] == out
+
+
+def test_a_loop_under_an_if_whose_trainer_the_block_around_does_not_build_keeps_the_todo():
+    built = "    trainer = PPOTrainer(config, model, None, tokenizer, dataset=ds)\n"
+    before = (
+        dedent(MEDICAL)
+        .replace(built, "")
+        .replace(
+            "\n\ndef main(do_train=True):\n    config = PPOConfig(batch_size=2, mini_batch_size=1)\n",
+            "\nconfig = PPOConfig(batch_size=2, mini_batch_size=1)\n"
+            + built.strip()
+            + "\n\n\ndef main(do_train=True):\n",
+        )
+    )
+    assert "\ntrainer = PPOTrainer(" in before
+    out, findings = run(before, select=PPO)
+    left = [f.message for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
+    assert any("`trainer` is not built in the same block as the loop" in m for m in left), left
+    assert "reward_fn" not in out.split("# trl-migrate draft")[0].split("TODO")[0]
+
+
+def test_a_batch_limit_computed_between_config_and_loop_moves_only_when_pure():
+    limit = "        total = math.ceil(20 / 2)\n        for step, batch in"
+    pure = (
+        dedent(MEDICAL)
+        .replace("    if do_train:\n", "    if do_train:\n" + "        total = math.ceil(20 / 2)\n")
+        .replace(
+            "            qs = batch",
+            "            if step >= total:\n                break\n            qs = batch",
+        )
+    )
+    out, findings = run("import math\n" + pure, select=PPO)
+    assert "max_steps=math.ceil(20 / 2) * 2 * 4" in out and ".step(" not in out
+    impure = pure.replace("total = math.ceil(20 / 2)", "total = next_total()")
+    out, findings = run("import math\n" + impure, select=PPO)
+    left = [f.message for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
+    assert any(
+        "`total` in the generation settings is set after `config` is built" in m for m in left
+    )
+    assert limit.split("\n")[0] not in out or ".step(" in out

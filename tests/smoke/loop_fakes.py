@@ -124,9 +124,15 @@ def old_run(src: str, tok: Any, ids: list[list[int]], *, draw: int = 0) -> list[
             if isinstance(query, list):
                 out = [torch.cat([q, r]) if return_prompt else r for q, r in zip(query, responses)]
                 return (out, list(out)) if generate_ref_response else out
-            at = [i for i, q in enumerate(self.dataloader[0]["input_ids"]) if q is query]
+            # one query (a 1-D tensor, the same ids as one of the batch's, maybe retyped): the
+            # legacy trainer generated for it as a batch of one, and returned that batch, 2-D
+            at = [
+                i
+                for i, q in enumerate(self.dataloader[0]["input_ids"])
+                if q.shape == query.shape and torch.equal(q.long(), query.long())
+            ]
             r = responses[at[0] if at else 0]
-            return torch.cat([query, r]) if return_prompt else r
+            return (torch.cat([query, r]) if return_prompt else r).unsqueeze(0)
 
         def step(self, queries: Any, responses: Any, scores: Any) -> dict[str, Any]:
             got.extend(float(s) for s in scores)
@@ -143,6 +149,7 @@ def old_run(src: str, tok: Any, ids: list[list[int]], *, draw: int = 0) -> list[
         batch_size: int = 2
         mini_batch_size: int = 1
         seed: int = 0
+        steps: int = 20000
 
     class LengthSampler:
         def __init__(self, *args: Any) -> None:

@@ -4,6 +4,7 @@ installed."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import libcst as cst
@@ -23,6 +24,7 @@ from codemods.rules.ppo_loop.shape import (
     free_name,
     listed,
     loaded,
+    logging_call,
     loop_batch,
     loop_state,
     names_outside,
@@ -30,6 +32,7 @@ from codemods.rules.ppo_loop.shape import (
     once_literal,
     range_count,
     reward_function,
+    unguarded,
 )
 from codemods.rules.ppo_loop.state import BATCHES, Refused
 from migrate.kernel.findings import Severity
@@ -44,11 +47,13 @@ class LoopRewrite(LoopPass):
             outer, loop = loop, loop.body.body[0]  # type: ignore[attr-defined, assignment]
         if loop.orelse is not None:
             raise Refused("it has an else block")
-        limit = batch_limit(loop)
+        # a `try:` around the step whose `except` only logs: its statements are the loop's
+        flat, guards = unguarded(loop.body, self._steps)
+        limit = batch_limit(loop.with_changes(body=flat))
         exit_kind = early_exit(
-            loop.body
+            flat
             if limit is None
-            else loop.body.with_changes(body=[s for s in loop.body.body if s is not limit[0]])  # type: ignore[attr-defined]
+            else flat.with_changes(body=[s for s in flat.body if s is not limit[0]])  # type: ignore[attr-defined]
         )
         if exit_kind is not None:
             raise Refused(
@@ -57,13 +62,15 @@ class LoopRewrite(LoopPass):
             )
         count = range_count(loop.iter)
         if count is not None:
+            if guards:
+                raise Refused("its `step(...)` sits in a `try:` of a loop over fixed prompts")
             return self._rewrite_fixed(body, index, loop, trainer, count, top=top)
         if trainer + ".dataloader" not in edits.code(loop.iter):
             raise Refused(f"it iterates over neither `{trainer}.dataloader` nor `range(<n>)`")
         batch = loop_batch(loop.target)
         lines = [
             inner if self._trainer_call((inner := _without_no_grad(ln)).stmt, "generate") else ln
-            for ln in block_lines(loop.body)
+            for ln in block_lines(flat)
         ]
         step = next(c for ln in lines if (c := self._trainer_call(ln.stmt, "step")) is not None)
         queries, responses, rewards, scores = _step_args(step)
@@ -72,6 +79,16 @@ class LoopRewrite(LoopPass):
             at = next(k for k, ln in enumerate(lines) if self._trainer_call(ln.stmt, "step"))
             lines.insert(at, Line(cst.Assign([cst.AssignTarget(cst.Name(rewards))], scores), []))
         gen_kwargs: dict[str, cst.BaseExpression] | None = None
+        # the list a per-query generation appends each decoded response to
+        texts = next(
+            (
+                per.texts
+                for ln in lines
+                if isinstance(ln.stmt, cst.For)
+                and (per := self._per_query(ln.stmt, queries, responses))
+            ),
+            None,
+        )
         ref: str | None = None
         kept: list[Line] = []
         to_train: list[
@@ -85,7 +102,7 @@ class LoopRewrite(LoopPass):
         counters = edits.names(loop.target) - {batch or ""}
         if outer is not None:
             counters |= edits.names(outer.target)
-        in_loop = edits.bound_names(loop.body)
+        in_loop = edits.bound_names(flat)
         for ln in lines:
             s = ln.stmt
             if _prints_of(s, counters | {n for n in (batch, queries, responses) if n}):
@@ -101,7 +118,9 @@ class LoopRewrite(LoopPass):
             if self._saves_every(s, trainer, loop):
                 to_train += ln.comments
                 continue
-            if _logs_only(s, stats=edits.bound(_statement_of(lines, step)), loop=loop):
+            if _logs_only(
+                s, stats=edits.bound(_statement_of(lines, step)), loop=loop.with_changes(body=flat)
+            ):
                 shown = " ".join(edits.code(s.test).split())  # type: ignore[union-attr]
                 self.report(
                     s,
@@ -124,21 +143,27 @@ class LoopRewrite(LoopPass):
                 gen_kwargs, ref = self._loop_generate(s, queries, responses)
                 to_train += ln.comments
                 continue
-            if isinstance(s, cst.For) and self._per_query(s, queries, responses) is not None:
+            if isinstance(s, cst.For) and (per := self._per_query(s, queries, responses)):
                 if gen_kwargs is not None:
                     raise Refused("it calls `.generate(...)` more than once")
-                call = self._per_query(s, queries, responses)
-                assert call is not None
-                gen_kwargs = self._generation(call, queries)
+                gen_kwargs = self._generation(per.call, queries)
                 self.prompt_returned = False  # the loop cut each response from its prompt
+                if per.decode is not None:  # and decoded each one into a list of texts
+                    if decode is not None:
+                        raise Refused("it decodes the responses more than once")
+                    decode, decoded = per.decode, per.texts
                 to_train += ln.comments
                 continue
-            if _empty_list(s, responses):  # `response_tensors = []`, filled by the loop above
+            if _empty_list(s, responses) or _empty_list(s, texts):
+                # `response_tensors = []` (and `texts = []`), filled by the loop below
                 to_train += ln.comments
                 continue
             if isinstance(s, cst.Assign) and len(s.targets) == 1:
                 target = get_full_name_for_node(s.targets[0].target)
-                if target == queries and m.matches(s.value, m.Subscript(value=m.Name(batch or ""))):
+                if target == queries and (
+                    m.matches(s.value, m.Subscript(value=m.Name(batch or "")))
+                    or _same_tokens(s.value, queries)
+                ):
                     to_train += ln.comments
                     continue
                 if (
@@ -257,6 +282,19 @@ class LoopRewrite(LoopPass):
             gen["num_train_epochs"] = self._epochs_of(outer)  # type: ignore[assignment]
             if limit is not None:
                 raise Refused("it stops after a number of batches inside an epoch loop")
+        for guard in guards:
+            caught = ", ".join(
+                f"`{' '.join(edits.code(h.type).split())}`" if h.type is not None else "everything"
+                for h in guard.handlers
+            )
+            self.report(
+                guard,
+                f"a `try:` around `{trainer}.step(...)` caught {caught} and only logged it, "
+                "skipping that batch; the guard was dropped with the step: TRL 1.13's `train()` "
+                f"has no such guard, so an error in `{self.reward_name}` or in training now "
+                "stops the run",
+                severity=Severity.WARNING,
+            )
         return self._install(
             body,
             index,
@@ -265,7 +303,7 @@ class LoopRewrite(LoopPass):
             gen=gen,
             fn=fn,
             top=top,
-            comments=[*to_train, *block_footer(loop.body)],
+            comments=[*to_train, *block_footer(flat)],
             after=[_line(ln) for ln in saves],
         )
 
@@ -277,7 +315,7 @@ class LoopRewrite(LoopPass):
         if self._epochs_of(loop) is not None:
             loop = loop.body.body[0]  # type: ignore[attr-defined, assignment]
         batch = loop_batch(loop.target)
-        lines = block_lines(loop.body)
+        lines = block_lines(unguarded(loop.body, self._steps)[0])
         calls = [c for ln in lines if (c := self._trainer_call(ln.stmt, "step")) is not None]
         if not calls or batch is None:
             return []
@@ -362,32 +400,29 @@ class LoopRewrite(LoopPass):
         return m.matches(stmt, saves) and not (loaded(stmt) & loop_names)
 
     def _saves_every(self, stmt: cst.CSTNode, trainer: str, loop: cst.For) -> bool:
-        """`if <every N batches>: trainer.save_pretrained(path)` (or `trainer.model.`, or
-        `trainer._save_pretrained`): reported and dropped; TRL 1.13 saves checkpoints itself."""
+        """`if <every N batches>:` whose statements only save a checkpoint: a save call
+        (`trainer.save_pretrained(path)`, `save_model(path)`, `torch.save(...)`: a function whose
+        name says it saves) and the paths it computes for it (names nothing else in the loop
+        reads). Reported and dropped; TRL 1.13 saves checkpoints itself."""
         if not isinstance(stmt, cst.If) or stmt.orelse is not None:
             return False
         inner = list(edits.statements(stmt.body))
-        if not inner or not all(
-            m.matches(
-                s,
-                m.Expr(
-                    m.Call(
-                        func=m.Attribute(
-                            value=m.Name(trainer) | m.Attribute(m.Name(trainer), m.Name("model")),
-                            attr=m.Name("save_pretrained")
-                            | m.Name("_save_pretrained")
-                            | m.Name("save_model"),
-                        )
-                    )
-                ),
-            )
-            for s in inner
-        ):
+        saves = [s for s in inner if _save_call(s)]
+        if not saves:
             return False
+        outside = {n for s in edits.statements(loop.body) if s is not stmt for n in loaded(s)}
+        for s in inner:
+            if s in saves:
+                continue
+            if not isinstance(s, cst.Assign) or not all(
+                isinstance(t.target, cst.Name) and t.target.value not in outside for t in s.targets
+            ):
+                return False
         shown = " ".join(edits.code(stmt.test).split())
+        call = " ".join(edits.code(saves[0]).split())
         self.report(
             stmt,
-            f"the loop saved the model with `{trainer}.save_pretrained(...)` when `{shown}`; "
+            f"the loop saved the model with `{call}` when `{shown}`; "
             "that was dropped: TRL 1.13 saves checkpoints to `output_dir` every `save_steps` "
             "optimizer steps (`save_strategy`), set them for the saves you want",
             severity=Severity.WARNING,
@@ -396,7 +431,7 @@ class LoopRewrite(LoopPass):
 
     def _per_query(
         self, loop: cst.For, queries: str | None, responses: str | None
-    ) -> cst.Call | None:
+    ) -> PerQuery | None:
         """The older notebooks' generation, one query at a time:
 
             for query in query_tensors:
@@ -409,7 +444,11 @@ class LoopRewrite(LoopPass):
         (`response_len = len(query_response) - len(query)`, then
         `response_tensors.append(query_response[-response_len:])`), as the one batch call it
         amounts to, `trainer.generate(query_tensors, length_sampler=output_length_sampler,
-        **generation_kwargs)` (None when the loop is not that). Its statements may be only these."""
+        **generation_kwargs)` (None when the loop is not that). Its statements may be only these,
+        and, where the generation returned the response alone (`return_prompt=False`), its
+        decoding into a list of texts (`r = tokenizer.batch_decode(response, ...)[0]`,
+        `texts.append(r)`), as the one `tokenizer.batch_decode(response_tensors, ...)` it
+        amounts to."""
         if loop.orelse is not None or not isinstance(loop.target, cst.Name):
             return None
         if get_full_name_for_node(loop.iter) != queries or responses is None:
@@ -419,6 +458,8 @@ class LoopRewrite(LoopPass):
         generate: cst.Call | None = None
         got = cut = None
         appended = used_cut = False
+        text = texts = None  # the name of one decoded response, and the list it goes into
+        decode: cst.Call | None = None
         for ln in block_lines(loop.body):
             st = ln.stmt
             call = self._trainer_call(st, "generate")
@@ -481,10 +522,43 @@ class LoopRewrite(LoopPass):
             ):
                 appended = True
                 used_cut = cut is not None and _tail_of(st, got, cut)
+            elif (
+                got is not None
+                and text is None
+                and isinstance(st, cst.Assign)
+                and len(st.targets) == 1
+                and isinstance(st.targets[0].target, cst.Name)
+                and (one := _one_row_decode(st.value, got)) is not None
+            ):
+                text, decode = st.targets[0].target.value, one
+            elif (
+                text is not None
+                and texts is None
+                and isinstance(st, cst.Expr)
+                and m.matches(
+                    st.value,
+                    m.Call(
+                        func=m.Attribute(value=m.Name(), attr=m.Name("append")),
+                        args=[m.Arg(m.Name(text))],
+                    ),
+                )
+            ):
+                texts = st.value.func.value.value  # type: ignore[attr-defined]
             else:
                 return None
         if generate is None or not appended or (cut is not None and not used_cut):
             return None
+        if (text is None) != (texts is None) or texts in (queries, responses, query, got):
+            return None  # a decoded response that goes nowhere, or into a list the loop reads
+        if decode is not None and (
+            cut is not None
+            or sampler is not None
+            or not any(
+                m.matches(a, m.Arg(keyword=m.Name("return_prompt"), value=m.Name("False")))
+                for a in generate.args
+            )
+        ):
+            return None  # the decoded text held the prompt, or more than the response kept
         args = [
             cst.Arg(cst.Name(queries or "")),
             *(
@@ -494,7 +568,9 @@ class LoopRewrite(LoopPass):
             ),
             *generate.args[1:],
         ]
-        return generate.with_changes(args=args)
+        if decode is not None:
+            decode = decode.with_changes(args=[cst.Arg(cst.Name(responses)), *decode.args[1:]])
+        return PerQuery(generate.with_changes(args=args), texts, decode)
 
     def _loop_generate(
         self, s: cst.CSTNode, queries: str | None, responses: str | None
@@ -622,6 +698,7 @@ class LoopRewrite(LoopPass):
         `after` statements) in place of the loop at `index`."""
         trainer_at, config_at, config_name = self._trainer_and_config(body[:index], trainer)
         gen = {k: once_literal(self.tree, v) for k, v in gen.items()}
+        gen = {k: _bound_between(v, body[config_at:index]) for k, v in gen.items()}
         for name in sorted(set().union(*(loaded(v) for v in gen.values()))):
             if any(name in edits.bound_names(s) for s in body[config_at:index]):
                 raise Refused(
@@ -647,6 +724,7 @@ class LoopRewrite(LoopPass):
             leading_lines=[*edits.leading(body[at]), *comment_lines(comments)],
         )
         body[at : at + 1] = [train, *after]
+        self.installed_at = at
         body[config_at : config_at + 1] = self._with_generation(body[config_at], gen, config_name)
         self.report(
             loop,
@@ -656,6 +734,54 @@ class LoopRewrite(LoopPass):
             f"and `{trainer}.train()`; generation settings moved to `{config_name}`",
         )
         return body
+
+
+# Functions of their arguments alone: an expression of these can be computed anywhere.
+PURE_CALLS = frozenset(
+    {"math.ceil", "math.floor", "int", "float", "round", "min", "max", "abs", "len"}
+)
+
+
+def _pure(expr: cst.BaseExpression) -> bool:
+    """Names, attributes, numbers, strings, arithmetic and PURE_CALLS: an expression whose
+    value depends only on the values of the names it reads."""
+    if isinstance(expr, (cst.Name, cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(expr, cst.Attribute):
+        return _pure(expr.value)
+    if isinstance(expr, cst.BinaryOperation):
+        return _pure(expr.left) and _pure(expr.right)
+    if isinstance(expr, cst.UnaryOperation):
+        return _pure(expr.expression)
+    if isinstance(expr, cst.Call):
+        return get_full_name_for_node(expr.func) in PURE_CALLS and all(
+            a.keyword is None and not a.star and _pure(a.value) for a in expr.args
+        )
+    return False
+
+
+def _bound_between(
+    value: cst.BaseExpression, between: Sequence[cst.BaseStatement]
+) -> cst.BaseExpression:
+    """`value`, or, when it is a name that one statement of `between` (the block from the config
+    to the loop) binds, and binds once, to a pure expression of names that none of them binds
+    (`total_steps = math.ceil(args.max_steps / args.batch_size)`), that expression: the config
+    can compute it itself."""
+    if not isinstance(value, cst.Name):
+        return value
+    binding = [s for s in between if value.value in edits.bound_names(s)]
+    if len(binding) != 1:
+        return value
+    assign = edits.assignment(binding[0])
+    if (
+        assign is None
+        or len(assign.targets) != 1
+        or not m.matches(assign.targets[0].target, m.Name(value.value))
+        or not _pure(assign.value)
+        or any(n in edits.bound_names(s) for s in between for n in loaded(assign.value))
+    ):
+        return value
+    return assign.value
 
 
 # legacy `PPOTrainer.step(queries, responses, scores, response_masks=None)`, every release
@@ -714,16 +840,6 @@ def _line(ln: Line) -> cst.SimpleStatementLine:
 
 
 # calls that only report progress: `print`, a logger's methods, wandb/tensorboard, log_stats
-LOGGING = ("print", "logger.", "logging.", "log.", "wandb.", "writer.add_", "tqdm.write")
-
-
-def _logging_call(stmt: cst.CSTNode) -> bool:
-    if not m.matches(stmt, m.Expr(m.Call())):
-        return False
-    func = get_full_name_for_node(stmt.value.func) or ""  # type: ignore[attr-defined]
-    return func == "print" or func.startswith(LOGGING[1:]) or func.endswith(".log_stats")
-
-
 def _statement_of(lines: Sequence[Line], call: cst.Call) -> cst.CSTNode:
     return next(ln.stmt for ln in lines if call in (getattr(ln.stmt, "value", None),))
 
@@ -735,11 +851,11 @@ def _logs_only(stmt: cst.CSTNode, *, stats: set[str], loop: cst.For) -> bool:
     if not isinstance(stmt, cst.If) or stmt.orelse is not None:
         return False
     inner = list(edits.statements(stmt.body))
-    if not inner or not any(_logging_call(s) for s in inner):
+    if not inner or not any(logging_call(s) for s in inner):
         return False
     outside = {n for s in edits.statements(loop.body) if s is not stmt for n in loaded(s)}
     for s in inner:
-        if _logging_call(s):
+        if logging_call(s):
             continue
         if not isinstance(s, cst.Assign):
             return False
@@ -752,10 +868,20 @@ def _logs_only(stmt: cst.CSTNode, *, stats: set[str], loop: cst.For) -> bool:
     return True
 
 
+def _save_call(stmt: cst.CSTNode) -> bool:
+    """`x.save_pretrained(...)`, `save_model(...)`, `torch.save(...)`, `save_checkpoint(...)`."""
+    if not m.matches(stmt, m.Expr(m.Call())):
+        return False
+    name = get_full_name_for_node(stmt.value.func) or ""  # type: ignore[attr-defined]
+    return "save" in name.rsplit(".", 1)[-1].lower()
+
+
 def _prints_of(stmt: cst.CSTNode, counters: set[str]) -> bool:
-    """`print(...)` of the loop's counters (`print(f"epoch {epoch}")`), its batch or its
-    tensors: a reward function has none of them."""
-    return m.matches(stmt, m.Expr(m.Call(func=m.Name("print")))) and bool(loaded(stmt) & counters)
+    """`print(...)` (or `logger.info(...)`, `wandb.log(...)`, ...) of the loop's counters
+    (`print(f"epoch {epoch}")`), its batch or its tensors: a reward function has none of them."""
+    if m.matches(stmt, m.Expr(m.Call(func=m.Attribute(attr=m.Name("log_stats"))))):
+        return False  # the trainer's own logging: dropped with the step
+    return logging_call(stmt) and bool(loaded(stmt) & counters)
 
 
 def in_loop_rebound(lines: Sequence[Line], name: str) -> set[str]:
@@ -872,6 +998,83 @@ def _decoded_as_the_loop_did(
         + (f", {shown}" if shown else "")
         + ")  # as the loop decoded them\n"
     )
+
+
+# Calls that give back the same token ids: a type, a device, a squeezed batch dimension.
+SAME_TOKENS = frozenset(
+    {"LongTensor", "tensor", "as_tensor", "to", "cuda", "cpu", "long", "squeeze"}
+)
+
+
+def _same_tokens(value: cst.BaseExpression, queries: str | None) -> bool:
+    """`[torch.LongTensor(q).to(device).squeeze(0) for q in <queries>]`: the query tensors moved
+    or retyped one by one, the same token ids (TRL 1.13 tokenizes the prompts itself)."""
+    if queries is None or not isinstance(value, cst.ListComp) or value.for_in.inner_for_in:
+        return False
+    comp = value.for_in
+    if (
+        comp.ifs
+        or not m.matches(comp.iter, m.Name(queries))
+        or not isinstance(comp.target, cst.Name)
+    ):
+        return False
+    expr: cst.BaseExpression = value.elt
+    while isinstance(expr, cst.Call):
+        func = expr.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else None
+        if name not in SAME_TOKENS:
+            return False
+        if isinstance(func, cst.Attribute) and name in ("LongTensor", "tensor", "as_tensor"):
+            if len(expr.args) != 1 or expr.args[0].keyword is not None:
+                return False
+            expr = expr.args[0].value  # `torch.LongTensor(q)`
+        elif isinstance(func, cst.Attribute):
+            expr = func.value  # `q.to(device)`, `q.squeeze(0)`
+    return m.matches(expr, m.Name(comp.target.value))
+
+
+@dataclasses.dataclass(frozen=True)
+class PerQuery:
+    """A generation one query at a time, as the batch call it amounts to; with the list its
+    decoded responses went into and the batch decode that amounts to, where it decoded them."""
+
+    call: cst.Call
+    texts: str | None = None
+    decode: cst.Call | None = None
+
+
+def _one_row_decode(value: cst.BaseExpression, got: str) -> cst.Call | None:
+    """`tokenizer.batch_decode(<got>, ...)[0]`, `tokenizer.decode(<got>[0], ...)` or
+    `tokenizer.decode(<got>.squeeze(), ...)`: the text of a one-row generation, as the
+    `tokenizer.batch_decode(<got>, ...)` call whose first row it is (None when not that)."""
+    row0 = [m.SubscriptElement(m.Index(m.Integer("0")))]
+    if m.matches(
+        value,
+        m.Subscript(
+            value=m.Call(
+                func=m.Attribute(attr=m.Name("batch_decode")),
+                args=[m.Arg(m.Name(got)), m.ZeroOrMore(m.Arg(keyword=m.Name()))],
+            ),
+            slice=row0,
+        ),
+    ):
+        return value.value  # type: ignore[attr-defined, no-any-return]
+    squeeze = m.Attribute(value=m.Name(got), attr=m.Name("squeeze"))
+    one_row = (
+        m.Subscript(value=m.Name(got), slice=row0)
+        | m.Call(func=squeeze, args=[])
+        | m.Call(func=squeeze, args=[m.Arg(m.Integer("0"))])
+    )
+    if isinstance(value, cst.Call) and m.matches(
+        value,
+        m.Call(
+            func=m.Attribute(attr=m.Name("decode")),
+            args=[m.Arg(one_row, keyword=None), m.ZeroOrMore(m.Arg(keyword=m.Name()))],
+        ),
+    ):
+        func = value.func.with_changes(attr=cst.Name("batch_decode"))  # type: ignore[attr-defined]
+        return value.with_changes(func=func, args=[cst.Arg(cst.Name(got)), *value.args[1:]])
+    return None
 
 
 def _decoded_one_by_one(value: cst.BaseExpression, responses: str | None) -> bool:

@@ -24,6 +24,10 @@ class LoopPass(RuleTransformer):
     # whether the last `.generate(...)` read returned prompt + response (return_prompt, default
     # True in every legacy release; encoder-decoder models never returned the prompt)
     prompt_returned: bool
+    # `if` statements (by id) whose body holds a PPO loop (by id) whose trainer the block around
+    # the `if` builds: rewritten from that block
+    lifted: dict[int, int]
+    installed_at: int | None  # where the last `_install` put `train()` in its block
 
     def _rewrite(
         self, body: list[cst.BaseStatement], index: int, loop: cst.For, trainer: str, *, top: bool
@@ -71,6 +75,9 @@ class LoopPass(RuleTransformer):
         raise NotImplementedError  # loop.py
 
     def _is_ppo_loop(self, loop: cst.For) -> bool:
+        raise NotImplementedError  # rewrite.py
+
+    def _steps(self, stmt: cst.CSTNode) -> bool:
         raise NotImplementedError  # rewrite.py
 
     def _encoder_decoder(self) -> bool:

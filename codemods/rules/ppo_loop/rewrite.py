@@ -23,6 +23,7 @@ from codemods.rules.ppo_loop.shape import (
     free_name,
     length_samplers,
     target_trainer_vars,
+    unguarded,
     with_body,
 )
 from codemods.rules.ppo_loop.state import REWARD_FN, Refused
@@ -69,6 +70,30 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         self.orphaned: set[str] = (
             set()
         )  # local names of `respond_to_batch` whose uses this rule rewrote
+        self.lifted = self._lifted_loops(node)
+        self.installed_at: int | None = None
+
+    def _lifted_loops(self, module: cst.Module) -> dict[int, int]:
+        """`if` statements (by id) whose body holds a PPO loop (its id) whose trainer the block
+        around the `if` builds above it, and the `if`'s own body does not: `if args.do_train:`
+        around the loop of a `main()` that builds the trainer."""
+        found: dict[int, int] = {}
+        blocks = [module.body, *(b.body for b in walk.find_all(module, cst.IndentedBlock))]
+        for stmts in blocks:
+            for i, stmt in enumerate(stmts):
+                if not isinstance(stmt, cst.If) or not isinstance(stmt.body, cst.IndentedBlock):
+                    continue
+                inner = stmt.body.body
+                for j, loop in enumerate(inner):
+                    if not isinstance(loop, cst.For) or id(loop) in self.wrapped:
+                        continue
+                    if not self._is_ppo_loop(loop) and self._epochs_of(loop) is None:
+                        continue
+                    trainer = self._trainer_of(loop)
+                    if not _builds(inner[:j], trainer) and _builds(stmts[:i], trainer):
+                        found[id(stmt)] = id(loop)
+                    break
+        return found
 
     # -- a step() the loop rewrite does not see: in an `if`, a `while`, a function, no loop
     def visit_For(self, node: cst.For) -> None:
@@ -84,8 +109,11 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         if not calls:
             return None
         loop = loops[-1] if loops else None
-        if loop is not None and node in getattr(loop.body, "body", ()) and self._is_ppo_loop(loop):
-            return None  # the loop rewrite's (rewritten, or left with its own TODO)
+        if loop is not None and self._is_ppo_loop(loop):
+            own = list(getattr(loop.body, "body", ()))
+            own += [s for g in unguarded(loop.body, self._steps)[1] for s in g.body.body]  # type: ignore[attr-defined]
+            if node in own:
+                return None  # the loop rewrite's (rewritten, or left with its own TODO)
         return get_full_name_for_node(calls[0].func.value) or "trainer"  # type: ignore[attr-defined]
 
     def _orphan_steps(self, module: cst.Module) -> set[str]:
@@ -161,42 +189,84 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
             self.report(stmt, message, fix=Fix.MANUAL)
             out[k] = with_todos(out[k], self.CODE, [message], set())
         for i, stmt in enumerate(original):
+            if isinstance(stmt, cst.If) and id(stmt) in self.lifted:
+                return self._lifted_loop(original, out, i, top=top)
             if not isinstance(stmt, cst.For) or id(stmt) in self.wrapped:
                 continue
+            if id(stmt) in self.lifted.values():
+                continue  # the block around its `if` rewrites it
             if not self._is_ppo_loop(stmt) and self._epochs_of(stmt) is None:
                 continue
-            trainer = self._trainer_of(stmt)
-            reported = len(self.state.findings)
-            try:
-                out = self._rewrite(out, i, stmt, trainer, top=top)
-            except Refused as e:
-                self.forget_findings(reported)  # all or nothing: no finding of a half-made rewrite
-                skeleton = (
-                    f"`def {REWARD_FN}(prompts, completions, **kwargs): return [<your score for p "
-                    "+ c> for p, c in "
-                    f"zip(prompts, completions)]`, then `{trainer} = {self.trainer_cls}(model=..., "
-                    f"reward_funcs={REWARD_FN}, args=config, train_dataset=dataset, "
-                    "processing_class=tokenizer)` "
-                    f"and `{trainer}.train()` in place of this loop"
-                )
-                message = (
-                    f"TRL 1.13 has no PPO step loop and this one was left as it is ({e}); write "
-                    f"{skeleton}; "
-                    "generation settings go in the config (max_completion_length, temperature, "
-                    "top_k, top_p, "
-                    "generation_kwargs)"
-                )
-                draft = self.draft(stmt, trainer)
-                if draft:
-                    message += (
-                        "; a draft from this loop's own reward code is below (check what "
-                        "the reason above names)"
-                    )
-                self.report(stmt, message, fix=Fix.MANUAL)
-                out[i] = with_draft(with_todos(out[i], self.CODE, [message], set()), draft)
-                out = self._needs_rewards(original, out, i, trainer)
-            break  # one loop per block: the statement indexes below it have moved
+            return self._one_loop(original, out, i, top=top)
         return out
+
+    def _lifted_loop(
+        self,
+        original: Sequence[cst.BaseStatement],
+        out: list[cst.BaseStatement],
+        i: int,
+        *,
+        top: bool,
+    ) -> list[cst.BaseStatement]:
+        """The loop in the body of the `if` at `i` (`if args.do_train:`), whose trainer this
+        block builds above that `if`: rewritten as if it stood in this block, its `train()` kept
+        in the `if`."""
+        guard, updated = original[i], out[i]
+        inner = list(guard.body.body)  # type: ignore[attr-defined]
+        j = next(k for k, s in enumerate(inner) if id(s) == self.lifted[id(guard)])
+        self.installed_at = None
+        result = self._one_loop(
+            [*original[:i], *inner],
+            [*out[:i], *updated.body.body],  # type: ignore[attr-defined]
+            i + j,
+            top=top,
+        )
+        head = i if self.installed_at is None else self.installed_at - j
+        body = updated.body.with_changes(body=result[head:])  # type: ignore[attr-defined]
+        return [*result[:head], updated.with_changes(body=body), *out[i + 1 :]]
+
+    def _one_loop(
+        self,
+        original: Sequence[cst.BaseStatement],
+        out: list[cst.BaseStatement],
+        i: int,
+        *,
+        top: bool,
+    ) -> list[cst.BaseStatement]:
+        """The block with its loop at `i` rewritten, or left with its TODO and a draft."""
+        stmt = original[i]
+        assert isinstance(stmt, cst.For)
+        trainer = self._trainer_of(stmt)
+        reported = len(self.state.findings)
+        try:
+            out = self._rewrite(out, i, stmt, trainer, top=top)
+        except Refused as e:
+            self.forget_findings(reported)  # all or nothing: no finding of a half-made rewrite
+            skeleton = (
+                f"`def {REWARD_FN}(prompts, completions, **kwargs): return [<your score for p "
+                "+ c> for p, c in "
+                f"zip(prompts, completions)]`, then `{trainer} = {self.trainer_cls}(model=..., "
+                f"reward_funcs={REWARD_FN}, args=config, train_dataset=dataset, "
+                "processing_class=tokenizer)` "
+                f"and `{trainer}.train()` in place of this loop"
+            )
+            message = (
+                f"TRL 1.13 has no PPO step loop and this one was left as it is ({e}); write "
+                f"{skeleton}; "
+                "generation settings go in the config (max_completion_length, temperature, "
+                "top_k, top_p, "
+                "generation_kwargs)"
+            )
+            draft = self.draft(stmt, trainer)
+            if draft:
+                message += (
+                    "; a draft from this loop's own reward code is below (check what "
+                    "the reason above names)"
+                )
+            self.report(stmt, message, fix=Fix.MANUAL)
+            out[i] = with_draft(with_todos(out[i], self.CODE, [message], set()), draft)
+            out = self._needs_rewards(original, out, i, trainer)
+        return out  # one loop per block: the statement indexes below it have moved
 
     def _needs_rewards(
         self,
@@ -229,7 +299,11 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         return out
 
     def _is_ppo_loop(self, loop: cst.For) -> bool:
-        return any(self._trainer_call(s, "step") for s in edits.statements(loop.body))
+        return any(self._steps(s) for s in edits.statements(unguarded(loop.body, self._steps)[0]))
+
+    def _steps(self, stmt: cst.CSTNode) -> bool:
+        """Whether a statement of a loop body calls a PPO trainer's `step(...)`."""
+        return self._trainer_call(stmt, "step") is not None
 
     def _encoder_decoder(self) -> bool:
         """Whether the file builds an encoder-decoder policy (T5, BART, a Seq2Seq value head):
@@ -242,7 +316,7 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
     def _trainer_of(self, loop: cst.For) -> str:
         if self._epochs_of(loop) is not None:
             loop = loop.body.body[0]  # type: ignore[attr-defined, assignment]
-        for s in edits.statements(loop.body):
+        for s in edits.statements(unguarded(loop.body, self._steps)[0]):
             call = self._trainer_call(s, "step")
             if call is not None:
                 return get_full_name_for_node(call.func.value) or "trainer"  # type: ignore[attr-defined]
@@ -257,3 +331,16 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         ) and (get_full_name_for_node(value.func.value) or "") in self.trainers:
             return value
         return None
+
+
+def _builds(stmts: Sequence[cst.BaseStatement], name: str) -> bool:
+    """Whether one of `stmts` assigns a call's result to `name` (`trainer = PPOTrainer(...)`)."""
+    for stmt in stmts:
+        assign = edits.assignment(stmt)
+        if (
+            assign is not None
+            and get_full_name_for_node(assign.targets[0].target) == name
+            and isinstance(assign.value, cst.Call)
+        ):
+            return True
+    return False

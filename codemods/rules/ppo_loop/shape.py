@@ -5,7 +5,7 @@ statement reads, the batch's columns, the prompt argument, the trainers and leng
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -46,6 +46,61 @@ def block_lines(block: cst.BaseSuite) -> list[Line]:
         else:
             out.append(Line(stmt, list(stmt.leading_lines)))
     return out
+
+
+LOGGING = ("print", "logger.", "logging.", "log.", "wandb.", "writer.add_", "tqdm.write")
+
+
+def logging_call(stmt: cst.CSTNode) -> bool:
+    """A statement that only logs: `print(...)`, `logger.info(...)`, `wandb.log(...)`,
+    `trainer.log_stats(...)`, ..."""
+    if not m.matches(stmt, m.Expr(m.Call())):
+        return False
+    func = get_full_name_for_node(stmt.value.func) or ""  # type: ignore[attr-defined]
+    return func == "print" or func.startswith(LOGGING[1:]) or func.endswith(".log_stats")
+
+
+def step_guard(stmt: cst.CSTNode, is_step: Callable[[cst.CSTNode], bool]) -> cst.Try | None:
+    """`stmt` when it is a `try:` holding the loop's `step(...)` among its own statements, whose
+    every `except` only logs, passes, moves on to the next batch or re-raises (no `else`, no
+    `finally`): the legacy loop skipped a batch whose step raised. Its body is the loop's own."""
+    if not isinstance(stmt, cst.Try) or stmt.orelse is not None or stmt.finalbody is not None:
+        return None
+    if not any(is_step(s) for s in edits.statements(stmt.body)):
+        return None
+    for handler in stmt.handlers:
+        for s in edits.statements(handler.body):
+            if not (
+                logging_call(s)
+                or isinstance(s, (cst.Pass, cst.Continue))
+                or (isinstance(s, cst.Raise) and s.exc is None)
+            ):
+                return None
+    return stmt
+
+
+def unguarded(
+    block: cst.BaseSuite, is_step: Callable[[cst.CSTNode], bool]
+) -> tuple[cst.BaseSuite, list[cst.Try]]:
+    """`block` with a `try:` around its step (`step_guard`) replaced by the statements it
+    guarded (the comments above the `try` go above the first), and the guards replaced. The
+    statements are the block's own nodes, so they can be found in the tree."""
+    body: list[cst.BaseStatement] = []
+    guards: list[cst.Try] = []
+    for stmt in getattr(block, "body", []):
+        guard = step_guard(stmt, is_step)
+        if guard is None or not isinstance(guard.body, cst.IndentedBlock):
+            body.append(stmt)
+            continue
+        guards.append(guard)
+        inner = list(guard.body.body)
+        inner[0] = inner[0].with_changes(
+            leading_lines=[*guard.leading_lines, *edits.leading(inner[0])]
+        )
+        body += inner
+    if not guards:
+        return block, []
+    return block.with_changes(body=body), guards
 
 
 def block_footer(block: cst.BaseSuite) -> list[cst.EmptyLine]:
