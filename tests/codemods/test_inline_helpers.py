@@ -27,6 +27,8 @@ HELPERS = [
     ("trl.trainer.utils", "exact_div"),
     ("trl.experimental.ppo.ppo_trainer", "INVALID_LOGPROB"),
     ("trl.experimental.ppo.ppo_trainer", "masked_whiten"),
+    ("trl", "setup_chat_format"),
+    ("trl.models.utils", "setup_chat_format"),
 ]
 
 
@@ -147,3 +149,67 @@ def test_the_decorators_class_keeps_its_interface():
     with ours.empty_device_cache():
         calls.append("in")
     assert calls == [3, "in"] and os.environ is not None
+
+
+def test_setup_chat_format_sets_up_what_trl_0_11_4_did():
+    """The written-in setup_chat_format against TRL 0.11.4's own (read out of its wheel), each
+    on a fresh tiny model and tokenizer: the same special tokens, template, rendered chat,
+    embedding size and token ids in the model's configs."""
+    pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from migrate.reference.tiny import tiny_tokenizer
+
+    try:
+        text = old_wheels.member("0.11.4", "trl/models/utils.py")
+    except LookupError as why:
+        pytest.skip(str(why))
+    tree = ast.parse(text)
+    keep = [
+        ast.get_source_segment(text, n) or ""
+        for n in tree.body
+        if isinstance(n, (ast.ClassDef, ast.FunctionDef))
+        and n.name in ("ChatMlSpecialTokens", "setup_chat_format")
+        or (isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "FORMAT_MAPPING")
+    ]
+    from dataclasses import dataclass
+    from typing import Literal, Optional
+
+    # the names the old module's annotations read
+    old_space = {"dataclass": dataclass, "Literal": Literal, "Optional": Optional, "Tuple": tuple}
+    old_space.update(PreTrainedModel=object, PreTrainedTokenizer=object)
+    exec("\n\n".join(keep), old_space)  # noqa: S102
+    ours_space: dict = {}
+    exec(inline.lookup("trl.setup_chat_format").replace("__NAME__", "setup"), ours_space)  # type: ignore[union-attr]  # noqa: S102
+
+    def fresh():  # type: ignore[no-untyped-def]
+        tok = tiny_tokenizer()
+        config = transformers.AutoConfig.for_model(
+            "gpt2", vocab_size=len(tok), n_embd=16, n_layer=1, n_head=2, n_positions=64
+        )
+        return transformers.AutoModelForCausalLM.from_config(config), tok
+
+    chat = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    for multiple in (None, 64):
+        (m1, t1), (m2, t2) = fresh(), fresh()
+        old_space["setup_chat_format"](m1, t1, resize_to_multiple_of=multiple)
+        ours_space["setup"](m2, t2, resize_to_multiple_of=multiple)
+        assert t1.chat_template == t2.chat_template and "<|im_start|>" in t2.chat_template
+        assert (t1.bos_token, t1.eos_token, t1.pad_token) == (
+            t2.bos_token,
+            t2.eos_token,
+            t2.pad_token,
+        )
+        assert len(t1) == len(t2)
+        render = {"add_generation_prompt": True, "tokenize": False}
+        assert t1.apply_chat_template(chat, **render) == t2.apply_chat_template(chat, **render)
+        e1, e2 = m1.get_input_embeddings().weight.shape, m2.get_input_embeddings().weight.shape
+        assert e1 == e2 and (multiple is None or e2[0] % multiple == 0)
+        for part in ("config", "generation_config"):
+            c1, c2 = getattr(m1, part), getattr(m2, part)
+            assert (c1.pad_token_id, c1.bos_token_id, c1.eos_token_id) == (
+                c2.pad_token_id,
+                c2.bos_token_id,
+                c2.eos_token_id,
+            )
+    with pytest.raises(ValueError, match="Format llama not available"):
+        ours_space["setup"](*fresh(), format="llama")
