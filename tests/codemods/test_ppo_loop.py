@@ -997,3 +997,37 @@ def test_a_batch_limit_computed_between_config_and_loop_moves_only_when_pure():
         "`total` in the generation settings is set after `config` is built" in m for m in left
     )
     assert limit.split("\n")[0] not in out or ".step(" in out
+
+
+def test_switching_checkpointing_around_generation_is_dropped_with_a_warning():
+    from pathlib import Path
+
+    src = (
+        Path(__file__).parents[1] / "fixtures" / "loops" / "30_checkpointing_switched.py"
+    ).read_text()
+    out, findings = run(src, select=PPO)
+    assert "gradient_checkpointing_" not in out and "use_cache" not in out
+    assert "num_train_epochs=args.epochs" in out
+    (switched,) = [
+        f for f in findings if "switched the model's gradient checkpointing" in f.message
+    ]
+    assert (
+        "`model.gradient_checkpointing_disable()`, `model.config.use_cache = True`"
+        in switched.message
+    )
+    # a switch to a value the loop computes is not a mode switch: it stays in the reward code
+    kept = src.replace("model.config.use_cache = False", "model.config.use_cache = len(texts) > 1")
+    out, _ = run(kept, select=PPO)
+    assert "    model.config.use_cache = len(texts) > 1\n" in out.split("def reward_fn", 1)[1]
+
+
+def test_an_epoch_count_read_from_the_trainer_built_after_the_config_keeps_the_todo():
+    from pathlib import Path
+
+    src = (
+        Path(__file__).parents[1] / "fixtures" / "loops" / "30_checkpointing_switched.py"
+    ).read_text()
+    src = src.replace("range(args.epochs)", "range(ppo_trainer.config.ppo_epochs)")
+    out, findings = run(src, select=PPO)
+    left = [f.message for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
+    assert ".step(" in out and left

@@ -232,7 +232,12 @@ def execute(src: str, modules: dict[str, Any], tok: Any, **names: Callable[..., 
             "__name__": "__main__",
             "torch": torch,
             "tokenizer": tok,
-            "model": None,
+            # a policy the loop may switch between generation and training
+            "model": types.SimpleNamespace(
+                gradient_checkpointing_enable=lambda *a, **k: None,
+                gradient_checkpointing_disable=lambda: None,
+                config=types.SimpleNamespace(use_cache=True),
+            ),
             "model_name": "tiny",
             "rm_adapter": "tiny-rm-adapter",
             "adapter_scores": adapter_scores,

@@ -99,6 +99,7 @@ class LoopRewrite(LoopPass):
         decoded: str | None = None  # the local name the decoded texts were bound to, if any
         saves: list[Line] = []  # saves after every batch: once, after train()
         logged: list[cst.CSTNode] = []  # prints of the loop's counters: dropped
+        toggles: list[cst.CSTNode] = []  # gradient checkpointing / KV cache switched: dropped
         counters = edits.names(loop.target) - {batch or ""}
         if outer is not None:
             counters |= edits.names(outer.target)
@@ -191,6 +192,10 @@ class LoopRewrite(LoopPass):
                     completions = column
                     to_train += ln.comments
                     continue
+            if _mode_switch(s):
+                toggles.append(s)
+                to_train += ln.comments
+                continue
             kept.append(ln)
         if decode is None:
             raise Refused("the responses are not decoded with `tokenizer.batch_decode`")
@@ -239,6 +244,18 @@ class LoopRewrite(LoopPass):
             new_body = [again or cst.parse_statement(f"{decoded} = completions\n"), *new_body]
         elif again is not None and "completions" in reads:
             new_body = [again, *new_body]
+        if toggles:
+            self.report(
+                loop,
+                "the loop switched the model's gradient checkpointing or KV cache around "
+                "generation and the step ("
+                + ", ".join(f"`{' '.join(edits.code(x).split())}`" for x in toggles)
+                + "); dropped: TRL 1.13 switches the model between generation and training "
+                "itself, and trains with checkpointing when the config's `gradient_checkpointing` "
+                "is True (set it so to have the memory use of the loop's step; the results are "
+                "the same either way)",
+                severity=Severity.WARNING,
+            )
         if logged:
             self.report(
                 loop,
@@ -373,7 +390,7 @@ class LoopRewrite(LoopPass):
                 it = cst.Call(func=cst.Name("range"), args=[it.args[0]])  # type: ignore[attr-defined]
             else:
                 it = it.args[0].value  # type: ignore[attr-defined]
-        count = range_count(it)
+        count = range_count(it, attributes=True)
         inner = getattr(loop.body, "body", [])
         if (
             count is None
@@ -866,6 +883,35 @@ def _logs_only(stmt: cst.CSTNode, *, stats: set[str], loop: cst.For) -> bool:
             elif not isinstance(t.target, cst.Name) or t.target.value in outside:
                 return False
     return True
+
+
+def _mode_switch(stmt: cst.CSTNode) -> bool:
+    """`model.gradient_checkpointing_enable()` / `_disable()`, `model.config.use_cache = ...`:
+    how the model runs (memory, speed), which the legacy loop switched around generation and the
+    step; not part of any reward."""
+    if m.matches(
+        stmt,
+        m.Expr(
+            m.Call(
+                func=m.Attribute(
+                    attr=m.Name("gradient_checkpointing_enable")
+                    | m.Name("gradient_checkpointing_disable")
+                )
+            )
+        ),
+    ):
+        return True
+    return m.matches(
+        stmt,
+        m.Assign(
+            targets=[
+                m.AssignTarget(
+                    m.Attribute(value=m.Attribute(attr=m.Name("config")), attr=m.Name("use_cache"))
+                )
+            ],
+            value=m.Name("True") | m.Name("False"),
+        ),
+    )
 
 
 def _save_call(stmt: cst.CSTNode) -> bool:

@@ -159,8 +159,9 @@ def names_outside(module: cst.Module, node: cst.CSTNode) -> set[str]:
     return found
 
 
-def range_count(it: cst.BaseExpression) -> cst.BaseExpression | None:
-    """N of `range(N)` when N is an int literal or a name."""
+def range_count(it: cst.BaseExpression, *, attributes: bool = False) -> cst.BaseExpression | None:
+    """N of `range(N)` when N is an int literal or a name (or, with `attributes`, an attribute
+    of a name: `range(args.epochs)`)."""
     if m.matches(
         it,
         m.Call(
@@ -168,6 +169,14 @@ def range_count(it: cst.BaseExpression) -> cst.BaseExpression | None:
         ),
     ):
         return it.args[0].value  # type: ignore[attr-defined]
+    if attributes and m.matches(
+        it, m.Call(func=m.Name("range"), args=[m.Arg(keyword=None, star="", value=m.Attribute())])
+    ):
+        value = it.args[0].value  # type: ignore[attr-defined]
+        root = value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        return value if isinstance(root, cst.Name) else None
     return None
 
 
