@@ -520,14 +520,12 @@ class LoopRewrite(LoopPass):
             elif (
                 got is not None
                 and cut is None
-                and isinstance(st, cst.Assign)
-                and len(st.targets) == 1
-                and isinstance(st.targets[0].target, cst.Name)
-                and _prompt_cut(st.value, got, query)
+                and _assigned_name(st) is not None
+                and _prompt_cut(st.value, got, query)  # type: ignore[union-attr]
             ):
                 # `response_len = len(query_response) - len(query)`: the generation returned the
                 # prompt too; the append below keeps the tail, the response alone
-                cut = st.targets[0].target.value
+                cut = _assigned_name(st)
             elif (
                 isinstance(st, cst.Expr)
                 and m.matches(
@@ -542,12 +540,10 @@ class LoopRewrite(LoopPass):
             elif (
                 got is not None
                 and text is None
-                and isinstance(st, cst.Assign)
-                and len(st.targets) == 1
-                and isinstance(st.targets[0].target, cst.Name)
-                and (one := _one_row_decode(st.value, got)) is not None
+                and _assigned_name(st) is not None
+                and (one := _one_row_decode(st.value, got)) is not None  # type: ignore[union-attr]
             ):
-                text, decode = st.targets[0].target.value, one
+                text, decode = _assigned_name(st), one
             elif (
                 text is not None
                 and texts is None
@@ -1077,6 +1073,17 @@ def _same_tokens(value: cst.BaseExpression, queries: str | None) -> bool:
         elif isinstance(func, cst.Attribute):
             expr = func.value  # `q.to(device)`, `q.squeeze(0)`
     return m.matches(expr, m.Name(comp.target.value))
+
+
+def _assigned_name(stmt: cst.CSTNode) -> str | None:
+    """`x` of `x = <value>`, the statement's one target a plain name (else None)."""
+    if (
+        isinstance(stmt, cst.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0].target, cst.Name)
+    ):
+        return stmt.targets[0].target.value
+    return None
 
 
 @dataclasses.dataclass(frozen=True)
