@@ -187,6 +187,27 @@ def patch_hub(module: Any) -> None:
     module.PushToHubMixin.push_to_hub = _no_push
 
 
+# huggingface_hub's ways of logging in: each asks the hub who the token belongs to, which an
+# offline smoke run cannot; nothing that trains depends on it (the stand-ins are local)
+HUB_LOGINS = ("login", "notebook_login", "interpreter_login")
+
+
+def patch_hub_login(module: Any) -> None:
+    """`huggingface_hub.login(token=...)` (and the notebook and interpreter prompts) are skipped
+    with a line on stderr and listed among the overrides, so a script that logs in first still
+    reaches its training."""
+
+    def skipped(name: str) -> Any:
+        def login(*args: Any, **kwargs: Any) -> None:
+            note("huggingface_hub", name, "called", "skipped (offline)")
+            print(f"trl-migrate smoke: huggingface_hub.{name}() skipped", file=sys.stderr)
+
+        return login
+
+    for name in HUB_LOGINS:
+        setattr(module, name, skipped(name))
+
+
 def _is_cuda(device: Any) -> bool:
     text = str(device) if device is not None else ""
     return text == "cuda" or text.startswith("cuda:")

@@ -54,6 +54,7 @@ def bootstrap(steps: int) -> None:
         "transformers.training_args": lambda m: caps.patch_training_args(m, steps),
         "transformers.trainer": lambda m: caps.patch_trainer(m, steps),
         "transformers.utils.hub": caps.patch_hub,
+        "huggingface_hub": caps.patch_hub_login,
         "transformers.modeling_utils": stand_ins.patch_models,
         "transformers.tokenization_utils_base": stand_ins.patch_tokenizers,
         "transformers.models.auto.modeling_auto": stand_ins.patch_auto_classes,

@@ -488,3 +488,27 @@ def test_an_import_error_in_a_project_module_points_at_the_todo_there(tmp_path, 
         f"; the rewrite left a TODO(trl-migrate TRL102) at "
         f"{result.shown(str(tmp_path / 'helper.py'))}:2 for a human"
     ), result.findings[0].message
+
+
+def test_a_hub_login_is_skipped_offline_and_listed(tmp_path, store):
+    """Scripts and notebooks often log in first (`login(token=...)`, `notebook_login()`): a smoke
+    run cannot reach the hub, skips the login and says so, and the script goes on."""
+    script = _script(
+        tmp_path,
+        """
+        import huggingface_hub
+        from huggingface_hub import login, notebook_login
+
+        login(token="hf_not_a_real_token", add_to_git_credential=True)
+        notebook_login()
+        huggingface_hub.interpreter_login()
+        print("LOGGED IN")
+    """,
+    )
+    result = smoke_script(script, store=store, timeout=120)
+    assert "LOGGED IN" in result.log_tail, result.findings
+    assert "TRL416" not in _codes(result), result.findings
+    assert result.overrides == [
+        {"config": "huggingface_hub", "field": name, "was": "called", "now": "skipped (offline)"}
+        for name in ("login", "notebook_login", "interpreter_login")
+    ]
