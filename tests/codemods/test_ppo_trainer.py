@@ -274,3 +274,37 @@ def test_a_monkeypatch_of_the_removed_class_is_trl107s_and_not_renamed():
     )
     assert "RLOOTrainer.step" not in out and "PPOTrainer.step = my_step\n" in out
     assert [f.code for f in findings if f.line == 2] == ["TRL107"]
+
+
+LOOP_AND_COUNT = """
+import torch
+from trl import PPOConfig, PPOTrainer
+
+config = PPOConfig(batch_size=2, mini_batch_size=1)
+ppo_trainer = PPOTrainer(config, model, None, tokenizer, dataset=ds)
+total_batches = len(ppo_trainer.dataloader)
+for batch in ppo_trainer.dataloader:
+    q = batch["input_ids"]
+    r = ppo_trainer.generate(q, return_prompt=False, max_new_tokens=8)
+    batch["response"] = tokenizer.batch_decode(r, skip_special_tokens=True)
+    rewards = [torch.tensor(float(len(c))) for c in batch["response"]]
+    ppo_trainer.step(q, r, rewards)
+"""
+
+
+def test_the_legacy_dataloader_read_outside_the_loop_gets_a_todo():
+    """The loop is TRL106's and is rewritten; `len(trainer.dataloader)` outside it read the
+    legacy trainer's own DataLoader, which RLOOTrainer lacks: a TODO, not an AttributeError."""
+    out, findings = run(dedent(LOOP_AND_COUNT), select=("TRL103", "TRL104", "TRL105", "TRL106"))
+    assert ".step(" not in out and "ppo_trainer.train()" in out
+    todo = [f for f in findings if f.code == "TRL104" and f.fix.value == "manual"]
+    assert (
+        len(todo) == 1
+        and "`ppo_trainer.dataloader` was the legacy trainer's own" in todo[0].message
+    )
+    assert out.count("# TODO(trl-migrate TRL104): `ppo_trainer.dataloader`") == 1
+    assert out.split("\n").index("total_batches = len(ppo_trainer.dataloader)") > 0
+    assert run(out, select=("TRL103", "TRL104", "TRL105", "TRL106"))[0] == out
+    without = dedent(LOOP_AND_COUNT).replace("total_batches = len(ppo_trainer.dataloader)\n", "")
+    _, findings = run(without, select=("TRL103", "TRL104", "TRL105", "TRL106"))
+    assert not [f for f in findings if f.fix.value == "manual"], findings

@@ -46,7 +46,18 @@ class TrainerReferences(TrainerPass):
             return self._reference(original_node, updated_node)
         attr = original_node.attr.value
         if attr in LOOP_METHODS:
-            if owner not in self.loop_vars:
+            if owner in self.loop_vars and (attr == "step" or id(original_node) in self.in_loops):
+                return updated_node  # TRL106's: the loop is rewritten whole, or gets its TODO
+            if attr == "dataloader":
+                self.todo(
+                    original_node,
+                    f"`{owner}.dataloader` was the legacy trainer's own DataLoader (batches of "
+                    "the config's `batch_size` prompts, shuffled, the last partial batch "
+                    f"dropped); {self.new_name} has none: it builds its batches inside "
+                    f"`{owner}.train()` (`{owner}.get_train_dataloader()` gives them, in other "
+                    "sizes), so compute what this reads from the dataset instead",
+                )
+            else:
                 self.todo(
                     original_node,
                     f"`{owner}.{attr}` belongs to the legacy PPO loop, which TRL 1.13 does not "

@@ -27,6 +27,7 @@ class RewritePPOTrainer(TrainerCall, TrainerReferences, TrainerPass):
         super().visit_Module(node)  # ppo_class.PPOClassPass: the file's facts, target, new name
         self.trainer_vars = self.facts.trainer_vars
         self.loop_vars = _looped(node, self.facts.trainer_vars)
+        self.in_loops = _in_loops(node, self.loop_vars)
         self.loaded = _loaded_from_path(node)
         self.assignments: dict[str, cst.Call] = {}  # variable -> the call assigned to it
         self._dropped: set[int] = (
@@ -117,6 +118,21 @@ def _looped(module: cst.Module, trainer_vars: set[str]) -> set[str]:
                     found.add(owner)
 
     walk.visit(module, _Find())
+    return found
+
+
+def _in_loops(module: cst.Module, loop_vars: set[str]) -> set[int]:
+    """Ids of the `<trainer>.<attr>` nodes inside a `for` loop that calls that trainer's
+    `step(...)`: TRL106 rewrites such a loop whole, or leaves it with a TODO of its own."""
+    found: set[int] = set()
+    for loop in walk.find_all(module, cst.For):
+        attrs = [
+            a
+            for a in walk.find_all(loop, cst.Attribute)
+            if (get_full_name_for_node(a.value) or "") in loop_vars
+        ]
+        if any(a.attr.value == "step" for a in attrs):
+            found |= {id(a) for a in attrs}
     return found
 
 

@@ -34,6 +34,7 @@ class TrainerPass(PPOClassPass):
 
     trainer_vars: set[str]  # names bound to PPO trainers (ppo.FileFacts)
     loop_vars: set[str]  # trainer variables a legacy loop uses (TRL106's)
+    in_loops: set[int]  # ids of `<trainer>.<attr>` nodes inside such a loop
     loaded: dict[str, set[str]]
     assignments: dict[str, cst.Call]  # variable -> the call assigned to it
     kwargs: dict[str, Any]  # codemods/data/ppo_mapping.json "trainer"
