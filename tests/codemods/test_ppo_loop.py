@@ -1031,3 +1031,36 @@ def test_an_epoch_count_read_from_the_trainer_built_after_the_config_keeps_the_t
     out, findings = run(src, select=PPO)
     left = [f.message for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
     assert ".step(" in out and left
+
+
+def _query_decode_shape() -> str:
+    from pathlib import Path
+
+    return (
+        Path(__file__).parents[1] / "fixtures" / "loops" / "31_query_decoded_from_tokens.py"
+    ).read_text()
+
+
+def test_queries_decoded_into_the_batch_are_the_prompt_tokens_decoded_the_same_way():
+    src = _query_decode_shape().replace(
+        'batch["query"] = tokenizer.batch_decode(query_tensors, skip_special_tokens=True)',
+        'batch["query"] = tokenizer.batch_decode(query_tensors, clean_up_tokenization_spaces=False)',
+    )
+    out, findings = run(src, select=PPO)
+    assert (
+        '    prompts = tokenizer.batch_decode(tokenizer(text=prompts)["input_ids"], '
+        "clean_up_tokenization_spaces=False)  # as the loop decoded its queries\n"
+    ) in out
+    assert any("decoded its query tokens into" in f.message for f in findings)
+    assert run(out, select=PPO)[0] == out
+
+
+def test_the_query_column_decoded_from_other_tokens_keeps_the_todo():
+    src = _query_decode_shape().replace(
+        "tokenizer.batch_decode(query_tensors, skip_special_tokens=True)",
+        "tokenizer.batch_decode(response_tensors, skip_special_tokens=True)",
+        2,
+    )
+    out, findings = run(src, select=PPO)
+    assert ".step(" in out
+    assert [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]

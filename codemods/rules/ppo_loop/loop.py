@@ -96,6 +96,7 @@ class LoopRewrite(LoopPass):
         ] = []  # comments above dropped statements go above train(), which does their work
         completions = None
         decode: cst.BaseExpression | None = None  # how the loop decoded the responses
+        query_decode: cst.Call | None = None  # how it decoded the queries into batch["query"]
         decoded: str | None = None  # the local name the decoded texts were bound to, if any
         saves: list[Line] = []  # saves after every batch: once, after train()
         logged: list[cst.CSTNode] = []  # prints of the loop's counters: dropped
@@ -168,10 +169,15 @@ class LoopRewrite(LoopPass):
                     to_train += ln.comments
                     continue
                 if (
-                    isinstance(s.value, cst.Call)
-                    and m.matches(s.value, m.Call(func=m.Attribute(attr=m.Name("batch_decode"))))
-                    and get_full_name_for_node(s.value.args[0].value) == responses
-                ) or _decoded_one_by_one(s.value, responses):
+                    queries is not None
+                    and batch_column(s.targets[0].target, batch) == "query"
+                    and _batch_decode_of(s.value, queries)
+                    and query_decode is None
+                ):  # `batch["query"] = tokenizer.batch_decode(query_tensors, ...)`
+                    query_decode = s.value  # type: ignore[assignment]
+                    to_train += ln.comments
+                    continue
+                if _batch_decode_of(s.value, responses) or _decoded_one_by_one(s.value, responses):
                     if decode is not None:
                         raise Refused("it decodes the responses more than once")
                     completions = batch_column(s.targets[0].target, batch)
@@ -244,6 +250,16 @@ class LoopRewrite(LoopPass):
             new_body = [again or cst.parse_statement(f"{decoded} = completions\n"), *new_body]
         elif again is not None and "completions" in reads:
             new_body = [again, *new_body]
+        if query_decode is not None and "prompts" in reads:
+            new_body = [_prompts_decoded_as(query_decode), *new_body]
+            self.report(
+                query_decode,
+                'the loop decoded its query tokens into `batch["query"]` '
+                f"(`{' '.join(edits.code(query_decode).split())}`) and its reward read that "
+                "text; `reward_fn` decodes the prompt tokens TRL 1.13 generated from (the "
+                '"prompt" text as RLOO/GRPO tokenize it) the same way',
+                severity=Severity.INFO,
+            )
         if toggles:
             self.report(
                 loop,
@@ -1128,6 +1144,30 @@ def _one_row_decode(value: cst.BaseExpression, got: str) -> cst.Call | None:
         func = value.func.with_changes(attr=cst.Name("batch_decode"))  # type: ignore[attr-defined]
         return value.with_changes(func=func, args=[cst.Arg(cst.Name(got)), *value.args[1:]])
     return None
+
+
+def _batch_decode_of(value: cst.BaseExpression, name: str | None) -> bool:
+    """`tokenizer.batch_decode(<name>, ...)`."""
+    return (
+        name is not None
+        and isinstance(value, cst.Call)
+        and m.matches(value, m.Call(func=m.Attribute(attr=m.Name("batch_decode"))))
+        and bool(value.args)
+        and get_full_name_for_node(value.args[0].value) == name
+    )
+
+
+def _prompts_decoded_as(decode: cst.Call) -> cst.BaseStatement:
+    """`prompts = tokenizer.batch_decode(tokenizer(text=prompts)["input_ids"], <the loop's
+    options>)`: the prompt tokens, as TRL 1.13 tokenizes the prompts to generate from them,
+    decoded as the loop decoded its query tokens."""
+    tokenizer = edits.code(decode.func.value).strip()  # type: ignore[attr-defined]
+    shown = "".join(edits.code(a) for a in decode.args[1:]).strip().rstrip(",")
+    return cst.parse_statement(
+        f'prompts = {tokenizer}.batch_decode({tokenizer}(text=prompts)["input_ids"]'
+        + (f", {shown}" if shown else "")
+        + ")  # as the loop decoded its queries\n"
+    )
 
 
 def _decoded_one_by_one(value: cst.BaseExpression, responses: str | None) -> bool:
