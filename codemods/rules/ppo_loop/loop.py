@@ -1047,14 +1047,21 @@ def _decoded_as_the_loop_did(
     ):
         return None
     tokenizer = edits.code(call.func.value).strip()
-    shown = "".join(edits.code(a) for a in options).strip().rstrip(",")
     ids = 'kwargs["completion_ids"]'
     if with_prompt:
         ids = f'[p + c for p, c in zip({tokenizer}(text=prompts)["input_ids"], {ids})]'
+    return _redecoded(call, name, ids, "as the loop decoded them")
+
+
+def _redecoded(call: cst.Call, name: str, ids: str, note: str) -> cst.SimpleStatementLine:
+    """`<name> = <tokenizer>.batch_decode(<ids>, <call's options>)  # <note>`: token ids that
+    TRL 1.13 has, decoded as the loop's decode `call` (`tokenizer.batch_decode(x, ...)`) did."""
+    tokenizer = edits.code(call.func.value).strip()  # type: ignore[attr-defined]
+    shown = "".join(edits.code(a) for a in call.args[1:]).strip().rstrip(",")
     return cst.parse_statement(  # type: ignore[return-value]
         f"{name} = {tokenizer}.batch_decode({ids}"
         + (f", {shown}" if shown else "")
-        + ")  # as the loop decoded them\n"
+        + f")  # {note}\n"
     )
 
 
@@ -1162,12 +1169,8 @@ def _prompts_decoded_as(decode: cst.Call) -> cst.BaseStatement:
     options>)`: the prompt tokens, as TRL 1.13 tokenizes the prompts to generate from them,
     decoded as the loop decoded its query tokens."""
     tokenizer = edits.code(decode.func.value).strip()  # type: ignore[attr-defined]
-    shown = "".join(edits.code(a) for a in decode.args[1:]).strip().rstrip(",")
-    return cst.parse_statement(
-        f'prompts = {tokenizer}.batch_decode({tokenizer}(text=prompts)["input_ids"]'
-        + (f", {shown}" if shown else "")
-        + ")  # as the loop decoded its queries\n"
-    )
+    ids = f'{tokenizer}(text=prompts)["input_ids"]'
+    return _redecoded(decode, "prompts", ids, "as the loop decoded its queries")
 
 
 def _decoded_one_by_one(value: cst.BaseExpression, responses: str | None) -> bool:
