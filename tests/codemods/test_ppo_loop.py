@@ -1064,3 +1064,30 @@ def test_the_query_column_decoded_from_other_tokens_keeps_the_todo():
     out, findings = run(src, select=PPO)
     assert ".step(" in out
     assert [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
+
+
+@pytest.mark.parametrize(
+    ("bounds", "largest"),
+    [
+        ("4, 9", "max_completion_length=8"),
+        ("cfg.min_len, cfg.max_len", "max_completion_length=cfg.max_len - 1"),
+    ],
+    ids=["ints", "attributes"],
+)
+def test_a_length_sampler_built_in_the_generate_call_is_read_like_a_bound_one(bounds, largest):
+    from pathlib import Path
+
+    src = (Path(__file__).parents[1] / "fixtures" / "loops" / "02_length_sampler.py").read_text()
+    inline = src.replace(
+        "length_sampler=output_length_sampler", f"length_sampler=LengthSampler({bounds})"
+    ).replace("config = PPOConfig(", "cfg = make_cfg()\nconfig = PPOConfig(")
+    assert inline != src
+    out, findings = run(inline, select=PPO)
+    assert ".step(" not in out and largest in out, out
+    assert any("drew a random length per sample" in f.message for f in findings)
+    assert run(out, select=PPO)[0] == out
+    other = inline.replace(f"LengthSampler({bounds})", "LengthSampler(lo + 1, hi)")
+    out, findings = run(other, select=PPO)
+    assert ".step(" in out and any(
+        "is not a LengthSampler(min, max)" in f.message for f in findings
+    )

@@ -10,7 +10,7 @@ from codemods import edits
 from codemods.rules.ppo_config.parsed import PARSE_METHODS
 from codemods.rules.ppo_loop.loop_pass import LoopPass
 from codemods.rules.ppo_loop.rewards import factory_call
-from codemods.rules.ppo_loop.shape import largest_draw
+from codemods.rules.ppo_loop.shape import largest_draw, sampler_bounds
 from codemods.rules.ppo_loop.state import BATCHES, GEN_DROPPED, GEN_FIELDS, Refused
 from migrate.kernel.findings import Severity
 
@@ -49,8 +49,8 @@ class Generation(LoopPass):
                             "hold the prompt is known only at run time"
                         )
                     self.prompt_returned = edits.literal(value)
-                elif key == "length_sampler":
-                    bounds = self.samplers.get(shown)
+                elif key == "length_sampler":  # a sampler bound to a name, or built right here
+                    bounds = self.samplers.get(shown) or sampler_bounds(value, {})
                     if bounds is None:
                         raise Refused(
                             f"`length_sampler={shown}` is not a LengthSampler(min, max) whose "

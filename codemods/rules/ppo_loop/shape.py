@@ -322,6 +322,21 @@ def length_samplers(module: cst.Module) -> dict[str, tuple[Bound, Bound]]:
     the bound's own expression when it is an attribute (`args.max_len`)."""
     out: dict[str, tuple[Bound, Bound]] = {}
     once = _single_bindings(module)
+    for stmt in _top_and_function_level(module):
+        assign = edits.assignment(stmt)
+        if assign is not None:
+            bounds = sampler_bounds(assign.value, once)
+            if bounds is not None:
+                out[get_full_name_for_node(assign.targets[0].target) or ""] = bounds
+    return out
+
+
+def sampler_bounds(
+    call: cst.BaseExpression, once: dict[str, cst.BaseExpression]
+) -> tuple[Bound, Bound] | None:
+    """(lo, hi) of `LengthSampler(lo, hi)`, each an int (a literal, or a name `once` binds to
+    one), the expression such a name is bound to, or an attribute (`args.max_len`,
+    `self.config.max_len`); None for any other call or bound."""
 
     def bound(expr: cst.BaseExpression) -> Bound | None:
         if isinstance(expr, cst.Name) and expr.value in once:
@@ -333,16 +348,13 @@ def length_samplers(module: cst.Module) -> dict[str, tuple[Bound, Bound]]:
             return expr
         return None
 
-    for stmt in _top_and_function_level(module):
-        assign = edits.assignment(stmt)
-        if assign is not None and m.matches(assign.value, m.Call(func=m.Name("LengthSampler"))):
-            args = assign.value.args  # type: ignore[attr-defined]
-            if len(args) != 2 or any(a.keyword or a.star for a in args):
-                continue
-            lo, hi = (bound(a.value) for a in args)
-            if lo is not None and hi is not None:
-                out[get_full_name_for_node(assign.targets[0].target) or ""] = (lo, hi)
-    return out
+    if not m.matches(call, m.Call(func=m.Name("LengthSampler"))):
+        return None
+    args = call.args  # type: ignore[attr-defined]
+    if len(args) != 2 or any(a.keyword or a.star for a in args):
+        return None
+    lo, hi = (bound(a.value) for a in args)
+    return None if lo is None or hi is None else (lo, hi)
 
 
 def largest_draw(hi: Bound) -> cst.BaseExpression:
