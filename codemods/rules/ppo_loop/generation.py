@@ -50,7 +50,7 @@ class Generation(LoopPass):
                         )
                     self.prompt_returned = edits.literal(value)
                 elif key == "length_sampler":  # a sampler bound to a name, or built right here
-                    bounds = self.samplers.get(shown) or sampler_bounds(value, {})
+                    bounds = self.samplers.get(shown) or sampler_bounds(value, self.single)
                     if bounds is None:
                         raise Refused(
                             f"`length_sampler={shown}` is not a LengthSampler(min, max) whose "

@@ -5,7 +5,7 @@ installed."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -49,7 +49,8 @@ class LoopRewrite(LoopPass):
             raise Refused("it has an else block")
         # a `try:` around the step whose `except` only logs: its statements are the loop's
         flat, guards = unguarded(loop.body, self._steps)
-        limit = batch_limit(loop.with_changes(body=flat))
+        flat_loop = loop.with_changes(body=flat)
+        limit = batch_limit(flat_loop)
         exit_kind = early_exit(
             flat
             if limit is None
@@ -79,16 +80,15 @@ class LoopRewrite(LoopPass):
             at = next(k for k, ln in enumerate(lines) if self._trainer_call(ln.stmt, "step"))
             lines.insert(at, Line(cst.Assign([cst.AssignTarget(cst.Name(rewards))], scores), []))
         gen_kwargs: dict[str, cst.BaseExpression] | None = None
-        # the list a per-query generation appends each decoded response to
-        texts = next(
-            (
-                per.texts
-                for ln in lines
-                if isinstance(ln.stmt, cst.For)
-                and (per := self._per_query(ln.stmt, queries, responses))
-            ),
-            None,
-        )
+        # per-query generations (inner loops over the queries), read once; the list the first
+        # appends each decoded response to
+        per_query = {
+            id(ln.stmt): per
+            for ln in lines
+            if isinstance(ln.stmt, cst.For)
+            and (per := self._per_query(ln.stmt, queries, responses))
+        }
+        texts = next((per.texts for per in per_query.values()), None)
         ref: str | None = None
         kept: list[Line] = []
         to_train: list[
@@ -117,12 +117,10 @@ class LoopRewrite(LoopPass):
             if limit is not None and s is limit[0]:  # stops after N batches: max_steps
                 to_train += ln.comments + _guard_comments(limit[0])
                 continue
-            if self._saves_every(s, trainer, loop):
+            if self._saves_every(s, trainer, flat_loop):
                 to_train += ln.comments
                 continue
-            if _logs_only(
-                s, stats=edits.bound(_statement_of(lines, step)), loop=loop.with_changes(body=flat)
-            ):
+            if _logs_only(s, stats=edits.bound(_statement_of(lines, step)), loop=flat_loop):
                 shown = " ".join(edits.code(s.test).split())  # type: ignore[union-attr]
                 self.report(
                     s,
@@ -145,7 +143,7 @@ class LoopRewrite(LoopPass):
                 gen_kwargs, ref = self._loop_generate(s, queries, responses)
                 to_train += ln.comments
                 continue
-            if isinstance(s, cst.For) and (per := self._per_query(s, queries, responses)):
+            if (per := per_query.get(id(s))) is not None:
                 if gen_kwargs is not None:
                     raise Refused("it calls `.generate(...)` more than once")
                 gen_kwargs = self._generation(per.call, queries)
@@ -437,21 +435,10 @@ class LoopRewrite(LoopPass):
         (`trainer.save_pretrained(path)`, `save_model(path)`, `torch.save(...)`: a function whose
         name says it saves) and the paths it computes for it (names nothing else in the loop
         reads). Reported and dropped; TRL 1.13 saves checkpoints itself."""
-        if not isinstance(stmt, cst.If) or stmt.orelse is not None:
+        saves = _side_block(stmt, loop, _save_call, set())
+        if saves is None:
             return False
-        inner = list(edits.statements(stmt.body))
-        saves = [s for s in inner if _save_call(s)]
-        if not saves:
-            return False
-        outside = {n for s in edits.statements(loop.body) if s is not stmt for n in loaded(s)}
-        for s in inner:
-            if s in saves:
-                continue
-            if not isinstance(s, cst.Assign) or not all(
-                isinstance(t.target, cst.Name) and t.target.value not in outside for t in s.targets
-            ):
-                return False
-        shown = " ".join(edits.code(stmt.test).split())
+        shown = " ".join(edits.code(stmt.test).split())  # type: ignore[attr-defined]
         call = " ".join(edits.code(saves[0]).split())
         self.report(
             stmt,
@@ -873,28 +860,39 @@ def _statement_of(lines: Sequence[Line], call: cst.Call) -> cst.CSTNode:
     return next(ln.stmt for ln in lines if call in (getattr(ln.stmt, "value", None),))
 
 
+def _side_block(
+    stmt: cst.CSTNode, loop: cst.For, does: Callable[[cst.CSTNode], bool], stats: set[str]
+) -> list[cst.BaseSmallStatement] | None:
+    """The statements of `stmt` that `does` (log, save) when `stmt` is an `if` (no `else`) made
+    of at least one of them plus assignments the rest of the loop never reads: names nothing else
+    in `loop` reads (`mem = gpu_memory()`, `save_dir = os.path.join(...)`) and entries of the
+    step's `stats` dict; None when it is anything else."""
+    if not isinstance(stmt, cst.If) or stmt.orelse is not None:
+        return None
+    inner = list(edits.statements(stmt.body))
+    doing = [s for s in inner if does(s)]
+    if not doing:
+        return None
+    outside = {n for s in edits.statements(loop.body) if s is not stmt for n in loaded(s)}
+    for s in inner:
+        if s in doing:
+            continue
+        if not isinstance(s, cst.Assign):
+            return None
+        for t in s.targets:
+            if isinstance(t.target, cst.Subscript):
+                if get_full_name_for_node(t.target.value) not in stats:
+                    return None
+            elif not isinstance(t.target, cst.Name) or t.target.value in outside:
+                return None
+    return doing
+
+
 def _logs_only(stmt: cst.CSTNode, *, stats: set[str], loop: cst.For) -> bool:
     """`if <every N batches>:` whose statements only log: logging calls, entries of the step's
     `stats` dict, and names nothing else in the loop reads (`mem = gpu_memory()` for a log
     line)."""
-    if not isinstance(stmt, cst.If) or stmt.orelse is not None:
-        return False
-    inner = list(edits.statements(stmt.body))
-    if not inner or not any(logging_call(s) for s in inner):
-        return False
-    outside = {n for s in edits.statements(loop.body) if s is not stmt for n in loaded(s)}
-    for s in inner:
-        if logging_call(s):
-            continue
-        if not isinstance(s, cst.Assign):
-            return False
-        for t in s.targets:
-            if isinstance(t.target, cst.Subscript):
-                if get_full_name_for_node(t.target.value) not in stats:
-                    return False
-            elif not isinstance(t.target, cst.Name) or t.target.value in outside:
-                return False
-    return True
+    return _side_block(stmt, loop, logging_call, stats) is not None
 
 
 def _mode_switch(stmt: cst.CSTNode) -> bool:

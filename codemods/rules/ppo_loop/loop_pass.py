@@ -15,6 +15,7 @@ class LoopPass(RuleTransformer):
     trainers: set[str]  # names bound to PPO trainers (and target trainers TRL104 wrote)
     dicts: dict[str, dict[str, cst.BaseExpression]]  # dict literals by variable
     samplers: dict[str, tuple[Bound, Bound]]  # LengthSampler(lo, hi) by variable
+    single: dict[str, cst.BaseExpression]  # names the module binds once, to what
     reward_name: str  # the reward function's name: `reward_fn`, unless the file uses it
     trainer_cls: str
     config_cls: str

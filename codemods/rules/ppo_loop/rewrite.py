@@ -22,6 +22,7 @@ from codemods.rules.ppo_loop.shape import (
     dict_literals,
     free_name,
     length_samplers,
+    single_bindings,
     target_trainer_vars,
     unguarded,
     with_body,
@@ -53,7 +54,8 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
             self, node
         )  # TRL104 may have run first
         self.dicts = dict_literals(node)
-        self.samplers = length_samplers(node)
+        self.single = single_bindings(node)
+        self.samplers = length_samplers(node, self.single)
         self.trainer_cls = ppo.target_trainer(self.state.target)
         self.config_cls = ppo.target_config(self.state.target)
         self.module_names = edits.names(node)

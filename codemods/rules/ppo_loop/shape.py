@@ -315,13 +315,14 @@ def _changed_outside_loops(module: cst.Module) -> set[str]:
     return found
 
 
-def length_samplers(module: cst.Module) -> dict[str, tuple[Bound, Bound]]:
+def length_samplers(
+    module: cst.Module, once: dict[str, cst.BaseExpression]
+) -> dict[str, tuple[Bound, Bound]]:
     """`LengthSampler(lo, hi)` bound at the top level, by variable. A bound is an int (a literal,
     or a name the module binds once, at the top level, to one: `output_min_length = 4`), or the
     expression such a name is bound to (`output_max_length = script_args.output_max_length`), or
     the bound's own expression when it is an attribute (`args.max_len`)."""
     out: dict[str, tuple[Bound, Bound]] = {}
-    once = _single_bindings(module)
     for stmt in _top_and_function_level(module):
         assign = edits.assignment(stmt)
         if assign is not None:
@@ -401,7 +402,7 @@ def once_literal(module: cst.Module, expr: cst.BaseExpression) -> cst.BaseExpres
     `expr` itself. Moving the value is exact where moving the name would read it too early."""
     if not isinstance(expr, cst.Name):
         return expr
-    value = _single_bindings(module).get(expr.value)
+    value = single_bindings(module).get(expr.value)
     if (
         value is not None
         and isinstance(edits.literal(value), (int, float, str))
@@ -411,7 +412,7 @@ def once_literal(module: cst.Module, expr: cst.BaseExpression) -> cst.BaseExpres
     return expr
 
 
-def _single_bindings(module: cst.Module) -> dict[str, cst.BaseExpression]:
+def single_bindings(module: cst.Module) -> dict[str, cst.BaseExpression]:
     """Top-level names bound exactly once in the whole module, by a plain `name = value`."""
     seen: dict[str, int] = {}
     values: dict[str, cst.BaseExpression] = {}
