@@ -18,12 +18,14 @@ It needs `trl` (the smoke extra); `fix` never imports it.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import math
 import sys
 from collections.abc import Sequence
 from typing import Any
 
+from migrate.effective import loop
 from migrate.effective.new import TARGET_CLASSES, build_new, new_settings
 from migrate.effective.old import CONFIG_CLASSES, NAMES, calls, era_of, old_settings
 from migrate.effective.values import UNKNOWN
@@ -96,17 +98,31 @@ def check(
     `rewritten` (a call the rewrite left as it was gets no report: its TODO says why)."""
     old_calls = [c for c in calls(original, CONFIG_CLASSES) if not c.star]
     new_calls = calls(rewritten, TARGET_CLASSES)
+    generation = _moved_generation(original, rewritten)
     reports = []
     for old, new in zip(old_calls, new_calls):
         era = era_of(old, original)
         before = old_settings(old, era)
         fields, error = build_new(new.cls, new.kwargs, python=python)
         after = new_settings(fields)
+        if era == "legacy" and generation is not None:
+            before.update(generation)
+            after.update(loop.new_generation(fields))
         diffs = [
             Difference(n, b, a, covering(n, findings)) for n, b, a in differences(before, after)
         ]
         reports.append(CallReport(old.line, era, before, after, diffs, error))
     return reports
+
+
+def _moved_generation(original: str, rewritten: str) -> dict[str, Any] | None:
+    """The sampling settings of the original's legacy loop, when the rewrite moved its loop into
+    the config (a loop left for a human still calls `generate`, and its TODO says why)."""
+    settings = loop.old_generation(original)
+    if settings is None:
+        return None
+    trainers = loop.trainer_names(ast.parse(original))
+    return None if loop.still_generates(rewritten, trainers) else settings
 
 
 def main(argv: list[str] | None = None) -> int:

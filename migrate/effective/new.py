@@ -23,6 +23,8 @@ warnings.simplefilter("ignore")
 import trl
 
 def plain(v):
+    if isinstance(v, dict):
+        return {str(k): plain(x) for k, x in v.items()}
     return v if isinstance(v, (int, float, str, bool, type(None), list)) else str(v)
 
 def build(cls_name, kwargs):

@@ -77,8 +77,21 @@ NAMES = {
     "grad_accumulation": ("gradient_accumulation_steps",),
     "samples_per_generation": ("steps_per_generation", "batch_size"),
     "completions_per_prompt": ("num_generations",),
-    "max_completion_length": ("max_completion_length", "response_length"),
+    "max_completion_length": (
+        "max_completion_length",
+        "response_length",
+        "max_new_tokens",
+        "length_sampler",
+    ),
     "temperature": ("temperature",),
+    # the sampling settings of a legacy loop's generate() calls (migrate/effective/loop.py)
+    "sampling": ("do_sample",),
+    "top_k": ("top_k",),
+    "top_p": ("top_p",),
+    "min_p": ("min_p",),
+    "repetition_penalty": ("repetition_penalty",),
+    "min_length": ("min_length", "min_new_tokens"),
+    "other_generation": ("generation_kwargs",),
     "seed": ("seed",),
     "gradient_checkpointing": ("gradient_checkpointing",),
 }

@@ -307,7 +307,8 @@ def test_reference_responses_that_only_feed_logging_are_dropped():
         (f for f in findings if f.severity.name == "WARNING"), key=lambda f: f.line
     )  # the reference responses on the loop's line, the sampling on the generate call's
     assert sampling.message.startswith(
-        "`.generate(...)` left `do_sample` and `top_k` to the model's generation config"
+        "`.generate(...)` left `do_sample`, `top_k`, `temperature` and `top_p` to the model's "
+        "generation config"
     )
     assert warning.message == (
         "`generate_ref_response=True`: TRL 1.13 does not generate reference-model responses (the reference model "
@@ -454,8 +455,17 @@ def test_trl_example_script_loop_is_rewritten(version, target, tmp_path):
     ]
     out, findings = run(src, target=target)
     assert not [f for f in findings if f.code == "TRL106" and f.fix is Fix.MANUAL]
-    # the reference responses dropped; the texts decoded as the loop did; the loop rewritten
-    assert [f.severity.name for f in findings if f.code == "TRL106"] == ["WARNING", "INFO", "ERROR"]
+    # temperature and top_p left to the model's config (gpt2's sets neither); the reference
+    # responses dropped; the texts decoded as the loop did; the loop rewritten
+    assert [f.severity.name for f in findings if f.code == "TRL106"] == [
+        "INFO",
+        "WARNING",
+        "INFO",
+        "ERROR",
+    ]
+    assert findings[[f.code for f in findings].index("TRL106")].message.startswith(
+        "`.generate(...)` left `temperature` to the model's generation config"
+    )
     tree = ast.parse(out)
     assert not [
         n for n in ast.walk(tree) if isinstance(n, ast.For) and "dataloader" in ast.unparse(n.iter)
@@ -861,17 +871,52 @@ def test_a_reward_that_pools_the_batch_is_reported(reward, pooled):
 
 
 @pytest.mark.parametrize(
-    ("gen", "left"),
+    ("gen", "left", "severity"),
     [
-        pytest.param('"top_k": 0.0, "top_p": 1.0, "do_sample": True', None, id="all-given"),
-        pytest.param('"top_p": 1.0, "do_sample": True', "`top_k`", id="top-k-left"),
-        pytest.param('"top_k": 0.0', "`do_sample`", id="do-sample-left"),
-        pytest.param('"max_new_tokens": 8', "`do_sample` and `top_k`", id="both-left"),
+        pytest.param(
+            '"top_k": 0.0, "top_p": 1.0, "temperature": 1.0, "do_sample": True, "max_new_tokens": 8',
+            None,
+            None,
+            id="all-given",
+        ),
+        pytest.param(
+            '"top_p": 1.0, "temperature": 0.7, "do_sample": True, "max_new_tokens": 8',
+            "`top_k`",
+            "WARNING",
+            id="top-k-left",
+        ),
+        pytest.param(
+            '"top_k": 0.0, "top_p": 1.0, "temperature": 1.0, "max_new_tokens": 8',
+            "`do_sample`",
+            "WARNING",
+            id="do-sample-left",
+        ),
+        pytest.param(
+            '"max_new_tokens": 8',
+            "`do_sample`, `top_k`, `temperature` and `top_p`",
+            "WARNING",
+            id="all-sampling-left",
+        ),
+        # transformers' defaults for these are TRL 1.13's: only a model's own config differs
+        pytest.param(
+            '"top_k": 0.0, "do_sample": True, "max_new_tokens": 8',
+            "`temperature` and `top_p`",
+            "INFO",
+            id="temperature-left",
+        ),
+        # transformers' default max_length=20 counted the prompt; 1.13 generates up to 512 new
+        pytest.param(
+            '"top_k": 0, "top_p": 1.0, "temperature": 1.0, "do_sample": True',
+            "`max_new_tokens`",
+            "WARNING",
+            id="length-left",
+        ),
     ],
 )
-def test_sampling_left_to_the_models_generation_config_is_reported(gen, left):
-    """Legacy `generate` fell back on the model's generation config (greedy, top_k=50 by
-    transformers' defaults); TRL 1.13 always samples with top_k=0: a change of the run."""
+def test_sampling_left_to_the_models_generation_config_is_reported(gen, left, severity):
+    """Legacy `generate` fell back on the model's generation config (greedy, top_k=50,
+    max_length=20 by transformers' defaults); TRL 1.13 ignores it and samples with its own
+    config's values: a change of the run, or (temperature, top_p) one a model's config may make."""
     src = dedent(SENTIMENT).replace(
         '{"top_k": 0.0, "top_p": 1.0, "do_sample": True, "max_new_tokens": 8, "no_repeat_ngram_size": 3}',
         "{" + gen + "}",
@@ -883,7 +928,7 @@ def test_sampling_left_to_the_models_generation_config_is_reported(gen, left):
         assert said == []
     else:
         assert [(f.line, f.severity.name, f.message.split(" to the model")[0]) for f in said] == [
-            (7, "WARNING", f"`.generate(...)` left {left}")
+            (7, severity, f"`.generate(...)` left {left}")
         ]
     assert run(out, select=PPO)[0] == out
 

@@ -106,3 +106,46 @@ def test_trls_own_example_scripts_keep_or_report_every_setting(tmp_path, version
         assert report.uncovered == [], (
             f"{version} {name}:{report.line} ({report.era}): {report.uncovered}"
         )
+
+
+LEGACY_LOOP = """\
+from trl import PPOConfig, PPOTrainer
+config = PPOConfig(batch_size=4, mini_batch_size=2)
+trainer = PPOTrainer(config, model, None, tokenizer, dataset=ds)
+gen = {"top_k": 0.0, "top_p": 1.0, "do_sample": True, "max_new_tokens": 8, "no_repeat_ngram_size": 3}
+for batch in trainer.dataloader:
+    q = batch["input_ids"]
+    r = trainer.generate(q, return_prompt=False, **gen)
+    batch["response"] = tokenizer.batch_decode(r)
+    rewards = [torch.tensor(len(c)) for c in batch["response"]]
+    stats = trainer.step(q, r, rewards)
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_rewritten_loops_sampling_settings_are_judged(target):
+    """The loop's generate() settings moved into the config are compared with what the new
+    config generates with; the one the model's config supplied (temperature) must be named."""
+    rewritten, findings = _rewrite(LEGACY_LOOP, target)
+    assert "trainer.generate(" not in rewritten
+    (report,) = effective.check(LEGACY_LOOP, rewritten, findings)
+    assert report.uncovered == []
+    assert {k: (report.old[k], report.new[k]) for k in ("top_k", "max_completion_length")} == {
+        "top_k": (0, 0),
+        "max_completion_length": (8, 8),
+    }
+    assert (
+        report.old["other_generation"]
+        == report.new["other_generation"]
+        == ("no_repeat_ngram_size=3")
+    )
+    (bare,) = effective.check(LEGACY_LOOP, rewritten, [])
+    assert "temperature" in {d.setting for d in bare.uncovered}
+
+
+def test_a_loop_left_for_a_human_is_not_judged_on_sampling():
+    text = LEGACY_LOOP.replace("**gen)", "**make_gen())")  # a dict the rewrite cannot read
+    rewritten, findings = _rewrite(text, "rloo")
+    assert "trainer.generate(" in rewritten
+    (report,) = effective.check(text, rewritten, findings)
+    assert "top_k" not in report.old

@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits
+from codemods import edits, ppo
 from codemods.rules.ppo_config.parsed import PARSE_METHODS
 from codemods.rules.ppo_loop.loop_pass import LoopPass
 from codemods.rules.ppo_loop.rewards import factory_call
@@ -91,23 +91,46 @@ class Generation(LoopPass):
                     raise Refused(f"`{key}` has no place in TRL 1.13 generation")
                 else:
                     extra[key] = shown
-        left = [k for k in ("do_sample", "top_k") if k not in given]
-        if left:
-            self.report(
-                call,
-                f"`.generate(...)` left {' and '.join(f'`{k}`' for k in left)} to the model's "
-                "generation config (transformers' defaults: greedy decoding, and top_k=50 when "
-                "sampling; a model's generation_config.json may say otherwise); TRL 1.13 ignores "
-                "that config and samples with temperature=1.0, top_k=0 (off) and top_p=1.0 "
-                "unless the new config sets them: set `top_k` (and `temperature`, `top_p`) there "
-                "to what the model's config gave",
-                severity=Severity.WARNING,
-            )
+        self._left_to_model(call, given)
         if extra:
             out["generation_kwargs"] = cst.parse_expression(
                 "{" + ", ".join(f"{k!r}: {v}" for k, v in extra.items()) + "}"
             )
         return out
+
+    def _left_to_model(self, call: cst.Call, given: set[str]) -> None:
+        """Say which sampling settings the loop left to the model's generation config, which
+        legacy `generate` fell back on and TRL 1.13 ignores (it builds its own from the config)."""
+        left = [k for k in MODEL_FALLBACK if k not in given]
+        if "length_sampler" in given and "max_new_tokens" in left:
+            left.remove("max_new_tokens")
+        if not left:
+            return
+        defaults = ", ".join(MODEL_FALLBACK[k][0] for k in left)
+        new_side = ", ".join(
+            MODEL_FALLBACK[k][1].format(
+                n=ppo.targets()["config_defaults"][self.state.target]["max_completion_length"]
+            )
+            for k in left
+        )
+        fields = [f"`{MODEL_FALLBACK[k][2]}`" for k in left if MODEL_FALLBACK[k][2]]
+        advice = (
+            f"set {_joined(fields)} there to what the model's config gave"
+            if fields
+            else "TRL 1.13 has no greedy decoding"
+        )
+        # transformers' own defaults for temperature and top_p are TRL 1.13's: only a model
+        # whose generation_config.json sets them trains differently
+        severity = Severity.INFO if set(left) <= {"temperature", "top_p"} else Severity.WARNING
+        self.report(
+            call,
+            f"`.generate(...)` left {_joined([f'`{k}`' for k in left])} to the model's "
+            f"generation config (transformers' defaults: {defaults}; a model's "
+            "generation_config.json may say otherwise); TRL 1.13 ignores that config and "
+            f"generates with {new_side} unless the new config sets "
+            f"{'it' if len(left) == 1 else 'them'}: {advice}",
+            severity=severity,
+        )
 
     def _with_generation(
         self,
@@ -172,6 +195,25 @@ class Generation(LoopPass):
         if assign is None:
             return [stmt.deep_replace(call, new_call)]  # type: ignore[arg-type, list-item]
         return [stmt.with_deep_changes(assign, value=new_call)]  # type: ignore[arg-type]
+
+
+# A generate() keyword legacy PPO left to the model's generation config: (transformers' default,
+# what TRL 1.13 does instead, the TRL 1.13 config field that sets it)
+MODEL_FALLBACK = {
+    "do_sample": ("greedy decoding", "sampling always", ""),
+    "top_k": ("top_k=50", "top_k=0 (off)", "top_k"),
+    "temperature": ("temperature=1.0", "temperature=1.0", "temperature"),
+    "top_p": ("top_p=1.0", "top_p=1.0", "top_p"),
+    "max_new_tokens": (
+        "max_length=20 tokens, the prompt's included",
+        "up to max_completion_length={n} new tokens",
+        "max_completion_length",
+    ),
+}
+
+
+def _joined(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _as_trl_does(key: str, value: cst.BaseExpression, shown: str) -> bool:
