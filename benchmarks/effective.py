@@ -33,11 +33,13 @@ DOC = ROOT / "docs" / "benchmarks.md"
 TITLE = "Effective training settings"
 FIXTURES = ROOT / "tests" / "fixtures" / "eras"
 NOT_JUDGED = (
-    "What the checker does not judge yet: generation settings a legacy loop passes to `generate` "
-    "(the "
-    "loop rule moves them; TRL106), the reward a loop computes, the model's own dtype, and configs "
-    "built "
-    "with `**kwargs` (skipped: the call has no literal keywords to compare)."
+    "Also judged: the sampling settings of a legacy loop that TRL106 rewrote (what its "
+    "`trainer.generate(...)` calls passed, or left to the model's generation config, against the "
+    "new config's sampling fields and `generation_kwargs`), and the dtype each model loads in "
+    "(float32 on transformers 4, the checkpoint's dtype on transformers 5). Not judged: the "
+    "reward a rewritten loop computes (tests/smoke/test_loop_catalogue_rewards.py runs each "
+    "catalogued loop's reward and its `reward_fn` on the same completions), the dtype of "
+    "`pipeline(...)` models, and configs built from `**kwargs` (no literal keywords to compare)."
 )
 # Runs `fix` of the checkout given as argv[1] over the files named on stdin (one JSON list), for
 # the target argv[2]; prints, per file, the rewritten text and the findings' messages and codes.

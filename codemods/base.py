@@ -56,6 +56,9 @@ class Shared:
     trainer_imports: set[str] = dataclasses.field(default_factory=set)
     # TRL104 -> TRL105: the datasets a PPO trainer call was handed (code of each expression)
     ppo_datasets: set[str] = dataclasses.field(default_factory=set)
+    # TRL103 / TRL104 -> TRL108: the era the file's PPO code reads as (codemods.ppo), which
+    # tells the transformers major it ran on
+    ppo_era: str | None = None
 
 
 @dataclasses.dataclass

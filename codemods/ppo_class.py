@@ -30,6 +30,8 @@ class PPOClassPass(RuleTransformer):
         self.facts = ppo.FileFacts(self)
         walk.visit(node, self.facts)
         self.file_era = self.facts.era()
+        if self.file_era is not None:
+            self.state.shared.ppo_era = self.file_era
         self.target = self.state.target
         self.new_name = self.target_class()
         self._handled = set()

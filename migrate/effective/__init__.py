@@ -25,7 +25,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from migrate.effective import loop
+from migrate.effective import loop, models
 from migrate.effective.new import TARGET_CLASSES, build_new, new_settings
 from migrate.effective.old import CONFIG_CLASSES, NAMES, calls, era_of, old_settings
 from migrate.effective.values import UNKNOWN
@@ -105,6 +105,8 @@ def check(
         before = old_settings(old, era)
         fields, error = build_new(new.cls, new.kwargs, python=python)
         after = new_settings(fields)
+        before["model_dtype"] = models.old_dtypes(original, era)
+        after["model_dtype"] = models.new_dtypes(rewritten)
         if era == "legacy" and generation is not None:
             before.update(generation)
             after.update(loop.new_generation(fields))

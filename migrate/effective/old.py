@@ -92,6 +92,8 @@ NAMES = {
     "repetition_penalty": ("repetition_penalty",),
     "min_length": ("min_length", "min_new_tokens"),
     "other_generation": ("generation_kwargs",),
+    # the dtype the models load in (migrate/effective/models.py)
+    "model_dtype": ("dtype",),
     "seed": ("seed",),
     "gradient_checkpointing": ("gradient_checkpointing",),
 }

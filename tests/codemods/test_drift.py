@@ -490,3 +490,90 @@ def test_the_tokenizer_rewrites_give_what_the_old_calls_gave():
     assert isinstance(ids, list) and ids == tok(text, add_special_tokens=False)["input_ids"]
     pair = tok([("hi there", "you are")])["input_ids"]
     assert pair == tok(["hi there"], ["you are"])["input_ids"]  # pairs, as batch_encode_plus
+
+
+# -- the dtype a model loads in: float32 on transformers 4, the checkpoint's on transformers 5
+PPO_LEGACY = """\
+from transformers import AutoModelForCausalLM, AutoTokenizer
+from trl import PPOConfig, PPOTrainer
+config = PPOConfig(batch_size=4, mini_batch_size=2)
+tok = AutoTokenizer.from_pretrained("gpt2")
+{load}
+trainer = PPOTrainer(config, model, None, tok)
+"""
+PPO_V2 = PPO_LEGACY.replace(
+    "PPOConfig(batch_size=4, mini_batch_size=2)", "PPOConfig(output_dir='o', num_ppo_epochs=2)"
+).replace("PPOTrainer(config, model, None, tok)", "PPOTrainer(args=config, policy=model)")
+DTYPE_SAID = "transformers 4, which this script's TRL ran on, loaded this model in float32"
+
+
+def _load_line(text: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith("model ="))
+
+
+@pytest.mark.parametrize(
+    ("load", "after"),
+    [
+        pytest.param(
+            'model = AutoModelForCausalLM.from_pretrained("gpt2")',
+            'model = AutoModelForCausalLM.from_pretrained("gpt2", dtype="float32")',
+            id="plain",
+        ),
+        pytest.param(
+            'model = AutoModelForCausalLM.from_pretrained("gpt2", device_map={"": 0})',
+            'model = AutoModelForCausalLM.from_pretrained("gpt2", device_map={"": 0}, '
+            'dtype="float32")',
+            id="other-keywords-kept",
+        ),
+    ],
+)
+def test_a_legacy_scripts_model_keeps_loading_in_float32(load, after):
+    out, findings = run(PPO_LEGACY.format(load=load))
+    assert _load_line(out) == after
+    assert [f.line for f in findings if f.message.startswith(DTYPE_SAID)] == [5]
+    assert run(out)[0] == out
+
+
+@pytest.mark.parametrize(
+    "load",
+    [
+        pytest.param(
+            'AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=torch.bfloat16)',
+            id="torch-dtype",
+        ),
+        pytest.param('AutoModelForCausalLM.from_pretrained("gpt2", dtype="auto")', id="dtype"),
+        pytest.param('AutoModelForCausalLM.from_pretrained("gpt2", load_in_8bit=True)', id="8-bit"),
+        pytest.param(
+            'AutoModelForCausalLM.from_pretrained("gpt2", quantization_config=q)', id="quantized"
+        ),
+        pytest.param('AutoModelForCausalLM.from_pretrained("gpt2", **kwargs)', id="unpacked"),
+        pytest.param('MyModel.from_pretrained("gpt2")', id="not-transformers"),
+    ],
+)
+def test_a_load_that_sets_its_dtype_or_is_not_transformers_is_left(load):
+    out, findings = run(PPO_LEGACY.format(load=f"model = {load}"))
+    assert _load_line(out) == f"model = {load}"
+    assert not [f for f in findings if "float32" in f.message]
+
+
+def test_a_tokenizer_load_is_not_a_model_load():
+    out, _ = run(PPO_LEGACY.format(load='model = AutoModelForCausalLM.from_pretrained("gpt2")'))
+    assert 'tok = AutoTokenizer.from_pretrained("gpt2")\n' in out
+
+
+def test_a_v2_script_is_told_not_changed():
+    """The v2 API's last releases also ran on transformers 5: the old dtype is not known."""
+    load = 'model = AutoModelForCausalLM.from_pretrained("gpt2")'
+    out, findings = run(PPO_V2.format(load=load))
+    assert _load_line(out) == load
+    (said,) = [f for f in findings if f.code == "TRL108"]
+    assert (said.line, said.severity.name, said.fix) == (5, "WARNING", Fix.NONE)
+    assert said.message.startswith("transformers 5, which TRL 1.13 installs in practice, loads")
+
+
+def test_a_file_without_ppo_code_keeps_its_loads():
+    src = (
+        "from transformers import AutoModelForCausalLM\nfrom trl import SFTTrainer\n"
+        'model = AutoModelForCausalLM.from_pretrained("gpt2")\n'
+    )
+    assert_noop(src)

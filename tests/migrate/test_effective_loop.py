@@ -115,3 +115,25 @@ def test_new_settings_come_from_the_fields_and_generation_kwargs():
         "other_generation": "no_repeat_ngram_size=3",
     }
     assert set(new_generation({"generation_kwargs": UNKNOWN}).values()) == {UNKNOWN}
+
+
+@pytest.mark.parametrize(
+    ("load", "era", "old"),
+    [
+        pytest.param('M.from_pretrained("x")', "legacy", "float32", id="legacy-unset"),
+        pytest.param('M.from_pretrained("x")', "v2", ("float32", "auto"), id="v2-unset"),
+        pytest.param(
+            'M.from_pretrained("x", torch_dtype=torch.bfloat16)', "v2", "bfloat16", id="set"
+        ),
+        pytest.param('M.from_pretrained("x", dtype="auto")', "legacy", "auto", id="auto"),
+        pytest.param('M.from_pretrained("x", load_in_8bit=True)', "legacy", "none", id="8-bit"),
+        pytest.param('M.from_pretrained("x", **kw)', "legacy", UNKNOWN, id="unpacked"),
+    ],
+)
+def test_model_load_dtypes(load, era, old):
+    from migrate.effective.models import new_dtypes, old_dtypes
+
+    text = f"from transformers import AutoModelForCausalLM as M, AutoTokenizer\nm = {load}\n"
+    text += 't = AutoTokenizer.from_pretrained("x")\n'  # a tokenizer is no model load
+    assert old_dtypes(text.replace("M.", "AutoModelForCausalLM."), era) == old
+    assert new_dtypes('AutoModelForCausalLM.from_pretrained("x")') == "auto"

@@ -149,3 +149,23 @@ def test_a_loop_left_for_a_human_is_not_judged_on_sampling():
     assert "trainer.generate(" in rewritten
     (report,) = effective.check(text, rewritten, findings)
     assert "top_k" not in report.old
+
+
+def test_the_model_load_dtype_is_judged():
+    """A legacy script's model loaded in float32 on transformers 4; the rewrite keeps it, and a
+    rewrite that did not would leave the checkpoint's dtype (transformers 5) unreported."""
+    text = (
+        "from transformers import AutoModelForCausalLM\n"
+        "from trl import PPOConfig, PPOTrainer\n"
+        "config = PPOConfig(batch_size=4, mini_batch_size=2)\n"
+        'model = AutoModelForCausalLM.from_pretrained("gpt2")\n'
+        "trainer = PPOTrainer(config, model, None, tok)\n"
+    )
+    rewritten, findings = _rewrite(text, "rloo")
+    (report,) = effective.check(text, rewritten, findings)
+    assert report.old["model_dtype"] == report.new["model_dtype"] == "float32"
+    careless = rewritten.replace(', dtype="float32"', "")
+    (bare,) = effective.check(text, careless, [])
+    assert [(d.setting, d.old, d.new) for d in bare.uncovered if d.setting == "model_dtype"] == [
+        ("model_dtype", "float32", "auto")
+    ]

@@ -26,7 +26,8 @@ from libcst.helpers import get_full_name_for_node
 from codemods import edits, inline
 from codemods.base import Rule, RuleTransformer
 from codemods.edits import KEEP, REMOVE, alias_asname, alias_name, new_alias, rewrite_import_from
-from codemods.rules.drift import scores, tokenizers
+from codemods.rules.drift import dtypes, scores, tokenizers
+from codemods.rules.drift.dtypes import ModelDtypes
 from codemods.rules.drift.scores import PipelineScores
 from codemods.rules.drift.tokenizers import TokenizerCalls
 
@@ -41,11 +42,11 @@ def table() -> dict[str, Any]:
 WRITTEN_IN = tuple(inline.paths("transformers"))  # removed helpers written into the file
 
 
-class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, RuleTransformer):
+class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes, RuleTransformer):
     # The identifiers the table acts on: a file without any of them skips the pass.
     NAMES = tuple(
         sorted(
-            {*table()["keywords"], scores.FLAG, *tokenizers.NAMES}
+            {*table()["keywords"], scores.FLAG, *tokenizers.NAMES, dtypes.METHOD}
             | {
                 path.rpartition(".")[2]
                 for path in (*table()["imports"], *table()["todo"], *WRITTEN_IN)
@@ -108,6 +109,7 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, RuleTransfor
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         call = self.tokenizer_call(original_node, self._keywords(original_node, updated_node))
+        call = self.dtype_call(original_node, call)
         return self.scores_call(original_node, call)
 
     def _keywords(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
@@ -184,6 +186,7 @@ class Drift(Rule):
     )
     transformers = (RewriteDrift,)
     triggers = RewriteDrift.NAMES
-    # Every name but `tokenizer`, which nearly every ML file has: in a file that does not use
-    # TRL, `tokenizer=` alone is not reason enough to parse it.
-    beyond_trl = tuple(n for n in RewriteDrift.NAMES if n != "tokenizer")
+    # Every name but `tokenizer` and `from_pretrained`, which nearly every ML file has: in a
+    # file that does not use TRL, they alone are not reason enough to parse it (and a model's
+    # load dtype is changed only where the file's PPO code tells the transformers it ran on).
+    beyond_trl = tuple(n for n in RewriteDrift.NAMES if n not in ("tokenizer", dtypes.METHOD))

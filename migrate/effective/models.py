@@ -1,0 +1,78 @@
+"""The dtype a script's models load in, before and after the rewrite, read with `ast`.
+
+transformers 4 loaded `Model.from_pretrained(name)` without a dtype in float32; transformers 5
+(what TRL 1.13 runs on in practice) in the checkpoint's own dtype (`"auto"`). The old run's
+transformers follows from the era of its TRL: legacy and PPOv2 scripts (TRL <= 0.11) ran on 4;
+the v2 and experimental APIs on 4 or 5, so their loads without a dtype count as either.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from migrate.effective.values import UNKNOWN
+
+ON_TRANSFORMERS_4 = {"legacy", "ppov2"}
+MODEL_CLASS = re.compile(r"^\w*(?:Model|For[A-Z]\w*)$")
+NOT_MODELS = ("Tokenizer", "TokenizerFast", "Config", "Processor", "FeatureExtractor")
+QUANTIZED = {"load_in_8bit", "load_in_4bit", "quantization_config"}
+AUTO = "auto"
+
+
+def _loads(tree: ast.Module) -> list[ast.Call]:
+    """`X.from_pretrained(...)` of a model class (not a tokenizer or config), in source order."""
+    out = []
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "from_pretrained"
+        ):
+            continue
+        owner = node.func.value
+        name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+        if MODEL_CLASS.match(name) and not name.endswith(NOT_MODELS):
+            out.append(node)
+    return sorted(out, key=lambda n: (n.lineno, n.col_offset))
+
+
+def _dtype(call: ast.Call, unset: str) -> Any:
+    """The dtype one load asks for: a literal (`torch.bfloat16` and "bfloat16" alike), `unset`
+    when it sets none, None for a quantized load (its own dtype, the same in both versions),
+    UNKNOWN for a value known only at run time."""
+    given = {k.arg: k.value for k in call.keywords if k.arg is not None}
+    if any(k.arg is None for k in call.keywords) or QUANTIZED & given.keys():
+        return UNKNOWN if any(k.arg is None for k in call.keywords) else None
+    value = given.get("dtype", given.get("torch_dtype"))
+    if value is None:
+        return unset
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return AUTO if value.value == "auto" else value.value
+    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
+        return value.attr if value.value.id == "torch" else UNKNOWN
+    return UNKNOWN
+
+
+def _joined(values: list[Any]) -> Any:
+    if any(v is UNKNOWN for v in values):
+        return UNKNOWN
+    return ", ".join(str(v) for v in values if v is not None) or "none"
+
+
+def old_dtypes(text: str, era: str) -> Any:
+    """The old run's load dtypes, one string for the file's loads in order; for an era that ran
+    on transformers 4 or 5, a tuple of both readings (the checker's "releases disagreed")."""
+    loads = _loads(ast.parse(text))
+    four = _joined([_dtype(c, "float32") for c in loads])
+    if era in ON_TRANSFORMERS_4:
+        return four
+    five = _joined([_dtype(c, AUTO) for c in loads])
+    return four if four == five else (four, five)
+
+
+def new_dtypes(text: str) -> Any:
+    """The rewritten run's load dtypes (transformers 5: a load without one takes the
+    checkpoint's)."""
+    return _joined([_dtype(c, AUTO) for c in _loads(ast.parse(text))])
