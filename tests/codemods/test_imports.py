@@ -183,6 +183,35 @@ def test_deprecated_path_is_a_warning_and_renamed_import_kept():
     )
 
 
+def test_base_trainer_of_0_24_to_0_29_imports_the_private_class_1_13_kept():
+    """A vendored trainer built on `trl.trainer.base_trainer.BaseTrainer` (TRL 0.24-0.29) keeps
+    its base: TRL 1.0 renamed the class `_BaseTrainer`; the finding says what else changed."""
+    findings = assert_fixes(
+        "from trl.trainer.base_trainer import BaseTrainer\nclass MyPPO(BaseTrainer):\n    pass\n",
+        "from trl.trainer.base_trainer import _BaseTrainer as BaseTrainer\n"
+        "class MyPPO(BaseTrainer):\n    pass\n",
+        select=SELECT,
+    )
+    (said,) = findings
+    assert said.message.startswith(
+        "`trl.trainer.base_trainer.BaseTrainer` was removed in TRL 1.0.0; it lives at "
+        "`trl.trainer.base_trainer._BaseTrainer`: TRL 1.0 made the class private"
+    )
+    assert "HF_HUB_DISABLE_TELEMETRY=1" in said.message
+
+
+def test_a_moved_trainer_whose_arguments_changed_says_so():
+    (said,) = assert_fixes(
+        "from trl import XPOTrainer\nXPOTrainer\n",
+        "from trl.experimental.xpo import XPOTrainer\nXPOTrainer\n",
+        select=SELECT,
+    )
+    assert said.message.endswith(
+        "it lives at `trl.experimental.xpo.XPOTrainer`: The 1.13 trainer has no `judge` argument "
+        "(judges were removed in 1.1.0); pass `reward_funcs` instead."
+    )
+
+
 def test_removed_names_keep_their_import_with_one_todo_each():
     before = dedent(
         """

@@ -39,7 +39,9 @@ def message_for(sym: Symbol) -> str:
             f"`{sym.to}`"
         )
     if sym.fate == symbols.MOVED:
-        return f"`{sym.path}` was {gone}; it lives at `{sym.to}`"
+        return f"`{sym.path}` was {gone}; it lives at `{sym.to}`" + (
+            f": {sym.hint}" if sym.hint else ""
+        )
     if sym.fate == symbols.PPO:
         return f"`{sym.path}` was {gone} and TRL 1.13 has no PPO: {_PPO_HINT}"
     if sym.fate == symbols.VALUE_HEAD:
