@@ -56,13 +56,15 @@ def _dtype(call: ast.Call, unset: str) -> Any:
 
 
 def _joined(values: list[Any]) -> Any:
+    """The distinct dtypes the loads ask for: a rewrite may drop a load (a reference model RLOO
+    builds itself) without changing the precision of the others."""
     if any(v is UNKNOWN for v in values):
         return UNKNOWN
-    return ", ".join(str(v) for v in values if v is not None) or "none"
+    return ", ".join(sorted({str(v) for v in values if v is not None})) or "none"
 
 
 def old_dtypes(text: str, era: str) -> Any:
-    """The old run's load dtypes, one string for the file's loads in order; for an era that ran
+    """The old run's load dtypes, one string for the file's loads; for an era that ran
     on transformers 4 or 5, a tuple of both readings (the checker's "releases disagreed")."""
     loads = _loads(ast.parse(text))
     four = _joined([_dtype(c, "float32") for c in loads])

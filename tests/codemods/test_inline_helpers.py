@@ -24,6 +24,16 @@ HELPERS = [
     ("trl.core", "entropy_from_logits"),
     ("trl.core", "stats_to_np"),
     ("trl.core", "PPODecorators"),
+    ("trl.core", "WANDB_PADDING"),
+    ("trl.core", "flatten_dict"),
+    ("trl.core", "convert_to_scalar"),
+    ("trl.core", "stack_dicts"),
+    ("trl.core", "add_suffix"),
+    ("trl.core", "pad_to_size"),
+    ("trl.core", "average_torch_dicts"),
+    ("trl.core", "listify_batch"),
+    ("trl.core", "build_bert_batch_from_txt"),
+    ("trl.core", "top_k_top_p_filtering"),
     ("trl.trainer.utils", "exact_div"),
     ("trl.experimental.ppo.ppo_trainer", "INVALID_LOGPROB"),
     ("trl.experimental.ppo.ppo_trainer", "masked_whiten"),
@@ -52,12 +62,12 @@ def test_the_import_becomes_the_definition_and_a_rerun_changes_nothing(module, n
 
 # -- the same numbers as the old function ---------------------------------------------------
 @functools.cache
-def _old_sources() -> dict[str, str] | str:
-    """name -> source of trl 0.11.4's own definition, or why the wheel is not at hand."""
+def _old_sources(version: str = "0.11.4") -> dict[str, str] | str:
+    """name -> source of that trl release's own definition, or why the wheel is not at hand."""
     out = {}
     for path in ("trl/core.py", "trl/trainer/utils.py"):
         try:
-            text = old_wheels.member("0.11.4", path)
+            text = old_wheels.member(version, path)
         except LookupError as why:
             return str(why)
         for node in ast.parse(text).body:
@@ -66,8 +76,8 @@ def _old_sources() -> dict[str, str] | str:
     return out
 
 
-def _old(name: str):  # type: ignore[no-untyped-def]
-    sources = _old_sources()
+def _old(name: str, version: str = "0.11.4"):  # type: ignore[no-untyped-def]
+    sources = _old_sources(version)
     if isinstance(sources, str):
         pytest.skip(sources)
     import gc
@@ -77,8 +87,14 @@ def _old(name: str):  # type: ignore[no-untyped-def]
     import numpy as np
     import torch
     import torch.nn.functional as F
+    from torch.nn.utils.rnn import pad_sequence
+    from transformers import TopKLogitsWarper, TopPLogitsWarper
 
     space = {
+        "pad_sequence": pad_sequence,
+        "TopKLogitsWarper": TopKLogitsWarper,
+        "TopPLogitsWarper": TopPLogitsWarper,
+        "WANDB_PADDING": -1,
         "torch": torch,
         "F": F,
         "np": np,
@@ -91,8 +107,9 @@ def _old(name: str):  # type: ignore[no-untyped-def]
         "is_torch_xpu_available": lambda: False,
         "is_torch_npu_available": lambda: False,
     }
-    for helper in ("masked_mean", "masked_var"):  # what the old functions call
-        exec(sources[helper], space)
+    for helper in ("masked_mean", "masked_var", "pad_to_size"):  # what the old functions call
+        if helper in sources:
+            exec(sources[helper], space)
     exec(sources[name], space)
     return space[name]
 
@@ -100,6 +117,7 @@ def _old(name: str):  # type: ignore[no-untyped-def]
 def _ours(name: str):  # type: ignore[no-untyped-def]
     space: dict = {}
     source = inline.lookup(f"trl.core.{name}") or inline.lookup(f"trl.trainer.utils.{name}") or ""
+    assert source, name
     exec(source.replace("__NAME__", name), space)
     return space[name]
 
@@ -133,6 +151,59 @@ def test_the_definitions_give_the_old_functions_numbers():
     for fn in (_old("exact_div"), _ours("exact_div")):
         with pytest.raises(ValueError, match="inexact division: 10 / 4 = 2.5"):
             fn(10, 4, "batch")
+
+
+def test_the_stats_and_batch_helpers_give_the_old_functions_results():
+    """The legacy PPO stats helpers (0.11.4's own), the 0.10.1 ones, and 0.7.0's batch helpers."""
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    g = torch.Generator().manual_seed(0)
+    nested = {"a": {"b": torch.tensor(1.0), "c": {"d": 2}}, "e": np.array([3.0])}
+    for name, version in (("flatten_dict", "0.11.4"), ("flatten_dict", "0.7.0")):
+        assert _old(name, version)(nested) == _ours(name)(nested)
+        for fn in (_old(name, version), _ours(name)):
+            with pytest.raises(ValueError, match="separator '/' not allowed to be in key 'x/y'"):
+                fn({"x/y": 1})
+    stats = {"s": torch.tensor(2.5), "v": torch.tensor([4.0]), "w": torch.ones(2), "n": np.array(7)}
+    old, ours = _old("convert_to_scalar")(stats), _ours("convert_to_scalar")(stats)
+    assert old.keys() == ours.keys()
+    assert all(type(old[k]) is type(ours[k]) for k in old)
+    assert (old["s"], old["v"], old["n"]) == (ours["s"], ours["v"], ours["n"])
+    assert torch.equal(old["w"], ours["w"])
+    ragged = [{"k": torch.randn(3, generator=g)}, {"k": torch.randn(2, 2, generator=g)}]
+    assert torch.equal(_old("stack_dicts")(ragged)["k"], _ours("stack_dicts")(ragged)["k"])
+    dicts = [{"k": torch.randn(3, generator=g)} for _ in range(4)]
+    assert torch.equal(
+        _old("average_torch_dicts", "0.10.1")(dicts)["k"], _ours("average_torch_dicts")(dicts)["k"]
+    )
+    assert _old("add_suffix", "0.10.1")({"a": 1}, "_x") == _ours("add_suffix")({"a": 1}, "_x")
+    t = torch.randn(2, 3, generator=g)
+    for args in ((t, 5), (t, 3), (t, 2, 0, 7)):  # the last measures dim 0, pads the last one
+        assert torch.equal(_old("pad_to_size", "0.10.1")(*args), _ours("pad_to_size")(*args))
+    assert [r.tolist() for r in _old("listify_batch", "0.7.0")(t)] == [
+        r.tolist() for r in _ours("listify_batch")(t)
+    ]
+    logits = torch.randn(4, 11, generator=g)
+    for k, p in ((0, 1.0), (3, 1.0), (0, 0.8), (5, 0.5)):
+        assert torch.equal(
+            _old("top_k_top_p_filtering")(logits, k, p),
+            _ours("top_k_top_p_filtering")(logits, k, p),
+        )
+
+
+def test_build_bert_batch_from_txt_pads_as_trl_0_7_did():
+    pytest.importorskip("torch")
+    import torch
+
+    class Tok:  # encodes a text as its word lengths: texts of different lengths, no download
+        def encode(self, text, return_tensors=None):  # type: ignore[no-untyped-def]
+            return torch.tensor([[len(w) for w in text.split()]])
+
+    texts = ["a bb ccc", "dddd", "ee f"]
+    old = _old("build_bert_batch_from_txt", "0.7.0")(texts, Tok(), "cpu")
+    ours = _ours("build_bert_batch_from_txt")(texts, Tok(), "cpu")
+    assert all(torch.equal(a, b) and a.dtype == b.dtype for a, b in zip(old, ours))
+    assert ours[0].tolist() == [[1, 2, 3], [4, 0, 0], [2, 1, 0]]
 
 
 def test_the_decorators_class_keeps_its_interface():

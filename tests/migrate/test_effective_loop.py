@@ -137,3 +137,14 @@ def test_model_load_dtypes(load, era, old):
     text += 't = AutoTokenizer.from_pretrained("x")\n'  # a tokenizer is no model load
     assert old_dtypes(text.replace("M.", "AutoModelForCausalLM."), era) == old
     assert new_dtypes('AutoModelForCausalLM.from_pretrained("x")') == "auto"
+
+
+def test_a_load_the_rewrite_drops_does_not_count_as_a_change():
+    """RLOO builds its reference model itself: a rewrite may drop the old reference load."""
+    from migrate.effective.models import new_dtypes, old_dtypes
+
+    two = 'a = AutoModelForCausalLM.from_pretrained("x")\nb = AutoModelForCausalLM.from_pretrained("x")\n'
+    one = 'a = AutoModelForCausalLM.from_pretrained("x", dtype="float32")\n'
+    assert old_dtypes(two, "legacy") == new_dtypes(one) == "float32"
+    mixed = two.replace('("x")\nb', '("x", torch_dtype=torch.float16)\nb')
+    assert old_dtypes(mixed, "legacy") == "float16, float32"
