@@ -34,6 +34,9 @@ HELPERS = [
     ("trl.core", "listify_batch"),
     ("trl.core", "build_bert_batch_from_txt"),
     ("trl.core", "top_k_top_p_filtering"),
+    ("trl.trainer", "AdaptiveKLController"),
+    ("trl.trainer.utils", "FixedKLController"),
+    ("trl.trainer", "BaseTrainer"),
     ("trl.trainer.utils", "exact_div"),
     ("trl.experimental.ppo.ppo_trainer", "INVALID_LOGPROB"),
     ("trl.experimental.ppo.ppo_trainer", "masked_whiten"),
@@ -189,6 +192,41 @@ def test_the_stats_and_batch_helpers_give_the_old_functions_results():
             _old("top_k_top_p_filtering")(logits, k, p),
             _ours("top_k_top_p_filtering")(logits, k, p),
         )
+
+
+def test_the_kl_controllers_update_as_trl_0_11_4s_did():
+    old, ours = (
+        _old("AdaptiveKLController")(0.2, 6.0, 10000),
+        _ours("AdaptiveKLController")(0.2, 6.0, 10000),
+    )
+    for current, n in ((9.0, 256), (1.0, 256), (6.5, 64), (100.0, 512)):  # clipped both ways
+        old.update(current, n)
+        ours.update(current, n)
+        assert old.value == ours.value
+    fixed = _ours("FixedKLController")(0.05)
+    fixed.update(10.0, 256)
+    assert fixed.value == _old("FixedKLController")(0.05).value == 0.05
+
+
+def test_the_legacy_base_trainer_keeps_its_interface():
+    pytest.importorskip("huggingface_hub")
+    from huggingface_hub import PyTorchModelHubMixin
+
+    space: dict = {}
+    exec((inline.lookup("trl.trainer.BaseTrainer") or "").replace("__NAME__", "BaseTrainer"), space)
+    base = space["BaseTrainer"]
+
+    class Vendored(base):  # type: ignore[misc, valid-type]  # a legacy PPOTrainer copy
+        def __init__(self, config):
+            super().__init__(config)
+
+    trainer = Vendored({"lr": 1.0})
+    assert isinstance(trainer, PyTorchModelHubMixin) and trainer.config == {"lr": 1.0}
+    for method in ("step", "loss", "compute_rewards"):
+        with pytest.raises(NotImplementedError):
+            getattr(trainer, method)()
+    with pytest.raises(NotImplementedError):
+        trainer._save_pretrained("somewhere")
 
 
 def test_build_bert_batch_from_txt_pads_as_trl_0_7_did():
