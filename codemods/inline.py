@@ -31,6 +31,19 @@ def lookup(path: str) -> str | None:
     return _table().get(path)
 
 
+def lookup_reexport(path: str) -> str | None:
+    """The definition for a path the symbol table lacks but whose name it knows (`PPODecorators`
+    re-exported by `trl.trainer.ppo_trainer`, which imported it from `trl.core`): the one source
+    every TRL path of that name has, or None when there is none or they differ."""
+    name = path.rpartition(".")[2]
+    found = {
+        source
+        for old, source in _table().items()
+        if old.split(".")[0] == path.split(".")[0] and old.rpartition(".")[2] == name
+    }
+    return found.pop() if len(found) == 1 else None
+
+
 def paths(package: str) -> list[str]:
     """The old import paths of `package` (`transformers`) that have a written-in definition."""
     return sorted(p for p in _table() if p.split(".")[0] == package)

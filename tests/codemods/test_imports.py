@@ -215,24 +215,24 @@ def test_a_moved_trainer_whose_arguments_changed_says_so():
 def test_removed_names_keep_their_import_with_one_todo_each():
     before = dedent(
         """
-        from trl.core import add_suffix, respond_to_batch, set_seed
+        from trl.core import randn_tensor, respond_to_batch, set_seed
         import trl.core
 
-        values = trl.core.add_suffix(values, "/mean")
+        values = trl.core.randn_tensor((2, 3))
         response = respond_to_batch(model, query)
         """
     )
     after = "\n".join(
         [
             todo("trl.core.respond_to_batch"),
-            "from trl.core import respond_to_batch",  # add_suffix: only used as trl.core.add_suffix, so dropped
+            "from trl.core import respond_to_batch",  # randn_tensor: only used as trl.core.randn_tensor, so dropped
             "from transformers import set_seed",
             "# TODO(trl-migrate TRL101): module `trl.core` does not exist in TRL 1.13 (removed in TRL 0.25.0); "
             "move what this file uses from it",
             "import trl.core",
             "",
-            todo("trl.core.add_suffix"),
-            'values = trl.core.add_suffix(values, "/mean")',
+            todo("trl.core.randn_tensor"),
+            'values = trl.core.randn_tensor((2, 3))',
             "response = respond_to_batch(model, query)",
             "",
         ]
@@ -245,8 +245,8 @@ def test_removed_names_keep_their_import_with_one_todo_each():
         (2, "manual"),
         (4, "manual"),
     ]
-    assert todo("trl.core.add_suffix").endswith(
-        'inline it: `{f"{k}{suffix}": v for k, v in d.items()}`.'
+    assert todo("trl.core.randn_tensor").endswith(
+        "use `diffusers.utils.torch_utils.randn_tensor`."
     )
 
 

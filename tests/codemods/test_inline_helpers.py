@@ -37,6 +37,10 @@ HELPERS = [
     ("trl.trainer", "AdaptiveKLController"),
     ("trl.trainer.utils", "FixedKLController"),
     ("trl.trainer", "BaseTrainer"),
+    ("trl.import_utils", "is_torch_greater_2_0"),
+    # re-exported by an old module the table does not list: the definition of that name
+    ("trl.trainer.ppo_trainer", "PPODecorators"),
+    ("trl.trainer.ppo_trainer", "logprobs_from_logits"),
     ("trl.trainer.utils", "exact_div"),
     ("trl.experimental.ppo.ppo_trainer", "INVALID_LOGPROB"),
     ("trl.experimental.ppo.ppo_trainer", "masked_whiten"),
@@ -192,6 +196,31 @@ def test_the_stats_and_batch_helpers_give_the_old_functions_results():
             _old("top_k_top_p_filtering")(logits, k, p),
             _ours("top_k_top_p_filtering")(logits, k, p),
         )
+
+
+def test_is_torch_greater_2_0_answers_as_trl_0_11_4s_did():
+    pytest.importorskip("torch")
+    text = old_wheels.member("0.11.4", "trl/import_utils.py") if _old_sources() else ""
+    space: dict = {"_is_python_greater_3_8": True}
+    node = next(
+        n
+        for n in ast.parse(text).body
+        if isinstance(n, ast.FunctionDef) and n.name == "is_torch_greater_2_0"
+    )
+    exec(ast.get_source_segment(text, node) or "", space)
+    ours: dict = {}
+    exec(
+        (inline.lookup("trl.import_utils.is_torch_greater_2_0") or "").replace("__NAME__", "f"),
+        ours,
+    )
+    assert space["is_torch_greater_2_0"]() is ours["f"]() is True
+
+
+def test_a_name_the_table_knows_only_by_other_paths_gets_their_definition():
+    assert inline.lookup_reexport("trl.trainer.ppo_trainer.PPODecorators") == inline.lookup(
+        "trl.core.PPODecorators"
+    )
+    assert inline.lookup_reexport("trl.trainer.ppo_trainer.no_such_helper") is None
 
 
 def test_the_kl_controllers_update_as_trl_0_11_4s_did():

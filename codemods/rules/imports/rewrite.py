@@ -176,7 +176,11 @@ class RewriteImports(inline.WritesIn, RuleTransformer):
         for alias, orig_alias in zip(node.names, original.body[0].names):
             name = alias_name(alias)
             full = f"{module}.{name}"
-            sym = self.table.get(full) or self.table.same_name(full)
+            known = self.table.get(full)
+            sym = known or self.table.same_name(full)
+            written_in = inline.lookup(full) or (
+                None if known is not None else inline.lookup_reexport(full)
+            )
             decisions.append(KEEP)
             if sym is None:
                 if self.table.module_gone(full):  # `from trl import core`: a gone submodule
@@ -190,11 +194,9 @@ class RewriteImports(inline.WritesIn, RuleTransformer):
                 asname = alias_asname(alias) or (name if sym.to_name != name else None)
                 decisions[-1] = (sym.to_module, [new_alias(sym.to_name, asname)])
                 self.report(orig_alias, message_for(sym), severity=self._severity(sym))
-            elif sym.fate == symbols.REMOVED and inline.lookup(full) is not None:
+            elif sym.fate == symbols.REMOVED and written_in is not None:
                 decisions[-1] = REMOVE
-                written.extend(
-                    inline.statements(inline.lookup(full) or "", alias_asname(alias) or name)
-                )
+                written.extend(inline.statements(written_in, alias_asname(alias) or name))
                 gone = f"removed in TRL {sym.gone_in}" if sym.gone_in else "gone in TRL 1.13"
                 self.report(
                     orig_alias,
