@@ -21,8 +21,26 @@ QUANTIZED = {"load_in_8bit", "load_in_4bit", "quantization_config"}
 AUTO = "auto"
 
 
+def _transformers_names(tree: ast.Module) -> dict[str, str]:
+    """Local name -> class name, for the model classes the file imports from transformers, and
+    TRL's value-head wrappers (they loaded the transformers model underneath; TRL102 loads it
+    directly)."""
+    out = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom) or node.level != 0:
+            continue
+        package = (node.module or "").split(".")[0]
+        for a in node.names:
+            if package == "transformers" or (package == "trl" and "WithValueHead" in a.name):
+                out[a.asname or a.name] = a.name
+    return out
+
+
 def _loads(tree: ast.Module) -> list[ast.Call]:
-    """`X.from_pretrained(...)` of a model class (not a tokenizer or config), in source order."""
+    """`X.from_pretrained(...)` of a transformers model class (imported from transformers, or
+    `transformers.X`; not a tokenizer or config, not peft's), in source order."""
+    imported = _transformers_names(tree)
+    objects = _model_objects(tree)
     out = []
     for node in ast.walk(tree):
         if not (
@@ -32,10 +50,33 @@ def _loads(tree: ast.Module) -> list[ast.Call]:
         ):
             continue
         owner = node.func.value
-        name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
-        if MODEL_CLASS.match(name) and not name.endswith(NOT_MODELS):
+        if isinstance(owner, ast.Name):
+            name = imported.get(owner.id, "")
+        elif isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name):
+            name = owner.attr if owner.value.id == "transformers" else ""
+        else:
+            name = ""
+        wraps = (
+            "WithValueHead" in name
+            and node.args
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id in objects
+        )  # a value head put on a model already loaded: nothing is loaded here
+        if MODEL_CLASS.match(name) and not name.endswith(NOT_MODELS) and not wraps:
             out.append(node)
     return sorted(out, key=lambda n: (n.lineno, n.col_offset))
+
+
+def _model_objects(tree: ast.Module) -> set[str]:
+    """Names the file binds to a loaded model (a `from_pretrained` or peft wrapping result)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called in ("from_pretrained", "get_peft_model", "prepare_model_for_kbit_training"):
+                out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return out
 
 
 def _dtype(call: ast.Call, unset: str) -> Any:

@@ -255,7 +255,8 @@ def test_removed_transformers_helpers_are_written_in():
         from transformers import AutoTokenizer
 
         def filt(logits, top_k=0, top_p=1.0, filter_value=-float("Inf"), min_tokens_to_keep=1):
-            \"\"\"transformers.top_k_top_p_filtering, gone since transformers 4.39 (written in by trl-migrate).\"\"\"
+            \"\"\"top_k_top_p_filtering of transformers (to 4.38) and trl.core (to 0.13), gone since (written
+            in by trl-migrate).\"\"\"
             from transformers import TopKLogitsWarper, TopPLogitsWarper
 
             keep = {"filter_value": filter_value, "min_tokens_to_keep": min_tokens_to_keep}
@@ -577,3 +578,14 @@ def test_a_file_without_ppo_code_keeps_its_loads():
         'model = AutoModelForCausalLM.from_pretrained("gpt2")\n'
     )
     assert_noop(src)
+
+
+def test_a_script_whose_ppo_era_is_unclear_is_told_not_changed():
+    """Legacy config keywords beside a v2 trainer call: the era, and so the old transformers,
+    is not known."""
+    src = PPO_LEGACY.format(load='model = AutoModelForCausalLM.from_pretrained("gpt2")').replace(
+        "PPOTrainer(config, model, None, tok)", "PPOTrainer(config, model=model, value_model=model)"
+    )
+    out, findings = run(src)
+    assert _load_line(out) == 'model = AutoModelForCausalLM.from_pretrained("gpt2")'
+    assert [f.severity.name for f in findings if f.code == "TRL108"] == ["WARNING"]

@@ -135,16 +135,44 @@ def test_model_load_dtypes(load, era, old):
 
     text = f"from transformers import AutoModelForCausalLM as M, AutoTokenizer\nm = {load}\n"
     text += 't = AutoTokenizer.from_pretrained("x")\n'  # a tokenizer is no model load
-    assert old_dtypes(text.replace("M.", "AutoModelForCausalLM."), era) == old
-    assert new_dtypes('AutoModelForCausalLM.from_pretrained("x")') == "auto"
+    text += 'p = PeftModel.from_pretrained(m, "adapter")\n'  # nor is peft's adapter load
+    assert old_dtypes(text, era) == old
+    assert (
+        new_dtypes('import transformers\ntransformers.GPT2LMHeadModel.from_pretrained("x")')
+        == "auto"
+    )
 
 
 def test_a_load_the_rewrite_drops_does_not_count_as_a_change():
     """RLOO builds its reference model itself: a rewrite may drop the old reference load."""
     from migrate.effective.models import new_dtypes, old_dtypes
 
-    two = 'a = AutoModelForCausalLM.from_pretrained("x")\nb = AutoModelForCausalLM.from_pretrained("x")\n'
-    one = 'a = AutoModelForCausalLM.from_pretrained("x", dtype="float32")\n'
+    head = "from transformers import AutoModelForCausalLM\n"
+    two = (
+        head
+        + 'a = AutoModelForCausalLM.from_pretrained("x")\nb = AutoModelForCausalLM.from_pretrained("x")\n'
+    )
+    one = head + 'a = AutoModelForCausalLM.from_pretrained("x", dtype="float32")\n'
     assert old_dtypes(two, "legacy") == new_dtypes(one) == "float32"
     mixed = two.replace('("x")\nb', '("x", torch_dtype=torch.float16)\nb')
     assert old_dtypes(mixed, "legacy") == "float16, float32"
+
+
+def test_a_value_head_put_on_a_loaded_model_is_no_load():
+    from migrate.effective.models import old_dtypes
+
+    text = (
+        "from transformers import AutoModelForCausalLM\n"
+        "from trl import AutoModelForCausalLMWithValueHead\n"
+        'base = AutoModelForCausalLM.from_pretrained("x", torch_dtype=torch.float16)\n'
+        "model = AutoModelForCausalLMWithValueHead.from_pretrained(base)\n"
+        'other = AutoModelForCausalLMWithValueHead.from_pretrained("y")\n'
+    )
+    assert old_dtypes(text, "legacy") == "float16, float32"  # base, and the load of "y"
+    assert (
+        old_dtypes(
+            text.replace('other = AutoModelForCausalLMWithValueHead.from_pretrained("y")\n', ""),
+            "legacy",
+        )
+        == "float16"
+    )
