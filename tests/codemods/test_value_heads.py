@@ -518,6 +518,36 @@ def test_a_name_that_holds_a_model_and_a_path_is_left_with_a_todo():
     assert run(out, select=SELECT)[0] == out
 
 
+def test_a_name_unpacked_from_a_call_may_be_a_model_or_a_path_and_gets_a_todo():
+    """`tok, model = utils.load_model(...)` then `VH.from_pretrained(model, ...)` (seen in
+    asherps/DPO-RLHF_generalization): the wrapper took a model or a path, the plain class only a
+    path, so the call is left with a TODO instead of a load that fails on a model."""
+    src = dedent(
+        """
+        from trl import AutoModelForCausalLMWithValueHead
+        tok, model = utils.load_model("x")
+        model = AutoModelForCausalLMWithValueHead.from_pretrained(model, peft_config=cfg)
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    assert (
+        "model = AutoModelForCausalLMWithValueHead.from_pretrained(model, peft_config=cfg)\n" in out
+    )
+    (todo,) = [f for f in findings if f.fix is Fix.MANUAL and "comes out of a call" in f.message]
+    assert todo.line == 3
+    assert run(out, select=SELECT)[0] == out
+    # a name bound to a path is loaded with the plain class, as before
+    assert (
+        "AutoModelForCausalLM.from_pretrained(name)"
+        in run(
+            src.replace('tok, model = utils.load_model("x")', 'name = "gpt2"').replace(
+                "from_pretrained(model", "from_pretrained(name"
+            ),
+            select=SELECT,
+        )[0]
+    )
+
+
 @pytest.mark.parametrize(
     "line",
     [

@@ -48,6 +48,8 @@ class RewriteValueHeads(RuleTransformer):
         self.model_vars: set[str] = set()  # names bound to value-head models in this file
         self.loaded_vars: set[str] = set()  # names bound to already-loaded transformers/peft models
         self.other_vars: set[str] = set()  # names bound to anything else (a path, say) too
+        # names unpacked from a call's result (`tok, model = load(...)`): a model or a path
+        self.unpacked_vars: set[str] = set()
         self._self_wraps: set[int] = set()  # id(statement): `X = VH(X)`, X a loaded model
         self._commented_wraps: set[int] = set()  # id(rewritten `X = X` line) that has comments
         self._backbone_refs: set[int] = set()  # id(`X.pretrained_model`) that X would hold itself
@@ -113,6 +115,12 @@ class RewriteValueHeads(RuleTransformer):
             value = value.func.value
         is_vh = isinstance(value, cst.Call) and self._construction(value) is not None
         for target in original_node.targets:
+            if isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(value, cst.Call):
+                for element in target.target.elements:
+                    unpacked = get_full_name_for_node(element.value)
+                    if unpacked is not None:
+                        self.unpacked_vars.add(unpacked)
+                continue
             name = get_full_name_for_node(target.target)
             if name is None:
                 continue
@@ -183,6 +191,17 @@ class RewriteValueHeads(RuleTransformer):
         if found is None:
             return updated_node
         cls, cls_node = found
+        given = next((a for a in original_node.args if a.keyword is None and not a.star), None)
+        source = get_full_name_for_node(given.value) if given is not None else None
+        if source in self.unpacked_vars - self.loaded_vars - self.other_vars:
+            self.todo(
+                original_node,
+                f"`{source}` comes out of a call that returns several values, so whether it is a "
+                "loaded model or a path is known only at run time: if a model, TRL 1.13 uses it "
+                f"as it is (drop this wrapper; a `peft_config` goes to `peft.get_peft_model("
+                f"{source}, ...)`); if a path, load `{REPLACEMENT[cls]}.from_pretrained({source})`",
+            )
+            return updated_node
         via_var = (
             id(original_node) in self.facts.calls
         )  # its class variable carries the seq2seq TODO
