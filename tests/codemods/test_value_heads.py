@@ -548,6 +548,28 @@ def test_a_name_unpacked_from_a_call_may_be_a_model_or_a_path_and_gets_a_todo():
     )
 
 
+def test_the_same_name_unpacked_in_another_function_or_from_a_split_is_still_a_path():
+    """HassanJbara/llm-detector-counter: `task, model_name = spec.split(":")` in one function,
+    `model_name` a parameter of the one that loads."""
+    src = dedent(
+        """
+        from trl import AutoModelForCausalLMWithValueHead
+        def reward(spec):
+            task, model_name = spec.split(":")
+            return task, model_name
+        def build(model_name):
+            a, b = helpers(model_name)
+            return AutoModelForCausalLMWithValueHead.from_pretrained(model_name)
+        def load(spec):
+            task, model_name = spec.split(":")
+            return AutoModelForCausalLMWithValueHead.from_pretrained(model_name)
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    assert out.count("AutoModelForCausalLM.from_pretrained(model_name)") == 2
+    assert not [f for f in findings if "comes out of a call" in f.message]
+
+
 @pytest.mark.parametrize(
     "line",
     [

@@ -38,6 +38,10 @@ def _ending_like(args: list[cst.Arg], original: cst.Call) -> list[cst.Arg]:
     return args
 
 
+# str methods that return several strings: names unpacked from them are not models
+STRING_SPLITS = frozenset({"split", "rsplit", "partition", "rpartition", "splitlines"})
+
+
 class RewriteValueHeads(RuleTransformer):
     NAMES = ("ValueHead", "PreTrainedModelWrapper", "SUPPORTED_ARCHITECTURES")
 
@@ -48,8 +52,10 @@ class RewriteValueHeads(RuleTransformer):
         self.model_vars: set[str] = set()  # names bound to value-head models in this file
         self.loaded_vars: set[str] = set()  # names bound to already-loaded transformers/peft models
         self.other_vars: set[str] = set()  # names bound to anything else (a path, say) too
-        # names unpacked from a call's result (`tok, model = load(...)`): a model or a path
-        self.unpacked_vars: set[str] = set()
+        # (function, name) unpacked from a call's result (`tok, model = load(...)`): a model or
+        # a path; the function is the innermost def around it (0 at module level)
+        self.unpacked_vars: set[tuple[int, str]] = set()
+        self._functions: list[int] = [0]
         self._self_wraps: set[int] = set()  # id(statement): `X = VH(X)`, X a loaded model
         self._commented_wraps: set[int] = set()  # id(rewritten `X = X` line) that has comments
         self._backbone_refs: set[int] = set()  # id(`X.pretrained_model`) that X would hold itself
@@ -116,10 +122,12 @@ class RewriteValueHeads(RuleTransformer):
         is_vh = isinstance(value, cst.Call) and self._construction(value) is not None
         for target in original_node.targets:
             if isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(value, cst.Call):
-                for element in target.target.elements:
-                    unpacked = get_full_name_for_node(element.value)
-                    if unpacked is not None:
-                        self.unpacked_vars.add(unpacked)
+                func = value.func
+                if not (isinstance(func, cst.Attribute) and func.attr.value in STRING_SPLITS):
+                    for element in target.target.elements:
+                        unpacked = get_full_name_for_node(element.value)
+                        if unpacked is not None:
+                            self.unpacked_vars.add((self._functions[-1], unpacked))
                 continue
             name = get_full_name_for_node(target.target)
             if name is None:
@@ -134,6 +142,15 @@ class RewriteValueHeads(RuleTransformer):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._line = node
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(id(node))
+
+    def leave_FunctionDef(
+        self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
+    ) -> cst.FunctionDef:
+        self._functions.pop()
+        return updated_node
 
     def _may_hold_wrapper_keys(self, value: cst.BaseExpression) -> bool:
         """False only for a name bound once to a dict literal of none of WRAPPER_ONLY's keys,
@@ -193,7 +210,11 @@ class RewriteValueHeads(RuleTransformer):
         cls, cls_node = found
         given = next((a for a in original_node.args if a.keyword is None and not a.star), None)
         source = get_full_name_for_node(given.value) if given is not None else None
-        if source in self.unpacked_vars - self.loaded_vars - self.other_vars:
+        if (
+            source is not None
+            and (self._functions[-1], source) in self.unpacked_vars
+            and source not in self.loaded_vars | self.other_vars
+        ):
             self.todo(
                 original_node,
                 f"`{source}` comes out of a call that returns several values, so whether it is a "
