@@ -563,10 +563,14 @@ def test_the_same_name_unpacked_in_another_function_or_from_a_split_is_still_a_p
         def load(spec):
             task, model_name = spec.split(":")
             return AutoModelForCausalLMWithValueHead.from_pretrained(model_name)
+        def chat(model, tokenizer):
+            model, tokenizer = setup_chat_format(model, tokenizer)
+            return AutoModelForCausalLMWithValueHead.from_pretrained(model)
         """
     )
     out, findings = run(src, select=SELECT)
     assert out.count("AutoModelForCausalLM.from_pretrained(model_name)") == 2
+    assert "    return model\n" in out  # setup_chat_format hands back the model it was given
     assert not [f for f in findings if "comes out of a call" in f.message]
 
 

@@ -40,6 +40,8 @@ def _ending_like(args: list[cst.Arg], original: cst.Call) -> list[cst.Arg]:
 
 # str methods that return several strings: names unpacked from them are not models
 STRING_SPLITS = frozenset({"split", "rsplit", "partition", "rpartition", "splitlines"})
+# functions that hand back the model they were given, with its tokenizer
+MODEL_AND_TOKENIZER = frozenset({"setup_chat_format"})
 
 
 class RewriteValueHeads(RuleTransformer):
@@ -123,7 +125,13 @@ class RewriteValueHeads(RuleTransformer):
         for target in original_node.targets:
             if isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(value, cst.Call):
                 func = value.func
-                if not (isinstance(func, cst.Attribute) and func.attr.value in STRING_SPLITS):
+                called = (get_full_name_for_node(func) or "").rpartition(".")[2]
+                elements = target.target.elements
+                if called in MODEL_AND_TOKENIZER and elements:  # (model, tokenizer) back
+                    first = get_full_name_for_node(elements[0].value)
+                    if first is not None:
+                        self.loaded_vars.add(first)
+                elif not (isinstance(func, cst.Attribute) and func.attr.value in STRING_SPLITS):
                     for element in target.target.elements:
                         unpacked = get_full_name_for_node(element.value)
                         if unpacked is not None:
