@@ -232,7 +232,7 @@ def test_removed_names_keep_their_import_with_one_todo_each():
             "import trl.core",
             "",
             todo("trl.core.randn_tensor"),
-            'values = trl.core.randn_tensor((2, 3))',
+            "values = trl.core.randn_tensor((2, 3))",
             "response = respond_to_batch(model, query)",
             "",
         ]
@@ -245,9 +245,7 @@ def test_removed_names_keep_their_import_with_one_todo_each():
         (2, "manual"),
         (4, "manual"),
     ]
-    assert todo("trl.core.randn_tensor").endswith(
-        "use `diffusers.utils.torch_utils.randn_tensor`."
-    )
+    assert todo("trl.core.randn_tensor").endswith("use `diffusers.utils.torch_utils.randn_tensor`.")
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from migrate.cli import main
 
 SCHEMA = json.loads((pathlib.Path(__file__).parents[2] / "docs" / "report.schema.json").read_text())
 VH = 'from trl import AutoModelForCausalLMWithValueHead\nm = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")\n'
-TODO_ONLY = 'from trl.core import randn_tensor\nx = randn_tensor((2, 3))\n'  # used: an unused removed name is just removed
+TODO_ONLY = "from trl.core import randn_tensor\nx = randn_tensor((2, 3))\n"  # used: an unused removed name is just removed
 
 
 def invoke(*args: str):
