@@ -21,6 +21,7 @@ import argparse
 import datetime
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -214,6 +215,44 @@ def render(table: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# The libraries whose APIs the rewrite moves (issue #16): a stop on one of their imports or
+# attributes is one the rewrite may have left.
+STACK = ("trl", "transformers", "accelerate", "peft")
+_STOP = re.compile(
+    r"cannot import name '([\w.]+)' from '([\w.]+)'|No module named '([\w.]+)'"
+    r"|module '?([\w.]+)'? has no attribute '?(\w+)'?"
+)
+
+
+def stack_stop(row: dict[str, Any]) -> str:
+    """What an entry point stopped on when that is an import or module attribute of the
+    training stack (`trl.PPOConfig`, `trl.core`), else ""."""
+    found = _STOP.search(row.get("why", ""))
+    if found is None:
+        return ""
+    name, module, missing, owner, attr = found.groups()
+    path = f"{module}.{name}" if module else missing or f"{owner}.{attr}"
+    return path if path.split(".")[0] in STACK else ""
+
+
+def stack_stops(then: list[dict[str, Any]], now: list[dict[str, Any]]) -> str:
+    """Per entry point that stopped on the training stack's imports in either run: what it
+    stopped on then and now (issue #16's table)."""
+    before = {(r["repo"], r["script"]): r for r in then if r["script"]}
+    lines = [
+        "| repo | entry point | stopped on before | now | at a TODO that names it |",
+        "|---|---|---|---|---|",
+    ]
+    for row in now:
+        old = before.get((row["repo"], row["script"]))
+        was, is_ = stack_stop(old) if old else "", stack_stop(row)
+        if not (was or is_):
+            continue
+        after = f"`{is_}`" if is_ else (row["why"][:100] or row["outcome"])
+        lines.append(f"| {row['repo']} | {row['script']} | `{was or '-'}` | {_cell(after)} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -270,6 +309,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{sum(bool(r.get('todo')) for r in then if r['outcome'] != 'passed')} stopped on a "
             "TODO's line.\n\n| repo |",
             1,
+        )
+        section += (
+            "\nEntry points that stopped on an import or attribute of TRL, transformers, "
+            f"accelerate or peft, on {args.before_label} and now (what they stop on now when "
+            "it is something else):\n\n" + stack_stops(then, rows(runs, known))
         )
     if args.no_write:
         print(section)
