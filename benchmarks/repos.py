@@ -249,7 +249,10 @@ def stack_stops(then: list[dict[str, Any]], now: list[dict[str, Any]]) -> str:
         if not (was or is_):
             continue
         after = f"`{is_}`" if is_ else (row["why"][:100] or row["outcome"])
-        lines.append(f"| {row['repo']} | {row['script']} | `{was or '-'}` | {_cell(after)} |")
+        todo = "yes" if row.get("todo") or row.get("todo_in_file") else "no"
+        lines.append(
+            f"| {row['repo']} | {row['script']} | `{was or '-'}` | {_cell(after)} | {todo} |"
+        )
     return "\n".join(lines) + "\n"
 
 
