@@ -78,3 +78,15 @@ def test_a_draft_holds_the_loops_own_reward_code():
         "    rewards = [torch.tensor(s - baseline) for s in scores]",
         "    return [float(r) for r in rewards]",
     ]
+
+
+def test_a_per_query_generation_finding_points_at_the_generate_call():
+    """The per-query loop's generate call is rebuilt as one batch call; what is said of the
+    whole call still has the line of the call in the file."""
+    source = (LOOPS / "03_per_query_sampler.py").read_text()
+    line = next(
+        i for i, text in enumerate(source.splitlines(), 1) if "ppo_trainer.generate(" in text
+    )
+    _, findings = migrate(LOOPS / "03_per_query_sampler.py", "rloo")
+    said = [f for f in findings if "to the model's generation config" in f.message]
+    assert [f.line for f in said] == [line]

@@ -17,10 +17,16 @@ from migrate.kernel.findings import Severity
 
 class Generation(LoopPass):
     def _generation(
-        self, call: cst.Call, queries: str | None, *, ref: bool = False
+        self,
+        call: cst.Call,
+        queries: str | None,
+        *,
+        ref: bool = False,
+        at: cst.CSTNode | None = None,
     ) -> dict[str, cst.BaseExpression]:
         """generate(...) keywords -> config fields; raises for what has no place. `ref`: the result
-        is unpacked into (responses, reference responses)."""
+        is unpacked into (responses, reference responses). `at`: the call in the file, when
+        `call` is one the rule built from it (findings about the whole call point there)."""
         if not call.args or get_full_name_for_node(call.args[0].value) != queries:
             raise Refused("`.generate(...)` does not take the batch's query tensors")
         out: dict[str, cst.BaseExpression] = {}
@@ -91,14 +97,14 @@ class Generation(LoopPass):
                     raise Refused(f"`{key}` has no place in TRL 1.13 generation")
                 else:
                     extra[key] = shown
-        self._left_to_model(call, given)
+        self._left_to_model(at or call, given)
         if extra:
             out["generation_kwargs"] = cst.parse_expression(
                 "{" + ", ".join(f"{k!r}: {v}" for k, v in extra.items()) + "}"
             )
         return out
 
-    def _left_to_model(self, call: cst.Call, given: set[str]) -> None:
+    def _left_to_model(self, call: cst.CSTNode, given: set[str]) -> None:
         """Say which sampling settings the loop left to the model's generation config, which
         legacy `generate` fell back on and TRL 1.13 ignores (it builds its own from the config)."""
         left = [k for k in MODEL_FALLBACK if k not in given]

@@ -146,7 +146,7 @@ class LoopRewrite(LoopPass):
             if (per := per_query.get(id(s))) is not None:
                 if gen_kwargs is not None:
                     raise Refused("it calls `.generate(...)` more than once")
-                gen_kwargs = self._generation(per.call, queries)
+                gen_kwargs = self._generation(per.call, queries, at=per.origin)
                 self.prompt_returned = False  # the loop cut each response from its prompt
                 if per.decode is not None:  # and decoded each one into a list of texts
                     if decode is not None:
@@ -586,7 +586,7 @@ class LoopRewrite(LoopPass):
         ]
         if decode is not None:
             decode = decode.with_changes(args=[cst.Arg(cst.Name(responses)), *decode.args[1:]])
-        return PerQuery(generate.with_changes(args=args), texts, decode)
+        return PerQuery(generate.with_changes(args=args), texts, decode, origin=generate)
 
     def _loop_generate(
         self, s: cst.CSTNode, queries: str | None, responses: str | None
@@ -1115,6 +1115,7 @@ class PerQuery:
     call: cst.Call
     texts: str | None = None
     decode: cst.Call | None = None
+    origin: cst.Call | None = None  # the per-query generate call in the file
 
 
 def _one_row_decode(value: cst.BaseExpression, got: str) -> cst.Call | None:

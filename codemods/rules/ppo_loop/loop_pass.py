@@ -112,7 +112,12 @@ class LoopPass(RuleTransformer):
         raise NotImplementedError  # fixed.py
 
     def _generation(
-        self, call: cst.Call, queries: str | None, *, ref: bool = False
+        self,
+        call: cst.Call,
+        queries: str | None,
+        *,
+        ref: bool = False,
+        at: cst.CSTNode | None = None,
     ) -> dict[str, cst.BaseExpression]:
         raise NotImplementedError  # generation.py
 
