@@ -344,6 +344,14 @@ class RuleTransformer(VisitorBasedCodemodCommand):
             return None
         return bindings, scope
 
+    def function_of(self, node: cst.CSTNode) -> int | None:
+        """The function body `node` of the pass's tree sits in (0: the module; walk.Tree's
+        numbering), None for a node the rule built."""
+        wrapper = self.context.wrapper
+        if wrapper is None:
+            return None
+        return self.state.tree_of(wrapper.module).scope_of.get(id(node))
+
     def _bound_names(self, node: cst.CSTNode) -> tuple[str, ...] | None:
         found = self._bindings(node)
         if found is None:

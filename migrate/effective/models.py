@@ -9,15 +9,11 @@ the v2 and experimental APIs on 4 or 5, so their loads without a dtype count as 
 from __future__ import annotations
 
 import ast
-import re
 from typing import Any
 
+from codemods.rules.drift.dtypes import MODEL_CLASS, NOT_MODELS, ON_TRANSFORMERS_4, QUANTIZED
 from migrate.effective.values import UNKNOWN
 
-ON_TRANSFORMERS_4 = {"legacy", "ppov2"}
-MODEL_CLASS = re.compile(r"^\w*(?:Model|For[A-Z]\w*)$")
-NOT_MODELS = ("Tokenizer", "TokenizerFast", "Config", "Processor", "FeatureExtractor")
-QUANTIZED = {"load_in_8bit", "load_in_4bit", "quantization_config"}
 AUTO = "auto"
 
 

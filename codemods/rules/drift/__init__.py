@@ -46,7 +46,7 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
     # The identifiers the table acts on: a file without any of them skips the pass.
     NAMES = tuple(
         sorted(
-            {*table()["keywords"], scores.FLAG, *tokenizers.NAMES, dtypes.METHOD}
+            {*table()["keywords"], scores.FLAG, *tokenizers.NAMES}
             | {
                 path.rpartition(".")[2]
                 for path in (*table()["imports"], *table()["todo"], *WRITTEN_IN)
@@ -62,10 +62,19 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         return self.place_written(self.scores_module(updated_node))
 
+    @classmethod
+    def wanted(cls, state, names) -> bool:  # type: ignore[no-untyped-def]
+        # A model load matters only in a file whose PPO code told the era (ModelDtypes).
+        return names.has_any(cls.NAMES) or (
+            state.shared.ppo_era is not None and names.has_any((dtypes.METHOD,))
+        )
+
     def focus(self) -> tuple[str, ...]:
         # Imports, keywords and attributes of the table all name one; so do the calls of a
-        # pipeline given `return_all_scores` and those that unpack a dict holding it.
-        return (*self.NAMES, *self.scores_focus())
+        # pipeline given `return_all_scores` and those that unpack a dict holding it, and the
+        # model loads of a file with PPO code.
+        loads = (dtypes.METHOD,) if self.state.shared.ppo_era is not None else ()
+        return (*self.NAMES, *self.scores_focus(), *loads)
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
@@ -185,8 +194,9 @@ class Drift(Rule):
         'args = TrainingArguments("out", eval_strategy="steps")\n'
     )
     transformers = (RewriteDrift,)
-    triggers = RewriteDrift.NAMES
-    # Every name but `tokenizer` and `from_pretrained`, which nearly every ML file has: in a
-    # file that does not use TRL, they alone are not reason enough to parse it (and a model's
-    # load dtype is changed only where the file's PPO code tells the transformers it ran on).
-    beyond_trl = tuple(n for n in RewriteDrift.NAMES if n not in ("tokenizer", dtypes.METHOD))
+    triggers = (*RewriteDrift.NAMES, dtypes.METHOD)
+    # Every name but `tokenizer`, which nearly every ML file has: in a file that does not use
+    # TRL, `tokenizer=` alone is not reason enough to parse it. (`from_pretrained` is not one
+    # either: a load's dtype is changed only where the file's PPO code tells the transformers
+    # it ran on.)
+    beyond_trl = tuple(n for n in RewriteDrift.NAMES if n != "tokenizer")

@@ -26,9 +26,9 @@ from migrate.kernel.findings import Fix, Severity
 METHOD = "from_pretrained"
 # Eras whose TRL releases all came before transformers 5: their runs loaded float32.
 ON_TRANSFORMERS_4 = frozenset({LEGACY, PPOV2})
-SETS_DTYPE = frozenset(
-    {"dtype", "torch_dtype", "load_in_8bit", "load_in_4bit", "quantization_config"}
-)
+# quantized loads pick their own dtype, in transformers 4 and 5 alike
+QUANTIZED = frozenset({"load_in_8bit", "load_in_4bit", "quantization_config"})
+SETS_DTYPE = QUANTIZED | {"dtype", "torch_dtype"}
 # transformers classes that load weights: AutoModel*, *Model, *LMHeadModel, *For<Task>
 MODEL_CLASS = re.compile(r"^\w*(?:Model|For[A-Z]\w*)$")
 NOT_MODELS = ("Tokenizer", "TokenizerFast", "Config", "Processor", "FeatureExtractor")

@@ -55,9 +55,8 @@ class RewriteValueHeads(RuleTransformer):
         self.loaded_vars: set[str] = set()  # names bound to already-loaded transformers/peft models
         self.other_vars: set[str] = set()  # names bound to anything else (a path, say) too
         # (function, name) unpacked from a call's result (`tok, model = load(...)`): a model or
-        # a path; the function is the innermost def around it (0 at module level)
-        self.unpacked_vars: set[tuple[int, str]] = set()
-        self._functions: list[int] = [0]
+        # a path; the function as `function_of` numbers it (0 at module level)
+        self.unpacked_vars: set[tuple[int | None, str]] = set()
         self._self_wraps: set[int] = set()  # id(statement): `X = VH(X)`, X a loaded model
         self._commented_wraps: set[int] = set()  # id(rewritten `X = X` line) that has comments
         self._backbone_refs: set[int] = set()  # id(`X.pretrained_model`) that X would hold itself
@@ -135,7 +134,7 @@ class RewriteValueHeads(RuleTransformer):
                     for element in target.target.elements:
                         unpacked = get_full_name_for_node(element.value)
                         if unpacked is not None:
-                            self.unpacked_vars.add((self._functions[-1], unpacked))
+                            self.unpacked_vars.add((self.function_of(original_node), unpacked))
                 continue
             name = get_full_name_for_node(target.target)
             if name is None:
@@ -150,15 +149,6 @@ class RewriteValueHeads(RuleTransformer):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._line = node
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._functions.append(id(node))
-
-    def leave_FunctionDef(
-        self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
-    ) -> cst.FunctionDef:
-        self._functions.pop()
-        return updated_node
 
     def _may_hold_wrapper_keys(self, value: cst.BaseExpression) -> bool:
         """False only for a name bound once to a dict literal of none of WRAPPER_ONLY's keys,
@@ -220,7 +210,7 @@ class RewriteValueHeads(RuleTransformer):
         source = get_full_name_for_node(given.value) if given is not None else None
         if (
             source is not None
-            and (self._functions[-1], source) in self.unpacked_vars
+            and (self.function_of(original_node), source) in self.unpacked_vars
             and source not in self.loaded_vars | self.other_vars
         ):
             self.todo(
