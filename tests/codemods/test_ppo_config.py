@@ -1360,3 +1360,33 @@ def test_a_call_without_a_trailing_comma_keeps_its_closing_line():
     assert lines[-1] == ")" and all(ln.startswith("    ") and ln.strip() for ln in lines[:-1])
     assert not lines[-2].endswith(",")  # the call still ends without a trailing comma
     assert run(out, select=SELECT)[0] == out
+
+
+@pytest.mark.parametrize(
+    ("run_name", "severity", "tail"),
+    [
+        pytest.param("name", Severity.INFO, "", id="same-value"),
+        pytest.param('"other"', Severity.WARNING, " (to another value, kept)", id="other-value"),
+    ],
+)
+def test_a_rename_onto_a_keyword_the_call_also_sets_is_dropped(run_name, severity, tail):
+    """Lexsi-Labs/aligntune: `PPOConfig(exp_name=run_name, ..., run_name=run_name)` became
+    `RLOOConfig(run_name=..., run_name=...)`, which does not compile."""
+    src = (
+        "from trl import PPOConfig\n"
+        f"config = PPOConfig(output_dir='o', exp_name=name, num_ppo_epochs=2, run_name={run_name})\n"
+        "print(config.exp_name)\n"
+    )
+    out, findings = run(src, select=SELECT)
+    assert (
+        f"config = RLOOConfig(output_dir='o', num_iterations=2, run_name={run_name}, "
+        "max_grad_norm=0.0, learning_rate=5e-05, max_completion_length=53, temperature=0.7, beta=0.05)\nprint(name)\n"
+    ) in out
+    notes = [f for f in findings if "exp_name=name" in f.message]
+    assert [(f.severity, f.message) for f in notes] == [
+        (
+            severity,
+            "`exp_name=name` dropped: it becomes `run_name`, which the call also sets" + tail,
+        )
+    ]
+    assert run(out, select=SELECT)[0] == out

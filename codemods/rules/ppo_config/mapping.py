@@ -51,7 +51,18 @@ def plan_call(call: cst.Call, era: str | None, target: str) -> Plan:
         row = table.get(name, {"kind": "same"})
         kind, value = row["kind"], values[name]
         shown = edits.code(expr).strip()
-        if kind in ("same", "rename"):
+        if kind == "rename" and row["to"] in given:
+            # `exp_name=` beside `run_name=`: one keyword of the target would be given twice.
+            same = edits.code(given[row["to"]][1]).strip() == shown
+            plan.notes.append(
+                (
+                    Severity.INFO if same else Severity.WARNING,
+                    f"`{name}={shown}` dropped: it becomes `{row['to']}`, which the call "
+                    f"also sets" + ("" if same else f" (to another value, kept)"),
+                )
+            )
+            read_value(plan, name, expr, value)
+        elif kind in ("same", "rename"):
             new = row.get("to", name)
             plan.args.append((i, new, None))
             if new != name:
