@@ -85,7 +85,7 @@ class FileState:
         """The walk.Tree of `module`: a node a rule asks about is one of the tree the pass
         walks (libcst's metadata knows it) or one the rule built (libcst knows nothing of it)."""
         if self.tree is None or self.tree.module is not module:
-            self.tree = walk.Tree(module)
+            self.tree = walk.tree_of(module)
         return self.tree
 
     def statement_code(self, node: cst.CSTNode) -> str:
@@ -237,7 +237,8 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         self._unplaced: list[tuple[int, cst.CSTNode]] = []  # (finding index, node reported)
         self._focus: Collection[str] | None | object = _UNSET
         self._skipped: cst.CSTNode | None = None  # the statement being passed over (focus)
-        self._kinds: dict[int, int] | None = None  # node id -> node types under it (walk.Tree)
+        self._tree: walk.Tree | None = None  # of the tree this pass walks, made on first ask
+        self._plain: frozenset[str] | None = None  # the focus, when walk.Tree can test it
 
     def get_metadata(self, key, node, default=_NO_DEFAULT):  # type: ignore[no-untyped-def, override]
         table = self._tables.get(key)
@@ -445,13 +446,13 @@ class RuleTransformer(VisitorBasedCodemodCommand):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         kind = _kind(type(node))
-        kinds = self._kinds
-        if kinds is None:
-            kinds = self._kinds = self._tree_kinds()
-        mask = kinds.get(id(node))
+        tree = self._tree
+        if tree is None:
+            tree = self._tree = self._walked_tree()
+        at = tree.index.get(id(node)) if tree is not None else None
         if (
-            mask is not None
-            and not mask & walk.hooked_mask(type(self))
+            at is not None
+            and not tree.masks[at] & walk.hooked_mask(type(self))  # type: ignore[union-attr]
             and self._skipped is None
             and type(node) is not cst.Module
         ):
@@ -465,11 +466,9 @@ class RuleTransformer(VisitorBasedCodemodCommand):
             if self._focus is _UNSET:
                 self._focus = self.focus()
             words = self._focus
-            if words is not None and self._skipped is None:
-                code = self.state.statement_code(node)
-                if not any(w in code for w in words):  # type: ignore[attr-defined]
-                    self._skipped = node
-                    return False
+            if words is not None and self._skipped is None and not self._holds(node, at, words):  # type: ignore[arg-type]
+                self._skipped = node
+                return False
         elif kind is _IMPORT:
             self._import_depth += 1
         elif kind is _TARGET and _mutates(node):
@@ -477,10 +476,22 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         visit = walk.hooks(type(self), type(node))[0]
         return visit is None or visit(self, node) is not False
 
-    def _tree_kinds(self) -> dict[int, int]:
-        """Node id -> mask of the node types in its subtree, for the tree this pass walks."""
+    def _walked_tree(self) -> walk.Tree | None:
+        """The walk.Tree of the tree this pass walks."""
         wrapper = self.context.wrapper
-        return self.state.tree_of(wrapper.module).kinds if wrapper is not None else {}
+        return self.state.tree_of(wrapper.module) if wrapper is not None else None
+
+    def _holds(self, node: cst.CSTNode, at: int | None, words: Collection[str]) -> bool:
+        """Whether the code of statement `node` (at position `at` of the walked tree) contains
+        one of `words`."""
+        if at is not None and self._plain is None:
+            self._plain = frozenset(words) if walk.plain_words(words) else frozenset()
+        if at is None or not self._plain:
+            return any(w in self.state.statement_code(node) for w in words)
+        held = bool(self._tree.holding(self._plain)[at])  # type: ignore[union-attr]
+        if CHECK_BINDINGS and held != any(w in self.state.statement_code(node) for w in words):
+            raise AssertionError(f"walk.Tree.holding and the code disagree on {words}")
+        return held
 
     def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
         return None

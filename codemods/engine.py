@@ -100,12 +100,13 @@ def uses_trl(text: str) -> bool:
 
 
 def fix_text(
-    text: str, *, path: str, rules: Sequence[Rule], options: Options
+    text: str, *, path: str, rules: Sequence[Rule], options: Options, placed: bool = True
 ) -> tuple[str, list[Finding]]:
     """Apply `rules` in order; raises libcst.ParserSyntaxError for text that is not Python.
 
     Each rule runs one or more passes; a pass sees the output of the one before, so the line
-    of a finding made in a later pass is mapped back to the original text.
+    of a finding made in a later pass is mapped back to the original text. `placed=False`
+    leaves every finding at line 0 (the verifying run wants the text only).
     """
     active = [rule for rule in rules if rule.triggered(text)]
     if not active and _ast_parses(text):
@@ -136,7 +137,7 @@ def fix_text(
             state.identifiers = names
             stages.append((len(state.findings), current))
             new_module, changed = _run_pass(
-                transformer(CodemodContext(filename=path), state), wrapper
+                transformer(CodemodContext(filename=path), state), wrapper, placed=placed
             )
             if changed:
                 code = new_module.code
@@ -146,6 +147,8 @@ def fix_text(
                 wrapper = MetadataWrapper(new_module, unsafe_skip_copy=True)
                 names = Identifiers(current)
     walk.forget()  # the file's trees go with it
+    if not placed:
+        return current, state.findings
     return current, _map_back(state.findings, stages, text)
 
 
@@ -168,7 +171,9 @@ def file_target(text: str, options: Options) -> tuple[str, str]:
     return options.target, ""
 
 
-def _run_pass(transformer: RuleTransformer, wrapper: MetadataWrapper) -> tuple[cst.Module, bool]:
+def _run_pass(
+    transformer: RuleTransformer, wrapper: MetadataWrapper, *, placed: bool = True
+) -> tuple[cst.Module, bool]:
     """One pass over the wrapper's tree, reusing the metadata the wrapper already holds; the
     import additions and removals the pass scheduled run after it, as libcst's codemods do.
 
@@ -176,7 +181,8 @@ def _run_pass(transformer: RuleTransformer, wrapper: MetadataWrapper) -> tuple[c
     wrapper's node-keyed metadata stays valid for as long as its tree is the current one.
     """
     module = _transform(transformer, wrapper)
-    transformer.place_findings(wrapper.module)
+    if placed:
+        transformer.place_findings(wrapper.module)
     changed = transformer.changed
     for key, follow_up in (
         (AddImportsVisitor.CONTEXT_KEY, _TopLevelAddImports),
@@ -371,7 +377,7 @@ def _process_notebook(
 def _verify(old: str, new: str, *, path: str, rules: Sequence[Rule], options: Options) -> str:
     """Why the rewrite must not be written, or "" when it is sound."""
     try:
-        again, _ = fix_text(new, path=path, rules=rules, options=options)
+        again, _ = fix_text(new, path=path, rules=rules, options=options, placed=False)
     except cst.ParserSyntaxError as e:
         return f"internal error: the rewrite does not parse ({e.message}); file left as it was"
     if again != new:

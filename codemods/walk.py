@@ -12,10 +12,17 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-from collections.abc import Callable
+import inspect
+import keyword
+import os
+import re
+from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
 import libcst as cst
+
+# Set in the test suite: every Tree's node order is checked against libcst's own walk.
+CHECK = os.environ.get("TRL_MIGRATE_CHECK_BINDINGS") == "1"
 
 _Hooks = tuple[Callable[..., Any] | None, Callable[..., Any] | None]
 _N = TypeVar("_N", bound=cst.CSTNode)
@@ -93,7 +100,7 @@ def find_all(root: cst.CSTNode, kind: type[_N] | tuple[type[_N], ...]) -> list[_
     nodes are listed once and kept until the next module (the passes of a file ask the same
     tree several times)."""
     if isinstance(root, cst.Module):
-        listing = _listing(root)
+        listing = tree_of(root)
         nodes = listing.nodes
         picked = [at for t, at in listing.by_type().items() if issubclass(t, kind)]
         if len(picked) == 1:
@@ -111,54 +118,18 @@ def find_all(root: cst.CSTNode, kind: type[_N] | tuple[type[_N], ...]) -> list[_
     return found
 
 
-class _Listing:
-    """A module's nodes in libcst's visiting (source) order, where each node's subtree ends in
-    that list, and (made on first ask) the positions of each node type in it."""
-
-    def __init__(self, module: cst.Module) -> None:
-        self.module = module
-        self.nodes: list[cst.CSTNode] = []
-        self.ends: list[int] = []
-        self._types: dict[type, list[int]] | None = None
-        nodes, ends, open_ = self.nodes, self.ends, []
-
-        class _All(cst.CSTVisitor):
-            def on_visit(self, node: cst.CSTNode) -> bool:
-                open_.append(len(nodes))
-                nodes.append(node)
-                ends.append(0)
-                return True
-
-            def on_leave(self, original_node: cst.CSTNode) -> None:
-                ends[open_.pop()] = len(nodes)
-
-            def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-                return None
-
-            def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-                return None
-
-        module.visit(_All())
-
-    def by_type(self) -> dict[type, list[int]]:
-        if self._types is None:
-            self._types = {}
-            for i, node in enumerate(self.nodes):
-                self._types.setdefault(type(node), []).append(i)
-        return self._types
-
-
 # The last modules asked about. The engine forgets them when a file is done: a kept tree would
 # make the collector walk every node while the next file is parsed.
-_LISTED: list[_Listing] = []
+_LISTED: list[Tree] = []
 _KEEP = 3  # a pass's tree, the one before, and the verifying run's
 
 
-def _listing(module: cst.Module) -> _Listing:
+def tree_of(module: cst.Module) -> Tree:
+    """The `Tree` of `module`, made once and kept while the passes of one file ask for it."""
     for kept in _LISTED:
         if kept.module is module:
             return kept
-    made = _Listing(module)
+    made = Tree(module)
     _LISTED.insert(0, made)
     del _LISTED[_KEEP:]
     return made
@@ -178,7 +149,7 @@ def visit(root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     ):
         root.visit(visitor)
         return
-    listing = _listing(root)
+    listing = tree_of(root)
     nodes, ends = listing.nodes, listing.ends
     pending: list[tuple[int, Callable[..., Any], cst.CSTNode]] = []  # (end, leave hook, node)
     i, count = 0, len(nodes)
@@ -231,43 +202,128 @@ def hooked_mask(owner: type) -> int:
 _MASK = "_walk_hooked_mask"
 
 
-# Per node type: its type bit and field names; per value type: whether it is a node (an ABC's
-# isinstance costs more than the rest of the walk).
-_LAYOUT: dict[type, tuple[int, tuple[str, ...]]] = {}
+# Per node type: its type bit and the fields libcst's walk visits, in that order; per value
+# type: whether it is a node (an ABC's isinstance costs more than the rest of the walk).
+_LAYOUT: dict[type, tuple[int, tuple[str, ...], str | None]] = {}
 _IS_NODE: dict[type, bool] = {}
 
 
-class Tree:
-    """Where a module's nodes sit, read once per tree straight off the nodes' fields, in field
-    order (source order for statements), at a fifth of the cost of a libcst visitor walk.
+def _visit_order(kind: type) -> tuple[str, ...]:
+    """The fields libcst's walk visits on a node of type `kind`, in its order: the field names
+    its `_visit_and_replace_children` hands to libcst's visit helpers, in the order they appear
+    there. Read from the code, not from one node: some fields are visited only when set
+    (FormattedStringExpression's `format_spec`)."""
+    fields = {f.name for f in dataclasses.fields(kind)}
+    try:
+        source = inspect.getsource(kind._visit_and_replace_children)  # type: ignore[attr-defined]
+    except (OSError, TypeError):  # libcst installed without its sources: declaration order
+        return tuple(f.name for f in dataclasses.fields(kind))
+    order: list[str] = []
+    for name in re.findall(r"""["'](\w+)["']""", source):
+        if name in fields and name not in order:
+            order.append(name)
+    return tuple(order)
 
-    `scope_of`: node id -> the function body it sits in (0: the module; 1, 2, ... the function
-    definitions in source order, as `bindings.Bindings` numbers them). `in_import`: ids of the
-    nodes inside import statements. `kinds`: node id -> mask of the node types in its subtree."""
+
+def libcst_order(root: cst.CSTNode) -> list[tuple[cst.CSTNode, int]]:
+    """Every node under `root` with the end of its subtree, as libcst's own visitor meets them
+    (what `Tree` reproduces at a fraction of the cost; kept for checking it)."""
+    nodes: list[cst.CSTNode] = []
+    ends: list[int] = []
+    open_: list[int] = []
+
+    class _All(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            open_.append(len(nodes))
+            nodes.append(node)
+            ends.append(0)
+            return True
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            ends[open_.pop()] = len(nodes)
+
+    root.visit(_All())
+    return list(zip(nodes, ends))
+
+
+def _layout(node: cst.CSTNode) -> tuple[int, tuple[str, ...], str | None]:
+    kind = type(node)
+    layout = _LAYOUT.get(kind)
+    if layout is None:
+        layout = _LAYOUT[kind] = (
+            type_bit(kind.__name__),
+            _visit_order(kind),
+            _TEXT_FIELDS.get(kind.__name__),
+        )
+    return layout
+
+
+# The nodes whose own fields hold source text a word can occur in (names, numbers, strings and
+# their prefixes, comments). Everything else the code of a node holds is keywords, operators
+# and whitespace, which libcst writes out itself.
+_TEXT_FIELDS = {
+    "Name": "value",
+    "Integer": "value",
+    "Float": "value",
+    "Imaginary": "value",
+    "SimpleString": "value",
+    "FormattedStringText": "value",
+    "FormattedString": "start",
+    "TemplatedStringText": "value",
+    "TemplatedString": "start",
+    "Comment": "value",
+}
+# A word found in no node's text may still be in a keyword (`import`, `lambda`): such words
+# are left to the code itself.
+_KEYWORDS = " ".join([*keyword.kwlist, *keyword.softkwlist])
+
+
+def plain_words(words: Collection[str]) -> bool:
+    """Whether `Tree.holding` can answer for `words`: identifiers, none part of a keyword."""
+    return all(w.isidentifier() and w not in _KEYWORDS for w in words)
+
+
+class Tree:
+    """Where a module's nodes sit, read once per tree straight off the nodes' fields, in the
+    order libcst's walk visits them (source order), at a fifth of the cost of a libcst visitor
+    walk.
+
+    `nodes`: every node in that order, a node's subtree being `nodes[i:ends[i]]`; `index`:
+    node id -> its position there; `masks`: per position, the node types in its subtree (one
+    bit each, `type_bit`). `scope_of`: node id -> the function body it sits in (0: the module;
+    1, 2, ... the function definitions in source order, as `bindings.Bindings` numbers them).
+    `in_import`: ids of the nodes inside import statements."""
 
     def __init__(self, module: cst.Module) -> None:
         self.module = module
         self.scope_of: dict[int, int] = {}
-        self.kinds: dict[int, int] = {}
+        self.nodes: list[cst.CSTNode] = []
+        self._types: dict[type, list[int]] | None = None
+        self._holding: dict[frozenset[str], bytearray] = {}
+        self.texts: list[tuple[int, str]] = []  # (position, text) of the nodes holding text
+        texts = self.texts
         inner: list[int] = []
         scopes = 1
-        order: list[tuple[int, int, int]] = []  # (node id, parent's index, type bit)
+        self.parents: list[int] = []
+        parents = self.parents
+        bits: list[int] = []
+        nodes = self.nodes
         stack: list[tuple[cst.CSTNode, int, bool, int]] = [(module, 0, False, -1)]
         imports = (cst.Import, cst.ImportFrom)
         scope_of = self.scope_of
         is_node = _IS_NODE
+        layouts = _LAYOUT
         while stack:
             node, scope, in_import, parent = stack.pop()
             kind = type(node)
-            index = len(order)
-            layout = _LAYOUT.get(kind)
-            if layout is None:
-                layout = _LAYOUT[kind] = (
-                    type_bit(kind.__name__),
-                    tuple(f.name for f in dataclasses.fields(kind)),
-                )
-            bit, names = layout
-            order.append((id(node), parent, bit))
+            index = len(nodes)
+            layout = layouts.get(kind) or _layout(node)
+            bit, names, text = layout
+            if text is not None:
+                texts.append((index, getattr(node, text)))
+            nodes.append(node)
+            parents.append(parent)
+            bits.append(bit)
             scope_of[id(node)] = scope
             if in_import:
                 inner.append(id(node))
@@ -290,9 +346,48 @@ class Tree:
                     if node_like:
                         children.append((v, here, in_import, index))
             stack.extend(reversed(children))
-        masks = [bit for _, _, bit in order]
-        for index in range(len(order) - 1, 0, -1):
-            masks[order[index][1]] |= masks[index]
-        self.kinds = {node_id: mask for (node_id, _, _), mask in zip(order, masks)}
+        count = len(nodes)
+        ends = list(range(1, count + 1))
+        masks = bits
+        for index in range(count - 1, 0, -1):
+            up = parents[index]
+            masks[up] |= masks[index]
+            if ends[index] > ends[up]:
+                ends[up] = ends[index]
+        self.ends = ends
+        self.masks = masks
+        self.index = {id(node): i for i, node in enumerate(nodes)}
         self.in_import = frozenset(inner)
         self.scopes = scopes
+        if CHECK:
+            walked = libcst_order(module)
+            if [id(n) for n, _ in walked] != [id(n) for n in nodes] or [
+                e for _, e in walked
+            ] != ends:
+                raise AssertionError("walk.Tree's node order differs from libcst's walk")
+
+    def holding(self, words: frozenset[str]) -> bytearray:
+        """Per position in `nodes`: 1 where the node's code contains one of `words` (which must
+        pass `plain_words`), the same answer as `w in code_for_node(node)` at the cost of one
+        look at each name, number, string and comment of the tree."""
+        hit = self._holding.get(words)
+        if hit is None:
+            hit = self._holding[words] = bytearray(len(self.nodes))
+            parents = self.parents
+            seen: dict[str, bool] = {}
+            for at, text in self.texts:
+                found = seen.get(text)
+                if found is None:
+                    found = seen[text] = any(w in text for w in words)
+                while found and at >= 0 and not hit[at]:
+                    hit[at] = 1
+                    at = parents[at]
+        return hit
+
+    def by_type(self) -> dict[type, list[int]]:
+        """Node type -> the positions of its nodes in `nodes`, made on first ask."""
+        if self._types is None:
+            self._types = {}
+            for i, node in enumerate(self.nodes):
+                self._types.setdefault(type(node), []).append(i)
+        return self._types

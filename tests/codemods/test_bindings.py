@@ -249,3 +249,63 @@ def test_local_imports_resolve_in_their_function_only() -> None:
         [("trl.PPOConfig",)],  # inner sees m's import
         [()],  # m returns its own local function
     ]
+
+
+ORDER_SNIPPET = '''\
+# a comment
+from __future__ import annotations
+from . import x as y, z
+from trl import *
+import a.b as c
+
+s = f"{a} {b:>{c}} {d=}"
+
+
+@decorator(arg=[1, 2])
+async def f(p: int = 3, *args, k: "T" = None, **kw) -> dict[str, int]:
+    """doc"""
+    async with ctx() as (m, n):
+        yield f"{p!r:>{k}} {{}}" + rb'x'
+    return lambda q=1: q if q else -q
+
+
+class K(Base, metaclass=Meta):
+    x: int = 1
+
+    def g(self, /, a, *, b):
+        global G
+        match a:
+            case [1, *rest] | {"k": v, **others}:
+                pass
+            case Point(x=0) as pt if pt:
+                del a[0], b.c
+        try:
+            pass
+        except* (ValueError, TypeError) as e:
+            raise e from None
+        finally:
+            print(*a, sep="", **b)
+        for i, j in enumerate(a[1:2, ::3]):
+            while not i:
+                i += 1
+            else:
+                continue
+        return {k: v for k, v in b.items() if v}, [*a], (yield), await z
+'''
+
+
+def test_tree_lists_nodes_in_libcst_order() -> None:
+    """`walk.Tree` reads fields in the order libcst's walk visits them: the same nodes, in the
+    same order, with the same subtree ends, as libcst's own visitor (read-only hooks and
+    `find_all` rely on it)."""
+    module = cst.parse_module(ORDER_SNIPPET)
+    tree = walk.Tree(module)
+    walked = walk.libcst_order(module)
+    assert [id(n) for n in tree.nodes] == [id(n) for n, _ in walked]
+    assert tree.ends == [end for _, end in walked]
+    assert len(tree.nodes) > 300
+    # a subtree is contiguous: the class holds the function g, which starts after it
+    classes = tree.by_type()[cst.ClassDef]
+    functions = tree.by_type()[cst.FunctionDef]
+    assert classes[0] < functions[1] < tree.ends[classes[0]]
+    assert tree.scopes == 3

@@ -58,7 +58,7 @@ def plan_call(call: cst.Call, era: str | None, target: str) -> Plan:
                 (
                     Severity.INFO if same else Severity.WARNING,
                     f"`{name}={shown}` dropped: it becomes `{row['to']}`, which the call "
-                    f"also sets" + ("" if same else f" (to another value, kept)"),
+                    "also sets" + ("" if same else " (to another value, kept)"),
                 )
             )
             read_value(plan, name, expr, value)
