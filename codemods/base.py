@@ -289,11 +289,13 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         del self.state.findings[start:]
         self._unplaced = [(i, node) for i, node in self._unplaced if i < start]
 
-    def place_findings(self, module: cst.Module) -> None:
+    def place_findings(self, module: cst.Module, written: positions.Written | None = None) -> None:
         """Give this pass's findings the line and column of their node in `module`, the tree
         the pass walked. A node built by the rule is not in it: its finding keeps line 0, which
-        the engine reads as the line of the statement around it."""
-        found = positions.starts(module, [node for _, node in self._unplaced])
+        the engine reads as the line of the statement around it. `written`: the file's code
+        writer, which knows where the statements of `module` begin."""
+        nodes = [node for _, node in self._unplaced]
+        found = written.starts(module, nodes) if written else positions.starts(module, nodes)
         for index, node in self._unplaced:
             start = found.get(id(node))
             if start is not None:

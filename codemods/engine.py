@@ -21,7 +21,7 @@ from libcst.codemod import Codemod, CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
-from codemods import BY_CODE, walk
+from codemods import BY_CODE, positions, walk
 from codemods.base import FileState, Identifiers, Options, Rule, RuleTransformer
 from migrate.kernel import notebooks
 from migrate.kernel.files import SourceError, decode_python, read_bytes
@@ -130,6 +130,7 @@ def fix_text(
     # the same tree, whose scope and qualified-name analysis is then not computed again.
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     names = Identifiers(text)
+    written = positions.Written()
     for rule in active:
         for transformer in rule.transformers:
             if not transformer.wanted(state, names):
@@ -137,10 +138,12 @@ def fix_text(
             state.identifiers = names
             stages.append((len(state.findings), current))
             new_module, changed = _run_pass(
-                transformer(CodemodContext(filename=path), state), wrapper, placed=placed
+                transformer(CodemodContext(filename=path), state),
+                wrapper,
+                written if placed else None,
             )
             if changed:
-                code = new_module.code
+                code = written.code(new_module)
                 if code == current:
                     continue  # rebuilt the same code: the old tree and its metadata stand
                 current = code
@@ -172,7 +175,7 @@ def file_target(text: str, options: Options) -> tuple[str, str]:
 
 
 def _run_pass(
-    transformer: RuleTransformer, wrapper: MetadataWrapper, *, placed: bool = True
+    transformer: RuleTransformer, wrapper: MetadataWrapper, written: positions.Written | None
 ) -> tuple[cst.Module, bool]:
     """One pass over the wrapper's tree, reusing the metadata the wrapper already holds; the
     import additions and removals the pass scheduled run after it, as libcst's codemods do.
@@ -181,8 +184,8 @@ def _run_pass(
     wrapper's node-keyed metadata stays valid for as long as its tree is the current one.
     """
     module = _transform(transformer, wrapper)
-    if placed:
-        transformer.place_findings(wrapper.module)
+    if written is not None:  # None: the verifying run, which wants the text only
+        transformer.place_findings(wrapper.module, written)
     changed = transformer.changed
     for key, follow_up in (
         (AddImportsVisitor.CONTEXT_KEY, _TopLevelAddImports),

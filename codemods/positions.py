@@ -11,13 +11,111 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import re
 from collections.abc import Collection, Iterator
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from codemods import walk
+
 _NEWLINE = re.compile(r"\r\n?|\n")
+# Set in the test suite: each module's code written here is checked against libcst's.
+CHECK = os.environ.get("TRL_MIGRATE_CHECK_BINDINGS") == "1"
+
+
+class Written:
+    """The code of the trees one file's passes make, each top-level statement written once: a
+    pass keeps the statements it does not touch (the same node objects), so a new tree's code
+    is the kept statements' code plus that of the few it rebuilt."""
+
+    def __init__(self) -> None:
+        self._code: dict[int, tuple[cst.CSTNode, str]] = {}  # id(statement) -> its code
+        # (module, id(statement) -> (body index, first line)) of the last tree placed
+        self._lines: tuple[cst.Module, dict[int, tuple[int, int]]] | None = None
+
+    def code(self, module: cst.Module) -> str:
+        if not module.has_trailing_newline or not module.body:
+            return module.code  # libcst trims or adds a final newline: its own writer decides
+        parts = [module.code_for_node(line) for line in module.header]
+        kept = self._code
+        fresh: dict[int, tuple[cst.CSTNode, str]] = {}
+        for stmt in module.body:
+            hit = kept.get(id(stmt))
+            code = hit[1] if hit is not None and hit[0] is stmt else module.code_for_node(stmt)
+            fresh[id(stmt)] = (stmt, code)
+            parts.append(code)
+        parts += [module.code_for_node(line) for line in module.footer]
+        self._code = fresh  # the statements of the latest tree (the next pass starts from it)
+        self._lines = None
+        text = "".join(parts)
+        if CHECK and text != module.code:
+            raise AssertionError("positions.Written differs from libcst's code of the module")
+        return text
+
+    def starts(
+        self, module: cst.Module, nodes: Collection[cst.CSTNode]
+    ) -> dict[int, tuple[int, int]]:
+        """`starts(module, nodes)`, writing out only the top-level statements that hold one of
+        `nodes`: where each statement begins follows from the code of those before it, which
+        `code` keeps."""
+        if not nodes:
+            return {}
+        if not module.has_trailing_newline or not module.body:
+            return starts(module, nodes)
+        lines = self._statement_lines(module)
+        tree = walk.tree_of(module)
+        parents, nodes_at = tree.parents, tree.nodes
+        wanted: dict[int, list[cst.CSTNode]] = {}  # body index -> nodes under that statement
+        for node in nodes:
+            at = tree.index.get(id(node))
+            if at is None or at == 0:
+                if at == 0:
+                    return starts(module, nodes)  # the module itself: the whole code
+                continue  # a node the rule built: no position
+            while parents[at] != 0:
+                at = parents[at]
+            top = lines.get(id(nodes_at[at]))
+            if top is None:
+                return starts(module, nodes)  # in the module's header or footer lines
+            wanted.setdefault(top[0], []).append(node)
+        found: dict[int, tuple[int, int]] = {}
+        for index, inside in wanted.items():
+            stmt = module.body[index]
+            state = _StartFinder(
+                default_indent=module.default_indent,
+                default_newline=module.default_newline,
+                targets={id(n) for n in inside},
+                _line=lines[id(stmt)][1],
+            )
+            stmt._codegen(state)
+            found.update(state.found)
+        if CHECK and found != starts(module, nodes):
+            raise AssertionError("positions.Written.starts differs from a whole-module count")
+        return found
+
+    def _statement_lines(self, module: cst.Module) -> dict[int, tuple[int, int]]:
+        """id(statement) -> (its index in the body, its first line) for `module`'s body."""
+        if self._lines is not None and self._lines[0] is module:
+            return self._lines[1]
+        kept = self._code
+        line = 1 + sum(_line_breaks(module.code_for_node(h)) for h in module.header)
+        out: dict[int, tuple[int, int]] = {}
+        fresh: dict[int, tuple[cst.CSTNode, str]] = {}
+        for index, stmt in enumerate(module.body):
+            hit = kept.get(id(stmt))
+            code = hit[1] if hit is not None and hit[0] is stmt else module.code_for_node(stmt)
+            fresh[id(stmt)] = (stmt, code)
+            out[id(stmt)] = (index, line)
+            line += _line_breaks(code)
+        self._code = fresh
+        self._lines = (module, out)
+        return out
+
+
+def _line_breaks(code: str) -> int:
+    return len(_NEWLINE.findall(code))
 
 
 def starts(module: cst.Module, nodes: Collection[cst.CSTNode]) -> dict[int, tuple[int, int]]:

@@ -127,6 +127,27 @@ def test_starts_are_libcst_positions(name, src):
         assert found[id(node)] == (pos.line, pos.column), (name, type(node).__name__)
 
 
+@pytest.mark.parametrize("name,src", SOURCES, ids=[n for n, _ in SOURCES])
+def test_written_code_and_starts_are_libcsts(name, src):
+    """The engine writes a new tree's code from the statements it kept (a pass returns the
+    statements it did not touch as they were) and finds positions in the statements that hold
+    the nodes: both must be what libcst writes and counts for the whole module."""
+    first = cst.parse_module(src)
+    written = positions.Written()
+    assert written.code(first) == first.code
+    body = list(first.body)
+    if body:
+        body[-1] = body[-1].deep_clone()  # one statement rebuilt, the others kept
+    module = first.with_changes(body=body)
+    assert written.code(module) == module.code
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    nodes = [n for n in expected if not isinstance(n, cst.Module)]
+    found = written.starts(module, nodes)
+    for node in nodes:
+        pos = expected[node].start
+        assert found.get(id(node)) == (pos.line, pos.column), (name, type(node).__name__)
+
+
 def test_starts_of_a_few_nodes_and_of_nodes_not_in_the_tree():
     module = cst.parse_module("x = 1\n\n\ndef f():\n    # note\n    return g(2)\n")
     call = module.body[1].body.body[0].body[0].value  # type: ignore[attr-defined]
