@@ -361,7 +361,9 @@ class RuleTransformer(VisitorBasedCodemodCommand):
             return None
         full = get_full_name_for_node(node)
         # libcst names no node without a dotted name either
-        return found[0].qualified(full, found[1]) if full else ()
+        if not full:
+            return ()
+        return found[0].qualified(full, found[1], name_node=isinstance(node, cst.Name))
 
     def import_referenced(self, import_node: cst.ImportFrom, bound: str) -> bool:
         """Whether the name `bound` by this import is still used (needs ScopeProvider metadata)."""

@@ -113,11 +113,18 @@ class Bindings:
         for key in _keys(stmt):
             self._by_key[scope].setdefault(key, []).append(record)
 
-    def qualified(self, full_name: str, scope: int) -> tuple[str, ...] | None:
+    def qualified(
+        self, full_name: str, scope: int, *, name_node: bool = True
+    ) -> tuple[str, ...] | None:
         """The dotted paths `full_name` (a name or attribute chain as libcst spells it, read
         in function scope `scope`) may name through an import, sorted; None when only libcst's
         scope analysis can tell. A name no import binds gets (): libcst would give its local or
-        builtin name, which no rule matches (rules match import paths)."""
+        builtin name, which no rule matches (rules match import paths).
+
+        `name_node`: whether the node asked about is a Name. libcst answers for a read of a
+        name (an access: a Name, or an attribute chain an import binds whole, `os.path` after
+        `import os.path`) from the imports that ran before it in its own function; for any
+        other node (`x.y`, a call) from every import of the function, whatever the order."""
         root = full_name.split(".", 1)[0]
         if root not in self._import_roots:
             return ()
@@ -126,7 +133,9 @@ class Bindings:
         chain = [scope]
         while chain[-1] != 0:
             chain.append(self._parent[chain[-1]])
-        if any((s, root) in self._early for s in chain):
+        if any((s, root) in self._early for s in chain) and (
+            name_node or any(full_name in keys for keys in self._by_key)
+        ):
             return None
         prefix: str | None = full_name
         while prefix:
@@ -164,6 +173,8 @@ class Bindings:
         ):
             return None
         for s in self._read_in.get(bound, ()):
+            if (s, bound) in self._early:
+                return None  # read before its own import there: libcst looks further out
             while bound not in self._by_key[s] and s != 0:
                 s = self._parent[s]
             if s == scope:

@@ -83,6 +83,13 @@ SNIPPETS = {
             from unsloth import FastLanguageModel
             return m, inner, FastLanguageModel.for_inference
     """,
+    "early-dotted-import": """
+        import os
+        def f():
+            p = os.path.join("a"), os.getcwd()
+            import os.path
+            return p, os.path.exists
+    """,
     "references": """
         \"\"\"A docstring naming PPOTrainer and LengthSampler.\"\"\"
         from trl import PPOTrainer, PPOConfig, AutoModelForCausalLMWithValueHead
@@ -130,7 +137,11 @@ def test_every_answer_matches_the_scope(name: str) -> None:
         if id(node) in inner:
             continue
         full = get_full_name_for_node(node)
-        fast = bindings.qualified(full, scope_of[id(node)]) if full else ()
+        fast = (
+            bindings.qualified(full, scope_of[id(node)], name_node=isinstance(node, cst.Name))
+            if full
+            else ()
+        )
         if fast is not None:
             answered += 1
             assert fast == _exact(scopes.get(node), node), cst.Module([]).code_for_node(node)
@@ -226,6 +237,13 @@ def test_an_early_read_leaves_only_its_function_to_the_scope() -> None:
         "unsloth.FastLanguageModel.from_pretrained",
     )
     assert bindings.qualified("FastLanguageModel.from_pretrained", 2) is None
+    # an attribute chain is no read of a name: libcst counts every import of train() for it
+    assert bindings.qualified("FastLanguageModel.from_pretrained", 2, name_node=False) == (
+        "unsloth.FastLanguageModel.from_pretrained",
+    )
+    early = Bindings(ast.parse(dedent(SNIPPETS["early-dotted-import"]).lstrip()))
+    assert early.qualified("os.path.join", 1, name_node=False) == ("os.path.join",)
+    assert early.qualified("os.path", 1, name_node=False) is None  # `import os.path` binds it
 
 
 def test_local_imports_resolve_in_their_function_only() -> None:
