@@ -37,16 +37,21 @@ class Bindings:
         self._by_key: list[dict[str, list[_Import]]] = [{}]
         self._parent: list[int] = [0]
         self._blocked: set[str] = set()  # root names some other binding makes unsafe
-        # (scope, root name) read in that scope before (one of) its imports there: libcst's
-        # answer then depends on the order, left to it for reads through that scope only
+        # (scope, root name) read in that scope before an import there that changes the
+        # answer: libcst's then depends on the order, left to it for reads through that scope
         self._early: set[tuple[int, str]] = set()
+        # the same, for any import of the name in that scope (which import a read counts for)
+        self._early_any: set[tuple[int, str]] = set()
         self._names: dict[str, int] = {}  # identifier -> Name nodes
         # string constants that may be read as code (annotations, __all__); not docstrings and
         # other strings standing alone as statements, which libcst never reads
         self._strings: list[str] = []
         self._other: set[str] = set()  # names bound by anything but an import
         self._import_roots: set[str] = set()  # root names any import binds
+        first_import: dict[tuple[int, str], tuple[int, int]] = {}
         last_import: dict[tuple[int, str], tuple[int, int]] = {}
+        # what the imports of a root in one scope bind it to: one answer, or several
+        bound_as: dict[tuple[int, str], set[tuple[tuple[str, tuple[str, ...]], ...]]] = {}
         loads: list[tuple[int, str, tuple[int, int]]] = []
         # (node, scope, inside a class body of that scope)
         stack: list[tuple[ast.AST, int, bool]] = [(tree, 0, False)]
@@ -65,9 +70,19 @@ class Bindings:
                 if in_class:
                     self._blocked |= roots  # a class scope's import: rare, left to the scope
                 else:
-                    self._add_import(node, scope)
+                    record = self._add_import(node, scope)
+                    keys = list(_keys(node))
                     for root in roots:
-                        last_import[(scope, root)] = (node.lineno, node.col_offset)
+                        pos = (node.lineno, node.col_offset)
+                        first_import.setdefault((scope, root), pos)
+                        last_import[(scope, root)] = pos
+                        bound_as.setdefault((scope, root), set()).add(
+                            tuple(
+                                (k, tuple(sorted(_names_for(record, k))) if record else ())
+                                for k in sorted(keys)
+                                if k.split(".")[0] == root
+                            )
+                        )
                 continue
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 self._strings.append(node.value)
@@ -93,17 +108,22 @@ class Bindings:
             self._read_in.setdefault(name, set()).add(scope)
         for scope, name, pos in loads:
             last = last_import.get((scope, name))
-            if last is not None and pos < last:
+            if last is None or pos >= last:
+                continue
+            self._early_any.add((scope, name))
+            # Read after one import and before another that binds it alike (`import types` in
+            # two branches): the imports before it give what all of them give.
+            if pos < first_import[(scope, name)] or len(bound_as[(scope, name)]) > 1:
                 self._early.add((scope, name))
 
     @property
     def scopes(self) -> int:
         return len(self._by_key)
 
-    def _add_import(self, stmt: ast.Import | ast.ImportFrom, scope: int) -> None:
+    def _add_import(self, stmt: ast.Import | ast.ImportFrom, scope: int) -> _Import | None:
         if isinstance(stmt, ast.ImportFrom):
             if any(a.name == "*" for a in stmt.names):
-                return  # libcst binds nothing for a star import
+                return None  # libcst binds nothing for a star import
             record = _Import(
                 "." * stmt.level + (stmt.module or ""),
                 tuple((a.name, a.asname) for a in stmt.names),
@@ -112,6 +132,7 @@ class Bindings:
             record = _Import("", tuple((a.name, a.asname) for a in stmt.names))
         for key in _keys(stmt):
             self._by_key[scope].setdefault(key, []).append(record)
+        return record
 
     def qualified(
         self, full_name: str, scope: int, *, name_node: bool = True
@@ -166,14 +187,14 @@ class Bindings:
         if (
             "." in bound
             or bound in self._blocked
-            or (scope, bound) in self._early
+            or (scope, bound) in self._early_any
             or scope >= len(self._by_key)
             or bound not in self._by_key[scope]
             or any(bound in s for s in self._strings)
         ):
             return None
         for s in self._read_in.get(bound, ()):
-            if (s, bound) in self._early:
+            if (s, bound) in self._early_any:
                 return None  # read before its own import there: libcst looks further out
             while bound not in self._by_key[s] and s != 0:
                 s = self._parent[s]

@@ -90,6 +90,22 @@ SNIPPETS = {
             import os.path
             return p, os.path.exists
     """,
+    "same-import-twice": """
+        def f(flag):
+            import types
+            a = types.MethodType(len, 1)
+            if flag:
+                from transformers import AutoModel, AutoTokenizer
+                t = AutoTokenizer
+            from transformers import AutoTokenizer
+            import types
+            return a, types.SimpleNamespace, t, AutoTokenizer
+        def g():
+            from x import thing
+            y = thing
+            from z import thing
+            return y, thing
+    """,
     "references": """
         \"\"\"A docstring naming PPOTrainer and LengthSampler.\"\"\"
         from trl import PPOTrainer, PPOConfig, AutoModelForCausalLMWithValueHead
@@ -244,6 +260,15 @@ def test_an_early_read_leaves_only_its_function_to_the_scope() -> None:
     early = Bindings(ast.parse(dedent(SNIPPETS["early-dotted-import"]).lstrip()))
     assert early.qualified("os.path.join", 1, name_node=False) == ("os.path.join",)
     assert early.qualified("os.path", 1, name_node=False) is None  # `import os.path` binds it
+
+
+def test_a_read_between_two_imports_that_bind_alike() -> None:
+    """A read after one import of a name and before another that binds it to the same path
+    gets that path without the scope; imports that bind it differently leave it to the scope."""
+    got = _answers(SNIPPETS["same-import-twice"])
+    assert got["types.MethodType"] == ("types.MethodType",)
+    assert got["AutoTokenizer"] == ("transformers.AutoTokenizer",)
+    assert got["thing"] is None
 
 
 def test_local_imports_resolve_in_their_function_only() -> None:
