@@ -31,6 +31,21 @@ def lookup(path: str) -> str | None:
     return _table().get(path)
 
 
+@functools.cache
+def _notes() -> dict[str, str]:
+    doc = tomlkit.parse(
+        resources.files("codemods").joinpath("data/inline.toml").read_text("utf-8")
+    ).unwrap()
+    return {
+        path: entry["note"] for entry in doc.values() if "note" in entry for path in entry["paths"]
+    }
+
+
+def note(path: str) -> str:
+    """Which release's behaviour the definition for `path` follows, when releases differed."""
+    return _notes().get(path, "")
+
+
 def lookup_reexport(path: str) -> str | None:
     """The definition for a path the symbol table lacks but whose name it knows (`PPODecorators`
     re-exported by `trl.trainer.ppo_trainer`, which imported it from `trl.core`): the one source

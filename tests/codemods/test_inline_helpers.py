@@ -38,6 +38,7 @@ HELPERS = [
     ("trl.trainer.utils", "FixedKLController"),
     ("trl.trainer", "BaseTrainer"),
     ("trl.import_utils", "is_torch_greater_2_0"),
+    ("trl.trainer", "ConstantLengthDataset"),
     # re-exported by an old module the table does not list: the definition of that name
     ("trl.trainer.ppo_trainer", "PPODecorators"),
     ("trl.trainer.ppo_trainer", "logprobs_from_logits"),
@@ -351,3 +352,97 @@ def test_setup_chat_format_sets_up_what_trl_0_11_4_did():
             )
     with pytest.raises(ValueError, match="Format llama not available"):
         ours_space["setup"](*fresh(), format="llama")
+
+
+def _old_packing(version: str):  # type: ignore[no-untyped-def]
+    """TRL `version`'s own ConstantLengthDataset, read out of its wheel."""
+    import random
+    import warnings
+
+    torch = pytest.importorskip("torch")
+    try:
+        text = old_wheels.member(version, "trl/trainer/utils.py")
+    except LookupError as why:
+        pytest.skip(str(why))
+    node = next(
+        n
+        for n in ast.parse(text).body
+        if isinstance(n, ast.ClassDef) and n.name == "ConstantLengthDataset"
+    )
+    space = {
+        "IterableDataset": torch.utils.data.IterableDataset,
+        "torch": torch,
+        "random": random,
+        "warnings": warnings,
+        "datasets": pytest.importorskip("datasets"),
+    }
+    exec(ast.get_source_segment(text, node) or "", space)  # noqa: S102
+    return space["ConstantLengthDataset"]
+
+
+class _Tokenizer:
+    """Characters as token ids; an EOS id of 1 (or none)."""
+
+    def __init__(self, eos: int | None = 1) -> None:
+        self.eos_token_id = eos
+
+    def __call__(self, texts, truncation=False, add_special_tokens=True):  # type: ignore[no-untyped-def]
+        head = [2] if add_special_tokens else []
+        return {"input_ids": [head + [ord(c) for c in t] for t in texts]}
+
+
+def _packed(cls, seed: int, **kwargs):  # type: ignore[no-untyped-def]
+    import random
+
+    rows = [{"text": f"row {i} " * (1 + i % 4)} for i in range(23)]
+    random.seed(seed)
+    return [
+        (e["input_ids"].tolist(), e["labels"].tolist())
+        for e in cls(_Tokenizer(kwargs.pop("eos", 1)), rows, **kwargs)
+    ]
+
+
+PACKINGS = [
+    {"dataset_text_field": "text", "seq_length": 7, "num_of_sequences": 3, "chars_per_token": 2},
+    {"formatting_func": lambda r: r["text"].upper(), "seq_length": 5, "num_of_sequences": 2},
+    {"dataset_text_field": "text", "seq_length": 9, "shuffle": False, "eos": None},
+]
+
+
+@pytest.mark.parametrize("version", ["0.4.7", "0.10.1"])
+def test_constant_length_dataset_packs_as_trl_0_4_to_0_10_did(version):
+    """The written-in ConstantLengthDataset gives the examples, in the order, of TRL 0.4.7's
+    and 0.10.1's own class under the same random seed."""
+    ours = _ours("ConstantLengthDataset")
+    old = _old_packing(version)
+    for kwargs in PACKINGS:
+        for seed in (0, 3):
+            got = _packed(ours, seed, **dict(kwargs))
+            assert got and got == _packed(old, seed, **dict(kwargs))
+    if version == "0.10.1":  # the arguments 0.7 added
+        kwargs = {"dataset_text_field": "text", "seq_length": 6}
+        for extra in ({"append_concat_token": False}, {"add_special_tokens": False}):
+            assert _packed(ours, 1, **kwargs, **extra) == _packed(old, 1, **kwargs, **extra)
+
+
+def test_constant_length_dataset_note_names_what_later_releases_did():
+    """TRL 0.11 shuffled each buffer's texts too: other examples under the same seed, which the
+    finding says instead of picking a release silently."""
+    kwargs = {"dataset_text_field": "text", "seq_length": 7, "num_of_sequences": 3}
+    ours = _packed(_ours("ConstantLengthDataset"), 0, **kwargs)
+    later = _packed(_old_packing("0.11.4"), 0, **kwargs)
+    assert ours and later and ours != later
+    src = "from trl.trainer import ConstantLengthDataset\n\nds = ConstantLengthDataset(t, d)\n"
+    out, findings = run(src, select=("TRL101",))
+    assert [(f.severity.value, f.message) for f in findings] == [
+        (
+            "warning",
+            "`trl.trainer.ConstantLengthDataset` was removed in TRL 0.20.0; an equivalent "
+            "definition was written into this file: it is written in as TRL 0.4-0.10 had it; if "
+            "this ran on TRL 0.11-0.19, those also shuffled each buffer's texts before packing "
+            "(with shuffle=True, other texts share an example) and took a dataset with an "
+            "`input_ids` column as already tokenized; TRL 1.13's own packing is "
+            "`SFTConfig(packing=True)`",
+        )
+    ]
+    assert out.startswith("import torch.utils.data\n\n\nclass ConstantLengthDataset(")

@@ -198,9 +198,12 @@ class RewriteImports(inline.WritesIn, RuleTransformer):
                 decisions[-1] = REMOVE
                 written.extend(inline.statements(written_in, alias_asname(alias) or name))
                 gone = f"removed in TRL {sym.gone_in}" if sym.gone_in else "gone in TRL 1.13"
+                caveat = inline.note(full)
                 self.report(
                     orig_alias,
-                    f"`{full}` was {gone}; an equivalent definition was written into this file",
+                    f"`{full}` was {gone}; an equivalent definition was written into this file"
+                    + (f": {caveat}" if caveat else ""),
+                    severity=Severity.WARNING if caveat else Severity.ERROR,
                 )
             elif sym.fate == symbols.REMOVED and self._unused(
                 original, alias_asname(alias) or name, module
