@@ -39,6 +39,7 @@ HELPERS = [
     ("trl.trainer", "BaseTrainer"),
     ("trl.import_utils", "is_torch_greater_2_0"),
     ("trl.trainer", "ConstantLengthDataset"),
+    ("trl.trainer.utils", "prepare_deepspeed"),
     # re-exported by an old module the table does not list: the definition of that name
     ("trl.trainer.ppo_trainer", "PPODecorators"),
     ("trl.trainer.ppo_trainer", "logprobs_from_logits"),
@@ -446,3 +447,59 @@ def test_constant_length_dataset_note_names_what_later_releases_did():
         )
     ]
     assert out.startswith("import torch.utils.data\n\n\nclass ConstantLengthDataset(")
+
+
+@pytest.mark.parametrize("version", ["0.10.1", "1.0.0"])
+def test_prepare_deepspeed_hands_deepspeed_what_trl_did(version, monkeypatch):
+    """Without DeepSpeed installed: a stand-in `deepspeed.initialize` records the config each
+    function hands it, and the plugin config it leaves behind, for ZeRO stages 2 and 3."""
+    import copy
+    import sys
+    import types
+
+    torch = pytest.importorskip("torch")
+    accelerate_state = pytest.importorskip("accelerate.state")
+    try:
+        text = old_wheels.member(version, "trl/trainer/utils.py")
+    except LookupError as why:
+        pytest.skip(str(why))
+    node = next(
+        n
+        for n in ast.parse(text).body
+        if isinstance(n, ast.FunctionDef) and n.name == "prepare_deepspeed"
+    )
+    seen: list = []
+
+    class Engine(torch.nn.Module):
+        def __init__(self, model):  # type: ignore[no-untyped-def]
+            super().__init__()
+            self.inner = model
+
+    def initialize(model, config):  # type: ignore[no-untyped-def]
+        seen.append(copy.deepcopy(config))
+        return Engine(model), None, None, None
+
+    monkeypatch.setitem(sys.modules, "deepspeed", types.SimpleNamespace(initialize=initialize))
+    plugin = types.SimpleNamespace(deepspeed_config={})
+    monkeypatch.setattr(
+        accelerate_state,
+        "AcceleratorState",
+        lambda: types.SimpleNamespace(deepspeed_plugin=plugin),
+    )
+    old_space = {"torch": torch, "AcceleratorState": accelerate_state.AcceleratorState}
+    exec(ast.get_source_segment(text, node) or "", old_space)  # noqa: S102
+    ours_space: dict = {}
+    exec(
+        inline.lookup("trl.trainer.utils.prepare_deepspeed").replace("__NAME__", "prep"), ours_space
+    )  # type: ignore[union-attr]  # noqa: S102
+    model = torch.nn.Linear(2, 2)
+    model.config = types.SimpleNamespace(hidden_size=8)  # type: ignore[assignment]
+    for stage in (2, 3):
+        for flags in ((False, False), (True, False), (False, True)):
+            results = []
+            for fn in (old_space["prepare_deepspeed"], ours_space["prep"]):
+                plugin.deepspeed_config = {"zero_optimization": {"stage": stage}, "x": 1}
+                wrapped = fn(model, 4, *flags)
+                assert isinstance(wrapped, Engine) and not wrapped.training
+                results.append((seen[-1], plugin.deepspeed_config))
+            assert results[0] == results[1], (stage, flags)
