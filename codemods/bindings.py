@@ -43,8 +43,9 @@ class Bindings:
         # the same, for any import of the name in that scope (which import a read counts for)
         self._early_any: set[tuple[int, str]] = set()
         self._names: dict[str, int] = {}  # identifier -> Name nodes
-        # string constants that may be read as code (annotations, __all__); not docstrings and
-        # other strings standing alone as statements, which libcst never reads
+        # string constants that libcst may read as code: those in an annotation or a type hint
+        # (a subscript, the arguments of cast / TypeVar / NewType), where it parses a string
+        # annotation; the rest (messages, keys, docstrings) it never reads
         self._strings: list[str] = []
         self._other: set[str] = set()  # names bound by anything but an import
         self._import_roots: set[str] = set()  # root names any import binds
@@ -55,8 +56,11 @@ class Bindings:
         loads: list[tuple[int, str, tuple[int, int]]] = []
         # (node, scope, inside a class body of that scope)
         stack: list[tuple[ast.AST, int, bool]] = [(tree, 0, False)]
+        hints: set[int] = set()  # ids of the nodes inside an annotation or a type hint
         while stack:
             node, scope, in_class = stack.pop()
+            if id(node) in hints or _hints_inside(node):
+                hints.update(id(c) for c in _hint_children(node, id(node) in hints))
             if isinstance(node, ast.Name):
                 self._names[node.id] = self._names.get(node.id, 0) + 1
                 if isinstance(node.ctx, ast.Load):
@@ -85,7 +89,8 @@ class Bindings:
                         )
                 continue
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                self._strings.append(node.value)
+                if id(node) in hints:
+                    self._strings.append(node.value)
             elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
                 continue  # a docstring (nothing under it binds or reads a name)
             self._other.update(_bound_names(node))
@@ -205,6 +210,35 @@ class Bindings:
     def only_imported(self, bound: str) -> bool:
         """Whether nothing but imports binds `bound` anywhere in the module."""
         return bound not in self._other
+
+
+_HINT_CALLS = ("cast", "TypeVar", "NewType")
+
+
+def _hints_inside(node: ast.AST) -> bool:
+    """Whether some children of `node` are annotations or type hints, where libcst parses a
+    string as code (more than libcst does: it checks that a subscript or call names `typing`)."""
+    if isinstance(node, (ast.arg, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef)):
+        return True
+    if isinstance(node, ast.Subscript) or type(node).__name__ == "TypeAlias":
+        return True
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        return name in _HINT_CALLS
+    return False
+
+
+def _hint_children(node: ast.AST, inside: bool) -> Iterator[ast.AST]:
+    """The children of `node` that are (in) an annotation or a type hint: all of them inside
+    one, else the annotation fields."""
+    if inside or isinstance(node, (ast.Subscript, ast.Call)) or type(node).__name__ == "TypeAlias":
+        yield from ast.iter_child_nodes(node)
+        return
+    if isinstance(node, (ast.arg, ast.AnnAssign)) and node.annotation is not None:
+        yield node.annotation
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+        yield node.returns
 
 
 def _keys(stmt: ast.Import | ast.ImportFrom) -> Iterator[str]:

@@ -385,8 +385,11 @@ def _mapped_functions(module: cst.Module) -> set[str]:
     """Names of functions passed first to a `.map(...)` call."""
     return {
         edits.code(c.args[0].value).strip()
-        for c in m.findall(module, m.Call(func=m.Attribute(attr=m.Name("map"))))
-        if isinstance(c, cst.Call) and c.args and isinstance(c.args[0].value, cst.Name)
+        for c in walk.find_all(module, cst.Call)
+        if isinstance(c.func, cst.Attribute)
+        and c.func.attr.value == "map"
+        and c.args
+        and isinstance(c.args[0].value, cst.Name)
     }
 
 

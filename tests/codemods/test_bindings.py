@@ -106,6 +106,14 @@ SNIPPETS = {
             from z import thing
             return y, thing
     """,
+    "strings": """
+        from trl import PPOTrainer, PPOConfig, LengthSampler, ValueHead, Other
+        from typing import Optional, cast
+        print("PPOTrainer is gone", {"Other": 1}, f"{PPOConfig!r}")
+        def f(x: "PPOConfig") -> Optional["LengthSampler"]:
+            y: "list[Other]" = []
+            return cast("ValueHead", x), y
+    """,
     "references": """
         \"\"\"A docstring naming PPOTrainer and LengthSampler.\"\"\"
         from trl import PPOTrainer, PPOConfig, AutoModelForCausalLMWithValueHead
@@ -260,6 +268,15 @@ def test_an_early_read_leaves_only_its_function_to_the_scope() -> None:
     early = Bindings(ast.parse(dedent(SNIPPETS["early-dotted-import"]).lstrip()))
     assert early.qualified("os.path.join", 1, name_node=False) == ("os.path.join",)
     assert early.qualified("os.path", 1, name_node=False) is None  # `import os.path` binds it
+
+
+def test_only_strings_in_annotations_and_type_hints_count_as_reads() -> None:
+    """A name in a log message or a dict key is no read of it; one in a string annotation, a
+    string in a typing subscript or the first argument of cast may be (libcst parses those)."""
+    bindings = Bindings(ast.parse(dedent(SNIPPETS["strings"]).lstrip()))
+    assert bindings.unreferenced("PPOTrainer") and bindings.referenced("PPOTrainer", 0) is False
+    for name in ("LengthSampler", "ValueHead", "Other"):
+        assert not bindings.unreferenced(name) and bindings.referenced(name, 0) is None, name
 
 
 def test_a_read_between_two_imports_that_bind_alike() -> None:
