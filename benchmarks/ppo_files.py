@@ -5,6 +5,8 @@ same bytes under five hash seeds.
     python benchmarks/ppo_files.py                      # writes docs/benchmarks.md
     python benchmarks/ppo_files.py --no-write --limit 20
     python benchmarks/ppo_files.py --rules-from /tmp/old   # another checkout's engine, same files
+    python benchmarks/ppo_files.py --repeat 2 --rules-from /tmp/old   # saves ppo_files_before.json
+    python benchmarks/ppo_files.py --repeat 2 --before <dest>/ppo_files_before.json  # side by side
 
 The files: every .py file of the TRL 0.4 - 1.12 wheels in `.wheels/` (`pip download --no-deps
 trl==X`; fetched when missing) that mentions PPO or a value head and imports `trl` (examples,
@@ -95,7 +97,7 @@ def select(paths: list[Path]) -> list[Path]:
     return chosen
 
 
-def time_files(paths: list[Path], base: Path) -> list[dict[str, Any]]:
+def time_files(paths: list[Path], base: Path, repeat: int = 1) -> list[dict[str, Any]]:
     import libcst as cst
 
     import codemods
@@ -110,14 +112,16 @@ def time_files(paths: list[Path], base: Path) -> list[dict[str, Any]]:
     for p in paths:
         data = p.read_bytes()
         text = decode_python(data).text
-        started = time.perf_counter()
-        # The engine reports the same error for this file; here only the time counts.
-        with contextlib.suppress(Exception):
-            cst.parse_module(text)
-        parse_s = time.perf_counter() - started
-        started = time.perf_counter()
-        result = process(str(p), data, codes=codes, options=Options())
-        fix_s = time.perf_counter() - started
+        parse_s = fix_s = float("inf")
+        for _ in range(repeat):  # the best of `repeat` runs: the machine is shared
+            started = time.perf_counter()
+            # The engine reports the same error for this file; here only the time counts.
+            with contextlib.suppress(Exception):
+                cst.parse_module(text)
+            parse_s = min(parse_s, time.perf_counter() - started)
+            started = time.perf_counter()
+            result = process(str(p), data, codes=codes, options=Options())
+            fix_s = min(fix_s, time.perf_counter() - started)
         rows.append(
             {
                 "path": str(p.relative_to(base)),
@@ -244,6 +248,32 @@ def render(res: dict[str, Any]) -> str:
     for g in res["groups"]:
         for s in g["slowest"][:3]:
             out.append(f"- {g['group']}: `{s['path']}` ({s['lines']:,} lines) {s['fix_s']:.2f} s")
+    before = res.get("before")
+    if before:
+        out += [
+            "",
+            f"Side by side in the same run, each file the best of {res.get('repeat', 1)}: the "
+            f"engine of `{before['label']}` (`--rules-from`) against this checkout's, the same "
+            "files and rules:",
+            "",
+            "| files | fix total before / now | before / now | median before / now | p95 before "
+            "/ now | max before / now | fix / parse before / now |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        old_groups = {g["group"]: g for g in before["groups"]}
+        for g in res["groups"]:
+            o = old_groups.get(g["group"])
+            if o is None:
+                continue
+            f, of = g["fix"], o["fix"]
+            ratio = of["total"] / f["total"] if f["total"] else 0
+            out.append(
+                f"| {g['group']} | {of['total']:.1f} / {f['total']:.1f} s | {ratio:.2f}x | "
+                f"{of['median']:.2f} / {f['median']:.2f} s | {of['p95']:.2f} / {f['p95']:.2f} s | "
+                f"{of['max']:.2f} / {f['max']:.2f} s | "
+                f"{of['total'] / o['parse']['total']:.0f}x / "
+                f"{f['total'] / g['parse']['total']:.0f}x |"
+            )
     d = res.get("determinism") or {}
     if d:
         verdict = (
@@ -269,6 +299,12 @@ def main(argv: list[str] | None = None) -> None:
         "--dest", type=Path, default=Path.home() / ".cache" / "trl-migrate" / "ppo-files"
     )
     p.add_argument("--limit", type=int, default=0, help="only the first N files of each group")
+    p.add_argument("--repeat", type=int, default=1, help="time each file N times, keep the best")
+    p.add_argument(
+        "--before",
+        type=Path,
+        help="the JSON a --rules-from run saved: rendered side by side with this run",
+    )
     p.add_argument("--no-write", action="store_true")
     p.add_argument(
         "--rules-from",
@@ -290,13 +326,29 @@ def main(argv: list[str] | None = None) -> None:
         groups = [(n, ps[: args.limit], base) for n, ps, base in groups]
     everything = [p for _, ps, _ in groups for p in ps]
     if args.rules_from:
-        for name, ps, base in groups:
-            print(json.dumps(summarize(name, time_files(ps, base)), indent=1))
+        label = subprocess.run(
+            ["git", "-C", str(args.rules_from), "log", "-1", "--format=%h"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip() or str(args.rules_from)
+        saved = {
+            "label": label,
+            "groups": [summarize(n, time_files(ps, base, args.repeat)) for n, ps, base in groups],
+        }
+        out = args.dest / "ppo_files_before.json"
+        out.write_text(json.dumps(saved, indent=1))
+        print(json.dumps(saved, indent=1))
+        print(f"saved to {out}; render it beside this checkout with --before {out}")
         return
     res = {
         "date": time.strftime("%Y-%m-%d"),
         "machine": machine(),
-        "groups": [summarize(name, time_files(ps, base)) for name, ps, base in groups if ps],
+        "groups": [
+            summarize(name, time_files(ps, base, args.repeat)) for name, ps, base in groups if ps
+        ],
+        "repeat": args.repeat,
+        "before": json.loads(args.before.read_text()) if args.before else None,
         "ruff": ruff_total(everything),
         "determinism": determinism(everything),
     }

@@ -40,6 +40,8 @@ HELPERS = [
     ("trl.import_utils", "is_torch_greater_2_0"),
     ("trl.trainer", "ConstantLengthDataset"),
     ("trl.trainer.utils", "prepare_deepspeed"),
+    ("trl.trainer.utils", "batch_generation"),
+    ("trl.experimental.ppo.ppo_trainer", "truncate_response"),
     # re-exported by an old module the table does not list: the definition of that name
     ("trl.trainer.ppo_trainer", "PPODecorators"),
     ("trl.trainer.ppo_trainer", "logprobs_from_logits"),
@@ -503,3 +505,66 @@ def test_prepare_deepspeed_hands_deepspeed_what_trl_did(version, monkeypatch):
                 assert isinstance(wrapped, Engine) and not wrapped.training
                 results.append((seen[-1], plugin.deepspeed_config))
             assert results[0] == results[1], (stage, flags)
+
+
+def test_v2_rollout_helpers_give_trl_0_26s_tensors():
+    """forward, truncate_response, generate and batch_generation (what vendored v2 PPO/RLOO
+    trainers import) against TRL 0.26.2's own functions on a tiny GPT-2: the same logits,
+    hidden states, truncated ids and generations; batch_generation also with slices whose
+    generations end at different lengths (padded and joined)."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    import numpy as np
+
+    try:
+        text = old_wheels.member("0.26.2", "trl/trainer/utils.py")
+    except LookupError as why:
+        pytest.skip(str(why))
+    wanted = ("forward", "truncate_response", "generate", "batch_generation", "pad")
+    wanted += ("first_true_indices",)
+    old: dict = {"torch": torch, "np": np, "Optional": object}
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef) and node.name in wanted:
+            exec(ast.get_source_segment(text, node) or "", old)  # noqa: S102
+    ours: dict = {}
+    for name in wanted[:4]:
+        source = inline.lookup(f"trl.trainer.utils.{name}") or ""
+        exec(source.replace("__NAME__", name), ours)  # noqa: S102
+
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(
+        vocab_size=50, n_embd=16, n_layer=2, n_head=2, n_positions=64, eos_token_id=3
+    )
+    model = transformers.GPT2LMHeadModel(config).eval()
+    pad_id = 0
+    queries = torch.tensor([[0, 0, 5, 6, 7], [0, 8, 9, 10, 11], [12, 13, 14, 15, 16]])
+    with torch.no_grad():
+        a, b = old["forward"](model, queries, pad_id), ours["forward"](model, queries, pad_id)
+    assert torch.equal(a.logits, b.logits)
+    assert all(torch.equal(x, y) for x, y in zip(a.hidden_states, b.hidden_states))
+
+    responses = torch.tensor([[4, 3, 9, 9], [3, 5, 3, 1], [7, 8, 9, 10]])
+    for stop in (3, 9, 42):
+        assert torch.equal(
+            old["truncate_response"](stop, pad_id, responses),
+            ours["truncate_response"](stop, pad_id, responses),
+        )
+
+    # greedy, the first query's first new token is 33: as EOS, its generation ends first
+    gen = transformers.GenerationConfig(
+        max_new_tokens=6, do_sample=False, eos_token_id=33, pad_token_id=pad_id
+    )
+    for fn in ("generate",):
+        (s1, l1), (s2, l2) = (
+            old[fn](model, queries, pad_id, gen),
+            ours[fn](model, queries, pad_id, gen),
+        )
+        assert torch.equal(s1, s2) and torch.equal(l1, l2)
+    for step in (1, 2, 3):
+        (s1, l1), (s2, l2) = (
+            old["batch_generation"](model, queries, step, pad_id, gen),
+            ours["batch_generation"](model, queries, step, pad_id, gen),
+        )
+        assert torch.equal(s1, s2) and torch.equal(l1, l2), step
+        assert s2[0, -1] == pad_id and s2[1, -1] != pad_id  # one slice ended early
+        assert not s2.requires_grad and not l2.requires_grad
