@@ -557,6 +557,71 @@ def test_a_load_that_sets_its_dtype_or_is_not_transformers_is_left(load):
     assert not [f for f in findings if "float32" in f.message]
 
 
+PIPE_LEGACY = PPO_LEGACY.replace(
+    "from transformers import AutoModelForCausalLM, AutoTokenizer",
+    "from transformers import AutoModelForCausalLM, AutoTokenizer, pipeline\nimport transformers",
+)
+
+
+def _pipe_line(text: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith("pipe ="))
+
+
+@pytest.mark.parametrize(
+    ("build", "after"),
+    [
+        pytest.param(
+            'pipeline("sentiment-analysis", model="lvwerra/distilbert-imdb", device=0)',
+            'pipeline("sentiment-analysis", model="lvwerra/distilbert-imdb", device=0, '
+            'dtype="float32")',
+            id="named",
+        ),
+        pytest.param(
+            'transformers.pipeline("text-classification", reward_model)',
+            'transformers.pipeline("text-classification", reward_model, dtype="float32")',
+            id="model-object-or-name",  # an object ignores dtype in both versions
+        ),
+        pytest.param(
+            'pipeline("sentiment-analysis", model=m, model_kwargs={"device_map": "auto"})',
+            'pipeline("sentiment-analysis", model=m, model_kwargs={"device_map": "auto"}, '
+            'dtype="float32")',
+            id="model-kwargs-without-dtype",
+        ),
+    ],
+)
+def test_a_legacy_scripts_pipeline_keeps_loading_in_float32(build, after):
+    """transformers 5's pipeline() also loads the checkpoint's dtype ("auto"); transformers 4
+    loaded float32, and a model object keeps its own dtype in both."""
+    src = PIPE_LEGACY.format(load='model = AutoModelForCausalLM.from_pretrained("gpt2")')
+    src += f"pipe = {build}\n"
+    out, findings = run(src)
+    assert _pipe_line(out) == f"pipe = {after}"
+    assert [f.line for f in findings if f.message.startswith(DTYPE_SAID)] == [6, 8]
+    assert run(out)[0] == out
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        pytest.param('pipeline("sentiment-analysis", model=m, dtype="auto")', id="dtype"),
+        pytest.param(
+            'pipeline("sentiment-analysis", model=m, torch_dtype=torch.float16)', id="torch-dtype"
+        ),
+        pytest.param(
+            'pipeline("sentiment-analysis", model=m, model_kwargs={"torch_dtype": d})',
+            id="model-kwargs-dtype",  # transformers 5 refuses dtype= beside it
+        ),
+        pytest.param('pipeline("sentiment-analysis", model=m, model_kwargs=mk)', id="model-kwargs"),
+        pytest.param('pipeline("sentiment-analysis", **kw)', id="unpacked"),
+        pytest.param('mylib.pipeline("sentiment-analysis")', id="not-transformers"),
+    ],
+)
+def test_a_pipeline_that_may_set_its_dtype_is_left(build):
+    src = PIPE_LEGACY.format(load='model = AutoModelForCausalLM.from_pretrained("gpt2")')
+    out, _ = run(src + f"pipe = {build}\n")
+    assert _pipe_line(out) == f"pipe = {build}"
+
+
 def test_a_tokenizer_load_is_not_a_model_load():
     out, _ = run(PPO_LEGACY.format(load='model = AutoModelForCausalLM.from_pretrained("gpt2")'))
     assert 'tok = AutoTokenizer.from_pretrained("gpt2")\n' in out

@@ -66,14 +66,14 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
     def wanted(cls, state, names) -> bool:  # type: ignore[no-untyped-def]
         # A model load matters only in a file whose PPO code told the era (ModelDtypes).
         return names.has_any(cls.NAMES) or (
-            state.shared.ppo_era is not None and names.has_any((dtypes.METHOD,))
+            state.shared.ppo_era is not None and names.has_any((dtypes.METHOD, dtypes.PIPELINE))
         )
 
     def focus(self) -> tuple[str, ...]:
         # Imports, keywords and attributes of the table all name one; so do the calls of a
         # pipeline given `return_all_scores` and those that unpack a dict holding it, and the
         # model loads of a file with PPO code.
-        loads = (dtypes.METHOD,) if self.state.shared.ppo_era is not None else ()
+        loads = (dtypes.METHOD, dtypes.PIPELINE) if self.state.shared.ppo_era is not None else ()
         return (*self.NAMES, *self.scores_focus(), *loads)
 
     def leave_SimpleStatementLine(
@@ -194,7 +194,7 @@ class Drift(Rule):
         'args = TrainingArguments("out", eval_strategy="steps")\n'
     )
     transformers = (RewriteDrift,)
-    triggers = (*RewriteDrift.NAMES, dtypes.METHOD)
+    triggers = (*RewriteDrift.NAMES, dtypes.METHOD, dtypes.PIPELINE)
     # Every name but `tokenizer`, which nearly every ML file has: in a file that does not use
     # TRL, `tokenizer=` alone is not reason enough to parse it. (`from_pretrained` is not one
     # either: a load's dtype is changed only where the file's PPO code tells the transformers

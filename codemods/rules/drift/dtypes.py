@@ -10,6 +10,10 @@ written into each model load that sets no dtype; elsewhere (the v2 and experimen
 0.12-1.12, whose last releases also ran on transformers 5) the load is reported, not changed.
 Quantized loads (`load_in_8bit`, `load_in_4bit`, `quantization_config`) picked their own dtype
 in both versions and are left alone, as are loads given `**kwargs` (the dict may set it).
+`pipeline(...)` loads its model the same way (its `dtype` defaults to "auto" in transformers 5);
+handed a model object it ignores `dtype` and keeps the object's, in both versions, so the keyword
+is safe there too. A pipeline given `model_kwargs` that may set the dtype is left alone
+(transformers 5 refuses both).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from codemods.ppo import LEGACY, PPOV2
 from migrate.kernel.findings import Fix, Severity
 
 METHOD = "from_pretrained"
+PIPELINE = "pipeline"
+PIPELINES = frozenset({"transformers.pipeline", "transformers.pipelines.pipeline"})
 # Eras whose TRL releases all came before transformers 5: their runs loaded float32.
 ON_TRANSFORMERS_4 = frozenset({LEGACY, PPOV2})
 # quantized loads pick their own dtype, in transformers 4 and 5 alike
@@ -39,7 +45,7 @@ class ModelDtypes(RuleTransformer):
 
     def dtype_call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         era = self.state.shared.ppo_era
-        if era is None or not self._loads_a_model(original):
+        if era is None or not (self._loads_a_model(original) or self._builds_a_pipeline(original)):
             return updated
         if any(a.star == "**" for a in updated.args) or any(
             a.keyword is not None and a.keyword.value in SETS_DTYPE for a in updated.args
@@ -68,6 +74,20 @@ class ModelDtypes(RuleTransformer):
         args = [*updated.args, arg]
         fresh = {id(arg), id(updated.args[-1])} if updated.args else {id(arg)}
         return updated.with_changes(args=edits.relayout(updated, args, fresh))
+
+    def _builds_a_pipeline(self, call: cst.Call) -> bool:
+        """`pipeline(...)` from transformers, unless its `model_kwargs` may set a dtype."""
+        if not set(self.qualified_names(call.func)) & PIPELINES:
+            return False
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == "model_kwargs":
+                value = arg.value
+                if not isinstance(value, cst.Dict) or any(
+                    not isinstance(e, cst.DictElement) or edits.literal(e.key) in SETS_DTYPE
+                    for e in value.elements
+                ):
+                    return False
+        return True
 
     def _loads_a_model(self, call: cst.Call) -> bool:
         func = call.func
