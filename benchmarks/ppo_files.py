@@ -253,8 +253,8 @@ def render(res: dict[str, Any]) -> str:
         out += [
             "",
             f"Side by side in the same run, each file the best of {res.get('repeat', 1)}: the "
-            f"engine of `{before['label']}` (`--rules-from`) against this checkout's, the same "
-            "files and rules:",
+            f"engine and rules of `{before['label']}` (`--rules-from`) against this checkout's, "
+            "on the same files:",
             "",
             "| files | fix total before / now | before / now | median before / now | p95 before "
             "/ now | max before / now | fix / parse before / now |",
