@@ -15,14 +15,18 @@ from codemods import edits
 
 
 @functools.cache
-def _table() -> dict[str, str]:
-    """Old import path -> the source that replaces it (with __NAME__ for the bound name)."""
-    doc = tomlkit.parse(
+def _entries() -> dict[str, dict]:
+    return tomlkit.parse(  # type: ignore[no-any-return]
         resources.files("codemods").joinpath("data/inline.toml").read_text("utf-8")
     ).unwrap()
+
+
+@functools.cache
+def _table() -> dict[str, str]:
+    """Old import path -> the source that replaces it (with __NAME__ for the bound name)."""
     return {
         path: entry["source"].strip("\n") + "\n"
-        for entry in doc.values()
+        for entry in _entries().values()
         for path in entry["paths"]
     }
 
@@ -31,19 +35,12 @@ def lookup(path: str) -> str | None:
     return _table().get(path)
 
 
-@functools.cache
-def _notes() -> dict[str, str]:
-    doc = tomlkit.parse(
-        resources.files("codemods").joinpath("data/inline.toml").read_text("utf-8")
-    ).unwrap()
-    return {
-        path: entry["note"] for entry in doc.values() if "note" in entry for path in entry["paths"]
-    }
-
-
 def note(path: str) -> str:
     """Which release's behaviour the definition for `path` follows, when releases differed."""
-    return _notes().get(path, "")
+    for entry in _entries().values():
+        if path in entry["paths"]:
+            return str(entry.get("note", ""))
+    return ""
 
 
 def lookup_reexport(path: str) -> str | None:

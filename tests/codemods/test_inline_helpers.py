@@ -357,21 +357,26 @@ def test_setup_chat_format_sets_up_what_trl_0_11_4_did():
         ours_space["setup"](*fresh(), format="llama")
 
 
+def _old_definition(version: str, name: str, path: str = "trl/trainer/utils.py") -> str:
+    """The source of `name` as TRL `version` defined it, read out of its wheel (the test skips
+    when the wheel is not at hand)."""
+    try:
+        text = old_wheels.member(version, path)
+    except LookupError as why:
+        pytest.skip(str(why))
+    for node in ast.parse(text).body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.name == name:
+            return ast.get_source_segment(text, node) or ""
+    raise LookupError(f"TRL {version}'s {path} defines no {name}")
+
+
 def _old_packing(version: str):  # type: ignore[no-untyped-def]
     """TRL `version`'s own ConstantLengthDataset, read out of its wheel."""
     import random
     import warnings
 
     torch = pytest.importorskip("torch")
-    try:
-        text = old_wheels.member(version, "trl/trainer/utils.py")
-    except LookupError as why:
-        pytest.skip(str(why))
-    node = next(
-        n
-        for n in ast.parse(text).body
-        if isinstance(n, ast.ClassDef) and n.name == "ConstantLengthDataset"
-    )
+    source = _old_definition(version, "ConstantLengthDataset")
     space = {
         "IterableDataset": torch.utils.data.IterableDataset,
         "torch": torch,
@@ -379,7 +384,7 @@ def _old_packing(version: str):  # type: ignore[no-untyped-def]
         "warnings": warnings,
         "datasets": pytest.importorskip("datasets"),
     }
-    exec(ast.get_source_segment(text, node) or "", space)  # noqa: S102
+    exec(source, space)  # noqa: S102
     return space["ConstantLengthDataset"]
 
 
@@ -461,15 +466,7 @@ def test_prepare_deepspeed_hands_deepspeed_what_trl_did(version, monkeypatch):
 
     torch = pytest.importorskip("torch")
     accelerate_state = pytest.importorskip("accelerate.state")
-    try:
-        text = old_wheels.member(version, "trl/trainer/utils.py")
-    except LookupError as why:
-        pytest.skip(str(why))
-    node = next(
-        n
-        for n in ast.parse(text).body
-        if isinstance(n, ast.FunctionDef) and n.name == "prepare_deepspeed"
-    )
+    source = _old_definition(version, "prepare_deepspeed")
     seen: list = []
 
     class Engine(torch.nn.Module):
@@ -489,7 +486,7 @@ def test_prepare_deepspeed_hands_deepspeed_what_trl_did(version, monkeypatch):
         lambda: types.SimpleNamespace(deepspeed_plugin=plugin),
     )
     old_space = {"torch": torch, "AcceleratorState": accelerate_state.AcceleratorState}
-    exec(ast.get_source_segment(text, node) or "", old_space)  # noqa: S102
+    exec(source, old_space)  # noqa: S102
     ours_space: dict = {}
     exec(
         inline.lookup("trl.trainer.utils.prepare_deepspeed").replace("__NAME__", "prep"), ours_space
