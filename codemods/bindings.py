@@ -59,8 +59,10 @@ class Bindings:
         hints: set[int] = set()  # ids of the nodes inside an annotation or a type hint
         while stack:
             node, scope, in_class = stack.pop()
-            if id(node) in hints or _hints_inside(node):
-                hints.update(id(c) for c in _hint_children(node, id(node) in hints))
+            if id(node) in hints:
+                hints.update(id(c) for c in ast.iter_child_nodes(node))
+            elif isinstance(node, _HINT_PARENTS):
+                hints.update(id(c) for c in _hints_under(node))
             if isinstance(node, ast.Name):
                 self._names[node.id] = self._names.get(node.id, 0) + 1
                 if isinstance(node.ctx, ast.Load):
@@ -212,33 +214,36 @@ class Bindings:
         return bound not in self._other
 
 
+# Nodes under which libcst may parse a string as code (more than libcst does, which checks
+# that a subscript or call names `typing`): annotations, subscripts, cast / TypeVar / NewType.
+_HINT_PARENTS: tuple[type, ...] = (
+    ast.arg,
+    ast.AnnAssign,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Subscript,
+    ast.Call,
+    getattr(ast, "TypeAlias", ast.Subscript),  # Python 3.12's `type X = ...`
+)
 _HINT_CALLS = ("cast", "TypeVar", "NewType")
 
 
-def _hints_inside(node: ast.AST) -> bool:
-    """Whether some children of `node` are annotations or type hints, where libcst parses a
-    string as code (more than libcst does: it checks that a subscript or call names `typing`)."""
-    if isinstance(node, (ast.arg, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef)):
-        return True
-    if isinstance(node, ast.Subscript) or type(node).__name__ == "TypeAlias":
-        return True
-    if isinstance(node, ast.Call):
+def _hints_under(node: ast.AST) -> Iterator[ast.AST]:
+    """The children of `node` (one of _HINT_PARENTS) that are annotations or type hints."""
+    if isinstance(node, (ast.arg, ast.AnnAssign)):
+        if node.annotation is not None:
+            yield node.annotation
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if node.returns is not None:
+            yield node.returns
+    elif isinstance(node, ast.Call):
         func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        return name in _HINT_CALLS
-    return False
-
-
-def _hint_children(node: ast.AST, inside: bool) -> Iterator[ast.AST]:
-    """The children of `node` that are (in) an annotation or a type hint: all of them inside
-    one, else the annotation fields."""
-    if inside or isinstance(node, (ast.Subscript, ast.Call)) or type(node).__name__ == "TypeAlias":
+        if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) in (
+            _HINT_CALLS
+        ):
+            yield from ast.iter_child_nodes(node)
+    else:  # a subscript or a type alias
         yield from ast.iter_child_nodes(node)
-        return
-    if isinstance(node, (ast.arg, ast.AnnAssign)) and node.annotation is not None:
-        yield node.annotation
-    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
-        yield node.returns
 
 
 def _keys(stmt: ast.Import | ast.ImportFrom) -> Iterator[str]:

@@ -39,15 +39,8 @@ class Written:
         if not module.has_trailing_newline or not module.body:
             return module.code  # libcst trims or adds a final newline: its own writer decides
         parts = [module.code_for_node(line) for line in module.header]
-        kept = self._code
-        fresh: dict[int, tuple[cst.CSTNode, str]] = {}
-        for stmt in module.body:
-            hit = kept.get(id(stmt))
-            code = hit[1] if hit is not None and hit[0] is stmt else module.code_for_node(stmt)
-            fresh[id(stmt)] = (stmt, code)
-            parts.append(code)
+        parts += self._statements(module)
         parts += [module.code_for_node(line) for line in module.footer]
-        self._code = fresh  # the statements of the latest tree (the next pass starts from it)
         self._lines = None
         text = "".join(parts)
         if CHECK and text != module.code:
@@ -99,19 +92,27 @@ class Written:
         """id(statement) -> (its index in the body, its first line) for `module`'s body."""
         if self._lines is not None and self._lines[0] is module:
             return self._lines[1]
-        kept = self._code
         line = 1 + sum(_line_breaks(module.code_for_node(h)) for h in module.header)
         out: dict[int, tuple[int, int]] = {}
+        for index, (stmt, code) in enumerate(zip(module.body, self._statements(module))):
+            out[id(stmt)] = (index, line)
+            line += _line_breaks(code)
+        self._lines = (module, out)
+        return out
+
+    def _statements(self, module: cst.Module) -> list[str]:
+        """The code of each statement of `module`'s body, written only where the last tree
+        asked about did not have that statement; `module`'s become the ones kept."""
+        kept = self._code
         fresh: dict[int, tuple[cst.CSTNode, str]] = {}
-        for index, stmt in enumerate(module.body):
+        codes = []
+        for stmt in module.body:
             hit = kept.get(id(stmt))
             code = hit[1] if hit is not None and hit[0] is stmt else module.code_for_node(stmt)
             fresh[id(stmt)] = (stmt, code)
-            out[id(stmt)] = (index, line)
-            line += _line_breaks(code)
+            codes.append(code)
         self._code = fresh
-        self._lines = (module, out)
-        return out
+        return codes
 
 
 def _line_breaks(code: str) -> int:
