@@ -173,7 +173,7 @@ class RewritePPODatasets(RuleTransformer):
         found = self._tokenized_text(keys["input_ids"], body[:-1])
         if found is None:
             return None
-        text, cut = found
+        text, cut, source = found
         self.rewrote = True
         if cut:
             self.todo(
@@ -196,11 +196,12 @@ class RewritePPODatasets(RuleTransformer):
             severity=Severity.WARNING,
         )
         new_ret = cst.parse_statement(f'return {{"prompt": {edits.code(text).strip()}}}\n')
-        return fn.with_changes(
-            body=fn.body.with_changes(
-                body=[new_ret.with_changes(leading_lines=edits.leading(body[0]))]
-            )
-        )
+        kept = _kept_before(body[:-1], source)
+        if not kept:
+            new_ret = new_ret.with_changes(leading_lines=edits.leading(body[0]))
+        elif kept[0] is not body[0]:
+            kept[0] = kept[0].with_changes(leading_lines=edits.leading(body[0]))
+        return fn.with_changes(body=fn.body.with_changes(body=[*kept, new_ret]))
 
     def _add_prompt(
         self,
@@ -232,13 +233,15 @@ class RewritePPODatasets(RuleTransformer):
 
     def _tokenized_text(
         self, expr: cst.BaseExpression, before: list
-    ) -> tuple[cst.BaseExpression, str] | None:
+    ) -> tuple[cst.BaseExpression, str, cst.CSTNode | None] | None:
         """X in `tokenizer(X, ...)["input_ids"]`, `tokenizer.encode(X)`,
         `tokenizer.apply_chat_template(X, ...)`,
-        following one local name (`outputs = tokenizer(X)`; `outputs["input_ids"]`), and the
-        cut the tokens got (`max_length=64` with truncation, `[:64]`), as code; "" when none."""
+        following one local name (`outputs = tokenizer(X)`; `outputs["input_ids"]`), the
+        cut the tokens got (`max_length=64` with truncation, `[:64]`), as code ("" when none),
+        and the statement of `before` that tokenized, when the name was followed."""
         cuts: list[str] = []
         expr = _unwrapped(expr, cuts)
+        source = None
         if isinstance(expr, cst.Name):
             name = expr.value
             for stmt in before:
@@ -247,7 +250,7 @@ class RewritePPODatasets(RuleTransformer):
                         isinstance(small, cst.Assign)
                         and get_full_name_for_node(small.targets[0].target) == name
                     ):
-                        expr = small.value
+                        expr, source = small.value, stmt
         expr = _unwrapped(expr, cuts)
         if not isinstance(expr, cst.Call) or not expr.args or expr.args[0].keyword is not None:
             return None
@@ -262,8 +265,25 @@ class RewritePPODatasets(RuleTransformer):
             truncation = kwargs.get("truncation")
             if "max_length" in kwargs and (truncation is None or not m.matches(truncation, off)):
                 cuts.insert(0, edits.code(kwargs["max_length"]).strip())
-            return expr.args[0].value, " then ".join(cuts)
+            return expr.args[0].value, " then ".join(cuts), source
         return None
+
+
+def _kept_before(before: list, source: cst.CSTNode | None) -> list:
+    """The statements before a tokenizing function's return that stay once it returns the text:
+    all but the one that tokenized (`source`), which stays too when a kept statement reads a
+    name it binds. A docstring stays; the text may read any name the others bind."""
+    rest = [s for s in before if s is not source]
+    if source is None:
+        return rest
+    bound = {
+        get_full_name_for_node(t.target)
+        for small in getattr(source, "body", [])
+        if isinstance(small, cst.Assign)
+        for t in small.targets
+    }
+    read = {n.value for s in rest for n in walk.find_all(s, cst.Name)}
+    return before if bound & read else rest
 
 
 def _unwrapped(expr: cst.BaseExpression, cuts: list[str]) -> cst.BaseExpression:

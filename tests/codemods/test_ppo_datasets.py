@@ -104,6 +104,40 @@ def test_only_input_ids_and_read_nowhere_else_the_tokenization_goes():
     assert "apply_chat_template" not in out
 
 
+# SsmallSong/TRL_FT's v2 script: the text is a local list built before the tokenizer call.
+LOCAL_TEXT = '''
+from trl import PPOv2Trainer
+def tokenize(element):
+    """Template, then tokenize."""
+    # the chat template
+    texts = ["<|user|>\\n" + e for e in element["prompt"]]
+    outputs = tokenizer(texts, padding=False)
+    return {"input_ids": outputs["input_ids"]}
+ds = ds.map(tokenize, remove_columns=ds.column_names, batched=True)
+t = PPOv2Trainer(config=c, tokenizer=tok, policy=m, ref_policy=r, reward_model=rm, value_model=v, train_dataset=ds)
+'''
+
+
+def test_statements_the_text_needs_stay_and_only_the_tokenizer_call_goes():
+    out, _ = run(LOCAL_TEXT, select=("TRL105",))
+    assert out.split("def tokenize(element):\n")[1].split("ds = ")[0] == (
+        '    """Template, then tokenize."""\n'
+        "    # the chat template\n"
+        '    texts = ["<|user|>\\n" + e for e in element["prompt"]]\n'
+        '    return {"prompt": texts}\n'
+    )
+    assert run(out, select=("TRL105",))[0] == out
+
+
+def test_the_tokenizer_call_stays_when_another_statement_reads_its_result():
+    src = LOCAL_TEXT.replace(
+        "    return {", '    print(len(outputs["input_ids"]))\n    return {'
+    )
+    out, _ = run(src, select=("TRL105",))
+    assert "    outputs = tokenizer(texts, padding=False)\n" in out
+    assert '    print(len(outputs["input_ids"]))\n    return {"prompt": texts}\n' in out
+
+
 # stack-llama's batched map: a dict of lists filled per example, "query" among them.
 BATCHED = """
 from trl import PPOTrainer
