@@ -12,6 +12,7 @@ import ast
 import dataclasses
 import difflib
 import functools
+import os
 import re
 import warnings
 from collections.abc import Sequence
@@ -21,11 +22,11 @@ from libcst.codemod import Codemod, CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
-from codemods import BY_CODE, positions, walk
+from codemods import BY_CODE, positions, project, walk
 from codemods.base import FileState, Identifiers, Options, Rule, RuleTransformer
 from migrate.kernel import notebooks
 from migrate.kernel.files import SourceError, decode_python, read_bytes
-from migrate.kernel.findings import FileResult, Finding, Status
+from migrate.kernel.findings import FileResult, Finding, Fix, Severity, Status
 
 # Files that cannot use TRL are never parsed: a file must import trl (`import trl`,
 # `import os, trl.core`, `from trl... import`, also after `;`, after a `:` as in
@@ -286,9 +287,17 @@ def scan(path: str, display: str, *, explicit: bool) -> tuple[FileResult | None,
 
 
 def process(
-    display: str, data: bytes, *, codes: Sequence[str], options: Options, want_diff: bool = False
+    display: str,
+    data: bytes,
+    *,
+    codes: Sequence[str],
+    options: Options,
+    want_diff: bool = False,
+    passed: Sequence[project.Passed] = (),
 ) -> FileResult:
-    """Rewrite one file's bytes with the rules named by `codes`; the result carries new bytes."""
+    """Rewrite one file's bytes with the rules named by `codes`; the result carries new bytes.
+    `passed`: the TRL names other files of the run give this one through star imports
+    (`project.star_passes`), imported explicitly before the rules run (with TRL101)."""
     rules = [BY_CODE[c] for c in codes]
     if display.endswith(".ipynb"):
         return _process_notebook(display, data, rules=rules, options=options, want_diff=want_diff)
@@ -296,10 +305,15 @@ def process(
         decoded = decode_python(data)
     except SourceError as e:
         return FileResult(display, Status.FAILED, message=str(e))
-    outcome = _rewrite(decoded.text, path=display, rules=rules, options=options)
+    start, before = decoded.text, []
+    if passed and "TRL101" in codes:
+        start = project.with_passed(decoded.text, passed)
+        before = [_passed_finding(display, p) for p in passed]
+    outcome = _rewrite(start, path=display, rules=rules, options=options)
     if isinstance(outcome, str):
         return FileResult(display, Status.FAILED, message=outcome)
     new_text, findings = outcome
+    findings = before + findings
     if new_text == decoded.text:
         return FileResult(display, Status.UNCHANGED, findings=findings)
     try:
@@ -308,6 +322,20 @@ def process(
         return FileResult(display, Status.FAILED, findings=findings, message=str(e))
     diff = unified_diff(display, decoded.text, new_text) if want_diff else ""
     return FileResult(display, Status.CHANGED, findings=findings, old=data, new=new, diff=diff)
+
+
+def _passed_finding(display: str, p: project.Passed) -> Finding:
+    return Finding(
+        "TRL101",
+        Severity.INFO,
+        display,
+        p.line,
+        p.col,
+        f"`{p.name}` reaches this file from `{p.trl_module}` through `from {p.star} import *` "
+        f"({os.path.basename(p.source)} imports it); it is now imported here from "
+        f"`{p.trl_module}` (the same object), so its uses here are rewritten too",
+        Fix.APPLIED,
+    )
 
 
 def _rewrite(

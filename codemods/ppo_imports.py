@@ -97,6 +97,7 @@ class FinishPPOImports(RuleTransformer):
                         AddImportsVisitor.add_needed_import(self.context, "trl", n)
                     wanted = []
                 decisions.append(("trl", [new_alias(n) for n in wanted]) if wanted else REMOVE)
+                mentioned = any(f"`{name}`" in f.message for f in self.state.findings)
                 self.report(
                     alias,
                     f"`{module}.{name}` does not exist in TRL 1.13; "
@@ -104,6 +105,8 @@ class FinishPPOImports(RuleTransformer):
                         f"imported {', '.join(wanted)} in its place"
                         if wanted
                         else "its uses were rewritten and the import removed"
+                        if mentioned
+                        else "this file never uses it, so the import was removed"
                     ),
                 )
         return rewrite_import_from(updated_node, decisions)

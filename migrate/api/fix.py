@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any
 
 import codemods
+from codemods import project
 from codemods.base import Options
 from codemods.engine import NOT_TRL, process, scan
 from migrate.kernel.discovery import discover, vendored_trl
@@ -88,6 +89,7 @@ def fix_paths(
     candidates, missing = discover(paths, patterns=exclude, patterns_root=exclude_root)
     results = [FileResult(m.path, Status.FAILED, message=m.message) for m in missing]
     todo: list[tuple[str, bytes]] = []
+    quiet: list[tuple[str, bytes]] = []  # read, and skipped unless a star import gives them TRL
     reported: set[str] = set()
     for cand in candidates:
         vendored = vendored_trl(cand.path)
@@ -96,11 +98,20 @@ def fix_paths(
             reported.add(vendored)
             continue
         done, data = scan(cand.path, cand.path, explicit=cand.explicit)
-        if done is not None:
+        if done is not None and done.message != NOT_TRL:
             results.append(done)
         else:
-            todo.append((cand.path, data))
-    work = partial(_process_one, codes=codes, options=options, want_diff=mode == DIFF)
+            (todo if done is None else quiet).append((cand.path, data))
+    # A file that never names TRL may still get TRL names through a star import of another.
+    passes = project.star_passes(todo + quiet) if "TRL101" in codes else {}
+    for path, data in quiet:
+        if os.path.abspath(path) in passes:
+            todo.append((path, data))
+        else:
+            results.append(FileResult(path, Status.SKIPPED, message=NOT_TRL))
+    work = partial(
+        _process_one, codes=codes, options=options, want_diff=mode == DIFF, passes=passes
+    )
     results.extend(_run(work, todo, jobs, progress))
     results = [_write(r) for r in results] if mode == WRITE else [_as_available(r) for r in results]
     results.sort(key=lambda r: r.path)
@@ -138,10 +149,16 @@ def _vendored(path: str, folder: str, *, first: bool) -> FileResult:
 
 
 def _process_one(
-    item: tuple[str, bytes], *, codes: Sequence[str], options: Options, want_diff: bool
+    item: tuple[str, bytes],
+    *,
+    codes: Sequence[str],
+    options: Options,
+    want_diff: bool,
+    passes: dict[str, list[project.Passed]],
 ) -> FileResult:
     path, data = item
-    return process(path, data, codes=codes, options=options, want_diff=want_diff)
+    passed = passes.get(os.path.abspath(path), ())
+    return process(path, data, codes=codes, options=options, want_diff=want_diff, passed=passed)
 
 
 def _run(

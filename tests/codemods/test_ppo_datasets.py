@@ -130,9 +130,7 @@ def test_statements_the_text_needs_stay_and_only_the_tokenizer_call_goes():
 
 
 def test_the_tokenizer_call_stays_when_another_statement_reads_its_result():
-    src = LOCAL_TEXT.replace(
-        "    return {", '    print(len(outputs["input_ids"]))\n    return {'
-    )
+    src = LOCAL_TEXT.replace("    return {", '    print(len(outputs["input_ids"]))\n    return {')
     out, _ = run(src, select=("TRL105",))
     assert "    outputs = tokenizer(texts, padding=False)\n" in out
     assert '    print(len(outputs["input_ids"]))\n    return {"prompt": texts}\n' in out

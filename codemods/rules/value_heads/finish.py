@@ -18,6 +18,7 @@ from codemods.edits import (
     rewrite_import_from,
 )
 from codemods.rules.value_heads.tables import REPLACEMENT
+from migrate.kernel.findings import Severity
 
 
 class FinishValueHeadImports(RuleTransformer):
@@ -77,6 +78,14 @@ class FinishValueHeadImports(RuleTransformer):
                 self.have.update(names)
             else:
                 decisions.append(REMOVE)
+                if any(f"`{cls}`" in f.message for f in self.state.findings if f.code == "TRL102"):
+                    continue  # its uses' findings say what became of it
+                self.report(
+                    alias,
+                    f"`{cls}` does not exist in TRL 1.13 and this file never uses it, so the "
+                    "import was removed",
+                    severity=Severity.INFO,
+                )
         return rewrite_import_from(updated_node, decisions)
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:

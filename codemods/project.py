@@ -1,0 +1,203 @@
+"""What one file of a run learns from the others: TRL names it receives through a star import.
+
+`from modules import *`, where `modules.py` (a file of the same run) does `from trl import
+PPOConfig`, hands `PPOConfig` to the importing file without naming trl there. Each file is
+rewritten on its own, so the importer's rules would not see that its `PPOConfig(...)` is TRL's,
+while `modules.py`, which never uses the name, drops the import: the importer would break on
+TRL 1.13 with no finding. `star_passes` finds those names with `ast` (cheap: only files whose
+text holds `import *` are read), and the engine imports each one from trl explicitly below the
+star import before the rules run (the same object the star gave, so nothing else changes); the
+rules then rewrite its uses as in any other file.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import os
+from collections.abc import Iterable, Sequence
+
+from codemods import inline, symbols
+
+
+@dataclasses.dataclass(frozen=True)
+class Passed:
+    """A TRL name a file reads that a star import of another file of the run gives it."""
+
+    line: int  # the star import's last line (1-based)
+    col: int  # its first column (1-based)
+    star: str  # the star import's module as written: "modules", ".utils"
+    source: str  # the file that imports the name from trl
+    name: str  # the name as bound (and read) in both files
+    trl_module: str  # where that file imports it from
+    trl_name: str  # its name there
+
+    def statement(self) -> str:
+        alias = f" as {self.name}" if self.name != self.trl_name else ""
+        return f"from {self.trl_module} import {self.trl_name}{alias}"
+
+
+def star_passes(files: Sequence[tuple[str, bytes]]) -> dict[str, list[Passed]]:
+    """For each Python file of `files` that star-imports another file of `files`, the TRL names
+    (removed in 1.13, see `_trl_exports`) that it reads, does not bind itself, and gets through
+    that star import; files with none are left out."""
+    paths = {os.path.abspath(p): data for p, data in files if p.endswith(".py")}
+    trees: dict[str, ast.Module | None] = {}
+
+    def tree(path: str) -> ast.Module | None:
+        if path not in trees:
+            try:
+                trees[path] = ast.parse(paths[path])
+            except (SyntaxError, ValueError):
+                trees[path] = None
+        return trees[path]
+
+    out: dict[str, list[Passed]] = {}
+    for path, data in paths.items():
+        if b"import *" not in data and b"import*" not in data:
+            continue
+        module = tree(path)
+        if module is None:
+            continue
+        stars = [s for s in module.body if isinstance(s, ast.ImportFrom) and s.names[0].name == "*"]
+        given: dict[str, Passed] = {}  # a later star import of the same name wins
+        for star in stars:
+            source = _resolve(star, path, paths)
+            found = tree(source) if source else None
+            if source is None or found is None:
+                continue
+            written = ("." * star.level) + (star.module or "")
+            for name, (trl_module, trl_name) in _trl_exports(found).items():
+                given[name] = Passed(
+                    star.end_lineno or star.lineno,
+                    star.col_offset + 1,
+                    written,
+                    source,
+                    name,
+                    trl_module,
+                    trl_name,
+                )
+        if not given:
+            continue
+        read = _read_not_bound(module)
+        passed = [given[n] for n in sorted(given) if n in read]
+        if passed:
+            out[path] = passed
+    return out
+
+
+def _resolve(star: ast.ImportFrom, importer: str, paths: Iterable[str]) -> str | None:
+    """The file of the run that `star` imports: relative to the importer's package, or, for an
+    absolute name, under the nearest folder above the importer that holds it (a script's own
+    folder comes first on sys.path)."""
+    known = set(paths)
+    parts = (star.module or "").split(".") if star.module else []
+    here = os.path.dirname(importer)
+    if star.level:
+        for _ in range(star.level - 1):
+            here = os.path.dirname(here)
+        bases = [here]
+    else:
+        bases = []
+        while True:
+            bases.append(here)
+            up = os.path.dirname(here)
+            if up == here:
+                break
+            here = up
+    for base in bases:
+        stem = os.path.join(base, *parts) if parts else base
+        for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
+            if candidate in known and candidate != importer:
+                return candidate
+    return None
+
+
+def _trl_exports(module: ast.Module) -> dict[str, tuple[str, str]]:
+    """Bound name -> (trl module, name) for the top-level `from trl... import` of names TRL 1.13
+    removed that a star import of `module` passes on (public, and in `__all__` when the module
+    lists one), and whose import the rewrite of `module` may drop: a moved name stays bound
+    there under its new import, and a written-in helper as its definition."""
+    table = symbols.load()
+    listed = _all(module)
+    out: dict[str, tuple[str, str]] = {}
+    for stmt in _top_level(module.body):
+        if not isinstance(stmt, ast.ImportFrom) or stmt.level or not stmt.module:
+            continue
+        if stmt.module != "trl" and not stmt.module.startswith("trl."):
+            continue
+        for alias in stmt.names:
+            bound = alias.asname or alias.name
+            if alias.name == "*" or bound.startswith("_"):
+                continue
+            if listed is not None and bound not in listed:
+                continue
+            full = f"{stmt.module}.{alias.name}"
+            sym = table.get(full)
+            if sym is None and not table.module_gone(stmt.module):
+                continue  # the same name still imports from there in TRL 1.13
+            if sym is not None and sym.fate == symbols.MOVED or inline.lookup(full):
+                continue  # the file keeps the name bound (a moved import, a written-in helper)
+            out[bound] = (stmt.module, alias.name)
+    return out
+
+
+def _top_level(body: list[ast.stmt]) -> Iterable[ast.stmt]:
+    """The module's statements, and those of its top-level `try` and `if` blocks."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, ast.Try):
+            yield from _top_level(stmt.body)
+        elif isinstance(stmt, ast.If):
+            yield from _top_level(stmt.body)
+            yield from _top_level(stmt.orelse)
+
+
+def _all(module: ast.Module) -> set[str] | None:
+    for stmt in module.body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets)
+            and isinstance(stmt.value, (ast.List, ast.Tuple))
+        ):
+            return {e.value for e in stmt.value.elts if isinstance(e, ast.Constant)}  # type: ignore[misc]
+    return None
+
+
+def _read_not_bound(module: ast.Module) -> set[str]:
+    """Names the module reads and binds nowhere itself (any scope: a binding anywhere may be
+    what a read means, so such a name is not claimed for the star import)."""
+    read: set[str] = set()
+    bound: set[str] = set()
+    for node in ast.walk(module):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name != "*":
+                    bound.add((alias.asname or alias.name).split(".")[0])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound.update(node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return read - bound
+
+
+def with_passed(text: str, passed: Sequence[Passed]) -> str:
+    """`text` with each star import of `passed` followed by explicit imports of the TRL names it
+    passes (one line per name, in the star import's indentation, which is none)."""
+    lines = text.splitlines(keepends=True)
+    by_line: dict[int, list[Passed]] = {}
+    for p in passed:
+        by_line.setdefault(p.line, []).append(p)
+    for line in sorted(by_line, reverse=True):
+        end = lines[line - 1]
+        newline = end[len(end.rstrip("\r\n")) :] or "\n"
+        if not end.endswith(("\n", "\r")):
+            lines[line - 1] = end + newline
+        lines[line:line] = [p.statement() + newline for p in by_line[line]]
+    return "".join(lines)
