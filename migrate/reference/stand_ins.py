@@ -307,6 +307,19 @@ FALLBACK = (
 )
 
 
+COLUMNS_ENV = "TRL_MIGRATE_SMOKE_COLUMNS"  # string keys the script's files read (smoke side)
+_SPLITS = frozenset({"train", "test", "validation", "valid", "eval", "dev"})
+_NUMBERS = ("score", "reward", "rating")  # read as numbers: stand-in rows hold 0.0 .. 1.0
+
+
+def fallback_columns() -> tuple[str, ...]:
+    """FALLBACK's columns, then every key the script's files read by subscript (COLUMNS_ENV):
+    a script that reads `example["instruction"]` from data this machine lacks finds it in the
+    stand-in rows (as text; numbers for score-like names)."""
+    keys = [k for k in os.environ.get(COLUMNS_ENV, "").split(",") if k and k not in _SPLITS]
+    return FALLBACK + tuple(k for k in keys if k not in FALLBACK)[:64]
+
+
 _LOCAL_BUILDERS = {"json", "csv", "parquet", "text", "arrow", "imagefolder", "audiofolder"}
 
 
@@ -375,6 +388,8 @@ def tiny_dataset(columns: tuple[str, ...], n: int = 256) -> Any:
             return [{"role": "user", "content": head}, {"role": "assistant", "content": tail}]
         if col == "label":
             return i % 2
+        if any(word in col.lower() for word in _NUMBERS):
+            return (i % 5) / 4
         return s[i]
 
     from datasets import DatasetInfo
@@ -477,7 +492,7 @@ def patch_datasets(datasets: Any) -> None:
             _note_data(absent)
         elif isinstance(path, str) and _looks_like_path(path):
             _note_data([path])
-        ds = tiny_dataset(DATASETS.get(path, FALLBACK))
+        ds = tiny_dataset(DATASETS.get(path) or fallback_columns())
         if split is not None:
             return ds.to_iterable_dataset() if streaming else ds
         out = _AnySplit({"train": ds, "test": ds.select(range(16))})
@@ -493,7 +508,7 @@ def patch_datasets(datasets: Any) -> None:
     def load_from_disk_or_stand_in(dataset_path: Any, *args: Any, **kwargs: Any) -> Any:
         if isinstance(dataset_path, (str, os.PathLike)) and not os.path.exists(dataset_path):
             _note_data([os.fspath(dataset_path)])
-            ds = tiny_dataset(FALLBACK)
+            ds = tiny_dataset(fallback_columns())
             return _AnySplit({"train": ds, "test": ds.select(range(16))})
         return load_from_disk(dataset_path, *args, **kwargs)
 

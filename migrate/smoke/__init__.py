@@ -24,12 +24,13 @@ from migrate.kernel.codes import (
     SKIPPED,
 )
 from migrate.kernel.findings import Severity
-from migrate.smoke.entry_points import project_root, reached_imports
+from migrate.smoke.entry_points import project_root, reached
 from migrate.smoke.outcome import judge, stack_at_kill
 from migrate.smoke.result import SmokeResult, finding
 from migrate.smoke.workspace import inside, mirror
 
 IMPORTS_ENV = "TRL_MIGRATE_SMOKE_IMPORTS"  # what the script's project modules import (absent.py)
+COLUMNS_ENV = "TRL_MIGRATE_SMOKE_COLUMNS"  # string keys they read (stand_ins.py's stand-in rows)
 STACK_WAIT = 3.0  # seconds a timed-out run gets to write its stack before it is killed
 PATHS_ENV = "TRL_MIGRATE_SMOKE_PATHS"  # the project's import roots, after the script's folder
 MODULE_ENV = "TRL_MIGRATE_SMOKE_MODULE"  # run as `python -m` this module
@@ -213,7 +214,9 @@ def smoke_script(
             env[MODULE_ENV] = module
         if cells is not None:
             env[NOTEBOOK_ENV] = "1"
-        env[IMPORTS_ENV] = ",".join(reached_imports(result.ran, copy if result.copy else root))
+        reach = reached(result.ran, copy if result.copy else root)
+        env[IMPORTS_ENV] = ",".join(reach.imports)
+        env[COLUMNS_ENV] = ",".join(reach.keys)
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
                 cmd,

@@ -374,12 +374,29 @@ def from_launcher(launcher: str, script: str | None = None) -> EntryPoint:
     )
 
 
-def reached_imports(script: str, root: str, *, limit: int = 200) -> list[str]:
+@dataclasses.dataclass(frozen=True)
+class Reached:
+    """What the files a script runs (it, and the project files it imports) name: modules it
+    imports, and string keys it reads (`example["instruction"]`), sorted."""
+
+    imports: tuple[str, ...]
+    keys: tuple[str, ...]
+
+
+# Keys of tokenized rows and trainer batches: never a column of the text data a script loads.
+_NOT_COLUMNS = frozenset(
+    {"input_ids", "attention_mask", "token_type_ids", "labels", "position_ids", "pixel_values"}
+)
+
+
+def reached(script: str, root: str, *, limit: int = 200) -> Reached:
     """Every module name imported by `script` and by the project files it imports, transitively
-    (at most `limit` files): what the smoke run may need stand-ins for."""
+    (at most `limit` files): what the smoke run may need stand-ins for; and the identifier-like
+    string keys those files read by subscript: the columns stand-in rows should carry."""
     seen: set[str] = set()
     todo = [os.path.abspath(script)]
     names: set[str] = set()
+    keys: set[str] = set()
     while todo and len(seen) < limit:
         path = todo.pop()
         if path in seen:
@@ -397,5 +414,15 @@ def reached_imports(script: str, root: str, *, limit: int = 200) -> list[str]:
         except (SyntaxError, ValueError):
             continue
         names |= imported_modules(tree)
+        keys |= {
+            node.slice.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Subscript)
+            and isinstance(node.ctx, ast.Load)
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+            and node.slice.value.isidentifier()
+        }
         todo += sorted(_project_files(tree, path, root) - seen)
-    return sorted(names)
+    return Reached(tuple(sorted(names)), tuple(sorted(keys - _NOT_COLUMNS)))
+

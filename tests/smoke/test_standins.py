@@ -136,6 +136,46 @@ def test_stand_in_rows_answer_the_column_operations_made_for_the_real_data(tmp_p
     assert result.stand_ins == ["data stories.json (missing or empty in the repo)"]
 
 
+def test_stand_in_rows_carry_the_columns_the_scripts_files_read(tmp_path, store):
+    # dukeyuan/finetuning reads examples["instruction"], izaanz's helper example["entry_point"]
+    pytest.importorskip("torch")
+    pytest.importorskip("trl")
+    from migrate.smoke import smoke_script
+
+    (tmp_path / "prep.py").write_text(
+        "def build(example):\n"
+        "    return {'text': example['instruction'] + ' ' + example['entry_point']}\n"
+    )
+    script = tmp_path / "keys.py"
+    script.write_text(
+        "from datasets import load_dataset\n"
+        "from prep import build\n"
+        "ds = load_dataset('json', data_files='train.json')['train']\n"
+        "ds = ds.map(build)\n"
+        "print('SCORE', type(ds[0]['judge_score']).__name__, 'input_ids' in ds.column_names)\n"
+        "print('OK', len(ds['text'][0]) > 1)\n"
+    )
+    result = smoke_script(str(script), store=store, timeout=120)
+    assert "OK True" in result.log_tail, result.log_tail
+    assert "SCORE float False" in result.log_tail, result.log_tail
+
+
+def test_the_keys_a_script_reaches_are_read_from_it_and_its_project_imports(tmp_path):
+    from migrate.smoke.entry_points import reached
+
+    (tmp_path / "helpers.py").write_text("import loguru\ndef f(row):\n    return row['task']\n")
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import helpers\n"
+        "x = batch['input_ids']\n"  # a tokenized key: never a column of text data
+        "y = cfg['not an identifier'] + d[0]\n"
+        "row['written'] = 1\n"  # a store, not a read
+    )
+    found = reached(str(script), str(tmp_path))
+    assert found.keys == ("task",)
+    assert found.imports == ("helpers", "loguru")
+
+
 def test_missing_text_helpers_read_as_empty_text():
     from migrate.reference import absent
 
