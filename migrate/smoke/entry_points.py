@@ -425,4 +425,3 @@ def reached(script: str, root: str, *, limit: int = 200) -> Reached:
         }
         todo += sorted(_project_files(tree, path, root) - seen)
     return Reached(tuple(sorted(names)), tuple(sorted(keys - _NOT_COLUMNS)))
-

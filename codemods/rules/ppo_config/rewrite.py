@@ -9,7 +9,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
 from codemods import edits, ppo, walk
-from codemods.rules.ppo_config import flags, parsed, parsed_edits
+from codemods.rules.ppo_config import flags, parsed, parsed_edits, vendored
 from codemods.rules.ppo_config.fields import FlagClashes
 from codemods.rules.ppo_config.mapping import plan_call
 from codemods.rules.ppo_config.plan import Plan
@@ -61,6 +61,11 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
         self.clash_todo = {id(c.node): c for c in clashes if not c.config_var}
         self.clash_reads = {id(r): c for c in clashes for r in c.reads}
         self.model_reads = flags.model_config_reads(self, seen)
+        self.own_trainer = vendored.own_trainer(self, node)
+        if self.own_trainer is not None:  # the config stays PPO's: nothing else is planned
+            self.reads, self.param_plans, self.moves, self.handed, self.moved = {}, {}, [], {}, {}
+            self.appends, self.clash_drop, self.clash_todo, self.clash_reads = {}, {}, {}, {}
+            self.model_reads, self.parsers = {}, {}
 
     def era_of(self, call: cst.Call, hint: str | None) -> str | None:
         legacy, v2 = ppo.era_keys(a.keyword.value for a in call.args if a.keyword is not None)
@@ -90,6 +95,9 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
         if found is None:
             return updated_node
         name, hint = found
+        if self.own_trainer is not None:
+            self.todo(original_node, self.retired_message(found))  # type: ignore[arg-type]
+            return updated_node
         expanded = _expand_dict_literal(original_node)
         plan = plan_call(expanded, self.era_of(expanded, hint), self.target)
         func = self._renamed(original_node.func)
@@ -181,6 +189,17 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
             )
         AddImportsVisitor.add_needed_import(self.context, "dataclasses")
         return updated_node.with_changes(body=body)
+
+    def retired_message(self, found: tuple[str, str | None]) -> str | None:
+        if self.own_trainer is None:
+            return None
+        return (
+            f"`{found[0]}` configures a PPO trainer of this repo, not TRL's ({self.own_trainer}). "
+            f"A trainer written for PPO reads PPO's settings, the value-function ones among them, "
+            f"which `{self.new_name}` lacks, and TRL 1.13 has no `{found[0]}`: copy `{found[0]}` "
+            "from the TRL release the trainer was written for into the repo and import it from "
+            f"there, or port the trainer to `{self.new_name.replace('Config', 'Trainer')}`"
+        )
 
     def mutation_message(self, found: tuple[str, str | None]) -> str:
         return (
