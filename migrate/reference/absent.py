@@ -4,7 +4,9 @@ attribute and call, so the training path is still proven. The smoke report names
 ("trained with stand-ins for: PIL, loguru"); `smoke --no-stand-ins` turns them off.
 
 Only modules of the list below, only when not installed, and only those the script itself
-imports (read with `ast` before it runs) are stood in for; the training stack never is.
+imports (read with `ast` before it runs) are stood in for; the training stack never is. So is a
+module of the repo's own packages that the repo leaves out and that is named like a file of
+keys (`utils/eval/apikey.py`, kept out of git): the report names it too.
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ MODULES = frozenset(
         "pynvml",  # GPU telemetry (pykoi)
         "radgraph",  # a radiology-report scorer used in rewards and evaluation
         "tyro",  # TRL 0.5-0.7 pulled it in and its scripts parsed flags with it; 1.13 does not
+        "posthog",  # product telemetry (pykoi)
     }
 )
 
@@ -139,16 +142,21 @@ def imported(text: str) -> set[str]:
 IMPORTS_ENV = "TRL_MIGRATE_SMOKE_IMPORTS"  # modules the project files the script reaches import
 
 
-def stand_in(script: str) -> list[str]:
-    """Put a stand-in in sys.modules for each listed module that `script`, or a module of its
-    project that it imports (IMPORTS_ENV, from the smoke side), imports and that is not
-    installed (and the submodules imported); the top-level names, sorted."""
+def _reached(script: str) -> set[str]:
+    """The modules `script` imports, and those its project's files import (IMPORTS_ENV)."""
     try:
         with open(script, encoding="utf-8", errors="replace") as fh:
             names = imported(fh.read())
     except OSError:
-        return []
-    names |= {n for n in os.environ.get(IMPORTS_ENV, "").split(",") if n}
+        names = set()
+    return names | {n for n in os.environ.get(IMPORTS_ENV, "").split(",") if n}
+
+
+def stand_in(script: str) -> list[str]:
+    """Put a stand-in in sys.modules for each listed module that `script`, or a module of its
+    project that it imports (IMPORTS_ENV, from the smoke side), imports and that is not
+    installed (and the submodules imported); the top-level names, sorted."""
+    names = _reached(script)
     used = sorted(
         {n.split(".")[0] for n in names}
         & {m for m in MODULES if m not in sys.modules and importlib.util.find_spec(m) is None}
@@ -168,6 +176,64 @@ def stand_in(script: str) -> list[str]:
             file=sys.stderr,
         )
     return used
+
+
+def stand_in_left_out(script: str) -> list[str]:
+    """Stand-ins for the modules `script` and its project's files import (as `stand_in` reads
+    them) that are files of keys the repo leaves out (`_missing_secret`); the names, sorted.
+    Called once the script's folders are on sys.path, where the repo's packages are found."""
+    secrets = sorted(n for n in _reached(script) if _missing_secret(n))
+    for name in secrets:
+        _module(name)
+        print(
+            f"[trl-migrate smoke] {name} is a module of the repo that it does not include (a "
+            "file of keys kept out of version control): a no-op stand-in answers for it",
+            file=sys.stderr,
+        )
+    return secrets
+
+
+# The last part of a module name that holds API keys or tokens, which repos keep out of git.
+SECRET_MODULES = frozenset(
+    {
+        "apikey",
+        "api_key",
+        "apikeys",
+        "api_keys",
+        "keys",
+        "secret",
+        "secrets",
+        "credentials",
+        "creds",
+        "tokens",
+        "private_config",
+        "config_private",
+        "local_settings",
+    }
+)
+
+
+def _missing_secret(name: str) -> bool:
+    """Whether `name` (`utils.eval.apikey`) is a submodule of one of the script's own packages
+    whose file is not there, and named like a file of secrets. Only the top package is looked
+    up (nothing is imported)."""
+    parts = name.split(".")
+    if len(parts) < 2 or parts[-1].lower() not in SECRET_MODULES or name in sys.modules:
+        return False
+    try:
+        spec = importlib.util.find_spec(parts[0])
+    except (ImportError, ValueError):
+        return False
+    places = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not places or any("site-packages" in p for p in places):
+        return False  # not the repo's own package
+    for place in places:
+        stem = os.path.join(place, *parts[1:])
+        if os.path.exists(stem + ".py") or os.path.isdir(stem):
+            return False
+        if not os.path.isdir(os.path.join(place, *parts[1:-1])):
+            return False  # a folder on the way is missing too: not a left-out file
+    return True
 
 
 def _tyro_cli(f: Any, *, args: Any = None, default: Any = None, **_: Any) -> Any:
@@ -217,6 +283,6 @@ def _module(name: str) -> types.ModuleType:
     module.__getattr__ = attribute  # type: ignore[method-assign]
     sys.modules[name] = module
     parent, _, child = name.rpartition(".")
-    if parent:
+    if parent in sys.modules:  # a repo's package imports later and finds its stand-in child
         setattr(sys.modules[parent], child, module)
     return module

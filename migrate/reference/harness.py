@@ -176,6 +176,8 @@ def run(script: str, args: list[str], *, steps: int) -> dict[str, Any]:
     # then the project root and its src/, as an installed or in-repo package would be.
     sys.path[0] = os.getcwd() if module else os.path.dirname(os.path.abspath(script))
     sys.path[1:1] = [p for p in roots if p not in sys.path]
+    if os.environ.get(absent.OFF_ENV) != "1":
+        result["stand_ins"] += absent.stand_in_left_out(script)
     _release_our_packages()
     if os.environ.get(NOTEBOOK_ENV) == "1":
         _notebook_builtins()

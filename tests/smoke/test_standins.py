@@ -82,6 +82,43 @@ def test_a_tracker_the_machine_lacks_is_a_no_op_stand_in(tmp_path, store):
     )
 
 
+def test_a_key_file_the_repo_leaves_out_is_a_reported_stand_in(tmp_path, store):
+    # PrasannS/d2po: utils/eval/annotate_preference.py does `from utils.eval.apikey import key`
+    pytest.importorskip("torch")
+    pytest.importorskip("trl")
+    from migrate.smoke import smoke_script
+
+    (tmp_path / "utils" / "eval").mkdir(parents=True)
+    (tmp_path / "utils" / "__init__.py").write_text("")
+    (tmp_path / "utils" / "eval" / "__init__.py").write_text("")
+    (tmp_path / "utils" / "eval" / "score.py").write_text(
+        "from utils.eval.apikey import key\nKEYED = key is not None\n"
+    )
+    script = tmp_path / "run.py"
+    script.write_text("from utils.eval.score import KEYED\nprint('KEYED', KEYED)\n")
+    result = smoke_script(str(script), store=store, timeout=120)
+    assert "KEYED True" in result.log_tail, result.log_tail
+    assert result.stand_ins == ["utils.eval.apikey"]
+
+
+def test_only_a_left_out_file_of_the_repos_own_package_named_for_keys_is_stood_in(
+    tmp_path, monkeypatch
+):
+    from migrate.reference import absent
+
+    (tmp_path / "proj" / "eval").mkdir(parents=True)
+    (tmp_path / "proj" / "__init__.py").write_text("")
+    (tmp_path / "proj" / "eval" / "__init__.py").write_text("")
+    (tmp_path / "proj" / "eval" / "secrets.py").write_text("key = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert absent._missing_secret("proj.eval.apikey")
+    assert not absent._missing_secret("proj.eval.secrets")  # there: the real one imports
+    assert not absent._missing_secret("proj.eval.helpers")  # a missing helper is a real stop
+    assert not absent._missing_secret("proj.gone.apikey")  # its folder is missing too
+    assert not absent._missing_secret("apikey")  # not a module of a package of the repo
+    assert not absent._missing_secret("transformers.keys")  # installed, not the repo's
+
+
 def test_tyro_stand_in_builds_the_defaults_and_refuses_flags(tmp_path, store):
     pytest.importorskip("torch")
     pytest.importorskip("trl")
