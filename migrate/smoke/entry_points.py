@@ -66,7 +66,8 @@ def runs_training(source: bytes | str) -> str:
     """How a file runs when executed: "__main__ guard", "top-level .train()", "top-level
     trainer" (a `...Trainer(...)` built outside any function: a script whose PPO loop the
     rewrite left for a human still builds it), "top-level PPO loop" (`.step(...)` in a loop
-    outside any function), or ''."""
+    outside any function), "top-level main()" or "top-level train_...()" (a call of the
+    script's own or its package's training function, outside any function), or ''."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -87,6 +88,9 @@ def runs_training(source: bytes | str) -> str:
                 found = found or "top-level trainer"
             elif name == "step" and in_loop and isinstance(node.func, ast.Attribute):
                 found = found or "top-level PPO loop"
+            elif name == "main" or name.startswith("train_"):
+                # `main()` with no guard, `rl.train_and_save(...)` of the repo's own package
+                found = found or f"top-level {name}()"
         loop = in_loop or isinstance(node, (ast.For, ast.While, ast.AsyncFor))
         todo.extend((child, loop) for child in ast.iter_child_nodes(node))
     return found

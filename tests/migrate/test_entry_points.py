@@ -153,6 +153,10 @@ def test_module_file_from_root_or_src(tmp_path):
         ("def make():\n    return RLOOTrainer(model='m')\n", ""),
         ("model = AutoModelForCausalLMWithValueHead.from_pretrained('gpt2')\n", ""),
         ("x = (", ""),
+        ("def main():\n    pass\n\nmain()\n", "top-level main()"),
+        ("rl = RLFinetuning(config)\nrl.train_and_save('out')\n", "top-level train_and_save()"),
+        ("def run():\n    main()\n    rl.train_and_save()\n", ""),
+        ("log.trainable = 1\nmodel.training_step\n", ""),
     ],
 )
 def test_runs_training(source, how):
