@@ -308,3 +308,36 @@ def test_the_legacy_dataloader_read_outside_the_loop_gets_a_todo():
     without = dedent(LOOP_AND_COUNT).replace("total_batches = len(ppo_trainer.dataloader)\n", "")
     _, findings = run(without, select=("TRL103", "TRL104", "TRL105", "TRL106"))
     assert not [f for f in findings if f.fix.value == "manual"], findings
+
+
+WRAPPED = dedent(
+    """
+    from trl import PPOTrainer
+    rm = load()
+    class Head(torch.nn.Module):
+        def score(self, hidden):
+            return self.model.score(hidden)[..., :1]
+    rm = Head(rm)
+    t = PPOTrainer(args=a, processing_class=tok, model=m, reward_model=rm, value_model=v, train_dataset=ds)
+    """
+)
+
+
+def test_a_reward_model_wrapped_in_a_class_of_the_file_gets_a_todo():
+    # 0422gky/2025PRML_RL: a wrapper with PPO's `score` head, no forward; RLOO calls forward
+    out, findings = run(WRAPPED, select=SELECT)
+    assert out.splitlines()[6] == (
+        TODO + "`rm` may be a `Head` of this file: PPO scored with the reward model's backbone "
+        "(`base_model_prefix`) and its `score` head, while RLOOTrainer calls a reward model as "
+        "`model(input_ids=..., attention_mask=...)` and reads `.logits`: make `Head` answer that "
+        "call (a `forward` that returns the reward in `.logits`), or pass the model it wraps"
+    )
+    assert "reward_funcs=rm" in out
+    assert [f.fix for f in findings if f.message.startswith("`rm` may be")] == [Fix.MANUAL]
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_a_reward_model_the_file_loads_gets_no_wrapper_todo():
+    src = WRAPPED.replace("rm = Head(rm)\n", "h = Head(rm)\n")
+    out, _ = run(src, select=SELECT)
+    assert "may be a `Head`" not in out

@@ -7,7 +7,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits, ppo
+from codemods import edits, ppo, walk
 from codemods.rules.ppo_trainer.state import (
     REWARD_TODO,
     TrainerPass,
@@ -43,6 +43,22 @@ class TrainerCall(TrainerPass):
         if legacy != v2:
             return ppo.LEGACY if legacy else ppo.V2
         return None if legacy else self.file_era
+
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        own = {c.name.value for c in walk.find_all(node, cst.ClassDef)}
+        # variable -> a class of this file it is bound to (a wrapper around a model)
+        self.wrapped: dict[str, str] = {}
+        for assign in walk.find_all(node, cst.Assign):
+            value = assign.value
+            if (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Name)
+                and value.func.value in own
+            ):
+                for t in assign.targets:
+                    if isinstance(t.target, cst.Name):
+                        self.wrapped.setdefault(t.target.value, value.func.value)
 
     # -- the call --------------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -101,6 +117,17 @@ class TrainerCall(TrainerPass):
                     "`reward_processing_classes` (the policy tokenizer, as PPO used)",
                     severity=Severity.WARNING,
                 )
+                wrapper = self.wrapped.get(get_full_name_for_node(value) or "")
+                if wrapper is not None:
+                    self.todo(
+                        orig,
+                        f"`{edits.code(value).strip()}` may be a `{wrapper}` of this file: PPO "
+                        "scored with the reward model's backbone (`base_model_prefix`) and its "
+                        f"`score` head, while {self.new_name} calls a reward model as "
+                        "`model(input_ids=..., attention_mask=...)` and reads `.logits`: make "
+                        f"`{wrapper}` answer that call (a `forward` that returns the reward in "
+                        "`.logits`), or pass the model it wraps",
+                    )
             elif key in ("optimizer", "lr_scheduler"):
                 optimizer[0 if key == "optimizer" else 1] = value
         for key in ("train_dataset", "eval_dataset"):  # TRL105 gives them a "prompt" column
