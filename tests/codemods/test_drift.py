@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import libcst as cst
 import pytest
 
 from migrate.kernel.findings import Fix
@@ -76,6 +77,17 @@ def test_noop(src):
             )
             """,
             id="training-args",
+        ),
+        pytest.param(
+            """
+            from trl import SFTConfig
+            cfg = SFTConfig("out", warmup_ratio=0.03, lr_scheduler_type="cosine")
+            """,
+            """
+            from trl import SFTConfig
+            cfg = SFTConfig("out", warmup_steps=0.03, lr_scheduler_type="cosine")
+            """,
+            id="warmup-ratio",
         ),
         pytest.param(
             """
@@ -654,3 +666,31 @@ def test_a_script_whose_ppo_era_is_unclear_is_told_not_changed():
     out, findings = run(src)
     assert _load_line(out) == 'model = AutoModelForCausalLM.from_pretrained("gpt2")'
     assert [f.severity.name for f in findings if f.code == "TRL108"] == ["WARNING"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [pytest.param("1.0", id="one-counts-steps"), pytest.param("args.warmup", id="not-literal")],
+)
+def test_a_warmup_ratio_that_is_not_a_ratio_literal_gets_a_todo(value):
+    src = f"import trl\nfrom transformers import TrainingArguments\nt = TrainingArguments('o', warmup_ratio={value})\n"
+    out, findings = run(src, select=SELECT)
+    assert out.splitlines()[2].startswith(
+        "# TODO(trl-migrate TRL108): `warmup_ratio=` is gone (transformers 5.0 removed "
+        "warmup_ratio and reads a warmup_steps float in [0, 1) as that ratio"
+    )
+    assert out.endswith(f"t = TrainingArguments('o', warmup_ratio={value})\n")
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_ratio_literals():
+    from codemods.rules.drift import _ratio
+
+    assert [_ratio(cst.parse_expression(v)) for v in ("0", "0.1", "0.999", "1", "1.0", "-0.1")] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]

@@ -135,6 +135,13 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
             ):
                 continue
             old = arg.keyword.value  # type: ignore[union-attr]
+            if rule.get("ratio") and not _ratio(arg.value):
+                self.todo(
+                    original_node,
+                    f"`{old}=` is gone ({rule['why'].split(';')[0]}): pass the ratio as "
+                    f"`{rule['to']}=` when it is below 1 (1.0 or more counts steps there)",
+                )
+                continue
             if rule["to"] in present:
                 self.todo(
                     original_node,
@@ -200,3 +207,11 @@ class Drift(Rule):
     # either: a load's dtype is changed only where the file's PPO code tells the transformers
     # it ran on.)
     beyond_trl = tuple(n for n in RewriteDrift.NAMES if n != "tokenizer")
+
+
+def _ratio(value: cst.BaseExpression) -> bool:
+    """A number literal in [0, 1): a ratio that reads the same as a float `warmup_steps`."""
+    if isinstance(value, (cst.Float, cst.Integer)):
+        number = float(value.value.replace("_", ""))
+        return 0 <= number < 1
+    return False
