@@ -224,7 +224,7 @@ def _missing_secret(name: str) -> bool:
         spec = importlib.util.find_spec(parts[0])
     except (ImportError, ValueError):
         return False
-    places = list(spec.submodule_search_locations or []) if spec is not None else []
+    places = [os.fspath(p) for p in (spec.submodule_search_locations or [])] if spec else []
     if not places or any("site-packages" in p for p in places):
         return False  # not the repo's own package
     for place in places:

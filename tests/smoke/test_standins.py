@@ -106,15 +106,18 @@ def test_only_a_left_out_file_of_the_repos_own_package_named_for_keys_is_stood_i
 ):
     from migrate.reference import absent
 
-    (tmp_path / "proj" / "eval").mkdir(parents=True)
-    (tmp_path / "proj" / "__init__.py").write_text("")
-    (tmp_path / "proj" / "eval" / "__init__.py").write_text("")
-    (tmp_path / "proj" / "eval" / "secrets.py").write_text("key = 1\n")
+    pkg = (
+        "keyed_pkg_for_stand_in_test"  # a name no other test imports (find_spec reads sys.modules)
+    )
+    (tmp_path / pkg / "eval").mkdir(parents=True)
+    (tmp_path / pkg / "__init__.py").write_text("")
+    (tmp_path / pkg / "eval" / "__init__.py").write_text("")
+    (tmp_path / pkg / "eval" / "secrets.py").write_text("key = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert absent._missing_secret("proj.eval.apikey")
-    assert not absent._missing_secret("proj.eval.secrets")  # there: the real one imports
-    assert not absent._missing_secret("proj.eval.helpers")  # a missing helper is a real stop
-    assert not absent._missing_secret("proj.gone.apikey")  # its folder is missing too
+    assert absent._missing_secret(f"{pkg}.eval.apikey")
+    assert not absent._missing_secret(f"{pkg}.eval.secrets")  # there: the real one imports
+    assert not absent._missing_secret(f"{pkg}.eval.helpers")  # a missing helper is a real stop
+    assert not absent._missing_secret(f"{pkg}.gone.apikey")  # its folder is missing too
     assert not absent._missing_secret("apikey")  # not a module of a package of the repo
     assert not absent._missing_secret("transformers.keys")  # installed, not the repo's
 
