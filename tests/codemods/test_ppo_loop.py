@@ -1136,3 +1136,34 @@ def test_a_length_sampler_built_in_the_generate_call_is_read_like_a_bound_one(bo
     assert ".step(" in out and any(
         "is not a LengthSampler(min, max)" in f.message for f in findings
     )
+
+
+def test_a_trainer_built_in_another_function_than_its_left_loop_gets_the_reward_todo():
+    # dukeyuan/finetuning's rl_training.py: one function builds the trainer, another steps it
+    before = dedent(
+        """
+        from trl import PPOConfig, PPOTrainer
+
+        def build(model, tokenizer, ds):
+            config = PPOConfig(batch_size=2, mini_batch_size=1)
+            trainer = PPOTrainer(config, model, None, tokenizer, dataset=ds)
+            return trainer
+
+        def train(trainer, score):
+            for batch in trainer.dataloader:
+                stats = trainer.step(batch["q"], batch["r"], score(batch))
+        """
+    )
+    out, findings = run(before, select=PPO)
+    todo = (
+        "    # TODO(trl-migrate TRL106): RLOOTrainer needs `reward_funcs`: the rewards came from "
+        "a PPO loop elsewhere in this file that steps `trainer`, which is left for you (see its "
+        "TODO); pass `reward_funcs=reward_fn` here once it is written\n"
+        "    trainer = RLOOTrainer("
+    )
+    assert todo in out
+    marked = [f for f in findings if "elsewhere in this file" in f.message]
+    assert [(f.line, f.fix) for f in marked] == [(5, Fix.MANUAL)]
+    again, found = run(out, select=PPO)
+    assert again == out
+    assert out.count("elsewhere in this file that steps") == 1

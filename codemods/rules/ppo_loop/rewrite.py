@@ -63,6 +63,8 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         self.tree = node  # the file as it was, for uses outside a loop
         self._loops: list[cst.For] = []  # the for loops being walked, innermost last
         self.orphans = self._orphan_steps(node)  # trainers with a step() no loop rewrite sees
+        # trainers of a loop left with its TODO, built in an enclosing block (which is left later)
+        self.left_outside: set[str] = set()
         # PPO loops inside `for epoch in range(E):`, rewritten with the epoch loop around them
         self.wrapped = {
             id(f.body.body[0])  # type: ignore[attr-defined]
@@ -160,6 +162,16 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
             module = drop_orphaned_imports(
                 module, self.orphaned - edits.names(module, skip_imports=True), self.state
             )
+        if self.left_outside:  # built in another function, whose block was left first
+            marker = _MarkBuilt(self, self.left_outside)
+            module = module.visit(marker)  # type: ignore[assignment]
+            # Each finding goes on the same statement of the tree this pass read (in order).
+            built = [
+                s for s in walk.find_all(original_node, cst.SimpleStatementLine) if marker.builds(s)
+            ]
+            for k, message in marker.messages:
+                if k < len(built):
+                    self.report(built[k], message, fix=Fix.MANUAL)
         return module
 
     def leave_IndentedBlock(
@@ -175,18 +187,20 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         out = list(body)
         for k, stmt in enumerate(original):  # a trainer whose step() the rewrite cannot follow
             assign = edits.assignment(stmt)
+            name = get_full_name_for_node(assign.targets[0].target) if assign else None
             if (
                 assign is None
-                or get_full_name_for_node(assign.targets[0].target) not in self.orphans
+                or name not in self.orphans | self.left_outside
                 or not isinstance(assign.value, cst.Call)
                 or edits.kwarg(assign.value, "reward_funcs") is not None
             ):
                 continue
-            name = get_full_name_for_node(assign.targets[0].target)
             message = (
                 f"{self.trainer_cls} needs `reward_funcs`: the rewards came from "
                 f"`{name}.step(...)`, which this rule could not follow (see its TODO); pass "
                 f"`reward_funcs={REWARD_FN}` here once it is written"
+                if name in self.orphans
+                else self._left_message()
             )
             self.report(stmt, message, fix=Fix.MANUAL)
             out[k] = with_todos(out[k], self.CODE, [message], set())
@@ -289,16 +303,20 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
                 or edits.kwarg(assign.value, "reward_funcs") is not None
             ):
                 return out
-            message = (
-                f"{self.trainer_cls} needs `reward_funcs`: the rewards came from the PPO loop "
-                "below, which is "
-                f"left for you (see its TODO); pass `reward_funcs={REWARD_FN}` here once it is "
-                "written"
-            )
+            message = self._left_message()
             self.report(original[k], message, fix=Fix.MANUAL)
             out[k] = with_todos(out[k], self.CODE, [message], set())
             return out
+        self.left_outside.add(trainer)  # built in an enclosing block: `_body` marks it there
         return out
+
+    def _left_message(self) -> str:
+        return (
+            f"{self.trainer_cls} needs `reward_funcs`: the rewards came from the PPO loop "
+            "below, which is "
+            f"left for you (see its TODO); pass `reward_funcs={REWARD_FN}` here once it is "
+            "written"
+        )
 
     def _is_ppo_loop(self, loop: cst.For) -> bool:
         return any(self._steps(s) for s in edits.statements(unguarded(loop.body, self._steps)[0]))
@@ -346,3 +364,49 @@ def _builds(stmts: Sequence[cst.BaseStatement], name: str) -> bool:
         ):
             return True
     return False
+
+
+class _MarkBuilt(cst.CSTTransformer):
+    """The statements that build a trainer of `names` (a loop of which was left for a human, in
+    another function) without `reward_funcs`: each gets the TODO that says why it will not build."""
+
+    def __init__(self, owner: RewritePPOLoop, names: set[str]) -> None:
+        super().__init__()
+        self.owner, self.names = owner, names
+        self.seen = 0  # statements that build such a trainer, so far
+        self.messages: list[tuple[int, str]] = []  # (which of them, its TODO) for each marked
+
+    def builds(self, stmt: cst.SimpleStatementLine) -> str | None:
+        """The trainer variable `stmt` builds without `reward_funcs`, or None."""
+        assign = edits.assignment(stmt)
+        name = get_full_name_for_node(assign.targets[0].target) if assign else None
+        if (
+            assign is None
+            or name not in self.names
+            or not isinstance(assign.value, cst.Call)
+            or get_full_name_for_node(assign.value.func) != self.owner.trainer_cls
+            or edits.kwarg(assign.value, "reward_funcs") is not None
+        ):
+            return None
+        return name
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine:
+        name = self.builds(updated_node)
+        if name is None:
+            return updated_node
+        message = (
+            f"{self.owner.trainer_cls} needs `reward_funcs`: the rewards came from a PPO loop "
+            f"elsewhere in this file that steps `{name}`, which is left for you (see its TODO); "
+            f"pass `reward_funcs={REWARD_FN}` here once it is written"
+        )
+        self.seen += 1
+        marked = with_todos(updated_node, self.owner.CODE, [message], set())
+        if marked is not updated_node and not any(
+            line.comment is not None and "needs `reward_funcs`" in line.comment.value
+            for line in updated_node.leading_lines
+        ):  # not one its own block already marked (`_body`)
+            self.messages.append((self.seen - 1, message))
+            return marked  # type: ignore[no-any-return]
+        return updated_node
