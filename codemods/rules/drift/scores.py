@@ -45,8 +45,8 @@ class PipelineScores(RuleTransformer):
             isinstance(s, cst.FunctionDef) and s.name.value == HELPER for s in module.body
         )
         # The pass's module is the code its identifiers were read from: no code to generate.
-        names = self.state.identifiers
-        if FLAG not in module.code if names is None else not names.has_any((FLAG,)):
+        known = self.state.identifiers
+        if FLAG not in module.code if known is None else not known.has_any((FLAG,)):
             return
         for assign in walk.find_all(module, cst.Assign):
             names = [get_full_name_for_node(t.target) for t in assign.targets]

@@ -34,8 +34,8 @@ class TokenizerCalls(RuleTransformer):
         """The apply_chat_template calls whose result is already read as a mapping."""
         self.chat_as_mapping: set[int] = set()
         # The pass's module is the code its identifiers were read from: no code to generate.
-        names = self.state.identifiers
-        if CHAT not in module.code if names is None else not names.has_any((CHAT,)):
+        known = self.state.identifiers
+        if CHAT not in module.code if known is None else not known.has_any((CHAT,)):
             return
         read_as_mapping = _names_read_as_mapping(module)
         for sub in walk.find_all(module, cst.Subscript):
