@@ -6,7 +6,8 @@ codemods/data/ppo_mapping.json."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import fnmatch
+from collections.abc import Callable, Sequence
 
 from codemods import ppo
 
@@ -18,6 +19,7 @@ class FlagChange:
     flag: str  # "--num_ppo_epochs", as the line spells it
     new: str  # "--num_iterations"; "" when the new config has no such flag
     why: str  # for a flag with no new spelling: what became of the setting
+    code: str = "TRL103"  # the rule whose table says so (TRL108: transformers drift)
 
 
 def _script_fields() -> frozenset[str]:
@@ -62,6 +64,54 @@ def changes(args: Sequence[str], target: str) -> list[FlagChange]:
             why = row.get("todo") or row.get("why") or "it has no equivalent"
         out.append(FlagChange(flag, "", why.replace("{value}", value or "<value>")))
     return out
+
+
+# Classes a launch line's flags reach through HfArgumentParser/TrlParser: the drift keywords of
+# these (TRL108's table) are flags too.
+CONFIG_CALLEES = ("transformers.TrainingArguments", "trl.SFTConfig", "trl.RLOOConfig")
+
+
+def drift_changes(args: Sequence[str], declared: Callable[[str], bool]) -> list[FlagChange]:
+    """The flags among `args` that TRL108's keyword table renames on TrainingArguments and TRL's
+    configs (`--evaluation_strategy` -> `--eval_strategy`; `--warmup_ratio 0.05` ->
+    `--warmup_steps 0.05`, only for a ratio below 1), in order. A flag the script declares
+    itself (`declared(name)`: a field of its own dataclass) is its own and left alone; a
+    `warmup_ratio` that is not a number below 1 gets no new spelling, with the reason."""
+    from codemods.rules.drift import table
+
+    rules = {
+        k: r
+        for k, r in table()["keywords"].items()
+        if any(fnmatch.fnmatchcase(c, p) for c in CONFIG_CALLEES for p in r["callees"])
+    }
+    out: list[FlagChange] = []
+    seen: set[str] = set()
+    for i, token in enumerate(args):
+        if not token.startswith("--") or len(token) < 3:
+            continue
+        flag, eq, value = token.partition("=")
+        if not eq:
+            value = args[i + 1] if i + 1 < len(args) and not args[i + 1].startswith("--") else ""
+        name = flag[2:].replace("-", "_")
+        rule = rules.get(name)
+        if rule is None or name in seen or declared(name):
+            continue
+        seen.add(name)
+        why = rule["why"].split(";")[0]
+        if rule.get("ratio") and not _ratio(value):
+            out.append(
+                FlagChange(flag, "", f"{why}: pass the ratio as --{rule['to']} below 1", "TRL108")
+            )
+            continue
+        out.append(FlagChange(flag, f"--{rule['to']}", why, "TRL108"))
+    return out
+
+
+def _ratio(value: str) -> bool:
+    try:
+        return 0 <= float(value) < 1
+    except ValueError:
+        return False
 
 
 def renamed(args: Sequence[str], found: Sequence[FlagChange]) -> list[str]:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from codemods.base import Options
@@ -115,7 +117,9 @@ def launch_flags(
 ) -> tuple[list[Any], list[FileResult]]:
     """Launch lines of the repo that pass a rewritten script's PPO config flags which the new
     config spells differently (`--num_ppo_epochs` -> `--num_iterations`) or lacks
-    (`--total_episodes`). Each gets a finding at the launch line; in shell scripts, with `write`,
+    (`--total_episodes`), or transformers flags TRL108 renames (`--evaluation_strategy`,
+    `--warmup_ratio`) to a script that parses flags into dataclasses. Each gets a finding at
+    the launch line; in shell scripts, with `write`,
     the renamed flags are written in and each flag with no new spelling gets a TODO comment above
     the command (the file is rewritten whole, or left as it was). The entry points come back
     with the new spelling, so the smoke run tries the launch line as it now reads."""
@@ -126,23 +130,26 @@ def launch_flags(
     from migrate.smoke.entry_points import project_root
     from migrate.smoke.launchers import SHELL_SUFFIXES
 
-    changed = {
-        os.path.abspath(r.path): r
+    parsed = {  # rewritten scripts that parse their flags into dataclasses
+        os.path.abspath(r.path): r.new.decode("utf-8", "replace")
         for r in results
         if r.status is Status.CHANGED
-        and any(CLI_CHANGED in f.message for f in r.findings)
         and r.new is not None
         and (b"HfArgumentParser(" in r.new or b"TrlParser(" in r.new)
+    }
+    changed = {  # ... whose PPO config was replaced
+        os.path.abspath(r.path)
+        for r in results
+        if os.path.abspath(r.path) in parsed and any(CLI_CHANGED in f.message for f in r.findings)
     }
     root = project_root(path)
     out_entries: list[Any] = []
     by_file: dict[str, list[tuple[int, list[Any]]]] = {}
     for entry in entries:
-        found = (
-            flags.changes(entry.args, target)
-            if entry.launch and os.path.abspath(entry.path) in changed
-            else []
-        )
+        script = os.path.abspath(entry.path)
+        found = flags.changes(entry.args, target) if entry.launch and script in changed else []
+        if entry.launch and script in parsed:
+            found += flags.drift_changes(entry.args, partial(_declares, parsed[script]))
         if not found:
             out_entries.append(entry)
             continue
@@ -162,7 +169,7 @@ def launch_flags(
         edit = write and shell
         findings = []
         physical = text.splitlines(keepends=True)
-        todos: dict[int, list[str]] = {}
+        todos: dict[int, list[tuple[str, str]]] = {}  # line -> (rule, TODO text)
         for line, found in lines:
             end = line
             while end <= len(physical) and physical[end - 1].rstrip("\r\n").endswith("\\"):
@@ -171,8 +178,9 @@ def launch_flags(
                 if change.new:
                     message = (
                         f"`{change.flag}` is `{change.new}` for the rewritten script's config"
-                        + (" (written in)" if edit else ": change it on this line")
-                    )
+                        if change.code == "TRL103"
+                        else f"`{change.flag}` is `{change.new}` now ({change.why})"
+                    ) + (" (written in)" if edit else ": change it on this line")
                     if edit:
                         for i in range(line - 1, min(end, len(physical))):
                             physical[i] = _swap_flag(physical[i], change.flag, change.new)
@@ -181,10 +189,12 @@ def launch_flags(
                         f"`{change.flag}` is not a flag of the rewritten script's config: "
                         f"{change.why}"
                     )
-                    todos.setdefault(line, []).append(f"`{change.flag}`: {change.why}")
+                    todos.setdefault(line, []).append(
+                        (change.code, f"`{change.flag}`: {change.why}")
+                    )
                 findings.append(
                     Finding(
-                        "TRL103",
+                        change.code,
                         Severity.WARNING,
                         full,
                         line,
@@ -200,7 +210,7 @@ def launch_flags(
                     : len(physical[line - 1]) - len(physical[line - 1].lstrip())
                 ]
                 physical[line - 1 : line - 1] = [
-                    f"{indent}{todo_comment('TRL103', m)}\n" for m in todos[line]
+                    f"{indent}{todo_comment(code, m)}\n" for code, m in todos[line]
                 ]
             new = "".join(physical).encode()
             if new != original:
@@ -216,9 +226,13 @@ def launch_flags(
     return out_entries, launches
 
 
-def _swap_flag(line: str, old: str, new: str) -> str:
-    import re
+def _declares(text: str, name: str) -> bool:
+    """Whether `text` declares a dataclass field `name` (`    warmup_ratio: float = ...`): a
+    flag of the script's own, which TRL108's renames leave alone."""
+    return re.search(rf"(?m)^\s+{re.escape(name)}\s*:", text) is not None
 
+
+def _swap_flag(line: str, old: str, new: str) -> str:
     return re.sub(rf"(?<![\w-]){re.escape(old)}(?=[\s=\\]|$)", new, line)
 
 

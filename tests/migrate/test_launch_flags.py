@@ -138,3 +138,66 @@ def test_a_script_with_its_own_argparse_keeps_its_launch_line(tmp_path):
     (root / "scripts" / "train.py").write_text(own)
     report = api.upgrade_path(str(root), smoke=False, installed=False)
     assert report.launches == [] and (root / "run.sh").read_text() == RUN
+
+
+SFT = """\
+from dataclasses import dataclass
+from transformers import HfArgumentParser, TrainingArguments
+import trl
+
+@dataclass
+class Args:
+    model: str = "gpt2"
+    max_seq_length: int = 512
+
+if __name__ == "__main__":
+    args, training_args = HfArgumentParser((Args, TrainingArguments)).parse_args_into_dataclasses()
+    extra = TrainingArguments("o", evaluation_strategy="no")
+    print(args, training_args, extra)
+"""
+
+SFT_RUN = """\
+python sft.py --output_dir out --evaluation_strategy steps --warmup_ratio 0.05 \\
+    --max_seq_length 256 --lr_scheduler_type cosine
+python sft2.py --output_dir out --warmup_ratio=1.0
+"""
+
+
+def test_transformers_drift_flags_of_a_parsed_training_args_are_written_in(tmp_path):
+    # Jerry-XDL/AIDoctor's run_sft.sh: --evaluation_strategy and --warmup_ratio, which
+    # transformers 5's TrainingArguments rejects
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "sft.py").write_text(SFT)
+    (tmp_path / "sft2.py").write_text(SFT)
+    (tmp_path / "run.sh").write_text(SFT_RUN)
+    report = api.upgrade_path(str(tmp_path), smoke=False, installed=False)
+    assert (tmp_path / "run.sh").read_text() == (
+        "python sft.py --output_dir out --eval_strategy steps --warmup_steps 0.05 \\\n"
+        "    --max_seq_length 256 --lr_scheduler_type cosine\n"  # the script's own field stays
+        "# TODO(trl-migrate TRL108): `--warmup_ratio`: transformers 5.0 removed warmup_ratio "
+        "and reads a warmup_steps float in [0, 1) as that ratio of the total steps "
+        "(TrainingArguments.get_warmup_steps of 5.25: ceil(total * warmup_steps) below 1, as 4.x "
+        "did with ceil(total * warmup_ratio) when warmup_steps was 0): "
+        "pass the ratio as --warmup_steps below 1\n"
+        "python sft2.py --output_dir out --warmup_ratio=1.0\n"
+    )
+    [launch] = report.launches
+    assert sorted((f.line, f.code, f.fix) for f in launch.findings) == [
+        (1, "TRL108", Fix.APPLIED),
+        (1, "TRL108", Fix.APPLIED),
+        (3, "TRL108", Fix.MANUAL),
+    ]
+    assert launch.findings[0].message.startswith(
+        "`--evaluation_strategy` is `--eval_strategy` now (transformers 4.46 renamed it"
+    ) and launch.findings[0].message.endswith("(written in)")
+    again = api.upgrade_path(str(tmp_path), smoke=False, installed=False)
+    assert (tmp_path / "run.sh").read_text().count("TODO") == 1
+    assert all(r.status is not Status.CHANGED for r in again.launches)
+
+
+def test_drift_flags_the_script_declares_itself_are_its_own():
+    declared = {"warmup_ratio"}.__contains__
+    assert launch_flags.drift_changes(["--warmup_ratio", "0.1"], declared) == []
+    assert [
+        c.new for c in launch_flags.drift_changes(["--warmup-ratio", "0.1"], set().__contains__)
+    ] == ["--warmup_steps"]
