@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import re
 from collections.abc import Callable, Sequence
 
 from codemods import ppo
@@ -71,12 +72,15 @@ def changes(args: Sequence[str], target: str) -> list[FlagChange]:
 CONFIG_CALLEES = ("transformers.TrainingArguments", "trl.SFTConfig", "trl.RLOOConfig")
 
 
-def drift_changes(args: Sequence[str], declared: Callable[[str], bool]) -> list[FlagChange]:
+def drift_changes(
+    args: Sequence[str], declared: Callable[[str], bool], script: str = ""
+) -> list[FlagChange]:
     """The flags among `args` that TRL108's keyword table renames on TrainingArguments and TRL's
     configs (`--evaluation_strategy` -> `--eval_strategy`; `--warmup_ratio 0.05` ->
     `--warmup_steps 0.05`, only for a ratio below 1), in order. A flag the script declares
     itself (`declared(name)`: a field of its own dataclass) is its own and left alone; a
-    `warmup_ratio` that is not a number below 1 gets no new spelling, with the reason."""
+    `warmup_ratio` that is not a number below 1 gets no new spelling, with the reason. With
+    `script` (its text), only the flags of classes it names (`SFTConfig` for `--max_seq_length`)."""
     from codemods.rules.drift import table
 
     rules = {
@@ -96,6 +100,8 @@ def drift_changes(args: Sequence[str], declared: Callable[[str], bool]) -> list[
         rule = rules.get(name)
         if rule is None or name in seen or declared(name):
             continue
+        if script and not any(_names(pattern, script) for pattern in rule["callees"]):
+            continue
         seen.add(name)
         why = rule["why"].split(";")[0]
         if rule.get("ratio") and not _ratio(value):
@@ -105,6 +111,13 @@ def drift_changes(args: Sequence[str], declared: Callable[[str], bool]) -> list[
             continue
         out.append(FlagChange(flag, f"--{rule['to']}", why, "TRL108"))
     return out
+
+
+def _names(pattern: str, script: str) -> bool:
+    """Whether `script` names the class of a callee pattern (`trl.*Config`: any `...Config`)."""
+    last = pattern.rpartition(".")[2]
+    word = r"\w*".join(re.escape(part) for part in last.split("*"))
+    return re.search(rf"\b{word}\b", script) is not None
 
 
 def _ratio(value: str) -> bool:

@@ -149,7 +149,8 @@ def launch_flags(
         script = os.path.abspath(entry.path)
         found = flags.changes(entry.args, target) if entry.launch and script in changed else []
         if entry.launch and script in parsed:
-            found += flags.drift_changes(entry.args, partial(_declares, parsed[script]))
+            text = parsed[script]
+            found += flags.drift_changes(entry.args, partial(_declares, text), text)
         if not found:
             out_entries.append(entry)
             continue

@@ -201,3 +201,17 @@ def test_drift_flags_the_script_declares_itself_are_its_own():
     assert [
         c.new for c in launch_flags.drift_changes(["--warmup-ratio", "0.1"], set().__contains__)
     ] == ["--warmup_steps"]
+
+
+def test_drift_flags_only_for_the_classes_the_script_names():
+    none = set().__contains__
+    args = ["--max_seq_length", "8", "--evaluation_strategy", "no"]
+    only_training_args = "HfArgumentParser((Args, TrainingArguments))"
+    assert [c.new for c in launch_flags.drift_changes(args, none, only_training_args)] == [
+        "--eval_strategy"
+    ]
+    sft = "from trl import SFTConfig\nHfArgumentParser((Args, SFTConfig))"
+    assert [c.new for c in launch_flags.drift_changes(args, none, sft)] == [
+        "--max_length",
+        "--eval_strategy",
+    ]
