@@ -103,7 +103,7 @@ def drift_changes(
         if script and not any(_names(pattern, script) for pattern in rule["callees"]):
             continue
         seen.add(name)
-        why = rule["why"].split(";")[0]
+        why = rule["why"].split(";")[0].rstrip(".")
         if rule.get("ratio") and not _ratio(value):
             out.append(
                 FlagChange(flag, "", f"{why}: pass the ratio as --{rule['to']} below 1", "TRL108")
