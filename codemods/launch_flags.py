@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from codemods import ppo
 
@@ -38,13 +38,7 @@ def changes(args: Sequence[str], target: str) -> list[FlagChange]:
     script = _script_fields()
     out: list[FlagChange] = []
     seen: set[str] = set()
-    for i, token in enumerate(args):
-        if not token.startswith("--") or len(token) < 3:
-            continue
-        flag, eq, value = token.partition("=")
-        if not eq:
-            value = args[i + 1] if i + 1 < len(args) and not args[i + 1].startswith("--") else ""
-        name = flag[2:].replace("-", "_")
+    for flag, name, value in _flags(args):
         if name in seen or name in fields or name in script:
             continue
         rows = [table[t][name] for t in TABLES if name in table[t]]
@@ -90,13 +84,7 @@ def drift_changes(
     }
     out: list[FlagChange] = []
     seen: set[str] = set()
-    for i, token in enumerate(args):
-        if not token.startswith("--") or len(token) < 3:
-            continue
-        flag, eq, value = token.partition("=")
-        if not eq:
-            value = args[i + 1] if i + 1 < len(args) and not args[i + 1].startswith("--") else ""
-        name = flag[2:].replace("-", "_")
+    for flag, name, value in _flags(args):
         rule = rules.get(name)
         if rule is None or name in seen or declared(name):
             continue
@@ -125,6 +113,18 @@ def _ratio(value: str) -> bool:
         return 0 <= float(value) < 1
     except ValueError:
         return False
+
+
+def _flags(args: Sequence[str]) -> Iterator[tuple[str, str, str]]:
+    """Each `--flag` of `args`: as spelled, as a field name (`-` read as `_`), and its value
+    (`--flag=v`, or the next token when that is not a flag; "" when none)."""
+    for i, token in enumerate(args):
+        if not token.startswith("--") or len(token) < 3:
+            continue
+        flag, eq, value = token.partition("=")
+        if not eq:
+            value = args[i + 1] if i + 1 < len(args) and not args[i + 1].startswith("--") else ""
+        yield flag, flag[2:].replace("-", "_"), value
 
 
 def renamed(args: Sequence[str], found: Sequence[FlagChange]) -> list[str]:
