@@ -75,7 +75,7 @@ def drift_changes(
     itself (`declared(name)`: a field of its own dataclass) is its own and left alone; a
     `warmup_ratio` that is not a number below 1 gets no new spelling, with the reason. With
     `script` (its text), only the flags of classes it names (`SFTConfig` for `--max_seq_length`)."""
-    from codemods.rules.drift import table
+    from codemods.rules.drift import is_ratio, table
 
     rules = {
         k: r
@@ -92,7 +92,7 @@ def drift_changes(
             continue
         seen.add(name)
         why = rule["why"].split(";")[0].rstrip(".")
-        if rule.get("ratio") and not _ratio(value):
+        if rule.get("ratio") and not is_ratio(value):
             out.append(
                 FlagChange(flag, "", f"{why}: pass the ratio as --{rule['to']} below 1", "TRL108")
             )
@@ -106,13 +106,6 @@ def _names(pattern: str, script: str) -> bool:
     last = pattern.rpartition(".")[2]
     word = r"\w*".join(re.escape(part) for part in last.split("*"))
     return re.search(rf"\b{word}\b", script) is not None
-
-
-def _ratio(value: str) -> bool:
-    try:
-        return 0 <= float(value) < 1
-    except ValueError:
-        return False
 
 
 def _flags(args: Sequence[str]) -> Iterator[tuple[str, str, str]]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 
 from codemods import inline, symbols
 
@@ -52,6 +52,7 @@ def star_passes(files: Sequence[tuple[str, bytes]]) -> dict[str, list[Passed]]:
                 trees[path] = None
         return trees[path]
 
+    exports: dict[str, dict[str, tuple[str, str]]] = {}  # a module's, read once
     out: dict[str, list[Passed]] = {}
     for path, data in paths.items():
         if b"import *" not in data and b"import*" not in data:
@@ -67,7 +68,9 @@ def star_passes(files: Sequence[tuple[str, bytes]]) -> dict[str, list[Passed]]:
             if source is None or found is None:
                 continue
             written = ("." * star.level) + (star.module or "")
-            for name, (trl_module, trl_name) in _trl_exports(found).items():
+            if source not in exports:
+                exports[source] = _trl_exports(found)
+            for name, (trl_module, trl_name) in exports[source].items():
                 given[name] = Passed(
                     star.end_lineno or star.lineno,
                     star.col_offset + 1,
@@ -86,11 +89,10 @@ def star_passes(files: Sequence[tuple[str, bytes]]) -> dict[str, list[Passed]]:
     return out
 
 
-def _resolve(star: ast.ImportFrom, importer: str, paths: Iterable[str]) -> str | None:
+def _resolve(star: ast.ImportFrom, importer: str, known: Container[str]) -> str | None:
     """The file of the run that `star` imports: relative to the importer's package, or, for an
     absolute name, under the nearest folder above the importer that holds it (a script's own
     folder comes first on sys.path)."""
-    known = set(paths)
     parts = (star.module or "").split(".") if star.module else []
     here = os.path.dirname(importer)
     if star.level:

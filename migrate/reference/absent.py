@@ -142,21 +142,21 @@ def imported(text: str) -> set[str]:
 IMPORTS_ENV = "TRL_MIGRATE_SMOKE_IMPORTS"  # modules the project files the script reaches import
 
 
-def _reached(script: str) -> set[str]:
-    """The modules `script` imports, and those its project's files import (IMPORTS_ENV)."""
+def reached(script: str) -> frozenset[str]:
+    """The modules `script` imports, and those its project's files import (IMPORTS_ENV): what
+    `stand_in` and `stand_in_left_out` are given."""
     try:
         with open(script, encoding="utf-8", errors="replace") as fh:
             names = imported(fh.read())
     except OSError:
         names = set()
-    return names | {n for n in os.environ.get(IMPORTS_ENV, "").split(",") if n}
+    return frozenset(names | {n for n in os.environ.get(IMPORTS_ENV, "").split(",") if n})
 
 
-def stand_in(script: str) -> list[str]:
-    """Put a stand-in in sys.modules for each listed module that `script`, or a module of its
-    project that it imports (IMPORTS_ENV, from the smoke side), imports and that is not
-    installed (and the submodules imported); the top-level names, sorted."""
-    names = _reached(script)
+def stand_in(names: frozenset[str]) -> list[str]:
+    """Put a stand-in in sys.modules for each listed module among `names` (what the script
+    reaches: `reached`) that is not installed (and the submodules imported); the top-level
+    names, sorted."""
     used = sorted(
         {n.split(".")[0] for n in names}
         & {m for m in MODULES if m not in sys.modules and importlib.util.find_spec(m) is None}
@@ -178,11 +178,11 @@ def stand_in(script: str) -> list[str]:
     return used
 
 
-def stand_in_left_out(script: str) -> list[str]:
-    """Stand-ins for the modules `script` and its project's files import (as `stand_in` reads
-    them) that are files of keys the repo leaves out (`_missing_secret`); the names, sorted.
+def stand_in_left_out(names: frozenset[str]) -> list[str]:
+    """Stand-ins for the modules among `names` (`reached`) that are files of keys the repo
+    leaves out (`_missing_secret`); the names, sorted.
     Called once the script's folders are on sys.path, where the repo's packages are found."""
-    secrets = sorted(n for n in _reached(script) if _missing_secret(n))
+    secrets = sorted(n for n in names if _missing_secret(n))
     for name in secrets:
         _module(name)
         print(

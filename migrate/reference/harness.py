@@ -166,8 +166,10 @@ def run(script: str, args: list[str], *, steps: int) -> dict[str, Any]:
     except BaseException as e:  # noqa: BLE001 - the harness itself failed: say so, exit 2
         result.update(outcome="harness", error=describe(e, script))
         return result
-    if os.environ.get(absent.OFF_ENV) != "1":
-        result["stand_ins"] = absent.stand_in(script)
+    standing_in = os.environ.get(absent.OFF_ENV) != "1"
+    reached = absent.reached(script) if standing_in else frozenset()
+    if standing_in:
+        result["stand_ins"] = absent.stand_in(reached)
     result["bootstrap_seconds"] = round(time.perf_counter() - started, 3)
     sys.argv = [script, *args]
     module = os.environ.get(MODULE_ENV, "")
@@ -176,8 +178,8 @@ def run(script: str, args: list[str], *, steps: int) -> dict[str, Any]:
     # then the project root and its src/, as an installed or in-repo package would be.
     sys.path[0] = os.getcwd() if module else os.path.dirname(os.path.abspath(script))
     sys.path[1:1] = [p for p in roots if p not in sys.path]
-    if os.environ.get(absent.OFF_ENV) != "1":
-        result["stand_ins"] += absent.stand_in_left_out(script)
+    if standing_in:
+        result["stand_ins"] += absent.stand_in_left_out(reached)
     _release_our_packages()
     if os.environ.get(NOTEBOOK_ENV) == "1":
         _notebook_builtins()

@@ -209,9 +209,14 @@ class Drift(Rule):
     beyond_trl = tuple(n for n in RewriteDrift.NAMES if n != "tokenizer")
 
 
+def is_ratio(text: str) -> bool:
+    """`text` is a number in [0, 1): a ratio that reads the same as a float `warmup_steps`."""
+    try:
+        return 0 <= float(text) < 1
+    except ValueError:
+        return False
+
+
 def _ratio(value: cst.BaseExpression) -> bool:
-    """A number literal in [0, 1): a ratio that reads the same as a float `warmup_steps`."""
-    if isinstance(value, (cst.Float, cst.Integer)):
-        number = float(value.value.replace("_", ""))
-        return 0 <= number < 1
-    return False
+    """A number literal in [0, 1) (`is_ratio`)."""
+    return isinstance(value, (cst.Float, cst.Integer)) and is_ratio(value.value)

@@ -44,6 +44,11 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
             str, tuple[int, str | None]
         ] = {}  # HfArgumentParser variable -> (index of the config, era)
         self._targets: set[int] = set()
+        self.own_trainer = vendored.own_trainer(self, node)
+        if self.own_trainer is not None:  # the config stays PPO's: nothing is planned
+            self.param_plans, self.moves, self.handed, self.moved, self.appends = {}, [], {}, {}, {}
+            self.clash_drop, self.clash_todo, self.clash_reads, self.model_reads = {}, {}, {}, {}
+            return
         walk.visit(node, _Prescan(self))
         seen = parsed.collect(
             self, node
@@ -61,11 +66,6 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
         self.clash_todo = {id(c.node): c for c in clashes if not c.config_var}
         self.clash_reads = {id(r): c for c in clashes for r in c.reads}
         self.model_reads = flags.model_config_reads(self, seen)
-        self.own_trainer = vendored.own_trainer(self, node)
-        if self.own_trainer is not None:  # the config stays PPO's: nothing else is planned
-            self.reads, self.param_plans, self.moves, self.handed, self.moved = {}, {}, [], {}, {}
-            self.appends, self.clash_drop, self.clash_todo, self.clash_reads = {}, {}, {}, {}
-            self.model_reads, self.parsers = {}, {}
 
     def era_of(self, call: cst.Call, hint: str | None) -> str | None:
         legacy, v2 = ppo.era_keys(a.keyword.value for a in call.args if a.keyword is not None)
