@@ -11,7 +11,15 @@ TrainingArguments keeps them. `packing=True` also sets `packing_strategy="wrappe
 concatenated the texts and cut them into `max_seq_length` chunks, which is what "wrapped" does
 (1.13's default "bfd" packs whole samples). A keyword with no 1.13 setting is removed with a
 TODO that says what to do; a config the rule cannot see (parsed, built elsewhere, assigned
-twice) gets a TODO listing the settings to put on it.
+twice) has the settings put on it where the trainer is built:
+`args=trl_config_with(SFTConfig, training_args, packing=...)`, a helper written into the file
+that copies a config of that class with them, or converts a TrainingArguments as TRL 1.13's
+SFTTrainer does (every value kept). Only a trainer built with no `args` at all keeps a TODO.
+
+Values old TRL did not apply as they read: `max_seq_length=None` meant
+`min(tokenizer.model_max_length, 1024)` (TRL 1.13's `max_length=None` means no limit), so it
+becomes that expression where the trainer's tokenizer is named, else the 1.13 default (1024) with
+a warning; packing with a value that is not a literal False also gets `packing_strategy="wrapped"`.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits, walk
+from codemods import edits, inline, walk
 from codemods.base import Rule, RuleTransformer
 from migrate.kernel.findings import Severity
 
@@ -34,6 +42,14 @@ ARGS_AT = {"SFTTrainer": 1, "DPOTrainer": 2, "RewardTrainer": 1}
 TRAINING_ARGUMENTS = (
     "transformers.TrainingArguments",
     "transformers.training_args.TrainingArguments",
+)
+HELPER = "trl_config_with"  # written in where the trainer's config is built out of sight
+HELPER_PATH = "trl-migrate:config_with"
+COMMA = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+OLD_MAX_LENGTH = 1024  # TRL <= 0.12: max_seq_length=None meant min(model_max_length, 1024)
+WRAPPED = (
+    "old TRL concatenated the texts and cut them into max_seq_length chunks; "
+    'packing_strategy="wrapped" does that (TRL 1.13\'s default, "bfd", packs whole samples)'
 )
 
 
@@ -57,6 +73,9 @@ class RewriteTrainerKwargs(RuleTransformer):
         self._trainers: dict[int, str] = {}  # id(trainer call) -> trainer class
         self._config_names: set[str] = set()
         self._planned: set[int] = set()  # id(trainer call) whose config this rule rewrites
+        self._helper_defined = _defines_helper(node)
+        self._helper_taken = not self._helper_defined and HELPER in edits.names(node)
+        self._write_helper = False
         assigns: dict[str, list[cst.Assign]] = {}
         for assign in walk.find_all(node, cst.Assign):
             for t in assign.targets:
@@ -162,20 +181,13 @@ class RewriteTrainerKwargs(RuleTransformer):
                         f"and `{to}=` to the config, with another value; keep one",
                     )
                 continue
+            if edits.literal(arg.value) is None:
+                self._none_setting(arg, to, tokenizer=None)
+                continue
             add(to, arg.value, arg)
-            if (
-                to == "packing"
-                and edits.literal(arg.value) is True
-                and "packing_strategy" not in have
-            ):
+            if to == "packing" and _packs(arg) and "packing_strategy" not in have:
                 add("packing_strategy", cst.SimpleString('"wrapped"'))
-                self.report(
-                    arg,
-                    "packing=True: old TRL concatenated the texts and cut them into "
-                    'max_seq_length chunks; packing_strategy="wrapped" does that (TRL 1.13\'s '
-                    'default, "bfd", packs whole samples)',
-                    severity=Severity.INFO,
-                )
+                self.report(arg, _packing_note(arg), severity=Severity.INFO)
         if self._config_kind(original, trainer) == "training_arguments":
             pinned = [f"{n}={v!r}" for n, v in row["pins"].items() if n not in have]
             for name, value in row["pins"].items():
@@ -207,6 +219,9 @@ class RewriteTrainerKwargs(RuleTransformer):
         row = table()[trainer]
         config = row["config"]
         planned = id(original) in self._planned
+        at = None if planned or self._helper_taken else _args_at(updated, trainer)
+        if at is not None:
+            updated = self._wrap_args(original, updated, trainer, at)
         keep: list[cst.Arg] = []
         for orig, arg in zip(original.args, updated.args):
             kw = _kw(arg)
@@ -219,11 +234,13 @@ class RewriteTrainerKwargs(RuleTransformer):
                         f"{row['moved'][kw]['in']}); moved into the {config} as `{to}=`",
                     )
                     continue
+                if at is not None:
+                    continue  # carried by the helper call that wraps `args` below
                 self.todo(
                     original,
                     f"`{trainer}({kw}=...)` was removed in TRL 0.13: set `{to}="
-                    f"{edits.code(arg.value).strip()}` on the {config} passed as `args` (this "
-                    "rule cannot see where it is built)",
+                    f"{edits.code(arg.value).strip()}` on the {config} passed as `args` (the "
+                    "trainer is built without one)",
                 )
                 continue
             if kw in row["gone"]:
@@ -236,6 +253,133 @@ class RewriteTrainerKwargs(RuleTransformer):
         if len(keep) == len(updated.args):
             return updated
         return updated.with_changes(args=edits.relayout(original, keep, set()))
+
+    def _wrap_args(self, original: cst.Call, updated: cst.Call, trainer: str, at: int) -> cst.Call:
+        """`args=X` becomes `args=trl_config_with(<Config>, X, <the moved settings>)`."""
+        row = table()[trainer]
+        config = row["config"]
+        tokenizer = next(
+            (
+                a.value
+                for a in updated.args
+                if _kw(a) in ("tokenizer", "processing_class")
+                and edits.literal(a.value) is not None
+            ),
+            None,
+        )
+        settings: list[cst.Arg] = []
+        named: set[str] = set()
+        for orig, arg in zip(original.args, updated.args):
+            kw = _kw(arg)
+            if kw not in row["moved"]:
+                continue
+            to = row["moved"][kw]["to"]
+            value: cst.BaseExpression | None = arg.value
+            if edits.literal(arg.value) is None:
+                value = self._none_setting(orig, to, tokenizer=tokenizer)
+            else:
+                self.report(
+                    orig,
+                    f"`{trainer}({kw}=...)` was removed in TRL 0.13 (taken from "
+                    f"{row['moved'][kw]['in']}); the config passed as `args` is built where this "
+                    f"rule cannot see it, so `{HELPER}` (written into this file) gives the trainer "
+                    f"a copy of it as {config} with `{to}=` set (a TrainingArguments is "
+                    "converted as TRL 1.13's SFTTrainer converts one: every value kept)",
+                )
+            if value is None or to in named:
+                continue
+            named.add(to)
+            settings.append(edits.new_kwarg(to, value))
+            if to == "packing" and _packs(arg) and "packing_strategy" not in named:
+                named.add("packing_strategy")
+                settings.append(edits.new_kwarg("packing_strategy", '"wrapped"'))
+                self.report(orig, _packing_note(arg), severity=Severity.INFO)
+        target = updated.args[at]
+        parts = [cst.Arg(cst.Name(config)), cst.Arg(target.value), *settings]
+        last = len(parts) - 1
+        call = cst.Call(
+            func=cst.Name(HELPER),
+            args=[
+                a.with_changes(comma=COMMA if i < last else cst.MaybeSentinel.DEFAULT)
+                for i, a in enumerate(parts)
+            ],
+        )
+        AddImportsVisitor.add_needed_import(self.context, "trl", config)
+        self._write_helper = True
+        args = list(updated.args)
+        args[at] = target.with_changes(value=call)
+        return updated.with_changes(args=args)
+
+    def _none_setting(
+        self, arg: cst.Arg, to: str, *, tokenizer: cst.BaseExpression | None
+    ) -> cst.BaseExpression | None:
+        """What a literal `None` the old trainer was given becomes: old TRL applied none of
+        them as they read; `max_seq_length=None` meant the tokenizer's limit, at most 1024."""
+        if to != "max_length":
+            self.report(
+                arg,
+                f"`{_kw(arg)}=None` left the config's `{to}` as it was in old TRL; it is dropped",
+                severity=Severity.INFO,
+            )
+            return None
+        if tokenizer is not None:
+            expr = f"min({edits.code(tokenizer).strip()}.model_max_length, {OLD_MAX_LENGTH})"
+            self.report(
+                arg,
+                f"`{_kw(arg)}=None` meant the tokenizer's limit, at most {OLD_MAX_LENGTH}, in "
+                f"old TRL; TRL 1.13 reads `max_length=None` as no limit, so `max_length={expr}` "
+                "keeps the old length",
+            )
+            return cst.parse_expression(expr)
+        self.report(
+            arg,
+            f"`{_kw(arg)}=None` meant min(tokenizer.model_max_length, {OLD_MAX_LENGTH}) in old "
+            f"TRL; TRL 1.13 reads `max_length=None` as no limit, so it is left at the 1.13 "
+            f"default ({OLD_MAX_LENGTH}): set `max_length` if your tokenizer's limit is below "
+            f"{OLD_MAX_LENGTH}",
+            severity=Severity.WARNING,
+        )
+        return None
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if self._write_helper and not self._helper_defined:
+            source = inline.lookup(HELPER_PATH) or ""
+            updated_node = inline.after_imports(updated_node, inline.statements(source, HELPER))
+        return updated_node
+
+
+def _args_at(call: cst.Call, trainer: str) -> int | None:
+    """Where the trainer call's `args` is, keyword or positional; None when it has none."""
+    for i, a in enumerate(call.args):
+        if _kw(a) == "args":
+            return i
+    positional = [i for i, a in enumerate(call.args) if a.keyword is None and not a.star]
+    if any(a.star for a in call.args):
+        return None  # `*rest` could hold it
+    at = ARGS_AT[trainer]
+    return positional[at] if len(positional) > at else None
+
+
+def _packs(arg: cst.Arg) -> bool:
+    """Packing that may be on: any value but a literal False."""
+    return edits.literal(arg.value) is not False
+
+
+def _packing_note(arg: cst.Arg) -> str:
+    value = edits.code(arg.value).strip()
+    return f"packing={value}: {WRAPPED}" + (
+        "; the strategy only counts when packing is on" if value != "True" else ""
+    )
+
+
+def _defines_helper(module: cst.Module) -> bool:
+    """The module already holds the helper trl-migrate wrote in (a second run)."""
+    return any(
+        isinstance(s, cst.FunctionDef)
+        and s.name.value == HELPER
+        and "written in by trl-migrate" in (s.get_docstring() or "")
+        for s in module.body
+    )
 
 
 def _kw(arg: cst.Arg) -> str:

@@ -7,8 +7,9 @@ import dataclasses
 
 import pytest
 
+from codemods import inline
 from codemods.rules.trainer_kwargs import table
-from migrate.kernel.findings import Fix
+from migrate.kernel.findings import Fix, Severity
 from tests.codemods.helpers import assert_fixes, assert_noop, dedent, run
 
 SELECT = ("TRL109",)
@@ -128,26 +129,157 @@ def test_a_setting_with_no_home_is_removed_with_a_todo():
     assert run(out, select=SELECT)[0] == out
 
 
+def test_a_trainer_built_without_args_gets_a_todo_listing_the_settings():
+    src = dedent(
+        """
+        from trl import SFTTrainer
+        trainer = SFTTrainer(model, train_dataset=ds, max_seq_length=512)
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    assert out.splitlines()[-1] == "trainer = SFTTrainer(model, train_dataset=ds)"
+    todo = [f for f in findings if f.fix is Fix.MANUAL]
+    assert len(todo) == 1 and "set `max_length=512` on the SFTConfig" in todo[0].message
+    assert "trl_config_with" not in out
+    assert run(out, select=SELECT)[0] == out
+
+
+HELPER = (inline.lookup("trl-migrate:config_with") or "").replace("__NAME__", "trl_config_with")
+
+
 @pytest.mark.parametrize(
-    "args",
+    ("args", "wrapped"),
     [
-        pytest.param("args=parsed", id="parsed"),
-        pytest.param("", id="no-args"),
-        pytest.param("args=make_args()", id="built-elsewhere"),
+        pytest.param(
+            "args=parsed", "args=trl_config_with(SFTConfig, parsed, max_length=512)", id="parsed"
+        ),
+        pytest.param(
+            "args=make_args()",
+            "args=trl_config_with(SFTConfig, make_args(), max_length=512)",
+            id="built-elsewhere",
+        ),
+        pytest.param(
+            "make_args()",
+            "trl_config_with(SFTConfig, make_args(), max_length=512)",
+            id="positional",
+        ),
     ],
 )
-def test_a_config_the_rule_cannot_see_gets_a_todo_listing_the_settings(args):
+def test_a_config_the_rule_cannot_see_is_wrapped_where_the_trainer_is_built(args, wrapped):
     src = dedent(
         f"""
         from trl import SFTTrainer
+
         trainer = SFTTrainer(model, {args}, train_dataset=ds, max_seq_length=512)
         """
-    ).replace("(model, , ", "(model, ")
+    )
     out, findings = run(src, select=SELECT)
-    assert "max_seq_length=512" not in out.splitlines()[-1]
-    todo = [f for f in findings if f.fix is Fix.MANUAL]
-    assert len(todo) == 1 and "set `max_length=512` on the SFTConfig" in todo[0].message
+    assert out == (
+        "from trl import SFTConfig, SFTTrainer\n\n\n"
+        + HELPER
+        + f"\n\ntrainer = SFTTrainer(model, {wrapped}, train_dataset=ds)\n"
+    )
+    assert [f.fix for f in findings] == [Fix.APPLIED]
+    assert "`trl_config_with` (written into this file)" in findings[0].message
     assert run(out, select=SELECT)[0] == out
+
+
+def test_the_wrapped_config_keeps_old_meanings_of_none_and_packing():
+    before = dedent(
+        """
+        from transformers import HfArgumentParser, TrainingArguments
+        from trl import SFTTrainer
+
+        parser = HfArgumentParser((ScriptArguments, TrainingArguments))
+        script_args, training_args = parser.parse_args_into_dataclasses()
+        trainer = SFTTrainer(
+            model=base_model,
+            train_dataset=train_dataset,
+            packing=script_args.packing,
+            max_seq_length=None,
+            dataset_text_field=None,
+            tokenizer=tokenizer,
+            args=training_args,
+        )
+        """
+    )
+    after = (
+        "from transformers import HfArgumentParser, TrainingArguments\n"
+        "from trl import SFTConfig, SFTTrainer\n\n\n"
+        + HELPER
+        + "\n\n"
+        + dedent(
+            """
+            parser = HfArgumentParser((ScriptArguments, TrainingArguments))
+            script_args, training_args = parser.parse_args_into_dataclasses()
+            trainer = SFTTrainer(
+                model=base_model,
+                train_dataset=train_dataset,
+                tokenizer=tokenizer,
+                args=trl_config_with(SFTConfig, training_args, packing=script_args.packing, packing_strategy="wrapped", max_length=min(tokenizer.model_max_length, 1024)),
+            )
+            """
+        )
+    )
+    findings = assert_fixes(before, after, select=SELECT)
+    messages = [f.message for f in findings]
+    assert any(
+        "`max_seq_length=None` meant the tokenizer's limit, at most 1024" in m for m in messages
+    )
+    assert any("`dataset_text_field=None` left the config's" in m for m in messages)
+    assert any(m.startswith("packing=script_args.packing: old TRL concatenated") for m in messages)
+
+
+def test_max_seq_length_none_on_a_visible_config_keeps_the_1_13_default_with_a_warning():
+    src = dedent(
+        """
+        from trl import SFTConfig, SFTTrainer
+        config = SFTConfig("out")
+        trainer = SFTTrainer(model, config, train_dataset=ds, max_seq_length=None)
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    assert out == (
+        'from trl import SFTConfig, SFTTrainer\nconfig = SFTConfig("out")\n'
+        "trainer = SFTTrainer(model, config, train_dataset=ds)\n"
+    )
+    warned = [f for f in findings if f.severity is Severity.WARNING]
+    assert len(warned) == 1 and "left at the 1.13 default (1024)" in warned[0].message
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_the_written_helper_converts_as_trl_1_13_does():
+    trl = pytest.importorskip("trl")
+    if not trl.__version__.startswith("1.13."):
+        pytest.skip(f"needs trl 1.13, found {trl.__version__}")
+    from transformers import TrainingArguments
+
+    space: dict = {}
+    exec(HELPER, space)  # noqa: S102
+    convert = space["trl_config_with"]
+    ta = TrainingArguments(
+        "out", learning_rate=3e-4, hub_token="secret", lr_scheduler_type="cosine", use_cpu=True
+    )
+    got = convert(trl.SFTConfig, ta, packing=True, max_length=256)
+    # What TRL 1.13's SFTTrainer does with a TrainingArguments, plus the two settings.
+    expected = trl.SFTConfig(
+        **{**ta.to_dict(), "hub_token": ta.hub_token, "packing": True, "max_length": 256}
+    )
+    assert got.to_dict() == expected.to_dict()
+    assert (got.learning_rate, got.hub_token, got.packing) == (3e-4, "secret", True)
+    assert got.logging_steps == 500 and got.bf16 is False  # the TrainingArguments values
+
+    config = trl.SFTConfig("out", learning_rate=1e-5, use_cpu=True)
+    copied = convert(trl.SFTConfig, config, packing=True)
+    assert copied is not config and (copied.learning_rate, copied.packing) == (1e-5, True)
+    assert config.packing is False
+
+    @dataclasses.dataclass
+    class MyArgs(TrainingArguments):
+        my_flag: int = 3
+
+    mine = convert(trl.SFTConfig, MyArgs("out", use_cpu=True), dataset_text_field="body")
+    assert mine.dataset_text_field == "body" and not hasattr(mine, "my_flag")
 
 
 def test_different_values_on_trainer_and_config_are_a_todo():
