@@ -20,7 +20,7 @@ from libcst.codemod import Codemod, CodemodContext, VisitorBasedCodemodCommand
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import QualifiedNameSource, ScopeProvider
 
-from codemods import positions, walk
+from codemods import inline, positions, walk
 from codemods.bindings import Bindings
 from migrate.kernel.findings import Finding, Fix, Severity
 
@@ -80,6 +80,8 @@ class FileState:
     segments: dict[int, tuple[cst.CSTNode, str]] = dataclasses.field(default_factory=dict)
     # Where the nodes of the tree the current pass walks sit (walk.Tree), made on first ask
     tree: walk.Tree | None = None
+    # The removed helpers written in (or imported from the folder's shared module), by key
+    helpers: inline.Helpers | None = None
 
     def tree_of(self, module: cst.Module) -> walk.Tree:
         """The walk.Tree of `module`: a node a rule asks about is one of the tree the pass

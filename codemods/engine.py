@@ -22,7 +22,7 @@ from libcst.codemod import Codemod, CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
-from codemods import BY_CODE, positions, project, walk
+from codemods import BY_CODE, inline, positions, project, walk
 from codemods.base import FileState, Identifiers, Options, Rule, RuleTransformer
 from migrate.kernel import notebooks
 from migrate.kernel.files import SourceError, decode_python, read_bytes
@@ -101,13 +101,20 @@ def uses_trl(text: str) -> bool:
 
 
 def fix_text(
-    text: str, *, path: str, rules: Sequence[Rule], options: Options, placed: bool = True
+    text: str,
+    *,
+    path: str,
+    rules: Sequence[Rule],
+    options: Options,
+    placed: bool = True,
+    helpers: inline.Helpers | None = None,
 ) -> tuple[str, list[Finding]]:
     """Apply `rules` in order; raises libcst.ParserSyntaxError for text that is not Python.
 
     Each rule runs one or more passes; a pass sees the output of the one before, so the line
     of a finding made in a later pass is mapped back to the original text. `placed=False`
-    leaves every finding at line 0 (the verifying run wants the text only).
+    leaves every finding at line 0 (the verifying run wants the text only). `helpers`: which
+    removed helpers come from the folder's shared module; the rules add those they write in.
     """
     active = [rule for rule in rules if rule.triggered(text)]
     if not active and _ast_parses(text):
@@ -124,6 +131,7 @@ def fix_text(
         codes=frozenset(r.code for r in rules),
         target=target,
         target_reason=reason,
+        helpers=helpers,
     )
     stages: list[tuple[int, str]] = []  # (first finding index of the pass, text the pass saw)
     current = text
@@ -294,10 +302,13 @@ def process(
     options: Options,
     want_diff: bool = False,
     passed: Sequence[project.Passed] = (),
+    shared: inline.Helpers | None = None,
 ) -> FileResult:
     """Rewrite one file's bytes with the rules named by `codes`; the result carries new bytes.
     `passed`: the TRL names other files of the run give this one through star imports
-    (`project.star_passes`), imported explicitly before the rules run (with TRL101)."""
+    (`project.star_passes`), imported explicitly before the rules run (with TRL101). `shared`:
+    the removed helpers this file imports from its folder's shared module instead of holding
+    them; the result's `helpers` names every helper the file was given."""
     rules = [BY_CODE[c] for c in codes]
     if display.endswith(".ipynb"):
         return _process_notebook(display, data, rules=rules, options=options, want_diff=want_diff)
@@ -309,7 +320,8 @@ def process(
     if passed and "TRL101" in codes:
         start = project.with_passed(decoded.text, passed)
         before = [_passed_finding(display, p) for p in passed]
-    outcome = _rewrite(start, path=display, rules=rules, options=options)
+    helpers = shared or inline.Helpers()
+    outcome = _rewrite(start, path=display, rules=rules, options=options, helpers=helpers)
     if isinstance(outcome, str):
         return FileResult(display, Status.FAILED, message=outcome)
     new_text, findings = outcome
@@ -321,7 +333,15 @@ def process(
     except SourceError as e:
         return FileResult(display, Status.FAILED, findings=findings, message=str(e))
     diff = unified_diff(display, decoded.text, new_text) if want_diff else ""
-    return FileResult(display, Status.CHANGED, findings=findings, old=data, new=new, diff=diff)
+    return FileResult(
+        display,
+        Status.CHANGED,
+        findings=findings,
+        old=data,
+        new=new,
+        diff=diff,
+        helpers=tuple(sorted(helpers.used)),
+    )
 
 
 def _passed_finding(display: str, p: project.Passed) -> Finding:
@@ -339,7 +359,12 @@ def _passed_finding(display: str, p: project.Passed) -> Finding:
 
 
 def _rewrite(
-    text: str, *, path: str, rules: Sequence[Rule], options: Options
+    text: str,
+    *,
+    path: str,
+    rules: Sequence[Rule],
+    options: Options,
+    helpers: inline.Helpers | None = None,
 ) -> tuple[str, list[Finding]] | str:
     """The verified rewrite of `text` and its findings, or why there is none (a message)."""
     if not uses_trl(text):
@@ -348,7 +373,9 @@ def _rewrite(
         if not rules:
             return text, []
     try:
-        new_text, findings = fix_text(text, path=path, rules=rules, options=options)
+        new_text, findings = fix_text(
+            text, path=path, rules=rules, options=options, helpers=helpers
+        )
     except cst.ParserSyntaxError as e:
         return f"syntax error at line {e.raw_line}, column {e.raw_column + 1}: {e.message}"
     except RecursionError:
@@ -356,7 +383,8 @@ def _rewrite(
     except Exception as e:  # a rule's bug must not take the batch down; report it as this file's
         return f"internal error ({type(e).__name__}: {e}); please report it with this file"
     if new_text != text:
-        problem = _verify(text, new_text, path=path, rules=rules, options=options)
+        again = None if helpers is None else inline.Helpers(helpers.shared, helpers.level)
+        problem = _verify(text, new_text, path=path, rules=rules, options=options, helpers=again)
         if problem:
             return problem
     return new_text, findings
@@ -405,10 +433,20 @@ def _process_notebook(
     )
 
 
-def _verify(old: str, new: str, *, path: str, rules: Sequence[Rule], options: Options) -> str:
+def _verify(
+    old: str,
+    new: str,
+    *,
+    path: str,
+    rules: Sequence[Rule],
+    options: Options,
+    helpers: inline.Helpers | None = None,
+) -> str:
     """Why the rewrite must not be written, or "" when it is sound."""
     try:
-        again, _ = fix_text(new, path=path, rules=rules, options=options, placed=False)
+        again, _ = fix_text(
+            new, path=path, rules=rules, options=options, placed=False, helpers=helpers
+        )
     except cst.ParserSyntaxError as e:
         return f"internal error: the rewrite does not parse ({e.message}); file left as it was"
     if again != new:

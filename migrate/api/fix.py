@@ -15,11 +15,11 @@ from functools import partial
 from typing import Any
 
 import codemods
-from codemods import project
+from codemods import inline, project, shared
 from codemods.base import Options
-from codemods.engine import NOT_TRL, process, scan
+from codemods.engine import NOT_TRL, process, scan, unified_diff
 from migrate.kernel.discovery import discover, vendored_trl
-from migrate.kernel.files import SourceError, atomic_write
+from migrate.kernel.files import SourceError, atomic_write, create_file
 from migrate.kernel.findings import FileResult, Finding, Fix, Severity, Status
 
 WRITE, CHECK, DIFF = "write", "check", "diff"
@@ -113,7 +113,13 @@ def fix_paths(
         _process_one, codes=codes, options=options, want_diff=mode == DIFF, passes=passes
     )
     results.extend(_run(work, todo, jobs, progress))
-    results = [_write(r) for r in results] if mode == WRITE else [_as_available(r) for r in results]
+    results, fallbacks = _share_helpers(
+        results, dict(todo + quiet), work, jobs, want_diff=mode == DIFF
+    )
+    if mode == WRITE:
+        results = _write_all(results, fallbacks)
+    else:
+        results = [_as_available(r) for r in results]
     results.sort(key=lambda r: r.path)
     return FixReport(results, mode, len(candidates), len(todo), time.perf_counter() - started)
 
@@ -149,16 +155,101 @@ def _vendored(path: str, folder: str, *, first: bool) -> FileResult:
 
 
 def _process_one(
-    item: tuple[str, bytes],
+    item: tuple[str, bytes] | tuple[str, bytes, inline.Helpers],
     *,
     codes: Sequence[str],
     options: Options,
     want_diff: bool,
     passes: dict[str, list[project.Passed]],
 ) -> FileResult:
-    path, data = item
+    path, data = item[0], item[1]
+    helpers = item[2] if len(item) > 2 else None  # type: ignore[misc]
     passed = passes.get(os.path.abspath(path), ())
-    return process(path, data, codes=codes, options=options, want_diff=want_diff, passed=passed)
+    return process(
+        path,
+        data,
+        codes=codes,
+        options=options,
+        want_diff=want_diff,
+        passed=passed,
+        shared=helpers,
+    )
+
+
+def _share_helpers(
+    results: list[FileResult],
+    sources: dict[str, bytes],
+    work,  # type: ignore[no-untyped-def]
+    jobs: int | None,
+    *,
+    want_diff: bool,
+) -> tuple[list[FileResult], dict[str, list[FileResult]]]:
+    """Files of one folder that each had removed helpers written in are rewritten again to
+    import them from one module beside them, which is added to the results (codemods/shared.py
+    says when a folder qualifies). A folder where a second rewrite fails keeps its copies. Also
+    returned: for each module, the first results of its files (with copies), written instead
+    if the module cannot be."""
+    needs = {r.path: r.helpers for r in results if r.status is Status.CHANGED and r.helpers}
+    found = shared.homes(needs, sources)
+    if not found:
+        return results, {}
+    redo = [
+        (path, sources[path], inline.Helpers(home.keys, home.level))
+        for home in found
+        for path in home.files
+    ]
+    again = {r.path: r for r in _run(work, redo, jobs)}  # type: ignore[arg-type]
+    first = {r.path: r for r in results}
+    replaced: dict[str, FileResult] = {}
+    fallbacks: dict[str, list[FileResult]] = {}
+    for home in found:
+        files = [again[p] for p in home.files]
+        if any(r.status is not Status.CHANGED for r in files):
+            continue
+        replaced.update((r.path, r) for r in files)
+        replaced[home.path] = _module_result(home, files, want_diff=want_diff)
+        fallbacks[home.path] = [first[p] for p in home.files]
+    kept = [replaced.pop(r.path, r) for r in results]
+    return kept + list(replaced.values()), fallbacks
+
+
+def _write_all(
+    results: list[FileResult], fallbacks: dict[str, list[FileResult]]
+) -> list[FileResult]:
+    """Write every changed file. A folder's shared module goes first: if it cannot be written,
+    its files are written with their own copies of the helpers instead."""
+    out: dict[str, FileResult] = {}
+    for module in [r for r in results if r.path in fallbacks]:
+        done = _write(module)
+        out[module.path] = done
+        if done.status is Status.FAILED:
+            out.update((r.path, r) for r in fallbacks[module.path])
+    return [_write(out.get(r.path, r)) if r.path not in fallbacks else out[r.path] for r in results]
+
+
+def _module_result(home: shared.Home, files: list[FileResult], *, want_diff: bool) -> FileResult:
+    keys = sorted(home.keys | {k for r in files for k in r.helpers})
+    text = inline.shared_module(keys)
+    new = text.encode("utf-8")
+    if home.old == new:
+        return FileResult(home.path, Status.UNCHANGED)
+    names = ", ".join(f"`{inline.canonical(k)}`" for k in keys)
+    users = ", ".join(os.path.basename(r.path) for r in files)
+    finding = Finding(
+        "TRL101",
+        Severity.INFO,
+        home.path,
+        1,
+        1,
+        f"holds the removed helpers {names}, written once for the files of this folder that "
+        f"use them ({users}), which import them from here instead of each holding a copy",
+        Fix.APPLIED,
+    )
+    old_text = home.old.decode("utf-8") if home.old is not None else ""
+    diff = unified_diff(home.path, old_text, text) if want_diff else ""
+    return FileResult(
+        home.path, Status.CHANGED, [finding], old=home.old, new=new, diff=diff, helpers=tuple(keys)
+    )
 
 
 def _run(
@@ -194,7 +285,10 @@ def _write(result: FileResult) -> FileResult:
     if result.status is not Status.CHANGED or result.new is None:
         return result
     try:
-        atomic_write(result.path, result.new, expected=result.old)
+        if result.old is None:  # a file the run adds (a folder's shared helpers)
+            create_file(result.path, result.new)
+        else:
+            atomic_write(result.path, result.new, expected=result.old)
     except SourceError as e:
         failed = _as_available(result)  # nothing was applied: the file kept its old bytes
         return dataclasses.replace(failed, status=Status.FAILED, message=str(e))

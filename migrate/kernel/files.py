@@ -112,3 +112,30 @@ def atomic_write(path: str, data: bytes, *, expected: bytes | None = None) -> No
         if isinstance(e, OSError):
             raise SourceError(f"write failed, original kept: {e.strerror or e}") from e
         raise
+
+
+def create_file(path: str, data: bytes) -> None:
+    """Create `path` holding `data` in one step, never over an existing file: the bytes go to a
+    temporary file beside it, which is then hard-linked to the name (refused if it exists)."""
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    try:
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{os.path.basename(path)}.", suffix=".trl-migrate.tmp", dir=folder
+        )
+    except OSError as e:
+        raise SourceError(f"cannot create a temporary file beside it: {e.strerror or e}") from e
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        try:
+            os.link(tmp, path)
+        except FileExistsError as e:
+            raise SourceError("a file by this name appeared while it was being made") from e
+        except OSError as e:
+            raise SourceError(f"cannot create the file: {e.strerror or e}") from e
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)

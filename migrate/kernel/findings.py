@@ -96,6 +96,7 @@ class FileResult:
     old: bytes | None = None  # original bytes, kept only when the file changed
     new: bytes | None = None  # rewritten bytes, only when the file changed
     diff: str = ""  # unified diff, when asked for
+    helpers: tuple[str, ...] = ()  # removed helpers the rewrite wrote in (codemods/inline.py)
 
     @property
     def needs_human(self) -> bool:

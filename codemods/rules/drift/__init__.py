@@ -93,11 +93,14 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
             source = inline.lookup(path) if path in WRITTEN_IN else None
             if source is not None:
                 decisions.append(REMOVE)
-                written.extend(inline.statements(source, alias_asname(alias) or name))
+                stmts, where = inline.written(
+                    self.state.helpers, inline.key_of(path), alias_asname(alias) or name
+                )
+                written.extend(stmts)
                 self.report(
                     alias,
                     f"`{path}` is gone in the transformers TRL 1.13 needs; an equivalent "
-                    "definition was written into this file",
+                    f"definition was written into {where}",
                 )
             elif move is not None:
                 new_name = move.get("name", name)

@@ -12,6 +12,7 @@ and nesting. The flag is found as a keyword of the call, in a dict literal the c
 from __future__ import annotations
 
 import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
 from codemods import edits, inline, walk
@@ -19,19 +20,14 @@ from codemods.base import RuleTransformer
 
 FLAG = "return_all_scores"
 HELPER = "scores_in_label_order"
-HELPER_CODE = f'''
-def {HELPER}(pipe, outputs):
-    """What `return_all_scores=True` returned before transformers 5: every label's score in the
-    model's label order (`top_k=None` sorts them by score), one list per text."""
-    order = {{label: i for i, label in pipe.model.config.id2label.items()}}
-    if outputs and isinstance(outputs[0], dict):
-        outputs = [outputs]  # a lone string: the old flag still gave a list of lists
-    return [sorted(scores, key=lambda s: order[s["label"]]) for scores in outputs]
-'''
-WHY = (
-    "transformers 5 removed `return_all_scores`; `top_k=None` gives every label's score but "
-    f"sorted by score, so `{HELPER}` (written into this file) puts them back in label order"
-)
+KEY = "scores_in_label_order"  # its definition: codemods/data/inline.toml
+
+
+def _why(where: str) -> str:
+    return (
+        "transformers 5 removed `return_all_scores`; `top_k=None` gives every label's score but "
+        f"sorted by score, so `{HELPER}` (written into {where}) puts them back in label order"
+    )
 
 
 class PipelineScores(RuleTransformer):
@@ -75,7 +71,8 @@ class PipelineScores(RuleTransformer):
             elements[index] = element.with_changes(
                 key=cst.SimpleString(f"{quote}top_k{quote}"), value=cst.Name("None")
             )
-            self.report(original_node.elements[index], f'`"{FLAG}": True`: {WHY}')
+            why = _why(self._helper_place())
+            self.report(original_node.elements[index], f'`"{FLAG}": True`: {why}')
         elif value is False:
             del elements[index]
             if index == len(elements) and elements:  # the old last element ended the literal
@@ -115,7 +112,7 @@ class PipelineScores(RuleTransformer):
             updated = updated.with_changes(args=args)
             self.report(
                 original,
-                f"`{FLAG}=True`: {WHY}"
+                f"`{FLAG}=True`: {_why(self._helper_place())}"
                 if value is True
                 else f"`{FLAG}=False` was the default; dropped (transformers 5 has no such flag)",
             )
@@ -150,10 +147,22 @@ class PipelineScores(RuleTransformer):
             ],
         )
 
+    def _helper_place(self) -> str:
+        helpers = self.state.helpers
+        shared = helpers is not None and KEY in helpers.shared
+        return f"`{inline.SHARED_MODULE}.py` beside this file" if shared else "this file"
+
     def scores_module(self, module: cst.Module) -> cst.Module:
         if not self.helper_needed or self.helper_defined:
             return module
-        return inline.after_imports(module, [cst.parse_module(HELPER_CODE).body[0]])
+        helpers = self.state.helpers
+        statements, _ = inline.written(helpers, KEY, HELPER)
+        if helpers is not None and KEY in helpers.shared:
+            AddImportsVisitor.add_needed_import(
+                self.context, inline.SHARED_MODULE, HELPER, relative=helpers.level
+            )
+            return module
+        return inline.after_imports(module, statements)
 
 
 def _flag_element(node: cst.Dict) -> tuple[int, cst.DictElement] | None:
