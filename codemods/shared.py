@@ -1,8 +1,9 @@
 """One module of helpers per folder, instead of one copy per file.
 
-Several files of one folder that each had removed helpers written in (`LengthSampler`,
-`scores_in_label_order`, ...) get them from one module beside them, `trl_migrate_helpers.py`,
-when the folder's own code shows how its files find their neighbours:
+A removed helper (`LengthSampler`, `scores_in_label_order`, ...) that several files of one folder
+had written in is written once, into `trl_migrate_helpers.py` beside them, and imported from
+there, when the folder's own code shows how its files find their neighbours (a helper only one
+file needs stays in that file):
 
 - plain imports of a neighbour (`from utils import x`, with `utils.py` in the folder): the files
   run with the folder on `sys.path`, so `from trl_migrate_helpers import ...` finds the module
@@ -23,6 +24,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import os
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from codemods import inline
@@ -44,8 +46,9 @@ def homes(
 ) -> list[Home]:
     """The shared modules to write. `needs`: file -> the helpers its rewrite wrote in (files
     the rewrite changed); `sources`: every Python file of the run -> its bytes (for the
-    evidence). A folder gets a module when at least `minimum` of its files may import it (one
-    is enough when our module is already there)."""
+    evidence). A folder's module holds the helpers at least `minimum` of its files that may
+    import it need (and what our module there already holds); a helper only one file needs
+    stays a copy in that file."""
     by_folder: dict[str, list[str]] = {}
     for path, wanted in needs.items():
         if wanted and path.endswith(".py"):
@@ -61,9 +64,11 @@ def homes(
         if old is not None and held is None:
             continue  # a module of the user's by that name
         level, files = _importers(folder, sorted(paths), trees, dotted)
-        if len(files) < (1 if held else minimum):
+        counts = Counter(k for p in files for k in needs[p])
+        keys = frozenset(k for k, n in counts.items() if n >= minimum) | frozenset(held or ())
+        files = [p for p in files if keys & set(needs[p])]
+        if not files or (not held and len(files) < minimum):
             continue
-        keys = frozenset(k for p in files for k in needs[p]) | frozenset(held or ())
         out.append(Home(module, level, tuple(files), keys, old))
     return out
 

@@ -228,7 +228,7 @@ def _write_all(
 
 
 def _module_result(home: shared.Home, files: list[FileResult], *, want_diff: bool) -> FileResult:
-    keys = sorted(home.keys | {k for r in files for k in r.helpers})
+    keys = sorted(home.keys)
     text = inline.shared_module(keys)
     new = text.encode("utf-8")
     if home.old == new:

@@ -49,16 +49,16 @@ def test_two_scripts_of_a_folder_import_the_helper_from_one_module(tmp_path):
     assert out["ppo.py"] == (
         "import torch\nfrom trl_migrate_helpers import LengthSampler\n\n" + MAIN
     )
-    assert out["eval.py"] == (
-        "from trl_migrate_helpers import LengthSampler\n"
-        "from trl_migrate_helpers import masked_mean\n\n" + MAIN
-    )
-    assert out["trl_migrate_helpers.py"] == inline.shared_module(["LengthSampler", "masked_mean"])
+    # masked_mean, which only eval.py needs, stays a copy in eval.py
+    mean = inline.lookup("trl.core.masked_mean").replace("__NAME__", "masked_mean")  # type: ignore[union-attr]
+    assert out["eval.py"].startswith("from trl_migrate_helpers import LengthSampler\n")
+    assert mean in out["eval.py"]
+    assert out["trl_migrate_helpers.py"] == inline.shared_module(["LengthSampler"])
     module = result(report, "trl_migrate_helpers.py")
     assert module.status is Status.CHANGED
     [finding] = module.findings
     assert (finding.code, finding.severity, finding.fix) == ("TRL101", Severity.INFO, Fix.APPLIED)
-    assert "`LengthSampler`, `masked_mean`" in finding.message
+    assert "helpers `LengthSampler`, written" in finding.message
     assert "(eval.py, ppo.py)" in finding.message
     messages = [f.message for f in result(report, "ppo.py").findings]
     assert messages == [
@@ -154,11 +154,27 @@ def test_check_and_diff_create_nothing(tmp_path):
     assert text.startswith("--- a/") and "+class LengthSampler:\n" in text
 
 
-def test_our_module_serves_a_later_single_file_and_grows(tmp_path):
+def test_our_module_serves_a_later_single_file(tmp_path):
     root = repo(tmp_path, {"a.py": SAMPLER + MAIN, "b.py": SAMPLER + MAIN})
     api.fix_paths([str(root)])
-    (root / "c.py").write_text("from trl.core import masked_mean\n" + MAIN.replace("Length", "X"))
-    api.fix_paths([str(root / "c.py")])
+    (root / "c.py").write_text(SAMPLER + "from trl.core import masked_mean\n" + MAIN)
+    report = api.fix_paths([str(root / "c.py")])
+    out = tree(root)
+    assert out["c.py"].startswith("from trl_migrate_helpers import LengthSampler\n")
+    assert "def masked_mean(" in out["c.py"]  # needed by c.py alone: its own copy
+    assert out["trl_migrate_helpers.py"] == inline.shared_module(["LengthSampler"])
+    assert result(report, "trl_migrate_helpers.py").status is Status.UNCHANGED
+
+
+def test_our_module_grows_when_two_files_need_another_helper(tmp_path):
+    root = repo(tmp_path, {"a.py": SAMPLER + MAIN, "b.py": SAMPLER + MAIN})
+    api.fix_paths([str(root)])
+    mean = "from trl.core import masked_mean\n" + MAIN.replace(
+        "LengthSampler(2, 8)()", "masked_mean"
+    )
+    (root / "c.py").write_text(mean)
+    (root / "d.py").write_text(mean)
+    api.fix_paths([str(root)])
     out = tree(root)
     assert out["c.py"].startswith("from trl_migrate_helpers import masked_mean\n")
     assert out["trl_migrate_helpers.py"] == inline.shared_module(["LengthSampler", "masked_mean"])
