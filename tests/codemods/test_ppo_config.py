@@ -814,15 +814,9 @@ def test_a_script_flag_the_new_config_also_has_moves_to_the_config(fields, kept,
 @pytest.mark.parametrize(
     ("fields", "extra", "shown"),
     [
-        pytest.param(
-            "    trust_remote_code: bool = True\n", "", "default True", id="other-default"
-        ),
         pytest.param("    trust_remote_code: bool\n", "", "no literal default", id="required"),
         pytest.param(
             REMOTE, "defaults = ScriptArguments()\n", "default False", id="class-used-elsewhere"
-        ),
-        pytest.param(
-            REMOTE, "args.trust_remote_code = True\n", "default False", id="field-assigned"
         ),
     ],
 )
@@ -838,6 +832,58 @@ def test_a_clashing_flag_that_cannot_move_keeps_a_todo(fields, extra, shown):
     assert f"    {todo}\n{fields}" in out
     assert "trust_remote_code=args.trust_remote_code" in out
     assert run(out, select=SELECT)[0] == out
+
+
+ALIAS = "args.trust_remote_code = ppo_config.trust_remote_code\n"
+
+
+@pytest.mark.parametrize(
+    ("fields", "extra", "defaults"),
+    [
+        pytest.param(
+            "    trust_remote_code: bool = True\n",
+            "",
+            "parser.set_defaults(trust_remote_code=True)\n",
+            id="other-default",
+        ),
+        pytest.param(REMOTE, "args.trust_remote_code = True\n", "", id="field-assigned"),
+        pytest.param(REMOTE, "main(args)\n", "", id="object-handed-on"),
+    ],
+)
+def test_a_clashing_flag_whose_reads_cannot_all_follow_is_aliased_after_the_parse(
+    fields, extra, defaults
+):
+    before = (
+        FLAGS_HEAD.format(cfg="PPOConfig") + fields + FLAGS_TAIL.format(cfg="PPOConfig") + extra
+    )
+    after = (
+        FLAGS_HEAD.format(cfg="RLOOConfig")
+        + "    pass\n"
+        + flags_after("RLOOConfig").replace(
+            "args, ppo_config = parser.parse_args_into_dataclasses()\n",
+            defaults + "args, ppo_config = parser.parse_args_into_dataclasses()\n" + ALIAS,
+        )
+        + extra
+    )
+    if extra == "main(args)\n":  # handed on: the direct read follows the config as well
+        after = after.replace(
+            "trust_remote_code=args.trust_remote_code",
+            "trust_remote_code=ppo_config.trust_remote_code",
+        )
+    findings = assert_fixes(before, after, select=SELECT)
+    [removed] = [
+        f for f in findings if "`ScriptArguments.trust_remote_code` was removed" in f.message
+    ]
+    assert (
+        "`args.trust_remote_code = ppo_config.trust_remote_code` after the parse" in removed.message
+    )
+    if defaults:
+        assert removed.severity is Severity.WARNING
+        assert (
+            "`parser.set_defaults(trust_remote_code=True)` keeps this script's default"
+            in removed.message
+        )
+        assert "RLOOConfig's own default is False" in removed.message
 
 
 @pytest.mark.parametrize(

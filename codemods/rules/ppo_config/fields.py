@@ -48,14 +48,36 @@ class FlagClashes(ConfigPass):
             if clash is None:
                 body.append(after)
                 continue
+            wanted = ppo.targets()["config_defaults"][self.target].get(clash.field)
             self.report(
                 before,
-                f"`{clash.cls}.{clash.field}` was removed: {self.new_name} has the same "
-                f"`--{clash.field}` flag with the same default ({clash.default!r}), and "
-                "HfArgumentParser rejects "
-                f"a flag defined twice; reads use `{clash.config_var}.{clash.field}`",
-                severity=Severity.INFO,
+                _dropped(self.new_name, clash, wanted),
+                severity=Severity.INFO if clash.same_default else Severity.WARNING,
             )
         if not body:
             body = [cst.SimpleStatementLine(body=[cst.Pass()])]
         return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+
+
+def _dropped(new_name: str, clash: flags.Clash, wanted: object) -> str:
+    """The finding for a script field dropped because the new config has the same flag."""
+    head = (
+        f"`{clash.cls}.{clash.field}` was removed: {new_name} has the same `--{clash.field}` flag"
+    )
+    if clash.same_default:
+        head += f" with the same default ({clash.default!r})"
+    head += ", and HfArgumentParser rejects a flag defined twice"
+    if not clash.aliases:
+        return f"{head}; reads use `{clash.config_var}.{clash.field}`"
+    script = next(iter(clash.aliases.values()))[0]
+    tail = (
+        f"; `{script}.{clash.field} = {clash.config_var}.{clash.field}` after the parse keeps "
+        "it for every reader"
+    )
+    if not clash.same_default:
+        tail += (
+            f", and `{clash.parser_var}.set_defaults({clash.field}={clash.default!r})` keeps "
+            f"this script's default; {new_name}'s own default is {wanted!r}, so the "
+            f"{new_name} itself now starts from {clash.default!r} as well"
+        )
+    return head + tail

@@ -5,7 +5,12 @@ legacy scripts every TrainingArguments flag). A field of the script's own datacl
 same name, in the same `HfArgumentParser`, makes the parser fail ("conflicting option string").
 When the script's field has the config's default, it is dropped from the script's class and its
 reads follow the config (`args.trust_remote_code` -> `ppo_config.trust_remote_code`): same flag,
-same default. Otherwise the field gets a TODO that says so.
+same default. Where the parsed object is also handed on (`main(args, ppo_config)`), or its
+default differs, the field is dropped too and `args.trust_remote_code =
+ppo_config.trust_remote_code` follows the parse, so every reader still finds it; a default of
+the script's that differs from the config's is given to the parser
+(`parser.set_defaults(trust_remote_code=True)`, which a flag or config file still overrides).
+Otherwise the field gets a TODO that says so.
 """
 
 from __future__ import annotations
@@ -34,6 +39,12 @@ class Clash:
     config_var: str | None  # where its reads go; None: keep the field, with a TODO
     default: Any
     reads: list[cst.Attribute] = dataclasses.field(default_factory=list)
+    # The parse statements after which `script.field = config.field` keeps the attribute for
+    # readers the rule cannot follow (the parsed object handed to a function): id(Assign) ->
+    # (script variable, config variable)
+    aliases: dict[int, tuple[str, str]] = dataclasses.field(default_factory=dict)
+    parser_var: str = ""  # the parser, given the script's default when the config's differs
+    same_default: bool = True
 
 
 def plan(owner: RuleTransformer, seen: parsed.Collected, target: str) -> list[Clash]:
@@ -67,15 +78,69 @@ def plan(owner: RuleTransformer, seen: parsed.Collected, target: str) -> list[Cl
                     continue
                 clash = Clash(name, ann.target.value, ann, stmt, None, _default(ann))  # type: ignore[attr-defined]
                 wanted = defaults.get(clash.field, NO_DEFAULT)
-                if (
+                clash.same_default = (
                     wanted is not NO_DEFAULT
                     and clash.default == wanted
                     and type(clash.default) is type(wanted)
-                    and seen.names.get(name, 0) == 2
-                ):  # the class and its place in the parser
-                    _redirect(owner, seen, clash, unpacks, i, index)
+                )
+                if seen.names.get(name, 0) == 2:  # the class and its place in the parser
+                    if clash.same_default:
+                        _redirect(owner, seen, clash, unpacks, i, index)
+                    if clash.config_var is None or _escapes(seen, unpacks, i):
+                        _alias(seen, clash, var, unpacks, i, index)
                 out.append(clash)
     return out
+
+
+def _escapes(seen: parsed.Collected, unpacks: list[cst.Assign], script_index: int) -> bool:
+    """The parsed script object's name is spelled other than as `name.attribute` and in its
+    unpack: handed to a function, returned, stored, where reads of the field cannot be
+    followed. By spelling, so a parameter of the same name counts too."""
+    names = set()
+    for assign in unpacks:
+        target = assign.targets[0].target
+        if isinstance(target, (cst.Tuple, cst.List)) and script_index < len(target.elements):
+            element = target.elements[script_index].value
+            if isinstance(element, cst.Name):
+                names.add(element.value)
+    for name in names:
+        as_value = sum(
+            isinstance(a.value, cst.Name) and a.value.value == name for a in seen.attributes
+        )
+        if seen.names.get(name, 0) > as_value + len(unpacks):
+            return True
+    return False
+
+
+def _alias(
+    seen: parsed.Collected,
+    clash: Clash,
+    parser_var: str,
+    unpacks: list[cst.Assign],
+    script_index: int,
+    config_index: int,
+) -> None:
+    """The field goes and each unpack is followed by `script.field = config.field`, so every
+    reader of the script's object still finds it; a default other than the config's is given to
+    the parser. All unpacks must name both objects plainly, and that default must be a literal."""
+    if not unpacks or (not clash.same_default and clash.default is NO_DEFAULT):
+        return
+    aliases: dict[int, tuple[str, str]] = {}
+    config_var = None
+    for assign in unpacks:
+        target = assign.targets[0].target
+        if not isinstance(target, (cst.Tuple, cst.List)) or max(script_index, config_index) >= len(
+            target.elements
+        ):
+            return
+        script, config = target.elements[script_index].value, target.elements[config_index].value
+        if not isinstance(script, cst.Name) or not isinstance(config, cst.Name):
+            return
+        if config_var not in (None, config.value):
+            return
+        config_var = config.value
+        aliases[id(assign)] = (script.value, config.value)
+    clash.config_var, clash.aliases, clash.parser_var = config_var, aliases, parser_var
 
 
 # ModelConfig fields TRL 1.13 renamed or moved: `--torch_dtype` is `--dtype`

@@ -48,6 +48,7 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
         if self.own_trainer is not None:  # the config stays PPO's: nothing is planned
             self.param_plans, self.moves, self.handed, self.moved, self.appends = {}, [], {}, {}, {}
             self.clash_drop, self.clash_todo, self.clash_reads, self.model_reads = {}, {}, {}, {}
+            self.clash_alias, self.clash_defaults = {}, {}
             return
         walk.visit(node, _Prescan(self))
         seen = parsed.collect(
@@ -65,6 +66,13 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
         self.clash_drop = {id(c.statement): c for c in clashes if c.config_var}
         self.clash_todo = {id(c.node): c for c in clashes if not c.config_var}
         self.clash_reads = {id(r): c for c in clashes for r in c.reads}
+        self.clash_alias = {}
+        self.clash_defaults = {}
+        for c in clashes:
+            for at, (script, config) in c.aliases.items():
+                self.clash_alias.setdefault(at, []).append((script, config, c))
+            if c.aliases and not c.same_default:
+                self.clash_defaults.setdefault(c.parser_var, []).append(c)
         self.model_reads = flags.model_config_reads(self, seen)
 
     def era_of(self, call: cst.Call, hint: str | None) -> str | None:

@@ -29,6 +29,8 @@ class ConfigPass(PPOClassPass):
     clash_drop: dict[int, Clash]  # id(dataclass field statement) -> the clash it drops
     clash_todo: dict[int, Clash]
     clash_reads: dict[int, Clash]
+    clash_alias: dict[int, list[tuple[str, str, Clash]]]  # id(unpack) -> `a.f = b.f` to follow it
+    clash_defaults: dict[str, list[Clash]]  # parser variable -> fields given the script's default
     model_reads: Any
     _targets: set[int]  # ids of assignment targets
 

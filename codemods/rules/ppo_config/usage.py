@@ -19,8 +19,29 @@ class UsageDocstring(ConfigPass):
     """The usage docstring of a script that parses its config: one TODO naming the flags 1.13
     renamed or lacks."""
 
-    # -- a parsed config starts from PPO's defaults where they differ from the target's ------------
     def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ):  # type: ignore[no-untyped-def]
+        result = self._parser_statement(original_node, updated_node)
+        small = original_node.body[0] if len(original_node.body) == 1 else None
+        after: list[cst.BaseStatement] = []
+        for script, config, clash in self.clash_alias.get(id(small), []):
+            after.append(cst.parse_statement(f"{script}.{clash.field} = {config}.{clash.field}\n"))
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            var = get_full_name_for_node(small.targets[0].target) or ""
+            call = small.value
+            func = get_full_name_for_node(call.func) if isinstance(call, cst.Call) else None
+            clashes = self.clash_defaults.get(var, [])
+            if clashes and (func or "").rpartition(".")[2] in parsed.PARSERS:
+                shown = ", ".join(f"{c.field}={c.default!r}" for c in clashes)
+                after.append(cst.parse_statement(f"{var}.set_defaults({shown})\n"))
+        if not after:
+            return result
+        head = list(result.nodes) if isinstance(result, cst.FlattenSentinel) else [result]
+        return cst.FlattenSentinel([*head, *after])
+
+    # -- a parsed config starts from PPO's defaults where they differ from the target's ------------
+    def _parser_statement(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ):  # type: ignore[no-untyped-def]
         assign = original_node.body[0] if len(original_node.body) == 1 else None
