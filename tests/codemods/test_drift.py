@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from migrate.kernel.findings import Fix
+from migrate.kernel.findings import Fix, Severity
 from tests.codemods.helpers import assert_fixes, assert_noop, dedent, run
 
 SELECT = ("TRL108",)
@@ -694,3 +694,77 @@ def test_ratio_literals():
         False,
         False,
     ]
+
+
+def test_keywords_transformers_5_dropped_leave_the_call():
+    before = dedent(
+        """
+        from transformers import TrainingArguments
+        from trl import SFTConfig
+        args = TrainingArguments(
+            output_dir="out",
+            overwrite_output_dir=True,
+            no_cuda=True,
+            learning_rate=1e-4,
+        )
+        sft = SFTConfig("o", overwrite_output_dir=False)
+        """
+    )
+    after = dedent(
+        """
+        from transformers import TrainingArguments
+        from trl import SFTConfig
+        args = TrainingArguments(
+            output_dir="out",
+            use_cpu=True,
+            learning_rate=1e-4,
+        )
+        sft = SFTConfig("o")
+        """
+    )
+    findings = assert_fixes(before, after, select=SELECT)
+    assert [(f.line, f.severity, f.fix) for f in findings] == [
+        (5, Severity.INFO, Fix.APPLIED),
+        (6, Severity.ERROR, Fix.APPLIED),
+        (9, Severity.INFO, Fix.APPLIED),
+    ]
+    assert findings[0].message.startswith(
+        "`overwrite_output_dir=True` was removed: transformers 5.0 removed overwrite_output_dir; "
+        "the Trainer never read it"
+    )
+    assert findings[0].message.endswith("so dropping it changes nothing in training")
+    assert "renamed `use_cpu=`" in findings[1].message
+
+
+def test_a_read_of_a_dropped_setting_is_a_todo_unless_the_script_declares_it():
+    src = dedent(
+        """
+        from transformers import HfArgumentParser, TrainingArguments
+        (args,) = HfArgumentParser((TrainingArguments,)).parse_args_into_dataclasses()
+        if not args.overwrite_output_dir:
+            resume()
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    assert (
+        "# TODO(trl-migrate TRL108): `args.overwrite_output_dir`: transformers 5.0 removed" in out
+    )
+    assert [f.fix for f in findings] == [Fix.MANUAL]
+    assert run(out, select=SELECT)[0] == out
+    own = dedent(
+        """
+        from dataclasses import dataclass
+        from transformers import TrainingArguments
+        @dataclass
+        class Mine:
+            overwrite_output_dir: bool = False
+        if not mine.overwrite_output_dir:
+            resume()
+        """
+    )
+    assert assert_noop(own, select=SELECT) == []
+
+
+def test_a_call_that_is_not_a_training_config_keeps_the_keyword():
+    src = "from transformers import TrainingArguments\nmake(overwrite_output_dir=True)\n"
+    assert assert_noop(src, select=SELECT) == []

@@ -23,13 +23,14 @@ from typing import Any
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits, inline
+from codemods import edits, inline, walk
 from codemods.base import Rule, RuleTransformer
 from codemods.edits import KEEP, REMOVE, alias_asname, alias_name, new_alias, rewrite_import_from
 from codemods.rules.drift import dtypes, scores, tokenizers
 from codemods.rules.drift.dtypes import ModelDtypes
 from codemods.rules.drift.scores import PipelineScores
 from codemods.rules.drift.tokenizers import TokenizerCalls
+from migrate.kernel.findings import Severity
 
 
 @functools.cache
@@ -46,7 +47,7 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
     # The identifiers the table acts on: a file without any of them skips the pass.
     NAMES = tuple(
         sorted(
-            {*table()["keywords"], scores.FLAG, *tokenizers.NAMES}
+            {*table()["keywords"], *table()["dropped"], scores.FLAG, *tokenizers.NAMES}
             | {
                 path.rpartition(".")[2]
                 for path in (*table()["imports"], *table()["todo"], *WRITTEN_IN)
@@ -58,6 +59,12 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
         super().visit_Module(node)
         self.scores_prescan(node)
         self.tokenizer_prescan(node)
+        # A dropped keyword the file's own classes declare (a field of its dataclass) is theirs.
+        self._own_fields = {
+            a.target.value
+            for a in walk.find_all(node, cst.AnnAssign)
+            if isinstance(a.target, cst.Name) and a.target.value in table()["dropped"]
+        }
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         return self.place_written(self.scores_module(updated_node))
@@ -127,6 +134,8 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
     def _keywords(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         rules = table()["keywords"]
         present = {a.keyword.value for a in updated_node.args if a.keyword is not None}
+        if present & table()["dropped"].keys():
+            updated_node = self._dropped(original_node, updated_node)
         if not present & rules.keys():
             return updated_node
         callee = self._callee(original_node)
@@ -154,11 +163,34 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
                 continue
             args[i] = arg.with_changes(keyword=cst.Name(rule["to"]))
             self.report(
-                original_node.args[i],
+                next(a for a in original_node.args if a.keyword and a.keyword.value == old),
                 f"`{old}=` is gone: renamed `{rule['to']}=`, the "
                 f"same setting ({rule['why'].split(';')[0]})",
             )
         return updated_node.with_changes(args=args)
+
+    def _dropped(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """Keywords of the `dropped` table leave the calls that took them: they changed
+        nothing in training."""
+        callee = self._callee(original)
+        keep = []
+        for orig, arg in zip(original.args, updated.args):
+            rule = table()["dropped"].get(arg.keyword.value) if arg.keyword is not None else None
+            if rule is None or not any(
+                fnmatch.fnmatchcase(c, p) for c in callee for p in rule["callees"]
+            ):
+                keep.append(arg)
+                continue
+            self.report(
+                orig,
+                f"`{edits.code(arg).strip().rstrip(',')}` was removed: "
+                f"{rule['why'].split(';')[0]}; {rule['why'].split(';', 1)[1].strip()}, so "
+                "dropping it changes nothing in training",
+                severity=Severity.INFO,
+            )
+        if len(keep) == len(updated.args):
+            return updated
+        return updated.with_changes(args=edits.relayout(original, keep, set()))
 
     def _callee(self, call: cst.Call) -> list[str]:
         """What the call may be: qualified names of its function, or its dotted name."""
@@ -170,6 +202,17 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
         self, original_node: cst.Attribute, updated_node: cst.Attribute
     ) -> cst.BaseExpression:
         if self.in_import or original_node.attr.value not in self.NAMES:
+            return updated_node
+        gone = table()["dropped"].get(original_node.attr.value)
+        if gone is not None:
+            if original_node.attr.value not in self._own_fields and not self.in_mutation:
+                self.todo(
+                    original_node,
+                    f"`{edits.code(original_node).strip()}`: {gone['why'].split(';')[0]}, so "
+                    "reading it from TrainingArguments or a TRL config raises AttributeError; "
+                    "give your script its own flag for it (a field of its dataclass), or drop "
+                    "the check",
+                )
             return updated_node
         for path in self.qualified_names(original_node):
             move = table()["imports"].get(path)
