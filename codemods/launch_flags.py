@@ -21,6 +21,7 @@ class FlagChange:
     new: str  # "--num_iterations"; "" when the new config has no such flag
     why: str  # for a flag with no new spelling: what became of the setting
     code: str = "TRL103"  # the rule whose table says so (TRL108: transformers drift)
+    drop: bool = False  # the flag (and a value after it) leaves the line: it changed nothing
 
 
 def _script_fields() -> frozenset[str]:
@@ -71,7 +72,8 @@ def drift_changes(
 ) -> list[FlagChange]:
     """The flags among `args` that TRL108's keyword table renames on TrainingArguments and TRL's
     configs (`--evaluation_strategy` -> `--eval_strategy`; `--warmup_ratio 0.05` ->
-    `--warmup_steps 0.05`, only for a ratio below 1), in order. A flag the script declares
+    `--warmup_steps 0.05`, only for a ratio below 1) or drops (`--overwrite_output_dir`, which
+    changed nothing in training; `drop`), in order. A flag the script declares
     itself (`declared(name)`: a field of its own dataclass) is its own and left alone; a
     `warmup_ratio` that is not a number below 1 gets no new spelling, with the reason. With
     `script` (its text), only the flags of classes it names (`SFTConfig` for `--max_seq_length`)."""
@@ -82,9 +84,16 @@ def drift_changes(
         for k, r in table()["keywords"].items()
         if any(fnmatch.fnmatchcase(c, p) for c in CONFIG_CALLEES for p in r["callees"])
     }
+    dropped = table()["dropped"]
     out: list[FlagChange] = []
     seen: set[str] = set()
     for flag, name, value in _flags(args):
+        gone = dropped.get(name)
+        if gone is not None and name not in seen and not declared(name):
+            if not script or any(_names(pattern, script) for pattern in gone["callees"]):
+                seen.add(name)
+                out.append(FlagChange(flag, "", gone["why"].split(";")[0], "TRL108", drop=True))
+            continue
         rule = rules.get(name)
         if rule is None or name in seen or declared(name):
             continue
@@ -124,8 +133,27 @@ def renamed(args: Sequence[str], found: Sequence[FlagChange]) -> list[str]:
     """`args` with each renamed flag spelled the new way (`--num_ppo_epochs=4` ->
     `--num_iterations=4`); flags without a new spelling stay as they are."""
     new = {c.flag: c.new for c in found if c.new}
-    out = []
+    dropped = {c.flag for c in found if c.drop}
+    out: list[str] = []
+    skip_value = False
     for token in args:
         flag, eq, value = token.partition("=")
+        if skip_value:
+            skip_value = False
+            if not token.startswith("-"):
+                continue  # the dropped flag's value (`--overwrite_output_dir True`)
+        if flag in dropped:
+            skip_value = not eq
+            continue
         out.append(new[flag] + eq + value if flag in new else token)
     return out
+
+
+def without_flag(line: str, flag: str) -> str:
+    """`line` of a shell script without `flag` and a value after it (a word that is not a
+    flag), or with `=value`."""
+    return re.sub(
+        rf"[ \t]*(?<![\w-]){re.escape(flag)}(?:=\S*|[ \t]+(?!-)[^\s\\]+)?(?=[\s\\]|$)",
+        "",
+        line,
+    )

@@ -176,7 +176,15 @@ def launch_flags(
             while end <= len(physical) and physical[end - 1].rstrip("\r\n").endswith("\\"):
                 end += 1
             for change in found:
-                if change.new:
+                if change.drop:
+                    message = (
+                        f"`{change.flag}` is not a flag of TrainingArguments any more "
+                        f"({change.why}); it changed nothing in training"
+                    ) + (", so it was removed" if edit else ": remove it from this line")
+                    if edit:
+                        for i in range(line - 1, min(end, len(physical))):
+                            physical[i] = _without(physical[i], change.flag)
+                elif change.new:
                     message = (
                         f"`{change.flag}` is `{change.new}` for the rewritten script's config"
                         if change.code == "TRL103"
@@ -201,7 +209,7 @@ def launch_flags(
                         line,
                         0,
                         message,
-                        Fix.APPLIED if change.new and edit else Fix.MANUAL,
+                        Fix.APPLIED if (change.new or change.drop) and edit else Fix.MANUAL,
                     )
                 )
         status = Status.UNCHANGED
@@ -231,6 +239,21 @@ def _declares(text: str, name: str) -> bool:
     """Whether `text` declares a dataclass field `name` (`    warmup_ratio: float = ...`): a
     flag of the script's own, which TRL108's renames leave alone."""
     return re.search(rf"(?m)^\s+{re.escape(name)}\s*:", text) is not None
+
+
+def _without(line: str, flag: str) -> str:
+    """A physical line of a shell script without `flag` (and its value); a continuation line
+    that held nothing else goes whole."""
+    from codemods import launch_flags as flags
+
+    body = line.rstrip("\r\n")
+    ending = line[len(body) :]
+    kept = flags.without_flag(body, flag)
+    if kept == body:
+        return line
+    if kept.strip() in ("", "\\"):
+        return ""
+    return kept + ending
 
 
 def _swap_flag(line: str, old: str, new: str) -> str:

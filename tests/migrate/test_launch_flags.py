@@ -215,3 +215,40 @@ def test_drift_flags_only_for_the_classes_the_script_names():
         "--max_length",
         "--eval_strategy",
     ]
+
+
+def test_overwrite_output_dir_leaves_the_launch_line(tmp_path):
+    # Jerry-XDL/AIDoctor's and dukeyuan/finetuning's run_*.sh pass --overwrite_output_dir, which
+    # transformers 5's TrainingArguments no longer has (HfArgumentParser then rejects the line)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "sft.py").write_text(SFT)
+    (tmp_path / "sft2.py").write_text(SFT)
+    (tmp_path / "run.sh").write_text(
+        "python sft.py --output_dir out \\\n"
+        "    --overwrite_output_dir \\\n"
+        "    --do_train\n"
+        "python sft2.py --overwrite_output_dir True --output_dir o2\n"
+    )
+    report = api.upgrade_path(str(tmp_path), smoke=False, installed=False)
+    assert (tmp_path / "run.sh").read_text() == (
+        "python sft.py --output_dir out \\\n    --do_train\npython sft2.py --output_dir o2\n"
+    )
+    [launch] = report.launches
+    assert [(f.line, f.code, f.fix) for f in launch.findings] == [
+        (1, "TRL108", Fix.APPLIED),
+        (4, "TRL108", Fix.APPLIED),
+    ]
+    assert launch.findings[0].message == (
+        "`--overwrite_output_dir` is not a flag of TrainingArguments any more (transformers 5.0 "
+        "removed overwrite_output_dir); it changed nothing in training, so it was removed"
+    )
+    again = api.upgrade_path(str(tmp_path), smoke=False, installed=False)
+    assert all(r.status is not Status.CHANGED for r in again.launches)
+
+
+def test_a_dropped_flag_leaves_the_arguments_of_the_smoke_run():
+    change = launch_flags.FlagChange("--overwrite_output_dir", "", "gone", "TRL108", drop=True)
+    args = ["--overwrite_output_dir", "True", "--lr", "1", "--overwrite_output_dir=1", "--x"]
+    assert launch_flags.renamed(args, [change]) == ["--lr", "1", "--x"]
+    declared = {"overwrite_output_dir"}.__contains__
+    assert launch_flags.drift_changes(["--overwrite_output_dir"], declared) == []
