@@ -82,6 +82,8 @@ class FileState:
     tree: walk.Tree | None = None
     # The removed helpers written in (or imported from the folder's shared module), by key
     helpers: inline.Helpers | None = None
+    # The module globals other files of the run import from this one (project.imported_names)
+    exported: frozenset[str] = frozenset()
 
     def tree_of(self, module: cst.Module) -> walk.Tree:
         """The walk.Tree of `module`: a node a rule asks about is one of the tree the pass

@@ -108,6 +108,7 @@ def fix_text(
     options: Options,
     placed: bool = True,
     helpers: inline.Helpers | None = None,
+    exported: frozenset[str] = frozenset(),
 ) -> tuple[str, list[Finding]]:
     """Apply `rules` in order; raises libcst.ParserSyntaxError for text that is not Python.
 
@@ -115,6 +116,7 @@ def fix_text(
     of a finding made in a later pass is mapped back to the original text. `placed=False`
     leaves every finding at line 0 (the verifying run wants the text only). `helpers`: which
     removed helpers come from the folder's shared module; the rules add those they write in.
+    `exported`: the module globals other files of the run import from this one by name.
     """
     active = [rule for rule in rules if rule.triggered(text)]
     if not active and _ast_parses(text):
@@ -132,6 +134,7 @@ def fix_text(
         target=target,
         target_reason=reason,
         helpers=helpers,
+        exported=exported,
     )
     stages: list[tuple[int, str]] = []  # (first finding index of the pass, text the pass saw)
     current = text
@@ -303,12 +306,14 @@ def process(
     want_diff: bool = False,
     passed: Sequence[project.Passed] = (),
     shared: inline.Helpers | None = None,
+    exported: frozenset[str] = frozenset(),
 ) -> FileResult:
     """Rewrite one file's bytes with the rules named by `codes`; the result carries new bytes.
     `passed`: the TRL names other files of the run give this one through star imports
     (`project.star_passes`), imported explicitly before the rules run (with TRL101). `shared`:
     the removed helpers this file imports from its folder's shared module instead of holding
-    them; the result's `helpers` names every helper the file was given."""
+    them; the result's `helpers` names every helper the file was given. `exported`: the names
+    other files of the run import from this one (`project.imported_names`)."""
     rules = [BY_CODE[c] for c in codes]
     if display.endswith(".ipynb"):
         return _process_notebook(display, data, rules=rules, options=options, want_diff=want_diff)
@@ -321,7 +326,9 @@ def process(
         start = project.with_passed(decoded.text, passed)
         before = [_passed_finding(display, p) for p in passed]
     helpers = shared or inline.Helpers()
-    outcome = _rewrite(start, path=display, rules=rules, options=options, helpers=helpers)
+    outcome = _rewrite(
+        start, path=display, rules=rules, options=options, helpers=helpers, exported=exported
+    )
     if isinstance(outcome, str):
         return FileResult(display, Status.FAILED, message=outcome)
     new_text, findings = outcome
@@ -365,6 +372,7 @@ def _rewrite(
     rules: Sequence[Rule],
     options: Options,
     helpers: inline.Helpers | None = None,
+    exported: frozenset[str] = frozenset(),
 ) -> tuple[str, list[Finding]] | str:
     """The verified rewrite of `text` and its findings, or why there is none (a message)."""
     if not uses_trl(text):
@@ -374,7 +382,7 @@ def _rewrite(
             return text, []
     try:
         new_text, findings = fix_text(
-            text, path=path, rules=rules, options=options, helpers=helpers
+            text, path=path, rules=rules, options=options, helpers=helpers, exported=exported
         )
     except cst.ParserSyntaxError as e:
         return f"syntax error at line {e.raw_line}, column {e.raw_column + 1}: {e.message}"
@@ -384,7 +392,15 @@ def _rewrite(
         return f"internal error ({type(e).__name__}: {e}); please report it with this file"
     if new_text != text:
         again = None if helpers is None else inline.Helpers(helpers.shared, helpers.level)
-        problem = _verify(text, new_text, path=path, rules=rules, options=options, helpers=again)
+        problem = _verify(
+            text,
+            new_text,
+            path=path,
+            rules=rules,
+            options=options,
+            helpers=again,
+            exported=exported,
+        )
         if problem:
             return problem
     return new_text, findings
@@ -441,11 +457,18 @@ def _verify(
     rules: Sequence[Rule],
     options: Options,
     helpers: inline.Helpers | None = None,
+    exported: frozenset[str] = frozenset(),
 ) -> str:
     """Why the rewrite must not be written, or "" when it is sound."""
     try:
         again, _ = fix_text(
-            new, path=path, rules=rules, options=options, placed=False, helpers=helpers
+            new,
+            path=path,
+            rules=rules,
+            options=options,
+            placed=False,
+            helpers=helpers,
+            exported=exported,
         )
     except cst.ParserSyntaxError as e:
         return f"internal error: the rewrite does not parse ({e.message}); file left as it was"

@@ -203,3 +203,45 @@ def with_passed(text: str, passed: Sequence[Passed]) -> str:
             lines[line - 1] = end + newline
         lines[line:line] = [p.statement() + newline for p in by_line[line]]
     return "".join(lines)
+
+
+def imported_names(files: Sequence[tuple[str, bytes]]) -> dict[str, frozenset[str]]:
+    """For each Python file of `files`, the names other files of the run import from it by
+    name (`from config import config`, `from .config import config`): a module global there
+    is read by code that file's rules cannot see. Files no other file imports from are left
+    out. A module is found by its dotted path's last parts (`pkg.config` -> `.../pkg/config.py`),
+    one beside the importer first; a name found for several files is given to none."""
+    paths = [os.path.abspath(p) for p, _ in files if p.endswith(".py")]
+    by_key: dict[str, list[str]] = {}
+    for path in paths:
+        parts = os.path.splitext(path)[0].split(os.sep)[1:]
+        for i in range(len(parts)):
+            by_key.setdefault(".".join(parts[i:]), []).append(path)
+    out: dict[str, set[str]] = {}
+    for path, data in ((os.path.abspath(p), d) for p, d in files if p.endswith(".py")):
+        if b"import" not in data:
+            continue
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        here = os.path.dirname(path)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or not node.module:
+                continue
+            if node.level:
+                base = here
+                for _ in range(node.level - 1):
+                    base = os.path.dirname(base)
+                target = os.path.join(base, *node.module.split(".")) + ".py"
+                found = [target] if target in paths else []
+            else:
+                found = by_key.get(node.module, [])
+                beside = [f for f in found if os.path.dirname(f) == here]
+                found = beside or found
+            if len(found) != 1 or found[0] == path:
+                continue
+            out.setdefault(found[0], set()).update(
+                a.name for a in node.names if a.name != "*"
+            )
+    return {p: frozenset(names) for p, names in out.items()}

@@ -109,8 +109,14 @@ def fix_paths(
             todo.append((path, data))
         else:
             results.append(FileResult(path, Status.SKIPPED, message=NOT_TRL))
+    exported = project.imported_names(todo + quiet) if "TRL103" in codes else {}
     work = partial(
-        _process_one, codes=codes, options=options, want_diff=mode == DIFF, passes=passes
+        _process_one,
+        codes=codes,
+        options=options,
+        want_diff=mode == DIFF,
+        passes=passes,
+        exported=exported,
     )
     results.extend(_run(work, todo, jobs, progress))
     results, fallbacks = _share_helpers(
@@ -161,18 +167,20 @@ def _process_one(
     options: Options,
     want_diff: bool,
     passes: dict[str, list[project.Passed]],
+    exported: dict[str, frozenset[str]],
 ) -> FileResult:
     path, data = item[0], item[1]
     helpers = item[2] if len(item) > 2 else None  # type: ignore[misc]
-    passed = passes.get(os.path.abspath(path), ())
+    full = os.path.abspath(path)
     return process(
         path,
         data,
         codes=codes,
         options=options,
         want_diff=want_diff,
-        passed=passed,
+        passed=passes.get(full, ()),
         shared=helpers,
+        exported=exported.get(full, frozenset()),
     )
 
 

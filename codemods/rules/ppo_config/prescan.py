@@ -139,6 +139,10 @@ class _Prescan(walk.Visitor):
                 if name and not plan.fail:
                     owner.reads[name] = plan
                     owner.built_at[name] = node
+            one = len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)
+            if one and not plan.fail:
+                given = {a.keyword.value for a in expanded.args if a.keyword is not None}
+                owner.config_assigns[id(node)] = (node.targets[0].target.value, plan, given)  # type: ignore[attr-defined]
             return
         func_name = get_full_name_for_node(value.func) or ""
         if func_name.rpartition(".")[2] in parsed.PARSERS:

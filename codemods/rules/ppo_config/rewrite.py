@@ -9,7 +9,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
 from codemods import edits, ppo, walk
-from codemods.rules.ppo_config import flags, parsed, parsed_edits, vendored
+from codemods.rules.ppo_config import flags, keep, parsed, parsed_edits, vendored
 from codemods.rules.ppo_config.fields import FlagClashes
 from codemods.rules.ppo_config.mapping import plan_call
 from codemods.rules.ppo_config.plan import Plan
@@ -48,9 +48,11 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
         if self.own_trainer is not None:  # the config stays PPO's: nothing is planned
             self.param_plans, self.moves, self.handed, self.moved, self.appends = {}, [], {}, {}, {}
             self.clash_drop, self.clash_todo, self.clash_reads, self.model_reads = {}, {}, {}, {}
-            self.clash_alias, self.clash_defaults = {}, {}
+            self.clash_alias, self.clash_defaults, self.kept = {}, {}, {}
             return
+        self.config_assigns = {}
         walk.visit(node, _Prescan(self))
+        self.kept = keep.plan(self, node, self.config_assigns)
         seen = parsed.collect(
             self, node
         )  # parsers, their unpacks, classes, reads: one pass for the three plans

@@ -31,6 +31,9 @@ class ConfigPass(PPOClassPass):
     clash_reads: dict[int, Clash]
     clash_alias: dict[int, list[tuple[str, str, Clash]]]  # id(unpack) -> `a.f = b.f` to follow it
     clash_defaults: dict[str, list[Clash]]  # parser variable -> fields given the script's default
+    # id(`config = PPOConfig(...)`) -> (name, plan, the keywords the call gave)
+    config_assigns: dict[int, tuple[str, Plan, set[str]]]
+    kept: dict[int, Any]  # id(that Assign) -> keep.Kept: dropped fields kept as attributes
     model_reads: Any
     _targets: set[int]  # ids of assignment targets
 

@@ -9,7 +9,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from codemods import edits, ppo
-from codemods.rules.ppo_config import parsed
+from codemods.rules.ppo_config import keep, parsed
 from codemods.rules.ppo_config.mapping import plan_call
 from codemods.rules.ppo_config.state import ConfigPass
 from migrate.kernel.findings import Severity
@@ -25,6 +25,17 @@ class UsageDocstring(ConfigPass):
         result = self._parser_statement(original_node, updated_node)
         small = original_node.body[0] if len(original_node.body) == 1 else None
         after: list[cst.BaseStatement] = []
+        kept = self.kept.get(id(small))
+        if kept is not None:
+            after += keep.statements(kept)
+            shown = ", ".join(f"`{kept.var}.{name} = {text}`" for name, text in kept.fields)
+            self.report(
+                original_node,
+                f"{self.new_name} has no {', '.join(f'`{n}`' for n, _ in kept.fields)}, and "
+                f"{kept.why}: {shown} keeps the old value readable there ({self.new_name} and "
+                "its trainer ignore the attribute)",
+                severity=Severity.INFO,
+            )
         for script, config, clash in self.clash_alias.get(id(small), []):
             after.append(cst.parse_statement(f"{script}.{clash.field} = {config}.{clash.field}\n"))
         if isinstance(small, cst.Assign) and len(small.targets) == 1:

@@ -1,0 +1,79 @@
+"""TRL103: fields the new config drops stay readable where the config goes out of sight.
+
+`config = PPOConfig(model_name="gpt2", ...)` becomes `RLOOConfig(...)` without `model_name`, and
+this file's reads of `config.model_name` become `"gpt2"`. Code the rule cannot see reads it
+too: another module's `from config import config` then `config.model_name`, or a function of
+another module handed the config (`build_dataset(config)`, which reads `args.model_name`). On
+TRL 1.13 each is an AttributeError, with no finding. So where the config goes out of sight (a
+module-level config other files of the run import by name, `project.imported_names`; or a
+config handed to a function this file does not define), the assignment is followed by
+`config.model_name = "gpt2"`: the old field's value, readable as before. The new config ignores
+the attribute (its fields, `to_dict()` and the trainer never read it).
+
+Only fields the call gives, with a value it shows, are kept: a literal, or a name or attribute
+read (evaluated again right after the call, before anything can change it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+from codemods import walk
+from codemods.rules.ppo_config.plan import Plan
+
+
+@dataclasses.dataclass
+class Kept:
+    """The attribute assignments that follow one config assignment."""
+
+    var: str
+    fields: list[tuple[str, str]]  # (field, value code)
+    why: str  # where the config goes
+
+
+def plan(  # type: ignore[no-untyped-def]
+    owner, module: cst.Module, assigns: dict[int, tuple[str, Plan, set[str]]]
+) -> dict[int, Kept]:
+    """id(config Assign) -> what follows it. `assigns`: id(Assign) -> (variable, plan, the
+    keywords the call gave)."""
+    if not assigns:
+        return {}
+    defined = {s.name.value for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
+    top = {
+        id(small) for s in module.body if isinstance(s, cst.SimpleStatementLine) for small in s.body
+    }
+    handed: dict[str, str] = {}  # variable -> the first call of another module handed it
+    for call in walk.find_all(module, cst.Call):
+        func = get_full_name_for_node(call.func) or ""
+        if not func or func.split(".")[0] in defined:
+            continue
+        if any(q.startswith("trl.") for q in owner.qualified_names(call.func)):
+            continue  # TRL's own trainer or config: it reads no dropped field
+        for arg in call.args:
+            if isinstance(arg.value, cst.Name):
+                handed.setdefault(arg.value.value, func)
+    out: dict[int, Kept] = {}
+    for at, (var, made, given) in assigns.items():
+        fields = [
+            (name, text)
+            for name, (how, text) in sorted(made.reads.items())
+            if how in ("value", "expr") and name in given
+        ]
+        if not fields:
+            continue
+        if var in handed:
+            why = f"`{handed[var]}({var})` hands it to code this file does not define"
+        elif at in top and var in owner.state.exported:
+            why = f"other files of this run import `{var}` from this module"
+        else:
+            continue
+        out[at] = Kept(var, fields, why)
+    return out
+
+
+def statements(kept: Kept) -> list[cst.BaseStatement]:
+    return [cst.parse_statement(f"{kept.var}.{name} = {text}\n") for name, text in kept.fields]
+

@@ -1,0 +1,115 @@
+"""Fields a rewritten PPO config drops stay readable where the config goes out of the file's
+sight (codemods/rules/ppo_config/keep.py): singhnikhil01/Outsmart-AI-detection-System's
+`config.py` builds the config that `model.py` imports and reads `config.model_name` from, and
+shangluyang/rlhf's notebook hands it to `build_dataset(config)` of `dataset.py`."""
+
+from __future__ import annotations
+
+import os
+
+from migrate import api
+from migrate.kernel.findings import Severity
+from tests.codemods.helpers import dedent, run
+
+CONFIG = dedent(
+    """
+    from trl import PPOConfig
+
+    config = PPOConfig(
+        model_name="gpt2",
+        learning_rate=1.41e-5,
+    )
+    """
+)
+MODEL = dedent(
+    """
+    from transformers import AutoTokenizer
+    from config import config
+
+    tokenizer = AutoTokenizer.from_pretrained(config.model_name)
+    """
+)
+
+
+def test_a_config_another_file_imports_keeps_its_dropped_fields(tmp_path):
+    (tmp_path / "config.py").write_text(CONFIG)
+    (tmp_path / "model.py").write_text(MODEL)
+    report = api.fix_paths([str(tmp_path)])
+    text = (tmp_path / "config.py").read_text()
+    assert text.endswith(')\nconfig.model_name = "gpt2"\n')
+    assert (tmp_path / "model.py").read_text() == MODEL
+    result = next(r for r in report.results if r.path.endswith("config.py"))
+    [kept] = [f for f in result.findings if "keeps the old value readable" in f.message]
+    assert kept.severity is Severity.INFO and kept.line == 3
+    assert kept.message == (
+        "RLOOConfig has no `model_name`, and other files of this run import `config` from this "
+        'module: `config.model_name = "gpt2"` keeps the old value readable there (RLOOConfig and '
+        "its trainer ignore the attribute)"
+    )
+    again = api.fix_paths([str(tmp_path)])
+    assert all(r.status.value != "changed" for r in again.results)
+
+
+def test_a_config_no_other_file_imports_is_left_as_the_file_reads_it(tmp_path):
+    (tmp_path / "config.py").write_text(CONFIG)
+    api.fix_paths([str(tmp_path / "config.py")])
+    assert "config.model_name" not in (tmp_path / "config.py").read_text()
+
+
+def test_a_config_handed_to_another_modules_function_keeps_its_dropped_fields():
+    src = dedent(
+        """
+        from trl import PPOConfig
+        from dataset import build_dataset
+
+        config = PPOConfig(model_name="lvwerra/gpt2-imdb", query_dataset=name, learning_rate=1e-5)
+        dataset = build_dataset(config)
+        print(config.model_name)
+        """
+    )
+    out, findings = run(src, select=("TRL103",))
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("config = RLOOConfig("))
+    assert lines[at + 1 : at + 3] == [
+        'config.model_name = "lvwerra/gpt2-imdb"',
+        "config.query_dataset = name",
+    ]
+    assert lines[-1] == 'print("lvwerra/gpt2-imdb")'  # this file's own read: the value
+    assert any("`build_dataset(config)` hands it to code" in f.message for f in findings)
+    assert run(out, select=("TRL103",))[0] == out
+
+
+def test_a_config_handed_to_a_function_of_the_same_file_is_followed_there_instead():
+    src = dedent(
+        """
+        from trl import PPOConfig
+
+        def build_dataset(cfg):
+            return cfg.model_name
+
+        config = PPOConfig(model_name="gpt2")
+        dataset = build_dataset(config)
+        """
+    )
+    out, _ = run(src, select=("TRL103",))
+    assert "config.model_name =" not in out
+
+
+def test_imported_names_resolves_modules_of_the_run(tmp_path):
+    from codemods import project
+
+    files = {
+        "pkg/config.py": b"config = 1\n",
+        "pkg/train.py": b"from .config import config\n",
+        "other/config.py": b"x = 1\n",
+        "run.py": b"from pkg.config import config as c, other\n",
+        "solo.py": b"from config import nothing\n",  # two config.py: neither is chosen
+    }
+    paths = []
+    for name, data in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        paths.append((str(path), data))
+    found = project.imported_names(paths)
+    assert found == {os.path.abspath(tmp_path / "pkg/config.py"): frozenset({"config", "other"})}
