@@ -20,7 +20,7 @@ from libcst.codemod import Codemod, CodemodContext, VisitorBasedCodemodCommand
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import QualifiedNameSource, ScopeProvider
 
-from codemods import inline, positions, walk
+from codemods import inline, positions, project, walk
 from codemods.bindings import Bindings
 from migrate.kernel.findings import Finding, Fix, Severity
 
@@ -82,8 +82,8 @@ class FileState:
     tree: walk.Tree | None = None
     # The removed helpers written in (or imported from the folder's shared module), by key
     helpers: inline.Helpers | None = None
-    # The module globals other files of the run import from this one (project.imported_names)
-    exported: frozenset[str] = frozenset()
+    # What the other files of the run tell about this one (project.run_facts)
+    facts: project.RunFacts = dataclasses.field(default_factory=lambda: project.NO_FACTS)
 
     def tree_of(self, module: cst.Module) -> walk.Tree:
         """The walk.Tree of `module`: a node a rule asks about is one of the tree the pass

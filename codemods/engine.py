@@ -108,7 +108,7 @@ def fix_text(
     options: Options,
     placed: bool = True,
     helpers: inline.Helpers | None = None,
-    exported: frozenset[str] = frozenset(),
+    facts: project.RunFacts = project.NO_FACTS,
 ) -> tuple[str, list[Finding]]:
     """Apply `rules` in order; raises libcst.ParserSyntaxError for text that is not Python.
 
@@ -116,7 +116,7 @@ def fix_text(
     of a finding made in a later pass is mapped back to the original text. `placed=False`
     leaves every finding at line 0 (the verifying run wants the text only). `helpers`: which
     removed helpers come from the folder's shared module; the rules add those they write in.
-    `exported`: the module globals other files of the run import from this one by name.
+    `facts`: what the other files of the run tell about this one (`project.run_facts`).
     """
     active = [rule for rule in rules if rule.triggered(text)]
     if not active and _ast_parses(text):
@@ -134,7 +134,7 @@ def fix_text(
         target=target,
         target_reason=reason,
         helpers=helpers,
-        exported=exported,
+        facts=facts,
     )
     stages: list[tuple[int, str]] = []  # (first finding index of the pass, text the pass saw)
     current = text
@@ -306,14 +306,14 @@ def process(
     want_diff: bool = False,
     passed: Sequence[project.Passed] = (),
     shared: inline.Helpers | None = None,
-    exported: frozenset[str] = frozenset(),
+    facts: project.RunFacts = project.NO_FACTS,
 ) -> FileResult:
     """Rewrite one file's bytes with the rules named by `codes`; the result carries new bytes.
     `passed`: the TRL names other files of the run give this one through star imports
     (`project.star_passes`), imported explicitly before the rules run (with TRL101). `shared`:
     the removed helpers this file imports from its folder's shared module instead of holding
-    them; the result's `helpers` names every helper the file was given. `exported`: the names
-    other files of the run import from this one (`project.imported_names`)."""
+    them; the result's `helpers` names every helper the file was given. `facts`: what the
+    other files of the run tell about this one (`project.run_facts`)."""
     rules = [BY_CODE[c] for c in codes]
     if display.endswith(".ipynb"):
         return _process_notebook(display, data, rules=rules, options=options, want_diff=want_diff)
@@ -327,7 +327,7 @@ def process(
         before = [_passed_finding(display, p) for p in passed]
     helpers = shared or inline.Helpers()
     outcome = _rewrite(
-        start, path=display, rules=rules, options=options, helpers=helpers, exported=exported
+        start, path=display, rules=rules, options=options, helpers=helpers, facts=facts
     )
     if isinstance(outcome, str):
         return FileResult(display, Status.FAILED, message=outcome)
@@ -372,7 +372,7 @@ def _rewrite(
     rules: Sequence[Rule],
     options: Options,
     helpers: inline.Helpers | None = None,
-    exported: frozenset[str] = frozenset(),
+    facts: project.RunFacts = project.NO_FACTS,
 ) -> tuple[str, list[Finding]] | str:
     """The verified rewrite of `text` and its findings, or why there is none (a message)."""
     if not uses_trl(text):
@@ -382,7 +382,7 @@ def _rewrite(
             return text, []
     try:
         new_text, findings = fix_text(
-            text, path=path, rules=rules, options=options, helpers=helpers, exported=exported
+            text, path=path, rules=rules, options=options, helpers=helpers, facts=facts
         )
     except cst.ParserSyntaxError as e:
         return f"syntax error at line {e.raw_line}, column {e.raw_column + 1}: {e.message}"
@@ -399,7 +399,7 @@ def _rewrite(
             rules=rules,
             options=options,
             helpers=again,
-            exported=exported,
+            facts=facts,
         )
         if problem:
             return problem
@@ -457,7 +457,7 @@ def _verify(
     rules: Sequence[Rule],
     options: Options,
     helpers: inline.Helpers | None = None,
-    exported: frozenset[str] = frozenset(),
+    facts: project.RunFacts = project.NO_FACTS,
 ) -> str:
     """Why the rewrite must not be written, or "" when it is sound."""
     try:
@@ -468,7 +468,7 @@ def _verify(
             options=options,
             placed=False,
             helpers=helpers,
-            exported=exported,
+            facts=facts,
         )
     except cst.ParserSyntaxError as e:
         return f"internal error: the rewrite does not parse ({e.message}); file left as it was"

@@ -209,39 +209,95 @@ def imported_names(files: Sequence[tuple[str, bytes]]) -> dict[str, frozenset[st
     """For each Python file of `files`, the names other files of the run import from it by
     name (`from config import config`, `from .config import config`): a module global there
     is read by code that file's rules cannot see. Files no other file imports from are left
-    out. A module is found by its dotted path's last parts (`pkg.config` -> `.../pkg/config.py`),
-    one beside the importer first; a name found for several files is given to none."""
-    paths = [os.path.abspath(p) for p, _ in files if p.endswith(".py")]
-    by_key: dict[str, list[str]] = {}
-    for path in paths:
-        parts = os.path.splitext(path)[0].split(os.sep)[1:]
-        for i in range(len(parts)):
-            by_key.setdefault(".".join(parts[i:]), []).append(path)
+    out (module look-up: `_Modules`)."""
+    modules = _Modules(files)
     out: dict[str, set[str]] = {}
-    for path, data in ((os.path.abspath(p), d) for p, d in files if p.endswith(".py")):
-        if b"import" not in data:
-            continue
-        try:
-            tree = ast.parse(data)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        here = os.path.dirname(path)
+    for path, tree in modules.trees():
         for node in ast.walk(tree):
-            if not isinstance(node, ast.ImportFrom) or not node.module:
-                continue
-            if node.level:
-                base = here
-                for _ in range(node.level - 1):
-                    base = os.path.dirname(base)
-                target = os.path.join(base, *node.module.split(".")) + ".py"
-                found = [target] if target in paths else []
-            else:
-                found = by_key.get(node.module, [])
-                beside = [f for f in found if os.path.dirname(f) == here]
-                found = beside or found
-            if len(found) != 1 or found[0] == path:
-                continue
-            out.setdefault(found[0], set()).update(
-                a.name for a in node.names if a.name != "*"
-            )
+            if isinstance(node, ast.ImportFrom) and node.module:
+                found = modules.find(path, node.module, node.level)
+                if found is not None:
+                    out.setdefault(found, set()).update(a.name for a in node.names if a.name != "*")
     return {p: frozenset(names) for p, names in out.items()}
+
+
+@dataclasses.dataclass(frozen=True)
+class RunFacts:
+    """What one file's rules learn from the other files of the run."""
+
+    exported: frozenset[str] = frozenset()  # module globals others import by name
+    vh_readers: frozenset[str] = frozenset()  # local names of code that reads a value head
+
+
+NO_FACTS = RunFacts()
+
+
+def run_facts(files: Sequence[tuple[str, bytes]]) -> dict[str, RunFacts]:
+    """`RunFacts` for each file of the run that has any (by absolute path)."""
+    exported, readers = imported_names(files), value_head_readers(files)
+    return {
+        p: RunFacts(exported.get(p, frozenset()), readers.get(p, frozenset()))
+        for p in {*exported, *readers}
+    }
+
+
+VALUE_HEAD_MARKS = (b"v_head", b".pretrained_model")
+
+
+def value_head_readers(files: Sequence[tuple[str, bytes]]) -> dict[str, frozenset[str]]:
+    """For each Python file of `files`, the local names it binds by importing a file of the run
+    whose code reads a value head (`.v_head`, `.pretrained_model`): a repo's own PPO trainer,
+    which a value-head model handed to it still needs on TRL 1.13. Files binding none are
+    left out."""
+    modules = _Modules(files)
+    readers = {p for p, data in modules.data.items() if any(m in data for m in VALUE_HEAD_MARKS)}
+    out: dict[str, set[str]] = {}
+    for path, tree in modules.trees():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                found = modules.find(path, node.module, node.level)
+                if found in readers:
+                    out.setdefault(path, set()).update(
+                        a.asname or a.name for a in node.names if a.name != "*"
+                    )
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if modules.find(path, alias.name, 0) in readers:
+                        out.setdefault(path, set()).add(alias.asname or alias.name.split(".")[0])
+    return {p: frozenset(names) for p, names in out.items()}
+
+
+class _Modules:
+    """The run's Python files as modules: a dotted name is found by its last parts
+    (`pkg.config` -> `.../pkg/config.py`), one beside the importer first; a name several files
+    could be is none of them. Relative imports go from the importer's folder."""
+
+    def __init__(self, files: Sequence[tuple[str, bytes]]) -> None:
+        self.data = {os.path.abspath(p): d for p, d in files if p.endswith(".py")}
+        self.by_key: dict[str, list[str]] = {}
+        for path in self.data:
+            parts = os.path.splitext(path)[0].split(os.sep)[1:]
+            for i in range(len(parts)):
+                self.by_key.setdefault(".".join(parts[i:]), []).append(path)
+
+    def trees(self):  # type: ignore[no-untyped-def]
+        for path, data in self.data.items():
+            if b"import" not in data:
+                continue
+            try:
+                yield path, ast.parse(data)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+
+    def find(self, importer: str, module: str, level: int) -> str | None:
+        here = os.path.dirname(importer)
+        if level:
+            base = here
+            for _ in range(level - 1):
+                base = os.path.dirname(base)
+            target = os.path.join(base, *module.split(".")) + ".py"
+            found = [target] if target in self.data else []
+        else:
+            found = self.by_key.get(module, [])
+            found = [f for f in found if os.path.dirname(f) == here] or found
+        return found[0] if len(found) == 1 and found[0] != importer else None

@@ -109,14 +109,14 @@ def fix_paths(
             todo.append((path, data))
         else:
             results.append(FileResult(path, Status.SKIPPED, message=NOT_TRL))
-    exported = project.imported_names(todo + quiet) if "TRL103" in codes else {}
+    facts = project.run_facts(todo + quiet)
     work = partial(
         _process_one,
         codes=codes,
         options=options,
         want_diff=mode == DIFF,
         passes=passes,
-        exported=exported,
+        facts=facts,
     )
     results.extend(_run(work, todo, jobs, progress))
     results, fallbacks = _share_helpers(
@@ -167,7 +167,7 @@ def _process_one(
     options: Options,
     want_diff: bool,
     passes: dict[str, list[project.Passed]],
-    exported: dict[str, frozenset[str]],
+    facts: dict[str, project.RunFacts],
 ) -> FileResult:
     path, data = item[0], item[1]
     helpers = item[2] if len(item) > 2 else None  # type: ignore[misc]
@@ -180,7 +180,7 @@ def _process_one(
         want_diff=want_diff,
         passed=passes.get(full, ()),
         shared=helpers,
-        exported=exported.get(full, frozenset()),
+        facts=facts.get(full, project.NO_FACTS),
     )
 
 

@@ -66,7 +66,7 @@ def plan(  # type: ignore[no-untyped-def]
             continue
         if var in handed:
             why = f"`{handed[var]}({var})` hands it to code this file does not define"
-        elif at in top and var in owner.state.exported:
+        elif at in top and var in owner.state.facts.exported:
             why = f"other files of this run import `{var}` from this module"
         else:
             continue
@@ -76,4 +76,3 @@ def plan(  # type: ignore[no-untyped-def]
 
 def statements(kept: Kept) -> list[cst.BaseStatement]:
     return [cst.parse_statement(f"{kept.var}.{name} = {text}\n") for name, text in kept.fields]
-
