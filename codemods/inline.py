@@ -272,3 +272,13 @@ def _merged_imports(written: list[cst.BaseStatement]) -> list[cst.BaseStatement]
     first = out[at]
     out[at] = cst.parse_module(line + "\n").body[0].with_changes(leading_lines=edits.leading(first))
     return out
+
+
+def defines(module: cst.Module, name: str) -> bool:
+    """The module already holds the definition `name` trl-migrate wrote in (a second run)."""
+    return any(
+        isinstance(s, (cst.ClassDef, cst.FunctionDef))
+        and s.name.value == name
+        and "written in by trl-migrate" in (s.get_docstring() or "")
+        for s in module.body
+    )

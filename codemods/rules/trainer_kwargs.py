@@ -73,7 +73,7 @@ class RewriteTrainerKwargs(RuleTransformer):
         self._trainers: dict[int, str] = {}  # id(trainer call) -> trainer class
         self._config_names: set[str] = set()
         self._planned: set[int] = set()  # id(trainer call) whose config this rule rewrites
-        self._helper_defined = _defines_helper(node)
+        self._helper_defined = inline.defines(node, HELPER)
         self._helper_taken = not self._helper_defined and HELPER in edits.names(node)
         self._write_helper = False
         assigns: dict[str, list[cst.Assign]] = {}
@@ -369,16 +369,6 @@ def _packing_note(arg: cst.Arg) -> str:
     value = edits.code(arg.value).strip()
     return f"packing={value}: {WRAPPED}" + (
         "; the strategy only counts when packing is on" if value != "True" else ""
-    )
-
-
-def _defines_helper(module: cst.Module) -> bool:
-    """The module already holds the helper trl-migrate wrote in (a second run)."""
-    return any(
-        isinstance(s, cst.FunctionDef)
-        and s.name.value == HELPER
-        and "written in by trl-migrate" in (s.get_docstring() or "")
-        for s in module.body
     )
 
 

@@ -89,18 +89,8 @@ def atomic_write(path: str, data: bytes, *, expected: bytes | None = None) -> No
         raise SourceError("file is read-only; not rewritten")
     if expected is not None and read_bytes(real) != expected:
         raise SourceError("file changed on disk while it was being processed; not rewritten")
-    folder = os.path.dirname(real) or "."
+    tmp = _written_beside(real, data)
     try:
-        fd, tmp = tempfile.mkstemp(
-            prefix=f".{os.path.basename(real)}.", suffix=".trl-migrate.tmp", dir=folder
-        )
-    except OSError as e:
-        raise SourceError(f"cannot create a temporary file beside it: {e.strerror or e}") from e
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
         os.chmod(tmp, stat.S_IMODE(st.st_mode))
         # Not permitted for non-root users; the file then keeps the writer's ownership.
         with contextlib.suppress(PermissionError, AttributeError):
@@ -114,9 +104,8 @@ def atomic_write(path: str, data: bytes, *, expected: bytes | None = None) -> No
         raise
 
 
-def create_file(path: str, data: bytes) -> None:
-    """Create `path` holding `data` in one step, never over an existing file: the bytes go to a
-    temporary file beside it, which is then hard-linked to the name (refused if it exists)."""
+def _written_beside(path: str, data: bytes) -> str:
+    """A temporary file in `path`'s folder holding `data`, flushed to disk; its path."""
     folder = os.path.dirname(os.path.abspath(path)) or "."
     try:
         fd, tmp = tempfile.mkstemp(
@@ -129,6 +118,20 @@ def create_file(path: str, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise SourceError(f"write failed, original kept: {e.strerror or e}") from e
+        raise
+    return tmp
+
+
+def create_file(path: str, data: bytes) -> None:
+    """Create `path` holding `data` in one step, never over an existing file: the bytes go to a
+    temporary file beside it, which is then hard-linked to the name (refused if it exists)."""
+    tmp = _written_beside(path, data)
+    try:
         os.chmod(tmp, 0o644)
         try:
             os.link(tmp, path)

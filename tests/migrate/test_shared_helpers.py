@@ -4,32 +4,18 @@ the files will find it; otherwise each file keeps its copy."""
 
 from __future__ import annotations
 
-import os
-
 from codemods import inline
 from migrate import api
 from migrate.kernel.findings import Fix, Severity, Status
+from tests.migrate.test_star_imports import fixed, repo
 
 SAMPLER = "from trl.core import LengthSampler\n"
 MAIN = 'if __name__ == "__main__":\n    print(LengthSampler(2, 8)())\n'
 COPY = inline.lookup("trl.core.LengthSampler").replace("__NAME__", "LengthSampler")  # type: ignore[union-attr]
 
 
-def repo(tmp_path, files: dict[str, str]):
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text.encode())
-    return tmp_path
-
-
 def tree(root) -> dict[str, str]:
-    return {
-        os.path.relpath(os.path.join(d, f), root): open(os.path.join(d, f)).read()
-        for d, _, names in os.walk(root)
-        for f in names
-        if f.endswith(".py")
-    }
+    return fixed(root)
 
 
 def result(report, name: str):

@@ -68,6 +68,7 @@ def test_own_code_that_reads_no_value_head_gets_the_plain_model(tmp_path):
 def test_the_same_file_alone_is_rewritten_as_before(tmp_path):
     (tmp_path / "main.py").write_text(MAIN)
     api.fix_paths([str(tmp_path / "main.py")])
-    assert "AutoModelForCausalLMWithValueHead.from_pretrained" not in (
-        tmp_path / "main.py"
-    ).read_text()
+    assert (
+        "AutoModelForCausalLMWithValueHead.from_pretrained"
+        not in (tmp_path / "main.py").read_text()
+    )

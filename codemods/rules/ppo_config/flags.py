@@ -123,24 +123,35 @@ def _alias(
     """The field goes and each unpack is followed by `script.field = config.field`, so every
     reader of the script's object still finds it; a default other than the config's is given to
     the parser. All unpacks must name both objects plainly, and that default must be a literal."""
-    if not unpacks or (not clash.same_default and clash.default is NO_DEFAULT):
+    if not clash.same_default and clash.default is NO_DEFAULT:
         return
-    aliases: dict[int, tuple[str, str]] = {}
-    config_var = None
+    found = _named_unpacks(unpacks, script_index, config_index)
+    if not found:
+        return
+    clash.config_var = found[0][2].value
+    clash.aliases = {id(assign): (script.value, config.value) for assign, script, config in found}
+    clash.parser_var = parser_var
+
+
+def _named_unpacks(
+    unpacks: list[cst.Assign], script_index: int, config_index: int
+) -> list[tuple[cst.Assign, cst.Name, cst.Name]]:
+    """Each unpack with the plain names it gives the script's object and the config (one config
+    name for all); empty when one does not."""
+    out: list[tuple[cst.Assign, cst.Name, cst.Name]] = []
     for assign in unpacks:
         target = assign.targets[0].target
         if not isinstance(target, (cst.Tuple, cst.List)) or max(script_index, config_index) >= len(
             target.elements
         ):
-            return
+            return []
         script, config = target.elements[script_index].value, target.elements[config_index].value
         if not isinstance(script, cst.Name) or not isinstance(config, cst.Name):
-            return
-        if config_var not in (None, config.value):
-            return
-        config_var = config.value
-        aliases[id(assign)] = (script.value, config.value)
-    clash.config_var, clash.aliases, clash.parser_var = config_var, aliases, parser_var
+            return []
+        if out and out[0][2].value != config.value:
+            return []
+        out.append((assign, script, config))
+    return out
 
 
 # ModelConfig fields TRL 1.13 renamed or moved: `--torch_dtype` is `--dtype`
@@ -234,24 +245,11 @@ def _redirect(
 ) -> None:
     """Find every read of the field through the script's parsed object; all plain loads, or
     nothing."""
-    script_vars: list[cst.Name] = []
-    config_var = None
-    for assign in unpacks:
-        target = assign.targets[0].target
-        if not isinstance(target, (cst.Tuple, cst.List)) or max(script_index, config_index) >= len(
-            target.elements
-        ):
-            return
-        script, config = target.elements[script_index].value, target.elements[config_index].value
-        if not isinstance(script, cst.Name) or not isinstance(config, cst.Name):
-            return
-        if config_var not in (None, config.value):
-            return
-        config_var = config.value
-        script_vars.append(script)
-    if config_var is None:
+    found = _named_unpacks(unpacks, script_index, config_index)
+    if not found:
         return
-    ids = {id(v) for v in script_vars}
+    config_var = found[0][2].value
+    ids = {id(script) for _, script, _ in found}
     reads = []
     for node in seen.attributes:
         if node.attr.value != clash.field or not isinstance(node.value, cst.Name):

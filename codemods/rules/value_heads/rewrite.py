@@ -75,7 +75,7 @@ class RewriteValueHeads(RuleTransformer):
         super().visit_Module(node)
         self.facts = variables.collect(self, node, self._vh_class, tuple(REPLACEMENT))
         self._alias_copies = _aliased_self_copies(node)
-        self._helper_written = _defines_helper(node)
+        self._helper_written = inline.defines(node, REWARD_ADAPTER)
         self._adapter_name_taken = not self._helper_written and REWARD_ADAPTER in edits.names(node)
         self._kept = self._handed_to_value_head_readers(node)
 
@@ -719,14 +719,4 @@ def _rooted_at(target: cst.BaseExpression, owner: str | None) -> bool:
 def _has_comments(stmt: cst.SimpleStatementLine) -> bool:
     return stmt.trailing_whitespace.comment is not None or any(
         line.comment is not None for line in stmt.leading_lines
-    )
-
-
-def _defines_helper(module: cst.Module) -> bool:
-    """The module already holds the RewardAdapter trl-migrate wrote in (a second run)."""
-    return any(
-        isinstance(s, cst.ClassDef)
-        and s.name.value == REWARD_ADAPTER
-        and "written in by trl-migrate" in (s.get_docstring() or "")
-        for s in module.body
     )
