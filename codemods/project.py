@@ -227,6 +227,7 @@ class RunFacts:
 
     exported: frozenset[str] = frozenset()  # module globals others import by name
     vh_readers: frozenset[str] = frozenset()  # local names of code that reads a value head
+    local: frozenset[str] = frozenset()  # local names it imports from files of the run
 
 
 NO_FACTS = RunFacts()
@@ -235,13 +236,22 @@ NO_FACTS = RunFacts()
 def run_facts(files: Sequence[tuple[str, bytes]]) -> dict[str, RunFacts]:
     """`RunFacts` for each file of the run that has any (by absolute path)."""
     exported, readers = imported_names(files), value_head_readers(files)
+    local = local_names(files)
     return {
-        p: RunFacts(exported.get(p, frozenset()), readers.get(p, frozenset()))
-        for p in {*exported, *readers}
+        p: RunFacts(
+            exported.get(p, frozenset()), readers.get(p, frozenset()), local.get(p, frozenset())
+        )
+        for p in {*exported, *readers, *local}
     }
 
 
 VALUE_HEAD_MARKS = (b"v_head", b".pretrained_model")
+
+
+def local_names(files: Sequence[tuple[str, bytes]]) -> dict[str, frozenset[str]]:
+    """For each Python file of `files`, the local names it binds by importing files of the run
+    (code the run holds, whose reads its rules cannot see)."""
+    return _importing(files, lambda path, data: True)
 
 
 def value_head_readers(files: Sequence[tuple[str, bytes]]) -> dict[str, frozenset[str]]:
@@ -249,8 +259,14 @@ def value_head_readers(files: Sequence[tuple[str, bytes]]) -> dict[str, frozense
     whose code reads a value head (`.v_head`, `.pretrained_model`): a repo's own PPO trainer,
     which a value-head model handed to it still needs on TRL 1.13. Files binding none are
     left out."""
+    return _importing(files, lambda path, data: any(m in data for m in VALUE_HEAD_MARKS))
+
+
+def _importing(files, wanted) -> dict[str, frozenset[str]]:  # type: ignore[no-untyped-def]
+    """For each file, the local names it binds by importing a file of the run that `wanted`
+    (path, bytes) accepts."""
     modules = _Modules(files)
-    readers = {p for p, data in modules.data.items() if any(m in data for m in VALUE_HEAD_MARKS)}
+    readers = {p for p, data in modules.data.items() if wanted(p, data)}
     out: dict[str, set[str]] = {}
     for path, tree in modules.trees():
         for node in ast.walk(tree):

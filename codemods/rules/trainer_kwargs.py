@@ -73,8 +73,9 @@ class RewriteTrainerKwargs(RuleTransformer):
         self._trainers: dict[int, str] = {}  # id(trainer call) -> trainer class
         self._config_names: set[str] = set()
         self._planned: set[int] = set()  # id(trainer call) whose config this rule rewrites
+        self._module = node
         self._helper_defined = inline.defines(node, HELPER)
-        self._helper_taken = not self._helper_defined and HELPER in edits.names(node)
+        self._taken: bool | None = None  # made when a config is first wrapped
         self._write_helper = False
         assigns: dict[str, list[cst.Assign]] = {}
         for assign in walk.find_all(node, cst.Assign):
@@ -219,7 +220,7 @@ class RewriteTrainerKwargs(RuleTransformer):
         row = table()[trainer]
         config = row["config"]
         planned = id(original) in self._planned
-        at = None if planned or self._helper_taken else _args_at(updated, trainer)
+        at = None if planned or self._helper_taken() else _args_at(updated, trainer)
         if at is not None:
             updated = self._wrap_args(original, updated, trainer, at)
         keep: list[cst.Arg] = []
@@ -253,6 +254,12 @@ class RewriteTrainerKwargs(RuleTransformer):
         if len(keep) == len(updated.args):
             return updated
         return updated.with_changes(args=edits.relayout(original, keep, set()))
+
+    def _helper_taken(self) -> bool:
+        """The file binds the helper's name to something of its own."""
+        if self._taken is None:
+            self._taken = not self._helper_defined and HELPER in edits.names(self._module)
+        return self._taken
 
     def _wrap_args(self, original: cst.Call, updated: cst.Call, trainer: str, at: int) -> cst.Call:
         """`args=X` becomes `args=trl_config_with(<Config>, X, <the moved settings>)`."""

@@ -59,12 +59,18 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
         super().visit_Module(node)
         self.scores_prescan(node)
         self.tokenizer_prescan(node)
-        # A dropped keyword the file's own classes declare (a field of its dataclass) is theirs.
-        self._own_fields = {
-            a.target.value
-            for a in walk.find_all(node, cst.AnnAssign)
-            if isinstance(a.target, cst.Name) and a.target.value in table()["dropped"]
-        }
+        self._module = node
+        self._own: set[str] | None = None  # made on the first read of a dropped setting
+
+    def _own_fields(self) -> set[str]:
+        """Dropped settings the file's own classes declare (fields of its dataclasses)."""
+        if self._own is None:
+            self._own = {
+                a.target.value
+                for a in walk.find_all(self._module, cst.AnnAssign)
+                if isinstance(a.target, cst.Name) and a.target.value in table()["dropped"]
+            }
+        return self._own
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         return self.place_written(self.scores_module(updated_node))
@@ -205,7 +211,7 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
             return updated_node
         gone = table()["dropped"].get(original_node.attr.value)
         if gone is not None:
-            if original_node.attr.value not in self._own_fields and not self.in_mutation:
+            if original_node.attr.value not in self._own_fields() and not self.in_mutation:
                 self.todo(
                     original_node,
                     f"`{edits.code(original_node).strip()}`: {gone['why'].split(';')[0]}, so "

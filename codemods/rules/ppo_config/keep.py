@@ -6,7 +6,8 @@ too: another module's `from config import config` then `config.model_name`, or a
 another module handed the config (`build_dataset(config)`, which reads `args.model_name`). On
 TRL 1.13 each is an AttributeError, with no finding. So where the config goes out of sight (a
 module-level config other files of the run import by name, `project.imported_names`; or a
-config handed to a function this file does not define), the assignment is followed by
+config handed, in the scope that built it, to a function imported from another file of the run,
+`project.local_names`), the assignment is followed by
 `config.model_name = "gpt2"`: the old field's value, readable as before. The new config ignores
 the attribute (its fields, `to_dict()` and the trainer never read it).
 
@@ -45,16 +46,19 @@ def plan(  # type: ignore[no-untyped-def]
     top = {
         id(small) for s in module.body if isinstance(s, cst.SimpleStatementLine) for small in s.body
     }
-    handed: dict[str, str] = {}  # variable -> the first call of another module handed it
-    for call in walk.find_all(module, cst.Call):
+    local = owner.state.facts.local
+    # (scope, variable) -> the first call handing it to code of another file of the run
+    handed: dict[tuple[int | None, str], str] = {}
+    for call in walk.find_all(module, cst.Call) if local else ():
         func = get_full_name_for_node(call.func) or ""
-        if not func or func.split(".")[0] in defined:
+        if not func or func.split(".")[0] in defined or func.split(".")[0] not in local:
             continue
-        if any(q.startswith("trl.") for q in owner.qualified_names(call.func)):
-            continue  # TRL's own trainer or config: it reads no dropped field
         for arg in call.args:
             if isinstance(arg.value, cst.Name):
-                handed.setdefault(arg.value.value, func)
+                handed.setdefault((owner.function_of(call), arg.value.value), func)
+    scopes = {
+        id(a): owner.function_of(a) for a in walk.find_all(module, cst.Assign) if id(a) in assigns
+    }
     out: dict[int, Kept] = {}
     for at, (var, made, given) in assigns.items():
         fields = [
@@ -64,8 +68,9 @@ def plan(  # type: ignore[no-untyped-def]
         ]
         if not fields:
             continue
-        if var in handed:
-            why = f"`{handed[var]}({var})` hands it to code this file does not define"
+        callee = handed.get((scopes.get(at), var))
+        if callee is not None:
+            why = f"`{callee}({var})` hands it to code of another file of this run"
         elif at in top and var in owner.state.facts.exported:
             why = f"other files of this run import `{var}` from this module"
         else:
