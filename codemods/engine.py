@@ -316,7 +316,9 @@ def process(
     other files of the run tell about this one (`project.run_facts`)."""
     rules = [BY_CODE[c] for c in codes]
     if display.endswith(".ipynb"):
-        return _process_notebook(display, data, rules=rules, options=options, want_diff=want_diff)
+        return _process_notebook(
+            display, data, rules=rules, options=options, want_diff=want_diff, facts=facts
+        )
     try:
         decoded = decode_python(data)
     except SourceError as e:
@@ -407,7 +409,13 @@ def _rewrite(
 
 
 def _process_notebook(
-    display: str, data: bytes, *, rules: Sequence[Rule], options: Options, want_diff: bool
+    display: str,
+    data: bytes,
+    *,
+    rules: Sequence[Rule],
+    options: Options,
+    want_diff: bool,
+    facts: project.RunFacts = project.NO_FACTS,
 ) -> FileResult:
     """All code cells run as one module (cells share a namespace), then split back per cell."""
     try:
@@ -423,7 +431,7 @@ def _process_notebook(
         return FileResult(display, Status.SKIPPED, message="not a Python notebook")
     cells = nb.code_cells()
     joined = notebooks.join_cells([notebooks.cell_source(c) for _, c in cells])
-    outcome = _rewrite(joined.text, path=display, rules=rules, options=options)
+    outcome = _rewrite(joined.text, path=display, rules=rules, options=options, facts=facts)
     if isinstance(outcome, str):
         return FileResult(
             display, Status.FAILED, message=joined.locate_message(outcome, [i for i, _ in cells])

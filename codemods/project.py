@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import json
 import os
 from collections.abc import Container, Iterable, Sequence
 
@@ -290,6 +291,8 @@ class _Modules:
 
     def __init__(self, files: Sequence[tuple[str, bytes]]) -> None:
         self.data = {os.path.abspath(p): d for p, d in files if p.endswith(".py")}
+        # notebooks import the run's modules too (they are never imported themselves)
+        self.notebooks = {os.path.abspath(p): d for p, d in files if p.endswith(".ipynb")}
         self.by_key: dict[str, list[str]] = {}
         for path in self.data:
             parts = os.path.splitext(path)[0].split(os.sep)[1:]
@@ -297,11 +300,11 @@ class _Modules:
                 self.by_key.setdefault(".".join(parts[i:]), []).append(path)
 
     def trees(self):  # type: ignore[no-untyped-def]
-        for path, data in self.data.items():
+        for path, data in [*self.data.items(), *self.notebooks.items()]:
             if b"import" not in data:
                 continue
             try:
-                yield path, ast.parse(data)
+                yield path, ast.parse(_notebook_code(data) if path.endswith(".ipynb") else data)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 continue
 
@@ -317,3 +320,20 @@ class _Modules:
             found = self.by_key.get(module, [])
             found = [f for f in found if os.path.dirname(f) == here] or found
         return found[0] if len(found) == 1 and found[0] != importer else None
+
+
+def _notebook_code(data: bytes) -> str:
+    """A notebook's code cells as one module, IPython lines (`%pip`, `!ls`) blanked."""
+    try:
+        cells = json.loads(data).get("cells", [])
+    except (ValueError, AttributeError):
+        return ""
+    lines: list[str] = []
+    for cell in cells if isinstance(cells, list) else []:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        text = "".join(source) if isinstance(source, list) else str(source)
+        for line in text.splitlines():
+            lines.append("" if line.lstrip().startswith(("%", "!")) else line)
+    return "\n".join(lines) + "\n"

@@ -121,3 +121,32 @@ def test_imported_names_resolves_modules_of_the_run(tmp_path):
         paths.append((str(path), data))
     found = project.imported_names(paths)
     assert found == {os.path.abspath(tmp_path / "pkg/config.py"): frozenset({"config", "other"})}
+
+
+def test_a_notebook_handing_the_config_to_a_module_of_the_run_keeps_its_fields(tmp_path):
+    import json
+
+    cells = [
+        "%pip install trl\nfrom trl import PPOConfig\nfrom dataset import build_dataset\n",
+        'config = PPOConfig(model_name="gpt2", learning_rate=1e-5)\ndata = build_dataset(config)\n',
+    ]
+    notebook = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "outputs": [],
+                "execution_count": None,
+                "source": c.splitlines(keepends=True),  # as notebooks store it
+            }
+            for c in cells
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (tmp_path / "run.ipynb").write_text(json.dumps(notebook))
+    (tmp_path / "dataset.py").write_text("def build_dataset(args):\n    return args.model_name\n")
+    api.fix_paths([str(tmp_path)])
+    out = json.loads((tmp_path / "run.ipynb").read_text())
+    assert 'config.model_name = "gpt2"\n' in "".join(out["cells"][1]["source"])
