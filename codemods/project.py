@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import json
 import os
 from collections.abc import Container, Iterable, Sequence
 
 from codemods import inline, symbols
+from migrate.kernel import notebooks
+from migrate.kernel.files import SourceError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -206,22 +207,6 @@ def with_passed(text: str, passed: Sequence[Passed]) -> str:
     return "".join(lines)
 
 
-def imported_names(files: Sequence[tuple[str, bytes]]) -> dict[str, frozenset[str]]:
-    """For each Python file of `files`, the names other files of the run import from it by
-    name (`from config import config`, `from .config import config`): a module global there
-    is read by code that file's rules cannot see. Files no other file imports from are left
-    out (module look-up: `_Modules`)."""
-    modules = _Modules(files)
-    out: dict[str, set[str]] = {}
-    for path, tree in modules.trees():
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                found = modules.find(path, node.module, node.level)
-                if found is not None:
-                    out.setdefault(found, set()).update(a.name for a in node.names if a.name != "*")
-    return {p: frozenset(names) for p, names in out.items()}
-
-
 @dataclasses.dataclass(frozen=True)
 class RunFacts:
     """What one file's rules learn from the other files of the run."""
@@ -232,56 +217,49 @@ class RunFacts:
 
 
 NO_FACTS = RunFacts()
-
-
-def run_facts(files: Sequence[tuple[str, bytes]]) -> dict[str, RunFacts]:
-    """`RunFacts` for each file of the run that has any (by absolute path)."""
-    exported, readers = imported_names(files), value_head_readers(files)
-    local = local_names(files)
-    return {
-        p: RunFacts(
-            exported.get(p, frozenset()), readers.get(p, frozenset()), local.get(p, frozenset())
-        )
-        for p in {*exported, *readers, *local}
-    }
-
-
 VALUE_HEAD_MARKS = (b"v_head", b".pretrained_model")
 
 
-def local_names(files: Sequence[tuple[str, bytes]]) -> dict[str, frozenset[str]]:
-    """For each Python file of `files`, the local names it binds by importing files of the run
-    (code the run holds, whose reads its rules cannot see)."""
-    return _importing(files, lambda path, data: True)
+def run_facts(files: Sequence[tuple[str, bytes]]) -> dict[str, RunFacts]:
+    """`RunFacts` for each file of the run that has any (by absolute path), from one `ast`
+    parse of each file (module look-up: `_Modules`):
 
-
-def value_head_readers(files: Sequence[tuple[str, bytes]]) -> dict[str, frozenset[str]]:
-    """For each Python file of `files`, the local names it binds by importing a file of the run
-    whose code reads a value head (`.v_head`, `.pretrained_model`): a repo's own PPO trainer,
-    which a value-head model handed to it still needs on TRL 1.13. Files binding none are
-    left out."""
-    return _importing(files, lambda path, data: any(m in data for m in VALUE_HEAD_MARKS))
-
-
-def _importing(files, wanted) -> dict[str, frozenset[str]]:  # type: ignore[no-untyped-def]
-    """For each file, the local names it binds by importing a file of the run that `wanted`
-    (path, bytes) accepts."""
+    - `exported`: the names other files import from it by name (`from config import config`,
+      `from .config import config`): a module global there is read by code its rules cannot see.
+    - `local`: the names it binds by importing files of the run (code whose reads it cannot see).
+    - `vh_readers`: those of them from a file whose code reads a value head (`.v_head`,
+      `.pretrained_model`): a repo's own PPO trainer, which a value-head model handed to it
+      still needs on TRL 1.13."""
     modules = _Modules(files)
-    readers = {p for p, data in modules.data.items() if wanted(p, data)}
-    out: dict[str, set[str]] = {}
+    readers = {p for p, data in modules.data.items() if any(m in data for m in VALUE_HEAD_MARKS)}
+    exported: dict[str, set[str]] = {}
+    local: dict[str, set[str]] = {}
+    vh: dict[str, set[str]] = {}
+
+    def bind(path: str, found: str, names: Iterable[str]) -> None:
+        local.setdefault(path, set()).update(names)
+        if found in readers:
+            vh.setdefault(path, set()).update(names)
+
     for path, tree in modules.trees():
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module:
                 found = modules.find(path, node.module, node.level)
-                if found in readers:
-                    out.setdefault(path, set()).update(
-                        a.asname or a.name for a in node.names if a.name != "*"
-                    )
+                aliases = [a for a in node.names if a.name != "*"]
+                if found is not None:
+                    exported.setdefault(found, set()).update(a.name for a in aliases)
+                    bind(path, found, [a.asname or a.name for a in aliases])
             elif isinstance(node, ast.Import):
                 for alias in node.names:
-                    if modules.find(path, alias.name, 0) in readers:
-                        out.setdefault(path, set()).add(alias.asname or alias.name.split(".")[0])
-    return {p: frozenset(names) for p, names in out.items()}
+                    found = modules.find(path, alias.name, 0)
+                    if found is not None:
+                        bind(path, found, [alias.asname or alias.name.split(".")[0]])
+    return {
+        p: RunFacts(
+            frozenset(exported.get(p, ())), frozenset(vh.get(p, ())), frozenset(local.get(p, ()))
+        )
+        for p in {*exported, *vh, *local}
+    }
 
 
 class _Modules:
@@ -304,8 +282,9 @@ class _Modules:
             if b"import" not in data:
                 continue
             try:
-                yield path, ast.parse(_notebook_code(data) if path.endswith(".ipynb") else data)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                code = _notebook_code(data) if path.endswith(".ipynb") else data
+                yield path, ast.parse(code)
+            except (SyntaxError, ValueError, RecursionError, MemoryError, SourceError):
                 continue
 
     def find(self, importer: str, module: str, level: int) -> str | None:
@@ -323,17 +302,6 @@ class _Modules:
 
 
 def _notebook_code(data: bytes) -> str:
-    """A notebook's code cells as one module, IPython lines (`%pip`, `!ls`) blanked."""
-    try:
-        cells = json.loads(data).get("cells", [])
-    except (ValueError, AttributeError):
-        return ""
-    lines: list[str] = []
-    for cell in cells if isinstance(cells, list) else []:
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        source = cell.get("source", "")
-        text = "".join(source) if isinstance(source, list) else str(source)
-        for line in text.splitlines():
-            lines.append("" if line.lstrip().startswith(("%", "!")) else line)
-    return "\n".join(lines) + "\n"
+    """A notebook's code cells as one script (IPython lines become `pass`); raises SourceError
+    or UnicodeDecodeError (a ValueError) for what is not a Python notebook."""
+    return notebooks.runnable(data.decode("utf-8-sig")).text

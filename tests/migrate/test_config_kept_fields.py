@@ -103,7 +103,7 @@ def test_a_config_handed_to_a_function_of_the_same_file_is_followed_there_instea
     assert "config.model_name =" not in out
 
 
-def test_imported_names_resolves_modules_of_the_run(tmp_path):
+def test_run_facts_resolve_the_modules_other_files_import(tmp_path):
     from codemods import project
 
     files = {
@@ -119,7 +119,7 @@ def test_imported_names_resolves_modules_of_the_run(tmp_path):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
         paths.append((str(path), data))
-    found = project.imported_names(paths)
+    found = {p: f.exported for p, f in project.run_facts(paths).items() if f.exported}
     assert found == {os.path.abspath(tmp_path / "pkg/config.py"): frozenset({"config", "other"})}
 
 

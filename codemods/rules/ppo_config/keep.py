@@ -5,9 +5,9 @@ this file's reads of `config.model_name` become `"gpt2"`. Code the rule cannot s
 too: another module's `from config import config` then `config.model_name`, or a function of
 another module handed the config (`build_dataset(config)`, which reads `args.model_name`). On
 TRL 1.13 each is an AttributeError, with no finding. So where the config goes out of sight (a
-module-level config other files of the run import by name, `project.imported_names`; or a
+module-level config other files of the run import by name, `project.run_facts`; or a
 config handed, in the scope that built it, to a function imported from another file of the run,
-`project.local_names`), the assignment is followed by
+`RunFacts.local`), the assignment is followed by
 `config.model_name = "gpt2"`: the old field's value, readable as before. The new config ignores
 the attribute (its fields, `to_dict()` and the trainer never read it).
 

@@ -81,7 +81,7 @@ class RewriteValueHeads(RuleTransformer):
 
     def _handed_to_value_head_readers(self, module: cst.Module) -> dict[int, tuple[str, str]]:
         """id(value-head construction) -> (its variable, the callee) for a model handed to code
-        of the repo that reads a value head (`project.value_head_readers`: a repo's own PPO
+        of the repo that reads a value head (`RunFacts.vh_readers`: a repo's own PPO
         trainer in another file of the run). That code needs the value head, which TRL 1.13
         does not have: the construction is left as it is, with a TODO, not quietly replaced."""
         readers = self.state.facts.vh_readers
