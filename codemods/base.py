@@ -351,6 +351,24 @@ class RuleTransformer(VisitorBasedCodemodCommand):
             return None
         return bindings, scope
 
+    def handed_to(
+        self, module: cst.Module, roots: Collection[str]
+    ) -> dict[tuple[int | None, str], str]:
+        """(function body, variable) -> the first call whose function's root name is one of
+        `roots` (`PPOTrainer(...)`, `utils.build(...)`) and that gets the variable as an
+        argument there: where a value leaves for code elsewhere."""
+        out: dict[tuple[int | None, str], str] = {}
+        if not roots:
+            return out
+        for call in walk.find_all(module, cst.Call):
+            func = get_full_name_for_node(call.func) or ""
+            if func.split(".")[0] not in roots:
+                continue
+            for arg in call.args:
+                if isinstance(arg.value, cst.Name):
+                    out.setdefault((self.function_of(call), arg.value.value), func)
+        return out
+
     def function_of(self, node: cst.CSTNode) -> int | None:
         """The function body `node` of the pass's tree sits in (0: the module; walk.Tree's
         numbering), None for a node the rule built."""

@@ -27,6 +27,8 @@ import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+import libcst as cst
+
 from codemods import inline
 
 
@@ -89,7 +91,7 @@ def _existing(module: str) -> tuple[bytes | None, set[str] | None]:
         return None, None
     try:
         return data, inline.shared_keys(data.decode("utf-8"))
-    except (UnicodeDecodeError, Exception):  # noqa: BLE001 - any unreadable module is not ours
+    except (UnicodeDecodeError, cst.ParserSyntaxError):  # unreadable: not ours
         return data, None
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 
 import libcst as cst
-from libcst.helpers import get_full_name_for_node
 
 from codemods import walk
 from codemods.rules.ppo_config.plan import Plan
@@ -46,16 +45,8 @@ def plan(  # type: ignore[no-untyped-def]
     top = {
         id(small) for s in module.body if isinstance(s, cst.SimpleStatementLine) for small in s.body
     }
-    local = owner.state.facts.local
     # (scope, variable) -> the first call handing it to code of another file of the run
-    handed: dict[tuple[int | None, str], str] = {}
-    for call in walk.find_all(module, cst.Call) if local else ():
-        func = get_full_name_for_node(call.func) or ""
-        if not func or func.split(".")[0] in defined or func.split(".")[0] not in local:
-            continue
-        for arg in call.args:
-            if isinstance(arg.value, cst.Name):
-                handed.setdefault((owner.function_of(call), arg.value.value), func)
+    handed = owner.handed_to(module, owner.state.facts.local - defined)
     scopes = {
         id(a): owner.function_of(a) for a in walk.find_all(module, cst.Assign) if id(a) in assigns
     }

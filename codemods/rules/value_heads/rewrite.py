@@ -84,17 +84,9 @@ class RewriteValueHeads(RuleTransformer):
         of the repo that reads a value head (`RunFacts.vh_readers`: a repo's own PPO
         trainer in another file of the run). That code needs the value head, which TRL 1.13
         does not have: the construction is left as it is, with a TODO, not quietly replaced."""
-        readers = self.state.facts.vh_readers
-        if not readers:
+        handed = self.handed_to(module, self.state.facts.vh_readers)
+        if not handed:
             return {}
-        handed: dict[str, str] = {}
-        for call in walk.find_all(module, cst.Call):
-            func = get_full_name_for_node(call.func) or ""
-            if func.split(".")[0] not in readers:
-                continue
-            for arg in call.args:
-                if isinstance(arg.value, cst.Name):
-                    handed.setdefault(arg.value.value, func)
         out: dict[int, tuple[str, str]] = {}
         for assign in walk.find_all(module, cst.Assign):
             value = assign.value
@@ -106,9 +98,13 @@ class RewriteValueHeads(RuleTransformer):
                 value = value.func.value
             if not isinstance(value, cst.Call) or self._construction(value) is None:
                 continue
+            scope = self.function_of(assign)
             for target in assign.targets:
-                if isinstance(target.target, cst.Name) and target.target.value in handed:
-                    out[id(value)] = (target.target.value, handed[target.target.value])
+                if not isinstance(target.target, cst.Name):
+                    continue
+                callee = handed.get((scope, target.target.value))
+                if callee is not None:
+                    out[id(value)] = (target.target.value, callee)
         return out
 
     # -- which class does a node name? -----------------------------------------------------------
