@@ -59,11 +59,32 @@ class Helpers:
 
 @functools.cache
 def key_of(path: str) -> str:
-    """The table entry (its name) that holds the definition for `path`."""
+    """The table entry (its name) that holds the definition for `path`, or for every path of
+    the same package and name when `path` is a re-export of one (KeyError: none, or several)."""
     for key, entry in _entries().items():
         if path in entry["paths"]:
             return key
-    raise KeyError(path)
+    top, name = path.split(".")[0], path.rpartition(".")[2]
+    keys = {
+        key
+        for key, entry in _entries().items()
+        for old in entry["paths"]
+        if old.split(".")[0] == top and old.rpartition(".")[2] == name
+    }
+    if len(keys) != 1:
+        raise KeyError(path)
+    return keys.pop()
+
+
+def _source(key: str) -> str:
+    return str(_entries()[key]["source"]).strip("\n") + "\n"
+
+
+def place(helpers: Helpers | None, key: str) -> str:
+    """Where the definition of `key` is written, for a finding: this file, or the shared module."""
+    if helpers is not None and key in helpers.shared:
+        return f"`{SHARED_MODULE}.py` beside this file"
+    return "this file"
 
 
 def canonical(key: str) -> str:
@@ -71,20 +92,17 @@ def canonical(key: str) -> str:
     return str(_entries()[key].get("name", key))
 
 
-def written(
-    helpers: Helpers | None, key: str, bound: str, *, where: str = "this file"
-) -> tuple[list[cst.BaseStatement], str]:
+def written(helpers: Helpers | None, key: str, bound: str) -> tuple[list[cst.BaseStatement], str]:
     """What stands in for a removed helper bound as `bound`: its definition, or an import of it
-    from the shared module; and where it was written, for the finding."""
-    source = _entries()[key]["source"]
+    from the shared module; and where it was written, for the finding (`place`)."""
     if helpers is not None:
         helpers.used.add(key)
         if key in helpers.shared:
             name = canonical(key)
             alias = f" as {bound}" if bound != name else ""
             line = f"from {'.' * helpers.level}{SHARED_MODULE} import {name}{alias}\n"
-            return list(cst.parse_module(line).body), f"`{SHARED_MODULE}.py` beside {where}"
-    return statements(source.strip("\n") + "\n", bound), where
+            return list(cst.parse_module(line).body), place(helpers, key)
+    return statements(_source(key), bound), place(helpers, key)
 
 
 def shared_module(keys: Iterable[str]) -> str:
@@ -128,15 +146,12 @@ def note(path: str) -> str:
 
 def lookup_reexport(path: str) -> str | None:
     """The definition for a path the symbol table lacks but whose name it knows (`PPODecorators`
-    re-exported by `trl.trainer.ppo_trainer`, which imported it from `trl.core`): the one source
-    every TRL path of that name has, or None when there is none or they differ."""
-    name = path.rpartition(".")[2]
-    found = {
-        source
-        for old, source in _table().items()
-        if old.split(".")[0] == path.split(".")[0] and old.rpartition(".")[2] == name
-    }
-    return found.pop() if len(found) == 1 else None
+    re-exported by `trl.trainer.ppo_trainer`, which imported it from `trl.core`): the one
+    definition every TRL path of that name has, or None when there is none or they differ."""
+    try:
+        return _table().get(path) or _source(key_of(path))
+    except KeyError:
+        return None
 
 
 def paths(package: str) -> list[str]:

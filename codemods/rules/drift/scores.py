@@ -148,9 +148,7 @@ class PipelineScores(RuleTransformer):
         )
 
     def _helper_place(self) -> str:
-        helpers = self.state.helpers
-        shared = helpers is not None and KEY in helpers.shared
-        return f"`{inline.SHARED_MODULE}.py` beside this file" if shared else "this file"
+        return inline.place(self.state.helpers, KEY)
 
     def scores_module(self, module: cst.Module) -> cst.Module:
         if not self.helper_needed or self.helper_defined:

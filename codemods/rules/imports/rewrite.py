@@ -197,7 +197,7 @@ class RewriteImports(inline.WritesIn, RuleTransformer):
             elif sym.fate == symbols.REMOVED and written_in is not None:
                 decisions[-1] = REMOVE
                 stmts, where = inline.written(
-                    self.state.helpers, _key(full), alias_asname(alias) or name
+                    self.state.helpers, inline.key_of(full), alias_asname(alias) or name
                 )
                 written.extend(stmts)
                 gone = f"removed in TRL {sym.gone_in}" if sym.gone_in else "gone in TRL 1.13"
@@ -287,17 +287,3 @@ class RewriteImports(inline.WritesIn, RuleTransformer):
     @staticmethod
     def _severity(sym: Symbol) -> Severity:
         return Severity.WARNING if sym.deprecated else Severity.ERROR
-
-
-def _key(path: str) -> str:
-    """The table entry for `path`, or for the one path of its name (a re-export)."""
-    try:
-        return inline.key_of(path)
-    except KeyError:
-        name = path.rpartition(".")[2]
-        source = inline.lookup_reexport(path)
-        return next(
-            inline.key_of(p)
-            for p in inline.paths(path.split(".")[0])
-            if p.rpartition(".")[2] == name and inline.lookup(p) == source
-        )
