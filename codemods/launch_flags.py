@@ -79,21 +79,14 @@ def drift_changes(
     `script` (its text), only the flags of classes it names (`SFTConfig` for `--max_seq_length`)."""
     from codemods.rules.drift import is_ratio, table
 
-    rules = {
+    rules = {  # renamed keywords, and dropped ones (no `to`)
         k: r
-        for k, r in table()["keywords"].items()
+        for k, r in [*table()["keywords"].items(), *table()["dropped"].items()]
         if any(fnmatch.fnmatchcase(c, p) for c in CONFIG_CALLEES for p in r["callees"])
     }
-    dropped = table()["dropped"]
     out: list[FlagChange] = []
     seen: set[str] = set()
     for flag, name, value in _flags(args):
-        gone = dropped.get(name)
-        if gone is not None and name not in seen and not declared(name):
-            if not script or any(_names(pattern, script) for pattern in gone["callees"]):
-                seen.add(name)
-                out.append(FlagChange(flag, "", gone["why"].split(";")[0], "TRL108", drop=True))
-            continue
         rule = rules.get(name)
         if rule is None or name in seen or declared(name):
             continue
@@ -101,6 +94,9 @@ def drift_changes(
             continue
         seen.add(name)
         why = rule["why"].split(";")[0].rstrip(".")
+        if "to" not in rule:
+            out.append(FlagChange(flag, "", why, "TRL108", drop=True))
+            continue
         if rule.get("ratio") and not is_ratio(value):
             out.append(
                 FlagChange(flag, "", f"{why}: pass the ratio as --{rule['to']} below 1", "TRL108")
