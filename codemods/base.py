@@ -636,3 +636,8 @@ class Rule:
 
     def triggered(self, text: str) -> bool:
         return not self.triggers or any(t in text for t in self.triggers)
+
+    def by_facts(self, facts: project.RunFacts) -> bool:
+        """Whether what the other files of the run tell about this one gives the rule work here
+        though its triggers (or TRL itself) are absent from the text."""
+        return False

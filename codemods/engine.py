@@ -118,7 +118,7 @@ def fix_text(
     removed helpers come from the folder's shared module; the rules add those they write in.
     `facts`: what the other files of the run tell about this one (`project.run_facts`).
     """
-    active = [rule for rule in rules if rule.triggered(text)]
+    active = [rule for rule in rules if rule.triggered(text) or rule.by_facts(facts)]
     if not active and _ast_parses(text):
         return text, []  # no rule wants this file: skip the libcst parse (~2 MB/s)
     module = cst.parse_module(text)
@@ -379,7 +379,11 @@ def _rewrite(
     """The verified rewrite of `text` and its findings, or why there is none (a message)."""
     if not uses_trl(text):
         # Only the rules that look beyond TRL have anything to do in a file that does not use it.
-        rules = [r for r in rules if r.beyond_trl and _mentions_beyond_trl(text, [r])]
+        rules = [
+            r
+            for r in rules
+            if (r.beyond_trl and _mentions_beyond_trl(text, [r])) or r.by_facts(facts)
+        ]
         if not rules:
             return text, []
     try:

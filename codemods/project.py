@@ -214,6 +214,11 @@ class RunFacts:
     exported: frozenset[str] = frozenset()  # module globals others import by name
     vh_readers: frozenset[str] = frozenset()  # local names of code that reads a value head
     local: frozenset[str] = frozenset()  # local names it imports from files of the run
+    # its functions whose result another file hands a PPO trainer as its dataset
+    builders: frozenset[str] = frozenset()
+    # (name as called here, file that defines it): imported functions whose result this file
+    # hands a PPO trainer as its dataset; TRL105 works on the dataset in that file
+    deferred: frozenset[tuple[str, str]] = frozenset()
 
 
 NO_FACTS = RunFacts()
@@ -229,12 +234,19 @@ def run_facts(files: Sequence[tuple[str, bytes]]) -> dict[str, RunFacts]:
     - `local`: the names it binds by importing files of the run (code whose reads it cannot see).
     - `vh_readers`: those of them from a file whose code reads a value head (`.v_head`,
       `.pretrained_model`): a repo's own PPO trainer, which a value-head model handed to it
-      still needs on TRL 1.13."""
+      still needs on TRL 1.13.
+    - `builders` and `deferred`: a PPO trainer given `dataset=ds`, where `ds` was last bound to
+      `build_dataset(...)` imported from another file of the run (`from dataset import
+      build_dataset`, or `dataset.build_dataset(...)` after `import dataset`): the tokenizing
+      TRL105 rewrites is in that file, whose `builders` names the function; the importer's
+      `deferred` names the call."""
     modules = _Modules(files)
     readers = {p for p, data in modules.data.items() if any(m in data for m in VALUE_HEAD_MARKS)}
     exported: dict[str, set[str]] = {}
     local: dict[str, set[str]] = {}
     vh: dict[str, set[str]] = {}
+    builders: dict[str, set[str]] = {}
+    deferred: dict[str, set[tuple[str, str]]] = {}
 
     def bind(path: str, found: str, names: Iterable[str]) -> None:
         local.setdefault(path, set()).update(names)
@@ -242,6 +254,8 @@ def run_facts(files: Sequence[tuple[str, bytes]]) -> dict[str, RunFacts]:
             vh.setdefault(path, set()).update(names)
 
     for path, tree in modules.trees():
+        functions: dict[str, tuple[str, str]] = {}  # local name -> (file, name there)
+        imported: dict[str, str] = {}  # `import dataset`: local name -> file
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module:
                 found = modules.find(path, node.module, node.level)
@@ -249,17 +263,94 @@ def run_facts(files: Sequence[tuple[str, bytes]]) -> dict[str, RunFacts]:
                 if found is not None:
                     exported.setdefault(found, set()).update(a.name for a in aliases)
                     bind(path, found, [a.asname or a.name for a in aliases])
+                    functions.update({a.asname or a.name: (found, a.name) for a in aliases})
             elif isinstance(node, ast.Import):
                 for alias in node.names:
                     found = modules.find(path, alias.name, 0)
                     if found is not None:
                         bind(path, found, [alias.asname or alias.name.split(".")[0]])
+                        if alias.asname or "." not in alias.name:
+                            imported[alias.asname or alias.name] = found
+        for called, (found, name) in _dataset_builders(tree, functions, imported):
+            builders.setdefault(found, set()).add(name)
+            deferred.setdefault(path, set()).add((called, found))
     return {
         p: RunFacts(
-            frozenset(exported.get(p, ())), frozenset(vh.get(p, ())), frozenset(local.get(p, ()))
+            frozenset(exported.get(p, ())),
+            frozenset(vh.get(p, ())),
+            frozenset(local.get(p, ())),
+            frozenset(builders.get(p, ())),
+            frozenset(deferred.get(p, ())),
         )
-        for p in {*exported, *vh, *local}
+        for p in {*exported, *vh, *local, *builders, *deferred}
     }
+
+
+PPO_TRAINERS = frozenset({"PPOTrainer", "PPOv2Trainer"})
+DATASET_KEYWORDS = ("dataset", "train_dataset", "eval_dataset")
+
+
+def _dataset_builders(
+    tree: ast.Module, functions: dict[str, tuple[str, str]], imported: dict[str, str]
+) -> Iterable[tuple[str, tuple[str, str]]]:
+    """(the call as written, (file, function)) for each dataset a PPO trainer of `tree` is given
+    whose last binding is a call of a function another file of the run defines (`ds =
+    build_dataset(...)`, `ds = build_dataset(...)["train"]`)."""
+    trainers = _ppo_trainer_names(tree)
+    if not trainers:
+        return
+    last: dict[str, ast.expr] = {}
+    for node in sorted(
+        (n for n in ast.walk(tree) if isinstance(n, ast.Assign)), key=lambda n: n.lineno
+    ):
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                last[target.id] = node.value
+    for call in ast.walk(tree):
+        if not (isinstance(call, ast.Call) and _called(call.func) in trainers):
+            continue
+        for kw in call.keywords:
+            if kw.arg not in DATASET_KEYWORDS or not isinstance(kw.value, ast.Name):
+                continue
+            value = last.get(kw.value.id)
+            while isinstance(value, ast.Subscript):  # build_dataset(...)["train"]
+                value = value.value
+            if not isinstance(value, ast.Call):
+                continue
+            func = value.func
+            if isinstance(func, ast.Name) and func.id in functions:
+                yield func.id, functions[func.id]
+            elif (
+                isinstance(func, ast.Attribute)
+                and isinstance(func.value, ast.Name)
+                and func.value.id in imported
+            ):
+                yield f"{func.value.id}.{func.attr}", (imported[func.value.id], func.attr)
+
+
+def _ppo_trainer_names(tree: ast.Module) -> set[str]:
+    """How the module calls TRL's PPO trainers: `PPOTrainer` (or its alias) imported from trl,
+    or `trl.PPOTrainer` after `import trl`; `PPOTrainer` itself after a star import, which
+    may give it (`star_passes` says so for sure; the cost of a wrong guess is an INFO finding)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "trl":
+            names |= {a.asname or a.name for a in node.names if a.name in PPO_TRAINERS}
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            names |= PPO_TRAINERS
+        elif isinstance(node, ast.Import) and any(
+            a.name == "trl" and not a.asname for a in node.names
+        ):
+            names |= {f"trl.{t}" for t in PPO_TRAINERS}
+    return names
+
+
+def _called(func: ast.expr) -> str:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return f"{func.value.id}.{func.attr}"
+    return ""
 
 
 class _Modules:

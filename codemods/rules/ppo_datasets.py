@@ -9,11 +9,13 @@ returns `{"prompt": X}` instead). Otherwise the dataset's assignment gets a TODO
 
 from __future__ import annotations
 
+import os
+
 import libcst as cst
 import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits, ppo, walk
+from codemods import edits, ppo, project, walk
 from codemods.base import Rule, RuleTransformer
 from migrate.kernel.findings import Severity
 
@@ -24,12 +26,22 @@ class RewritePPODatasets(RuleTransformer):
     # It works on the trainer call TRL104 already rewrote, so the target names count too.
     NAMES = (*ppo.TRAINER_NAMES, *(trainer for _, trainer in ppo.TARGETS.values()))
 
+    @classmethod
+    def wanted(cls, state, names) -> bool:  # type: ignore[no-untyped-def]
+        # or the file builds the dataset another file of the run hands a PPO trainer
+        return bool(state.facts.builders) or super().wanted(state, names)
+
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self.datasets = _datasets(self, node)
         self.mapped = _mapped_functions(node)
         self.strings = _string_literals(node)
         self.query_kept = _query_read_elsewhere(node, self.mapped)
+        # why "query" stays beside "prompt": read here, or by the files this one builds for
+        self.kept_why = "other code of this file reads it"
+        if not self.query_kept and self.state.facts.builders:
+            self.query_kept = True
+            self.kept_why = "the files that import this dataset may read it"
         self.rewrote = False
         self.last_assign = _last_assignments(node, self.datasets)
         self.trainer = ppo.target_trainer(self.state.target)
@@ -44,13 +56,56 @@ class RewritePPODatasets(RuleTransformer):
         ):
             return updated_node
         param = original_node.params.params[0].name.value
+        if _stores_prompt(updated_node, param):
+            return updated_node  # done: by the user, or by an earlier run
         legacy = self._legacy(original_node, updated_node, param)
         if legacy is not None:
             return legacy
         batched = self._batched(original_node) if updated_node.deep_equals(original_node) else None
         if batched is not None:
             return batched
-        return self._v2(original_node, updated_node) or updated_node
+        return (
+            self._v2(original_node, updated_node)
+            or self._assigned(original_node, updated_node, param)
+            or updated_node
+        )
+
+    def _assigned(
+        self, original: cst.FunctionDef, fn: cst.FunctionDef, param: str
+    ) -> cst.FunctionDef | None:
+        """`sample["input_ids"] = tokenizer.encode(sample["text"])` with no decoded "query"
+        (the legacy shape without it): the text it tokenized is stored as `sample["prompt"]`
+        too, right below; the token columns stay for whatever else reads them."""
+        body = list(fn.body.body)  # type: ignore[attr-defined]
+        at = [i for i, st in enumerate(body) if _column_assigned(st, param) == "input_ids"]
+        if len(at) != 1:
+            return None
+        stmt = body[at[0]]
+        found = self._tokenized_text(stmt.body[0].value, body[: at[0]])  # type: ignore[attr-defined]
+        if found is None:
+            return None
+        text, cut, _ = found
+        self.rewrote = True
+        self._cut_todo(original, cut)
+        self.report(
+            original,
+            f'`{original.name.value}` also stores the text it tokenized as "prompt", the column '
+            f"{self.trainer} reads (it tokenizes prompts itself)",
+            severity=Severity.WARNING,
+        )
+        prompt = cst.parse_statement(f'{param}["prompt"] = {edits.code(text).strip()}\n')
+        new_body = [*body[: at[0] + 1], prompt, *body[at[0] + 1 :]]
+        return fn.with_changes(body=fn.body.with_changes(body=new_body))
+
+    def _cut_todo(self, fn: cst.FunctionDef, cut: str) -> None:
+        if cut:
+            self.todo(
+                fn,
+                f"`{fn.name.value}` cut each prompt to at most {cut} tokens; "
+                f'{self.trainer} tokenizes the whole "prompt" text and TRL 1.13 has no setting '
+                "that cuts prompts: shorten the text here (or filter long rows) to train on the "
+                "same prompts",
+            )
 
     def _batched(self, fn: cst.FunctionDef) -> cst.FunctionDef | None:
         """The batched legacy shape (stack-llama): `out = {"query": [], "input_ids": []}` filled
@@ -97,7 +152,7 @@ class RewritePPODatasets(RuleTransformer):
         self.report(
             call,
             f'the text collected as "query" is also collected as "prompt", the column '
-            f'{self.trainer} reads ("query" stays: other code of this file reads it)'
+            f'{self.trainer} reads ("query" stays: {self.kept_why})'
             if also
             else f'the text collected as "query" is the "prompt" column now, the one '
             f"{self.trainer} reads",
@@ -127,7 +182,7 @@ class RewritePPODatasets(RuleTransformer):
             self.report(
                 spot,
                 f'the decoded text is also stored as "prompt", the column {self.trainer} reads '
-                '("query" stays: other code of this file reads it)',
+                f'("query" stays: {self.kept_why})',
             )
             assign = found[0]
             target = assign.targets[0]  # type: ignore[attr-defined]
@@ -161,6 +216,8 @@ class RewritePPODatasets(RuleTransformer):
             if isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return)
             else None
         )
+        if ret is not None and isinstance(ret.value, cst.Call):
+            return self._returns_encoding(original, fn, ret)
         if ret is None or not isinstance(ret.value, cst.Dict):
             return None
         keys = {
@@ -170,19 +227,14 @@ class RewritePPODatasets(RuleTransformer):
         }
         if "input_ids" not in keys or "prompt" in keys:
             return None
+        if "query" in keys and _decodes(keys["query"], keys["input_ids"], body[:-1]):
+            return self._query_as_prompt(original, fn, ret)
         found = self._tokenized_text(keys["input_ids"], body[:-1])
         if found is None:
             return None
         text, cut, source = found
         self.rewrote = True
-        if cut:
-            self.todo(
-                original,
-                f"`{original.name.value}` cut each prompt to at most {cut} tokens; "
-                f'{self.trainer} tokenizes the whole "prompt" text and TRL 1.13 has no setting '
-                "that cuts prompts: shorten the text here (or filter long rows) to train on the "
-                "same prompts",
-            )
+        self._cut_todo(original, cut)
         inside = _string_literals(original)  # the function's own mentions are not reads
         if any(self.strings.get(k, 0) > inside.get(k, 0) for k in keys if isinstance(k, str)):
             # A returned column is read elsewhere (`lengths` by a length filter, `input_ids` by
@@ -202,6 +254,65 @@ class RewritePPODatasets(RuleTransformer):
         elif kept[0] is not body[0]:
             kept[0] = kept[0].with_changes(leading_lines=edits.leading(body[0]))
         return fn.with_changes(body=fn.body.with_changes(body=[*kept, new_ret]))
+
+    def _query_as_prompt(
+        self, original: cst.FunctionDef, fn: cst.FunctionDef, ret: cst.Return
+    ) -> cst.FunctionDef:
+        """`return {"input_ids": ids, "query": tokenizer.decode(ids)}`: the decoded text, cut as
+        the tokens were, is the "prompt" column (both, when other code reads "query")."""
+        self.rewrote = True
+        assert isinstance(ret.value, cst.Dict)
+        elements = list(ret.value.elements)
+        i = next(
+            k
+            for k, e in enumerate(elements)
+            if isinstance(e, cst.DictElement) and edits.literal(e.key) == "query"
+        )
+        prompt = elements[i].with_changes(key=cst.SimpleString('"prompt"'))  # type: ignore[call-arg]
+        if self.query_kept:
+            comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            last = elements[-1]
+            if last.comma is cst.MaybeSentinel.DEFAULT:
+                elements[-1] = last.with_changes(comma=comma)
+            elements.append(prompt.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+            said = f'("query" stays: {self.kept_why})'
+        else:
+            elements[i] = prompt
+            said = '(it was "query")'
+        self.report(
+            original,
+            f'`{original.name.value}` returns the text it decoded as "prompt", the column '
+            f"{self.trainer} reads {said}",
+        )
+        new_ret = ret.with_changes(value=ret.value.with_changes(elements=elements))
+        return fn.deep_replace(ret, new_ret)  # type: ignore[return-value, arg-type]
+
+    def _returns_encoding(
+        self, original: cst.FunctionDef, fn: cst.FunctionDef, ret: cst.Return
+    ) -> cst.FunctionDef | None:
+        """`return tokenizer(X, ...)`: the map returns `{"prompt": X}` instead, or
+        `{"prompt": X, **tokenizer(X, ...)}` when other code reads a token column."""
+        assert ret.value is not None
+        found = self._tokenized_text(ret.value, [])
+        if found is None:
+            return None
+        text, cut, _ = found
+        self.rewrote = True
+        self._cut_todo(original, cut)
+        read = any(self.strings.get(k, 0) for k in ("input_ids", "attention_mask"))
+        value = f'{{"prompt": {edits.code(text).strip()}'
+        value += f", **{edits.code(ret.value).strip()}}}" if read else "}"
+        self.report(
+            original,
+            f'`{original.name.value}` returns the text it tokenized as "prompt", the column '
+            f"{self.trainer} reads (it tokenizes prompts itself)"
+            + (
+                "; the token columns stay, since other code of this file reads them" if read else ""
+            ),
+            severity=Severity.WARNING,
+        )
+        new_ret = ret.with_changes(value=cst.parse_expression(value))
+        return fn.deep_replace(ret, new_ret)  # type: ignore[return-value, arg-type]
 
     def _add_prompt(
         self,
@@ -259,14 +370,84 @@ class RewritePPODatasets(RuleTransformer):
             func.count(".") == 0 or func.rsplit(".", 1)[1] in TOKENIZER_METHODS
         ):
             kwargs = {a.keyword.value: a.value for a in expr.args if a.keyword is not None}
+            chat = func.endswith(".apply_chat_template")
+            if chat and not m.matches(kwargs.get("add_generation_prompt"), m.Name("True")):
+                return None  # RLOO/GRPO add the generation prompt; without it, not the same
             # transformers truncates to `max_length` unless told not to (`truncation=None`
-            # defaults to longest-first once a max_length is given)
+            # defaults to longest-first once a max_length is given); apply_chat_template
+            # truncates only when told to
             off = m.Name("False") | m.SimpleString('"do_not_truncate"')
             truncation = kwargs.get("truncation")
-            if "max_length" in kwargs and (truncation is None or not m.matches(truncation, off)):
+            if chat:
+                cut = truncation is not None and m.matches(truncation, m.Name("True"))
+            else:
+                cut = truncation is None or not m.matches(truncation, off)
+            if "max_length" in kwargs and cut:
                 cuts.insert(0, edits.code(kwargs["max_length"]).strip())
+            if m.matches(kwargs.get("padding"), m.SimpleString('"max_length"')):
+                self.report(
+                    expr,
+                    "the prompt was padded to `max_length` with pad tokens, which PPO's "
+                    "`generate` and `step` read as part of the prompt; "
+                    f"{self.trainer} pads its batches itself and masks the padding, so the "
+                    "policy now sees the prompt alone",
+                    severity=Severity.WARNING,
+                )
             return expr.args[0].value, " then ".join(cuts), source
         return None
+
+
+def _column_assigned(stmt: cst.BaseStatement, param: str) -> object:
+    """The key of `param["input_ids"] = ...` (a statement of its own), or None."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+        return None
+    small = stmt.body[0]
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+        return None
+    t = small.targets[0].target
+    if (
+        isinstance(t, cst.Subscript)
+        and isinstance(t.value, cst.Name)
+        and t.value.value == param
+        and len(t.slice) == 1
+        and isinstance(t.slice[0].slice, cst.Index)
+    ):
+        return edits.literal(t.slice[0].slice.value)
+    return None
+
+
+def _stores_prompt(fn: cst.FunctionDef, param: str) -> bool:
+    """Whether the function stores `param["prompt"] = ...` anywhere."""
+    return any(
+        isinstance(t.target, cst.Subscript)
+        and isinstance(t.target.value, cst.Name)
+        and t.target.value.value == param
+        and any(
+            isinstance(e.slice, cst.Index) and edits.literal(e.slice.value) == "prompt"
+            for e in t.target.slice
+        )
+        for t in walk.find_all(fn, cst.AssignTarget)
+    )
+
+
+def _decodes(value: cst.BaseExpression, ids: cst.BaseExpression, before: list) -> bool:
+    """Whether `value` is `tokenizer.decode(ids)` (either side through one local name bound in
+    `before`): the text the prompt tokens stand for, cut as they were."""
+    bound: dict[str, cst.BaseExpression] = {}
+    for stmt in before:
+        for small in getattr(stmt, "body", []):
+            if isinstance(small, cst.Assign) and isinstance(small.targets[0].target, cst.Name):
+                bound[small.targets[0].target.value] = small.value
+    if isinstance(value, cst.Name):
+        value = bound.get(value.value, value)
+    if not (
+        isinstance(value, cst.Call)
+        and (get_full_name_for_node(value.func) or "").endswith("tokenizer.decode")
+        and len(value.args) >= 1
+        and value.args[0].keyword is None
+    ):
+        return False
+    return edits.code(value.args[0].value).strip() == edits.code(ids).strip()
 
 
 def _kept_before(before: list, source: cst.CSTNode | None) -> list:
@@ -301,9 +482,10 @@ def _unwrapped(expr: cst.BaseExpression, cuts: list[str]) -> cst.BaseExpression:
 
 class PPODatasetTodos(RuleTransformer):
     """Second pass: a dataset whose tokenizing map was not recognised gets a TODO where it is
-    built."""
+    built; one built by a function of another file of the run, there (that file's run)."""
 
-    NAMES = (*ppo.TRAINER_NAMES, *(trainer for _, trainer in ppo.TARGETS.values()))
+    NAMES = RewritePPODatasets.NAMES
+    wanted = RewritePPODatasets.wanted
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
@@ -311,12 +493,27 @@ class PPODatasetTodos(RuleTransformer):
         self.done = _writes_prompt(node)
         self.last = _last_assignments(node, self.datasets)
         self.trainer = ppo.target_trainer(self.state.target)
+        self.deferred = dict(self.state.facts.deferred)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if self.done:
             return
         for name, assign in self.last.items():
-            if assign is node:
+            if assign is not node:
+                continue
+            builder = _builder_call(node.value)
+            if builder in self.deferred:
+                where = os.path.relpath(
+                    self.deferred[builder], os.path.dirname(os.path.abspath(self.state.path))
+                )
+                self.report(
+                    node,
+                    f"`{name}` comes from `{builder}(...)`, defined in {where}: {self.trainer} "
+                    'reads a "prompt" text column, and TRL105 gives the dataset one where that '
+                    "function tokenizes it (see that file's findings)",
+                    severity=Severity.INFO,
+                )
+            else:
                 self.todo(
                     node,
                     f'{self.trainer} reads a "prompt" column (text or chat messages) from `{name}` '
@@ -384,10 +581,62 @@ def _writes_prompt(module: cst.Module) -> bool:
     return False
 
 
+def _builder_call(value: cst.BaseExpression) -> str:
+    """`build_dataset` of `build_dataset(...)` or `build_dataset(...)["train"]` (dotted for
+    `module.build_dataset(...)`); "" for anything else."""
+    while isinstance(value, cst.Subscript):
+        value = value.value
+    if isinstance(value, cst.Call):
+        return get_full_name_for_node(value.func) or ""
+    return ""
+
+
+def _built(module: cst.Module, builders: frozenset[str]) -> set[str]:
+    """The datasets the module's functions named in `builders` return (`return ds`,
+    `return ds["train"]`, `return ds.shuffle(seed=0)`: `ds`), their own nested functions' returns
+    left out."""
+    found = set()
+    for fn in module.body:
+        if not (isinstance(fn, cst.FunctionDef) and fn.name.value in builders):
+            continue
+        for ret in _own_returns(fn):
+            value = ret.value
+            while isinstance(value, (cst.Subscript, cst.Call, cst.Attribute)):
+                if isinstance(value, cst.Call):
+                    if not isinstance(value.func, cst.Attribute):
+                        break
+                    value = value.func
+                value = value.value
+            if isinstance(value, cst.Name):
+                found.add(value.value)
+    return found
+
+
+def _own_returns(fn: cst.FunctionDef) -> list[cst.Return]:
+    out: list[cst.Return] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is fn
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Return(self, node: cst.Return) -> None:
+            if node.value is not None:
+                out.append(node)
+
+    fn.visit(_V())
+    return out
+
+
 def _datasets(owner: RuleTransformer, module: cst.Module) -> set[str]:
-    """Datasets TRL104 gave a new trainer, and those still passed to a PPO trainer (TRL104 not
-    run)."""
-    found = set(owner.state.shared.ppo_datasets)
+    """Datasets TRL104 gave a new trainer, those still passed to a PPO trainer (TRL104 not
+    run), and those the module's dataset builders return (`RunFacts.builders`)."""
+    found = set(owner.state.shared.ppo_datasets) | _built(module, owner.state.facts.builders)
     for call in walk.find_all(module, cst.Call):
         if ppo.ppo_class(owner.qualified_names(call.func), ppo.TRAINER_NAMES):
             for arg in call.args:
@@ -457,6 +706,9 @@ class PPODatasetsRule(Rule):
     )
     transformers = (RewritePPODatasets, PPODatasetTodos)
     triggers = ("PPOTrainer", "PPOv2Trainer")
+
+    def by_facts(self, facts: project.RunFacts) -> bool:
+        return bool(facts.builders)
 
 
 class _CollectAsPrompt(cst.CSTTransformer):

@@ -104,12 +104,15 @@ def fix_paths(
             (todo if done is None else quiet).append((cand.path, data))
     # A file that never names TRL may still get TRL names through a star import of another.
     passes = project.star_passes(todo + quiet) if "TRL101" in codes else {}
+    facts = project.run_facts(todo + quiet)
     for path, data in quiet:
-        if os.path.abspath(path) in passes:
+        full = os.path.abspath(path)
+        # a file that builds the dataset another file hands a PPO trainer: TRL105 works there
+        built = "TRL105" in codes and full in facts and facts[full].builders
+        if full in passes or built:
             todo.append((path, data))
         else:
             results.append(FileResult(path, Status.SKIPPED, message=NOT_TRL))
-    facts = project.run_facts(todo + quiet)
     work = partial(
         _process_one,
         codes=codes,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from migrate.kernel.findings import Fix
-from tests.codemods.helpers import assert_noop, dedent, run
+from tests.codemods.helpers import assert_fixes, assert_noop, dedent, run
 
 
 @pytest.mark.parametrize(
@@ -242,3 +242,140 @@ def test_prompts_not_cut_get_no_todo(cut):
     src = dedent(V2_CUT).replace("CUT", cut).replace("IDS", 'outputs["input_ids"]')
     out, _ = run(src, select=("TRL105",))
     assert "TODO" not in out and '    return {"prompt": element["text"]}\n' in out
+
+
+# deb3011/rlhf_finetuning, HassanJbara/llm-detector-counter: the map stores the token ids and no
+# decoded "query"; the text it tokenized goes in as "prompt" beside them.
+ASSIGNED = """
+from trl import PPOTrainer
+def tokenize(sample):
+    sample["input_ids"] = TOKENIZE
+    return sample
+ds = ds.map(tokenize, batched=False)
+t = PPOTrainer(config, model, None, tokenizer, dataset=ds)
+"""
+
+
+def test_token_ids_stored_in_the_row_get_the_text_as_prompt_beside_them():
+    before = dedent(ASSIGNED).replace("TOKENIZE", 'tokenizer.encode(sample["query"])')
+    after = before.replace(
+        "    return sample\n", '    sample["prompt"] = sample["query"]\n    return sample\n'
+    )
+    findings = assert_fixes(before, after, select=("TRL105",))
+    assert [(f.line, f.severity.value, f.message) for f in findings] == [
+        (
+            2,
+            "warning",
+            '`tokenize` also stores the text it tokenized as "prompt", the column RLOOTrainer '
+            "reads (it tokenizes prompts itself)",
+        )
+    ]
+
+
+def test_chat_messages_padded_to_a_length_become_the_prompt_with_a_warning():
+    # apply_chat_template pads to max_length but cuts only when told to: no cut, a padding note
+    tokenize = (
+        'tokenizer.apply_chat_template([{"role": "user", "content": sample["query"]}], '
+        'add_generation_prompt=True, padding="max_length", max_length=300)'
+    )
+    before = dedent(ASSIGNED).replace("TOKENIZE", tokenize)
+    after = before.replace(
+        "    return sample\n",
+        '    sample["prompt"] = [{"role": "user", "content": sample["query"]}]\n    return sample\n',
+    )
+    findings = assert_fixes(before, after, select=("TRL105",))
+    assert "TODO" not in after
+    assert [f.message for f in findings if f.severity.value == "warning"][0] == (
+        "the prompt was padded to `max_length` with pad tokens, which PPO's `generate` and "
+        "`step` read as part of the prompt; RLOOTrainer pads its batches itself and masks the "
+        "padding, so the policy now sees the prompt alone"
+    )
+
+
+@pytest.mark.parametrize(
+    "tokenize",
+    [
+        pytest.param(
+            'tokenizer.apply_chat_template(sample["messages"])', id="no-generation-prompt"
+        ),
+        pytest.param('my_encode(sample["query"])', id="not-a-tokenizer"),
+    ],
+)
+def test_token_ids_of_an_unknown_shape_get_the_todo(tokenize):
+    out, findings = run(dedent(ASSIGNED).replace("TOKENIZE", tokenize), select=("TRL105",))
+    assert [f.fix for f in findings] == [Fix.MANUAL]
+    assert 'sample["prompt"]' not in out
+
+
+def test_token_ids_cut_keep_the_rewrite_and_get_the_cut_todo():
+    src = dedent(ASSIGNED).replace("TOKENIZE", 'tokenizer.encode(sample["text"])[:64]')
+    out, findings = run(src, select=("TRL105",))
+    assert '    sample["prompt"] = sample["text"]\n' in out
+    assert "# TODO(trl-migrate TRL105): `tokenize` cut each prompt to at most 64 tokens" in out
+    assert run(out, select=("TRL105",))[0] == out
+
+
+# apinball/MyLLM: the map returns the tokenizer's output itself.
+RETURNED = """
+from trl import PPOTrainer
+def tokenize(example):
+    return tokenizer(example["question"], truncation=True)
+ds = ds.map(tokenize)
+t = PPOTrainer(config, model, None, tokenizer, dataset=ds)
+"""
+
+
+def test_a_map_returning_the_tokenizer_output_returns_the_text_as_prompt():
+    before = dedent(RETURNED)
+    after = before.replace(
+        'return tokenizer(example["question"], truncation=True)',
+        'return {"prompt": example["question"]}',
+    )
+    findings = assert_fixes(before, after, select=("TRL105",))
+    assert [f.message for f in findings] == [
+        '`tokenize` returns the text it tokenized as "prompt", the column RLOOTrainer reads (it '
+        "tokenizes prompts itself)"
+    ]
+
+
+def test_a_returned_encoding_whose_columns_are_read_elsewhere_stays_beside_the_prompt():
+    before = dedent(RETURNED).replace(
+        "ds = ds.map(tokenize)\n",
+        'ds = ds.map(tokenize)\nds = ds.filter(lambda x: len(x["input_ids"]) < 512)\n',
+    )
+    after = before.replace(
+        'return tokenizer(example["question"], truncation=True)',
+        'return {"prompt": example["question"], **tokenizer(example["question"], truncation=True)}',
+    )
+    assert_fixes(before, after, select=("TRL105",))
+
+
+# singhnikhil01/Outsmart-AI-detection-System: the ids and the text decoded from them.
+DECODED = """
+from trl import PPOTrainer
+def tokenize(sample):
+    input_ids = tokenizer.encode(sample["prompt"], truncation=True, max_length=256)
+    query = tokenizer.decode(input_ids)
+    return {"input_ids": input_ids, "query": query}
+ds = ds.map(tokenize, batched=False)
+t = PPOTrainer(config, model, None, tokenizer, dataset=ds)
+"""
+
+
+def test_the_text_decoded_from_cut_ids_is_the_prompt_and_needs_no_todo():
+    before = dedent(DECODED)
+    after = before.replace('"query": query}', '"prompt": query}')
+    findings = assert_fixes(before, after, select=("TRL105",))
+    assert [(f.fix, f.message) for f in findings] == [
+        (
+            Fix.APPLIED,
+            '`tokenize` returns the text it decoded as "prompt", the column RLOOTrainer reads '
+            '(it was "query")',
+        )
+    ]
+
+
+def test_the_decoded_text_read_elsewhere_is_returned_under_both_names():
+    before = dedent(DECODED) + 'print(ds[0]["query"])\n'
+    after = before.replace('"query": query}', '"query": query, "prompt": query}')
+    assert_fixes(before, after, select=("TRL105",))
