@@ -76,7 +76,7 @@ class RewritePPODatasets(RuleTransformer):
         """`sample["input_ids"] = tokenizer.encode(sample["text"])` with no decoded "query"
         (the legacy shape without it): the text it tokenized is stored as `sample["prompt"]`
         too, right below; the token columns stay for whatever else reads them."""
-        body = list(fn.body.body)  # type: ignore[attr-defined]
+        body: list[cst.BaseStatement] = list(fn.body.body)  # type: ignore[arg-type]
         at = [i for i, st in enumerate(body) if _column_assigned(st, param) == "input_ids"]
         if len(at) != 1:
             return None
@@ -371,7 +371,8 @@ class RewritePPODatasets(RuleTransformer):
         ):
             kwargs = {a.keyword.value: a.value for a in expr.args if a.keyword is not None}
             chat = func.endswith(".apply_chat_template")
-            if chat and not m.matches(kwargs.get("add_generation_prompt"), m.Name("True")):
+            generation_prompt = kwargs.get("add_generation_prompt")
+            if chat and not (generation_prompt and m.matches(generation_prompt, m.Name("True"))):
                 return None  # RLOO/GRPO add the generation prompt; without it, not the same
             # transformers truncates to `max_length` unless told not to (`truncation=None`
             # defaults to longest-first once a max_length is given); apply_chat_template
@@ -384,7 +385,7 @@ class RewritePPODatasets(RuleTransformer):
                 cut = truncation is None or not m.matches(truncation, off)
             if "max_length" in kwargs and cut:
                 cuts.insert(0, edits.code(kwargs["max_length"]).strip())
-            if m.matches(kwargs.get("padding"), m.SimpleString('"max_length"')):
+            if edits.literal(kwargs.get("padding", cst.Name("None"))) == "max_length":
                 self.report(
                     expr,
                     "the prompt was padded to `max_length` with pad tokens, which PPO's "
