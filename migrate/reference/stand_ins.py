@@ -369,15 +369,17 @@ def _note_data(paths: list[str]) -> None:
 
 
 def tiny_dataset(columns: tuple[str, ...], n: int = 256) -> Any:
-    """`n` rows of the given columns, from the tiny grammar; `text`/`review` run past 200 chars."""
+    """`n` rows of the given columns, from the tiny grammar. `text`/`review` hold 8, 16 or 24
+    sentences in turn (about 280, 560 and 840 characters), so the length filters scripts put on
+    real reviews (`len(x["review"]) > 200`, `500 < len(...) <= 1000`) keep some of them."""
     from datasets import Dataset
 
-    s = tiny.tiny_corpus(8 * n, seed=1)
+    s = tiny.tiny_corpus(24 * n + 24, seed=1)
 
     def value(col: str, i: int) -> Any:
         head, _, tail = s[i].partition(" ")
         if col in ("text", "review"):
-            return " ".join(s[8 * i : 8 * i + 8])
+            return " ".join(s[24 * i : 24 * i + 8 * (1 + i % 3)])
         if col in ("prompt", "query", "question"):
             return head
         if col in ("completion", "answer", "solution", "response_j", "chosen"):

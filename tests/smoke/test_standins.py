@@ -244,3 +244,15 @@ def test_the_tiny_model_has_the_family_layout_a_lora_config_targets(tmp_path, st
     types = [ln.split()[1] for ln in result.log_tail.splitlines() if ln.startswith("TYPE")]
     assert types == ["gpt2", "bloom", "gpt_neox", "qwen3"], result.log_tail
     assert "CONCRETE gpt2" in result.log_tail
+
+
+def test_stand_in_reviews_are_long_enough_for_the_filters_scripts_put_on_real_ones():
+    pytest.importorskip("datasets")
+    from migrate.reference.stand_ins import tiny_dataset
+
+    ds = tiny_dataset(("review", "label"), n=30)
+    lengths = [len(r) for r in ds["review"]]
+    # TRL's gpt2-sentiment: > 200; shangluyang/rlhf: 500 < len <= 1000; a shorter cap too
+    assert all(n > 200 for n in lengths)
+    assert 10 <= sum(500 < n <= 1000 for n in lengths) < 30
+    assert sum(n < 500 for n in lengths) >= 5

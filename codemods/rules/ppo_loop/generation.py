@@ -4,6 +4,7 @@ move to the target config, or stop the rewrite with the reason."""
 from __future__ import annotations
 
 import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
 from codemods import edits, ppo
@@ -136,6 +137,38 @@ class Generation(LoopPass):
             f"generates with {new_side} unless the new config sets "
             f"{'it' if len(left) == 1 else 'them'}: {advice}",
             severity=severity,
+        )
+
+    def _config_copy(
+        self, gen: dict[str, cst.BaseExpression], config_name: str
+    ) -> cst.SimpleStatementLine:
+        """`config = dataclasses.replace(config, <settings>)`, for a config another file of the
+        run builds: its fields are out of sight, so a loop that stopped after N batches (whose
+        optimizer steps depend on them) is refused, and one pass over the data is said outright."""
+        if BATCHES in gen:
+            raise Refused(
+                f"it stops after a number of batches, and `{config_name}` is built in another "
+                "file, so its optimizer steps per batch are not known here: set `max_steps` to "
+                "that many generations' steps"
+            )
+        if not ({"max_steps", "num_train_epochs"} & set(gen)):
+            gen = {**gen, "num_train_epochs": cst.Integer("1")}  # one pass over the dataloader
+        AddImportsVisitor.add_needed_import(self.context, "dataclasses")
+        args = [cst.Arg(cst.Name(config_name)), *(edits.new_kwarg(k, v) for k, v in gen.items())]
+        last = len(args) - 1
+        call = cst.Call(
+            func=cst.parse_expression("dataclasses.replace"),
+            args=[
+                a.with_changes(
+                    comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                    if i < last
+                    else cst.MaybeSentinel.DEFAULT
+                )
+                for i, a in enumerate(args)
+            ],
+        )
+        return cst.SimpleStatementLine(
+            body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(config_name))], value=call)]
         )
 
     def _with_generation(

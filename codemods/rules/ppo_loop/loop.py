@@ -725,6 +725,9 @@ class LoopRewrite(LoopPass):
         trainer_stmt = edits.with_kwarg(body[trainer_at], "reward_funcs", self.reward_name)
         above = [line for line in edits.leading(trainer_stmt) if line.comment is not None]
         new: list[cst.BaseStatement] = [fn.with_changes(leading_lines=blank)]
+        if self.config_imported:  # a copy with the loop's settings, made here
+            new.append(self._config_copy(gen, config_name).with_changes(leading_lines=blank))
+            blank = []
         if dataset is not None:
             trainer_stmt = edits.with_kwarg(
                 trainer_stmt, "train_dataset", dataset[0], before="reward_funcs"
@@ -741,13 +744,22 @@ class LoopRewrite(LoopPass):
         )
         body[at : at + 1] = [train, *after]
         self.installed_at = at
-        body[config_at : config_at + 1] = self._with_generation(body[config_at], gen, config_name)
+        if self.config_imported:
+            moved = (
+                f"`{config_name}` comes from another file of this run, so the loop's generation "
+                f"and length settings go to a copy of it made above the trainer "
+                f"(`dataclasses.replace`), which leaves that file's `{config_name}` as it is"
+            )
+        else:
+            body[config_at : config_at + 1] = self._with_generation(
+                body[config_at], gen, config_name
+            )
+            moved = f"generation settings moved to `{config_name}`"
         self.report(
             loop,
             f"the PPO loop became `{self.reward_name}` (your reward code), "
             f"`reward_funcs={self.reward_name}` on "
-            "the trainer "
-            f"and `{trainer}.train()`; generation settings moved to `{config_name}`",
+            f"the trainer and `{trainer}.train()`; {moved}",
         )
         return body
 

@@ -29,6 +29,8 @@ class LoopPass(RuleTransformer):
     # the `if` builds: rewritten from that block
     lifted: dict[int, int]
     installed_at: int | None  # where the last `_install` put `train()` in its block
+    # the trainer's config comes from another file of the run: the loop's settings go to a copy
+    config_imported: bool
 
     def _rewrite(
         self, body: list[cst.BaseStatement], index: int, loop: cst.For, trainer: str, *, top: bool
@@ -127,6 +129,11 @@ class LoopPass(RuleTransformer):
         gen: dict[str, cst.BaseExpression],
         config_name: str = "",
     ) -> list[cst.BaseStatement]:
+        raise NotImplementedError  # generation.py
+
+    def _config_copy(
+        self, gen: dict[str, cst.BaseExpression], config_name: str
+    ) -> cst.SimpleStatementLine:
         raise NotImplementedError  # generation.py
 
     def _reward_body(

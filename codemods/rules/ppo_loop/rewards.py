@@ -157,6 +157,11 @@ class Rewards(LoopPass):
                 config_at = i
         if config_at is None:
             config_at = _factory_config(before[:trainer_at], config_name, self.config_cls)
+        self.config_imported = config_at is None and _imported(
+            before, config_name, self.state.facts.local
+        )
+        if self.config_imported:
+            return trainer_at, trainer_at, config_name
         if config_at is None:
             raise Refused(
                 f"the trainer's config `{config_name}` is neither a `{self.config_cls}(...)` call "
@@ -234,6 +239,24 @@ def _trainer_kept(stmt: cst.CSTNode, trainer: str | None, scorers: set[str]) -> 
     uses = [n for n in walk.find_all(stmt, cst.Name) if n.value == trainer]
     # the Name nodes of `T.attr` are the `.value` of their Attribute, found by identity
     return all(id(n) in policy for n in uses)
+
+
+def _imported(before: list[cst.BaseStatement], name: str, local: frozenset[str]) -> bool:
+    """Whether `name` is a config this block only reads: imported from another file of the run
+    (`from config import config`, which TRL103 rewrites there), bound by no statement of
+    `before` but an import."""
+    return (
+        name in local
+        and "." not in name
+        and not any(
+            name in edits.bound_names(s)
+            and not (
+                isinstance(s, cst.SimpleStatementLine)
+                and all(isinstance(x, (cst.Import, cst.ImportFrom)) for x in s.body)
+            )
+            for s in before
+        )
+    )
 
 
 def _factory_config(

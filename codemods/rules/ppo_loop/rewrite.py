@@ -76,6 +76,7 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         )  # local names of `respond_to_batch` whose uses this rule rewrote
         self.lifted = self._lifted_loops(node)
         self.installed_at: int | None = None
+        self.config_imported = False
 
     def _lifted_loops(self, module: cst.Module) -> dict[int, int]:
         """`if` statements (by id) whose body holds a PPO loop (its id) whose trainer the block
