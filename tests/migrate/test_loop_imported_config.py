@@ -5,6 +5,8 @@ config call is out of this file's sight."""
 
 from __future__ import annotations
 
+import pytest
+
 from migrate import api
 from migrate.kernel.findings import Fix
 from tests.codemods.helpers import dedent
@@ -36,7 +38,7 @@ AFTER = dedent(
     from trl import RLOOTrainer
 
     from config import config
-    import dataclasses
+    import copy
 
 
     def reward_fn(prompts, completions, **kwargs) -> list[float]:
@@ -44,7 +46,11 @@ AFTER = dedent(
         return [float(r) for r in rewards]
 
 
-    config = dataclasses.replace(config, max_completion_length=32, top_k=0, top_p=1.0, num_train_epochs=3)
+    config = copy.copy(config)
+    config.max_completion_length = 32
+    config.top_k = 0
+    config.top_p = 1.0
+    config.num_train_epochs = 3
     trainer = RLOOTrainer(args=config, model=model, processing_class=tokenizer, train_dataset=dataset, reward_funcs=reward_fn)
     generation_kwargs = {"max_new_tokens": 32, "do_sample": True, "top_k": 0.0, "top_p": 1.0}
     epochs = 3
@@ -70,7 +76,7 @@ def test_the_settings_go_to_a_copy_of_the_imported_config(tmp_path):
     assert (done.line, done.fix) == (10, Fix.APPLIED)
     assert done.message.endswith(
         "`config` comes from another file of this run, so the loop's generation and length "
-        "settings go to a copy of it made above the trainer (`dataclasses.replace`), which "
+        "settings are set on a copy of it made above the trainer (`copy.copy`), which "
         "leaves that file's `config` as it is"
     )
     again = api.fix_paths([str(tmp_path)], select=CODES)
@@ -96,3 +102,19 @@ def test_a_loop_that_stops_after_some_batches_keeps_the_todo(tmp_path):
     report = api.fix_paths([str(tmp_path)], select=CODES)
     [todo] = [f for f in _loop_findings(report) if "left as it is" in f.message]
     assert "`config` is built in another file, so its optimizer steps per batch" in todo.message
+
+
+def test_the_copy_works_on_a_real_rloo_config(tmp_path):
+    # dataclasses.replace would run RLOOConfig.__post_init__ again, which refuses the
+    # steps_per_generation and generation_batch_size the first run filled in
+    pytest.importorskip("trl")
+    from trl import RLOOConfig
+
+    original = RLOOConfig(output_dir=str(tmp_path), learning_rate=1.41e-5, use_cpu=True)
+    lines = AFTER.split("\n\n\n")[2].split("trainer = ")[0]
+    scope = {"config": original, "copy": __import__("copy")}
+    exec(lines, scope)
+    copied = scope["config"]
+    assert (copied.max_completion_length, copied.top_k, copied.num_train_epochs) == (32, 0, 3)
+    assert (original.max_completion_length, original.top_k) == (RLOOConfig.max_completion_length, 0)
+    assert copied.generation_batch_size == original.generation_batch_size

@@ -141,10 +141,13 @@ class Generation(LoopPass):
 
     def _config_copy(
         self, gen: dict[str, cst.BaseExpression], config_name: str
-    ) -> cst.SimpleStatementLine:
-        """`config = dataclasses.replace(config, <settings>)`, for a config another file of the
-        run builds: its fields are out of sight, so a loop that stopped after N batches (whose
-        optimizer steps depend on them) is refused, and one pass over the data is said outright."""
+    ) -> list[cst.BaseStatement]:
+        """`config = copy.copy(config)`, then `config.<field> = <value>` for each setting, for a
+        config another file of the run builds. Its fields are out of sight, so a loop that
+        stopped after N batches (whose optimizer steps depend on them) is refused, and one pass
+        over the data is said outright. Not `dataclasses.replace`: that runs `__post_init__`
+        again, and RLOO/GRPO's refuses the `steps_per_generation` and `generation_batch_size`
+        its first run filled in; none of the settings set here is derived there."""
         if BATCHES in gen:
             raise Refused(
                 f"it stops after a number of batches, and `{config_name}` is built in another "
@@ -153,23 +156,26 @@ class Generation(LoopPass):
             )
         if not ({"max_steps", "num_train_epochs"} & set(gen)):
             gen = {**gen, "num_train_epochs": cst.Integer("1")}  # one pass over the dataloader
-        AddImportsVisitor.add_needed_import(self.context, "dataclasses")
-        args = [cst.Arg(cst.Name(config_name)), *(edits.new_kwarg(k, v) for k, v in gen.items())]
-        last = len(args) - 1
-        call = cst.Call(
-            func=cst.parse_expression("dataclasses.replace"),
-            args=[
-                a.with_changes(
-                    comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-                    if i < last
-                    else cst.MaybeSentinel.DEFAULT
+        AddImportsVisitor.add_needed_import(self.context, "copy")
+        out: list[cst.BaseStatement] = [
+            cst.parse_statement(f"{config_name} = copy.copy({config_name})\n")
+        ]
+        for key, value in gen.items():
+            out.append(
+                cst.SimpleStatementLine(
+                    body=[
+                        cst.Assign(
+                            targets=[
+                                cst.AssignTarget(
+                                    cst.Attribute(value=cst.Name(config_name), attr=cst.Name(key))
+                                )
+                            ],
+                            value=value,
+                        )
+                    ]
                 )
-                for i, a in enumerate(args)
-            ],
-        )
-        return cst.SimpleStatementLine(
-            body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(config_name))], value=call)]
-        )
+            )
+        return out
 
     def _with_generation(
         self,

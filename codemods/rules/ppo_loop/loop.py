@@ -726,7 +726,8 @@ class LoopRewrite(LoopPass):
         above = [line for line in edits.leading(trainer_stmt) if line.comment is not None]
         new: list[cst.BaseStatement] = [fn.with_changes(leading_lines=blank)]
         if self.config_imported:  # a copy with the loop's settings, made here
-            new.append(self._config_copy(gen, config_name).with_changes(leading_lines=blank))
+            copied = self._config_copy(gen, config_name)
+            new += [copied[0].with_changes(leading_lines=blank), *copied[1:]]
             blank = []
         if dataset is not None:
             trainer_stmt = edits.with_kwarg(
@@ -747,8 +748,8 @@ class LoopRewrite(LoopPass):
         if self.config_imported:
             moved = (
                 f"`{config_name}` comes from another file of this run, so the loop's generation "
-                f"and length settings go to a copy of it made above the trainer "
-                f"(`dataclasses.replace`), which leaves that file's `{config_name}` as it is"
+                f"and length settings are set on a copy of it made above the trainer "
+                f"(`copy.copy`), which leaves that file's `{config_name}` as it is"
             )
         else:
             body[config_at : config_at + 1] = self._with_generation(

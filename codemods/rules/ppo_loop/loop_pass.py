@@ -133,7 +133,7 @@ class LoopPass(RuleTransformer):
 
     def _config_copy(
         self, gen: dict[str, cst.BaseExpression], config_name: str
-    ) -> cst.SimpleStatementLine:
+    ) -> list[cst.BaseStatement]:
         raise NotImplementedError  # generation.py
 
     def _reward_body(
