@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 from typing import Any
 
@@ -123,6 +124,18 @@ def _is_local(name: Any) -> bool:
     return os.path.isdir(path) or os.path.isfile(path)
 
 
+_REWARD_NAME = re.compile(r"reward|(?<![a-z])rm(?![a-z])")
+
+
+def _labels(name: Any, kwargs: dict[str, Any]) -> int:
+    """How many labels the stand-in for a sequence classifier has: the script's `num_labels`,
+    else 1 for a reward model (its name says `reward` or `rm`), else 2, transformers' own default
+    for a classification config (a detector or sentiment classifier read as `logits[0][1]`)."""
+    if "num_labels" in kwargs:
+        return int(kwargs["num_labels"])
+    return 1 if _REWARD_NAME.search(os.fspath(name).lower()) else 2
+
+
 def patch_auto_classes(module: Any) -> None:
     """The Auto classes defined in `module` (one of transformers.models.auto.*)."""
     for name, kind in _AUTO_KINDS.items():
@@ -138,7 +151,7 @@ def patch_auto_classes(module: Any) -> None:
                 kept = {k: v for k, v in kwargs.items() if k in _TOKENIZER_KWARGS}
                 return _original(cls, tiny_dir("causal"), **kept)
             if _kind == "seqcls":
-                return _original(cls, tiny_dir("seqcls", int(kwargs.get("num_labels", 1))))
+                return _original(cls, tiny_dir("seqcls", _labels(name_or_path, kwargs)))
             # dtype, device_map, quantization_config, attn_implementation, revision, token...
             # describe the real checkpoint: the tiny model loads in float32 on the CPU.
             return _original(cls, tiny_dir(_causal(name_or_path) if _kind == "causal" else _kind))
@@ -160,7 +173,7 @@ def patch_models(module: Any) -> None:
         name = cls.__name__
         if "SequenceClassification" in name:
             return transformers.AutoModelForSequenceClassification.from_pretrained(
-                tiny_dir("seqcls", int(kwargs.get("num_labels", 1)))
+                tiny_dir("seqcls", _labels(name_or_path, kwargs))
             )
         if (
             getattr(getattr(cls, "config_class", None), "is_encoder_decoder", False)

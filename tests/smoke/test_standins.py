@@ -256,3 +256,19 @@ def test_stand_in_reviews_are_long_enough_for_the_filters_scripts_put_on_real_on
     assert all(n > 200 for n in lengths)
     assert 10 <= sum(500 < n <= 1000 for n in lengths) < 30
     assert sum(n < 500 for n in lengths) >= 5
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs", "labels"),
+    [
+        ("OpenAssistant/reward-model-deberta-v3-large-v2", {}, 1),
+        ("weqweasdas/RM-Gemma-2B", {}, 1),
+        ("devloverumar/chatgpt-content-detector", {}, 2),  # read as logits[0][1]
+        ("lvwerra/distilbert-imdb", {}, 2),
+        ("any/classifier", {"num_labels": 3}, 3),
+    ],
+)
+def test_a_stand_in_classifier_has_the_labels_such_a_checkpoint_has(name, kwargs, labels):
+    from migrate.reference.stand_ins import _labels
+
+    assert _labels(name, kwargs) == labels
