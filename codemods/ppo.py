@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 from typing import Any
 
@@ -202,3 +202,31 @@ class FileFacts(walk.Visitor):
         if not self.signals and len(self.weak) == 1:  # e.g. a parsed config and no call to judge by
             return next(iter(self.weak))
         return None
+
+
+def once_steps(
+    module: cst.Module, steps: Callable[[cst.CSTNode], bool]
+) -> list[tuple[Sequence[cst.BaseStatement], int]]:
+    """Each block (the module's body or a function's) whose one PPO `step(...)` (`steps` says
+    which statements call one) is a statement of its own, outside any loop of that block: the
+    block and the statement's index. A step run once, as TRL 0.5-0.11's README quick start
+    runs it, which TRL106 rewrites as the loop over `range(1)` it amounts to."""
+    blocks: list[Sequence[cst.BaseStatement]] = [module.body]
+    blocks += [f.body.body for f in walk.find_all(module, cst.FunctionDef)]  # type: ignore[misc]
+    found = []
+    for block in blocks:
+        hits = [
+            i
+            for i, s in enumerate(block)
+            if isinstance(s, cst.SimpleStatementLine) and any(steps(x) for x in s.body)
+        ]
+        looped = any(
+            isinstance(s, (cst.For, cst.While))
+            and any(
+                steps(x) for line in walk.find_all(s, cst.SimpleStatementLine) for x in line.body
+            )
+            for s in block
+        )
+        if len(hits) == 1 and not looped:
+            found.append((block, hits[0]))
+    return found

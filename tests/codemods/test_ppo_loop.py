@@ -1167,3 +1167,68 @@ def test_a_trainer_built_in_another_function_than_its_left_loop_gets_the_reward_
     again, found = run(out, select=PPO)
     assert again == out
     assert out.count("elsewhere in this file that steps") == 1
+
+
+def test_a_loop_whose_config_is_built_in_the_trainer_call_gets_its_settings_there():
+    src = dedent(SENTIMENT).replace(
+        "config = PPOConfig(batch_size=4, mini_batch_size=2)\n"
+        "trainer = PPOTrainer(config, model, None, tokenizer, dataset=ds)\n",
+        "trainer = PPOTrainer(PPOConfig(batch_size=4, mini_batch_size=2), model, None, tokenizer, dataset=ds)\n",
+    )
+    out, findings = run(src, select=PPO)
+    [config_call] = [line for line in out.splitlines() if "RLOOTrainer(args=RLOOConfig(" in line]
+    assert (
+        "bf16=False, top_k=0, top_p=1.0, max_completion_length=8, generation_kwargs="
+        "{'no_repeat_ngram_size': 3}, num_train_epochs=1), model=model" in config_call
+    )
+    assert "reward_funcs=reward_fn" in config_call and ".step(" not in out
+    assert [f.message for f in findings if "the PPO loop became" in f.message][0].endswith(
+        "generation settings moved to the trainer's `RLOOConfig(...)`"
+    )
+    assert run(out, select=PPO)[0] == out
+
+
+ONCE = """
+import torch
+from trl import PPOConfig, PPOTrainer
+trainer = PPOTrainer(PPOConfig(batch_size=1, mini_batch_size=1), model, None, tokenizer)
+q = tokenizer.encode("Hello there", return_tensors="pt")
+r = trainer.generate(list(q), return_prompt=False, max_new_tokens=8)
+SCORE
+trainer.step([q[0]], [r[0]], score)
+"""
+
+
+def test_a_step_run_once_becomes_a_one_prompt_dataset_and_train():
+    out, findings = run(dedent(ONCE).replace("SCORE", "score = [torch.tensor(1.0)]"), select=PPO)
+    assert out.endswith(
+        'q = tokenizer.encode("Hello there", return_tensors="pt")\ntrainer.train()\n'
+    )
+    assert 'train_dataset = Dataset.from_dict({"prompt": ["Hello there"] * 1})\n' in out
+    assert "    return [float(score[0])] * len(completions)\n" in out
+    assert not [f for f in findings if f.fix is Fix.MANUAL]
+    [done] = [f for f in findings if "the PPO loop became" in f.message]
+    assert done.line == 7  # the step's line: the rewrite's one-turn loop is not in the file
+    assert run(out, select=PPO)[0] == out
+
+
+def test_a_step_run_once_that_the_rewrite_cannot_follow_keeps_its_todo_and_the_generate():
+    # the reward reads the generated tokens: a reward function sees only texts
+    src = dedent(ONCE).replace("SCORE", "score = [torch.tensor(float(len(r[0])))]")
+    out, findings = run(src, select=PPO)
+    manual = sorted((f for f in findings if f.fix is Fix.MANUAL), key=lambda f: f.line)
+    assert [f.line for f in manual] == [3, 7]
+    assert manual[1].message.startswith(
+        "`trainer.step(...)` runs once, outside a loop, and the rewrite cannot follow it (`score "
+        "= [torch.tensor(float(len(r[0])))]` reads the query, the response"
+    )
+    assert "r = trainer.generate(list(q)" in out and ".step(" in out
+    assert out.count("# TODO(trl-migrate TRL106)") == 2
+    assert run(out, select=PPO)[0] == out
+
+
+def test_two_steps_outside_loops_are_not_a_step_run_once():
+    src = dedent(ONCE).replace("SCORE", "score = [torch.tensor(1.0)]")
+    src += "trainer.step([q[0]], [r[0]], score)\n"
+    out, findings = run(src, select=PPO)
+    assert out.count("sits where the loop rewrite cannot follow it") == 2

@@ -49,12 +49,15 @@ class FixedPrompts(LoopPass):
         gen: dict[str, cst.BaseExpression] | None = None
         banned = {queries, responses, trainer} | edits.names(loop.target)
         reward_body: list[cst.BaseStatement] = []
+        shown = _shown(statements, responses)
         for s in statements:
             if (
                 self._trainer_call(s, "step") is not None
                 or self._trainer_call(s, "log_stats") is not None
             ):
                 banned |= edits.bound(s)  # the step's stats
+                continue
+            if id(s) in shown:
                 continue
             if isinstance(s, cst.Assign) and edits.bound(s) == {responses} and gen is None:
                 gen = self._fixed_generation(s.value, queries, body[trainer_at])
@@ -75,6 +78,17 @@ class FixedPrompts(LoopPass):
             )
         if not any(rewards in edits.bound(s) for s in statements):
             raise Refused(f"`{rewards}` is not computed inside the loop")
+        if shown:
+            self.report(
+                loop,
+                "the script printed the generated response ("
+                + ", ".join(
+                    f"`{' '.join(edits.code(x).split())}`" for x in statements if id(x) in shown
+                )
+                + "); dropped: TRL 1.13 generates inside `train()` (set `log_completions=True` "
+                "in the config to log samples)",
+                severity=Severity.WARNING,
+            )
         count, text = once_literal(self.tree, count), once_literal(self.tree, text)
         for name in edits.names(count) | edits.names(text):
             if any(name in edits.bound_names(s) for s in body[trainer_at + 1 : index]):
@@ -114,6 +128,8 @@ class FixedPrompts(LoopPass):
         ):
             raise Refused(f"`{queries}` is not assigned once in the block above the loop")
         value = found[0]
+        if m.matches(value, m.Call(func=m.Attribute(attr=m.Name("to")))):
+            value = value.func.value  # type: ignore[attr-defined]  # `.to(device)`: the same ids
         if m.matches(value, m.Attribute(attr=m.Name("input_ids"), value=m.Call())):
             value = value.value  # type: ignore[attr-defined]
         elif not m.matches(value, m.Call(func=m.Attribute(attr=m.Name("encode")))):
@@ -138,12 +154,12 @@ class FixedPrompts(LoopPass):
             and value.func.attr.value == "generate"
             and (get_full_name_for_node(value.func.value) or "") in self.trainers
             and value.args
-            and first_row(cst.List([cst.Element(value.args[0].value)])) == queries
+            and _one_query(value.args[0].value) == queries
         ):
             call = value.with_changes(
                 args=[value.args[0].with_changes(value=cst.Name(queries)), *value.args[1:]]
             )
-            return self._generation(call, queries)
+            return self._generation(call, queries, at=value)
         raise Refused(
             f"the responses are not made by `respond_to_batch(model, {queries})` or "
             f"`<trainer>.generate({queries}[0])`"
@@ -190,3 +206,44 @@ class FixedPrompts(LoopPass):
         if isinstance(func, cst.Name):
             self.orphaned.add(func.value)
         return out
+
+
+def _shown(statements: list[cst.BaseSmallStatement], responses: str) -> set[int]:
+    """Statements (by id) that only show the generated response: `print(...)` calls, and
+    assignments that read the responses and bind names nothing but those prints read
+    (`response_txt = tokenizer.decode(response_tensor[0])`)."""
+    prints = {
+        id(s)
+        for s in statements
+        if isinstance(s, cst.Expr) and m.matches(s.value, m.Call(func=m.Name("print")))
+    }
+    shown = set(prints)
+    for s in statements:
+        if not isinstance(s, cst.Assign) or responses not in edits.names(s.value):
+            continue
+        bound = edits.bound(s)
+        readers = [t for t in statements if t is not s and edits.names(t) & bound]
+        if readers and all(id(t) in prints for t in readers):
+            shown.add(id(s))
+    # a print of something other than the response or what was decoded from it is the
+    # script's own output, not a display of the sample
+    decoded = {
+        n
+        for s in statements
+        if id(s) in shown and isinstance(s, cst.Assign)
+        for n in edits.bound(s)
+    }
+    return {
+        i
+        for i in shown
+        if i not in prints
+        or any(id(s) == i and edits.names(s) & (decoded | {responses}) for s in statements)
+    }
+
+
+def _one_query(arg: cst.BaseExpression) -> str | None:
+    """`q` for the query a generate call takes: `q[0]` (one row), or `list(q)` (its rows, a
+    one-row tensor's one row in a list)."""
+    if m.matches(arg, m.Call(func=m.Name("list"))):
+        return first_row(arg)
+    return first_row(cst.List([cst.Element(arg)]))

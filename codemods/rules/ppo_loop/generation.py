@@ -177,6 +177,22 @@ class Generation(LoopPass):
             )
         return out
 
+    def _inline_generation(
+        self, trainer_stmt: cst.BaseStatement, gen: dict[str, cst.BaseExpression]
+    ) -> cst.BaseStatement:
+        """The trainer statement with the settings in its `args=RLOOConfig(...)` call, as
+        `_with_generation` puts them into a config call of their own."""
+        assign = edits.assignment(trainer_stmt)
+        assert assign is not None and isinstance(assign.value, cst.Call)
+        arg = edits.kwarg(assign.value, "args")
+        assert arg is not None and isinstance(arg.value, cst.Call)
+        alone = cst.SimpleStatementLine(
+            body=[cst.Assign(targets=[cst.AssignTarget(cst.Name("_"))], value=arg.value)]
+        )
+        done = edits.assignment(self._with_generation(alone, gen)[0])
+        assert done is not None
+        return trainer_stmt.deep_replace(arg.value, done.value)  # type: ignore[return-value, arg-type]
+
     def _with_generation(
         self,
         stmt: cst.BaseStatement,

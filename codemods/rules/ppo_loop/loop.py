@@ -723,9 +723,11 @@ class LoopRewrite(LoopPass):
         body = list(body)
         blank = [cst.EmptyLine(indent=False)] * (2 if top else 1)
         trainer_stmt = edits.with_kwarg(body[trainer_at], "reward_funcs", self.reward_name)
+        if self.config_kind == "inline":  # the settings go into the trainer's own config call
+            trainer_stmt = self._inline_generation(trainer_stmt, gen)
         above = [line for line in edits.leading(trainer_stmt) if line.comment is not None]
         new: list[cst.BaseStatement] = [fn.with_changes(leading_lines=blank)]
-        if self.config_imported:  # a copy with the loop's settings, made here
+        if self.config_kind == "imported":  # a copy with the loop's settings, made here
             copied = self._config_copy(gen, config_name)
             new += [copied[0].with_changes(leading_lines=blank), *copied[1:]]
             blank = []
@@ -745,7 +747,9 @@ class LoopRewrite(LoopPass):
         )
         body[at : at + 1] = [train, *after]
         self.installed_at = at
-        if self.config_imported:
+        if self.config_kind == "inline":
+            moved = f"generation settings moved to the trainer's `{config_name}(...)`"
+        elif self.config_kind == "imported":
             moved = (
                 f"`{config_name}` comes from another file of this run, so the loop's generation "
                 f"and length settings are set on a copy of it made above the trainer "

@@ -29,8 +29,10 @@ class LoopPass(RuleTransformer):
     # the `if` builds: rewritten from that block
     lifted: dict[int, int]
     installed_at: int | None  # where the last `_install` put `train()` in its block
-    # the trainer's config comes from another file of the run: the loop's settings go to a copy
-    config_imported: bool
+    # where the trainer's config is built: "block" (a statement of the loop's block), "imported"
+    # (another file of the run: the loop's settings go to a copy), "inline" (the trainer call's
+    # own `args=RLOOConfig(...)`)
+    config_kind: str
 
     def _rewrite(
         self, body: list[cst.BaseStatement], index: int, loop: cst.For, trainer: str, *, top: bool
@@ -129,6 +131,11 @@ class LoopPass(RuleTransformer):
         gen: dict[str, cst.BaseExpression],
         config_name: str = "",
     ) -> list[cst.BaseStatement]:
+        raise NotImplementedError  # generation.py
+
+    def _inline_generation(
+        self, trainer_stmt: cst.BaseStatement, gen: dict[str, cst.BaseExpression]
+    ) -> cst.BaseStatement:
         raise NotImplementedError  # generation.py
 
     def _config_copy(

@@ -119,6 +119,7 @@ class Rewards(LoopPass):
         parser of the config class) in `before`, and the config's name."""
         trainer_at = config_at = None
         config_name = ""
+        inline = False
         for i, stmt in enumerate(before):
             assign = edits.assignment(stmt)
             if assign is None:
@@ -128,8 +129,13 @@ class Rewards(LoopPass):
                 trainer_at = i
                 arg = edits.kwarg(assign.value, "args")
                 config_name = get_full_name_for_node(arg.value) if arg else ""  # type: ignore[assignment]
+                inline = arg is not None and isinstance(arg.value, cst.Call)
         if trainer_at is None:
             raise Refused(f"`{trainer}` is not built in the same block as the loop")
+        self.config_kind = "block"
+        if inline and config_name.rpartition(".")[2] == self.config_cls:
+            self.config_kind = "inline"  # `RLOOTrainer(args=RLOOConfig(...), ...)`
+            return trainer_at, trainer_at, config_name
         parsers: set[str] = set()
         for i, stmt in enumerate(before[:trainer_at]):
             assign = edits.assignment(stmt)
@@ -157,10 +163,8 @@ class Rewards(LoopPass):
                 config_at = i
         if config_at is None:
             config_at = _factory_config(before[:trainer_at], config_name, self.config_cls)
-        self.config_imported = config_at is None and _imported(
-            before, config_name, self.state.facts.local
-        )
-        if self.config_imported:
+        if config_at is None and _imported(before, config_name, self.state.facts.local):
+            self.config_kind = "imported"
             return trainer_at, trainer_at, config_name
         if config_at is None:
             raise Refused(

@@ -20,6 +20,7 @@ from codemods.rules.ppo_loop.loop_pass import LoopPass
 from codemods.rules.ppo_loop.rewards import Rewards
 from codemods.rules.ppo_loop.shape import (
     dict_literals,
+    first_row,
     free_name,
     length_samplers,
     single_bindings,
@@ -62,6 +63,9 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         self.reward_name = free_name(REWARD_FN, self.module_names)
         self.tree = node  # the file as it was, for uses outside a loop
         self._loops: list[cst.For] = []  # the for loops being walked, innermost last
+        # a step() run once, outside any loop, in the module or a function body (the README
+        # quick start of TRL 0.5-0.11): rewritten as a loop over `range(1)` would be
+        self.once = {id(block[i]) for block, i in ppo.once_steps(node, self._steps)}
         self.orphans = self._orphan_steps(node)  # trainers with a step() no loop rewrite sees
         # trainers of a loop left with its TODO, built in an enclosing block (which is left later)
         self.left_outside: set[str] = set()
@@ -76,7 +80,7 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         )  # local names of `respond_to_batch` whose uses this rule rewrote
         self.lifted = self._lifted_loops(node)
         self.installed_at: int | None = None
-        self.config_imported = False
+        self.config_kind = "block"
 
     def _lifted_loops(self, module: cst.Module) -> dict[int, int]:
         """`if` statements (by id) whose body holds a PPO loop (its id) whose trainer the block
@@ -111,8 +115,8 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
     def _orphan_step(self, node: cst.SimpleStatementLine, loops: list[cst.For]) -> str | None:
         """The trainer whose step() this line calls outside a loop the rewrite handles."""
         calls = [c for s in node.body if (c := self._trainer_call(s, "step")) is not None]
-        if not calls:
-            return None
+        if not calls or id(node) in self.once:
+            return None  # a step run once is `_body`'s (rewritten, or given this TODO there)
         loop = loops[-1] if loops else None
         if loop is not None and self._is_ppo_loop(loop):
             own = list(getattr(loop.body, "body", ()))
@@ -147,13 +151,70 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         trainer = self._orphan_step(node, self._loops)
         if trainer is None:
             return
-        self.todo(
-            node,
-            f"`{trainer}.step(...)` sits where the loop rewrite cannot follow it (inside an "
-            f"`if`, a `while`, a function, or no loop); {self.trainer_cls} has no step(): write a "
-            f"`{REWARD_FN}(prompts, completions, **kwargs)` from the reward computed here, pass "
-            f"`reward_funcs={REWARD_FN}` to the trainer and call `{trainer}.train()` instead",
+        self.todo(node, self._orphan_message(trainer))
+
+    def _orphan_message(self, trainer: str, why: str = "") -> str:
+        where = (
+            f"`{trainer}.step(...)` runs once, outside a loop, and the rewrite cannot follow it "
+            f"({why})"
+            if why
+            else f"`{trainer}.step(...)` sits where the loop rewrite cannot follow it (inside an "
+            "`if`, a `while`, a function, or no loop)"
         )
+        return (
+            f"{where}; {self.trainer_cls} has no step(): write a "
+            f"`{REWARD_FN}(prompts, completions, **kwargs)` from the reward computed here, pass "
+            f"`reward_funcs={REWARD_FN}` to the trainer and call `{trainer}.train()` instead"
+        )
+
+    def _once(
+        self,
+        original: Sequence[cst.BaseStatement],
+        out: list[cst.BaseStatement],
+        s: int,
+        *,
+        top: bool,
+    ) -> list[cst.BaseStatement]:
+        """The block with the step run once at `s` rewritten as the loop over `range(1)` its
+        statements from the generation on would make, or given the TODO a step outside a loop
+        gets (and its trainer the one a trainer with no rewards gets)."""
+        step_stmt = original[s]
+        call = next(
+            c
+            for x in step_stmt.body  # type: ignore[attr-defined]
+            if (c := self._trainer_call(x, "step")) is not None
+        )
+        trainer = get_full_name_for_node(call.func.value) or "trainer"  # type: ignore[attr-defined]
+        reported = len(self.state.findings)
+        try:
+            g = _generated_at(original, s, call)
+            loop = _range_one(list(original[g : s + 1]))
+            stmts = [*out[:g], _range_one(list(out[g : s + 1])), *out[s + 1 :]]
+            result = self._rewrite(stmts, g, loop, trainer, top=top)
+            # the loop is not in the file: what was said of it is said of the step
+            self._unplaced = [(k, step_stmt if n is loop else n) for k, n in self._unplaced]
+            return result
+        except Refused as e:
+            self.forget_findings(reported)
+            message = self._orphan_message(trainer, str(e))
+            self.report(step_stmt, message, fix=Fix.MANUAL)
+            out[s] = with_todos(out[s], self.CODE, [message], set())
+            for k in range(s - 1, -1, -1):
+                assign = edits.assignment(original[k])
+                if assign is None or get_full_name_for_node(assign.targets[0].target) != trainer:
+                    continue
+                if isinstance(assign.value, cst.Call) and not edits.kwarg(
+                    assign.value, "reward_funcs"
+                ):
+                    needs = (
+                        f"{self.trainer_cls} needs `reward_funcs`: the rewards came from "
+                        f"`{trainer}.step(...)`, which this rule could not follow (see its TODO); "
+                        f"pass `reward_funcs={REWARD_FN}` here once it is written"
+                    )
+                    self.report(original[k], needs, fix=Fix.MANUAL)
+                    out[k] = with_todos(out[k], self.CODE, [needs], set())
+                break
+            return out
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         module = with_body(
@@ -206,6 +267,8 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
             self.report(stmt, message, fix=Fix.MANUAL)
             out[k] = with_todos(out[k], self.CODE, [message], set())
         for i, stmt in enumerate(original):
+            if id(stmt) in self.once:
+                return self._once(original, out, i, top=top)
             if isinstance(stmt, cst.If) and id(stmt) in self.lifted:
                 return self._lifted_loop(original, out, i, top=top)
             if not isinstance(stmt, cst.For) or id(stmt) in self.wrapped:
@@ -352,6 +415,27 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         ) and (get_full_name_for_node(value.func.value) or "") in self.trainers:
             return value
         return None
+
+
+def _generated_at(original: Sequence[cst.BaseStatement], s: int, step: cst.Call) -> int:
+    """Where the block binds the responses the step at `s` takes (`response_tensor =
+    trainer.generate(...)` or `respond_to_batch(...)`): the first statement of its one turn."""
+    responses = first_row(step.args[1].value) if len(step.args) == 3 else None
+    if responses is None:
+        raise Refused("`.step(...)` does not take `[query[0]]`, `[response[0]]` and a rewards list")
+    for k in range(s - 1, -1, -1):
+        if responses in edits.bound_names(original[k]):
+            return k
+    raise Refused(f"`{responses}` is not made in the same block")
+
+
+def _range_one(body: list[cst.BaseStatement]) -> cst.For:
+    """`for _ in range(1):` around `body`: the one turn of a step run once."""
+    return cst.For(
+        target=cst.Name("_"),
+        iter=cst.parse_expression("range(1)"),
+        body=cst.IndentedBlock(body=body),
+    )
 
 
 def _builds(stmts: Sequence[cst.BaseStatement], name: str) -> bool:

@@ -181,7 +181,11 @@ def range_count(it: cst.BaseExpression, *, attributes: bool = False) -> cst.Base
 
 
 def first_row(expr: cst.BaseExpression) -> str | None:
-    """`q` for `[q[0]]` or `q` (a one-row tensor), else None."""
+    """`q` for `[q[0]]`, `list(q)` or `q` (a one-row tensor), else None."""
+    if m.matches(expr, m.List([m.Element(m.Call(func=m.Name("list"), args=[m.Arg(m.Name())]))])):
+        return None  # `[list(q)]`: a list of one list, not the rows of q
+    if m.matches(expr, m.Call(func=m.Name("list"), args=[m.Arg(m.Name(), keyword=None)])):
+        return expr.args[0].value.value  # type: ignore[attr-defined]
     if m.matches(
         expr,
         m.List(

@@ -133,6 +133,22 @@ def _in_loops(module: cst.Module, loop_vars: set[str]) -> set[int]:
         ]
         if any(a.attr.value == "step" for a in attrs):
             found |= {id(a) for a in attrs}
+
+    def steps(stmt: cst.CSTNode) -> bool:
+        return any(
+            a.attr.value == "step" and (get_full_name_for_node(a.value) or "") in loop_vars
+            for a in walk.find_all(stmt, cst.Attribute)
+        )
+
+    # a step run once outside a loop: TRL106 rewrites its block from the generation on, or
+    # gives the step a TODO of its own
+    for block, at in ppo.once_steps(module, steps):
+        for stmt in block[: at + 1]:
+            found |= {
+                id(a)
+                for a in walk.find_all(stmt, cst.Attribute)
+                if (get_full_name_for_node(a.value) or "") in loop_vars
+            }
     return found
 
 
