@@ -205,28 +205,42 @@ class FileFacts(walk.Visitor):
 
 
 def once_steps(
-    module: cst.Module, steps: Callable[[cst.CSTNode], bool]
+    module: cst.Module, step_of: Callable[[cst.CSTNode], str | None]
 ) -> list[tuple[Sequence[cst.BaseStatement], int]]:
-    """Each block (the module's body or a function's) whose one PPO `step(...)` (`steps` says
-    which statements call one) is a statement of its own, outside any loop of that block: the
-    block and the statement's index. A step run once, as TRL 0.5-0.11's README quick start
-    runs it, which TRL106 rewrites as the loop over `range(1)` it amounts to."""
+    """Each block (the module's body or a function's) whose one PPO `step(...)` (`step_of`
+    names the trainer a small statement steps, else None) is a statement of its own, outside any
+    loop of that block, of a trainer assigned above it in that block: the block and the
+    statement's index. A step run once, as TRL 0.5-0.11's README quick start runs it, which
+    TRL106 rewrites as the loop over `range(1)` it amounts to."""
     blocks: list[Sequence[cst.BaseStatement]] = [module.body]
     blocks += [f.body.body for f in walk.find_all(module, cst.FunctionDef)]  # type: ignore[misc]
     found = []
     for block in blocks:
         hits = [
-            i
+            (i, owner)
             for i, s in enumerate(block)
-            if isinstance(s, cst.SimpleStatementLine) and any(steps(x) for x in s.body)
+            if isinstance(s, cst.SimpleStatementLine)
+            for x in s.body
+            if (owner := step_of(x)) is not None
         ]
         looped = any(
             isinstance(s, (cst.For, cst.While))
             and any(
-                steps(x) for line in walk.find_all(s, cst.SimpleStatementLine) for x in line.body
+                step_of(x) is not None
+                for line in walk.find_all(s, cst.SimpleStatementLine)
+                for x in line.body
             )
             for s in block
         )
-        if len(hits) == 1 and not looped:
-            found.append((block, hits[0]))
+        if len(hits) != 1 or looped:
+            continue
+        at, owner = hits[0]
+        if any(
+            isinstance(small, cst.Assign)
+            and any(get_full_name_for_node(t.target) == owner for t in small.targets)
+            for s in block[:at]
+            if isinstance(s, cst.SimpleStatementLine)
+            for small in s.body
+        ):
+            found.append((block, at))
     return found

@@ -1232,3 +1232,22 @@ def test_two_steps_outside_loops_are_not_a_step_run_once():
     src += "trainer.step([q[0]], [r[0]], score)\n"
     out, findings = run(src, select=PPO)
     assert out.count("sits where the loop rewrite cannot follow it") == 2
+
+
+def test_a_step_run_once_of_a_trainer_built_elsewhere_keeps_the_todo_it_had():
+    src = dedent(
+        """
+        from trl import PPOTrainer
+        class Runner:
+            def __init__(self, model, tokenizer, config):
+                self.trainer = PPOTrainer(config, model, None, tokenizer)
+            def train_step(self, q, r, rewards):
+                self.trainer.step(q, r, rewards)
+        """
+    )
+    out, findings = run(src, select=PPO)
+    manual = sorted((f.line, f.message[:60]) for f in findings if f.fix is Fix.MANUAL)
+    assert manual == [
+        (4, "RLOOTrainer needs `reward_funcs`: the rewards came from `sel"),
+        (6, "`self.trainer.step(...)` sits where the loop rewrite cannot "),
+    ]

@@ -65,7 +65,7 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         self._loops: list[cst.For] = []  # the for loops being walked, innermost last
         # a step() run once, outside any loop, in the module or a function body (the README
         # quick start of TRL 0.5-0.11): rewritten as a loop over `range(1)` would be
-        self.once = {id(block[i]) for block, i in ppo.once_steps(node, self._steps)}
+        self.once = {id(block[i]) for block, i in ppo.once_steps(node, self._stepped)}
         self.orphans = self._orphan_steps(node)  # trainers with a step() no loop rewrite sees
         # trainers of a loop left with its TODO, built in an enclosing block (which is left later)
         self.left_outside: set[str] = set()
@@ -384,6 +384,11 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
 
     def _is_ppo_loop(self, loop: cst.For) -> bool:
         return any(self._steps(s) for s in edits.statements(unguarded(loop.body, self._steps)[0]))
+
+    def _stepped(self, stmt: cst.CSTNode) -> str | None:
+        """The trainer whose `step(...)` a statement calls, or None."""
+        call = self._trainer_call(stmt, "step")
+        return None if call is None else get_full_name_for_node(call.func.value)  # type: ignore[attr-defined]
 
     def _steps(self, stmt: cst.CSTNode) -> bool:
         """Whether a statement of a loop body calls a PPO trainer's `step(...)`."""

@@ -134,10 +134,15 @@ def _in_loops(module: cst.Module, loop_vars: set[str]) -> set[int]:
         if any(a.attr.value == "step" for a in attrs):
             found |= {id(a) for a in attrs}
 
-    def steps(stmt: cst.CSTNode) -> bool:
-        return any(
-            a.attr.value == "step" and (get_full_name_for_node(a.value) or "") in loop_vars
-            for a in walk.find_all(stmt, cst.Attribute)
+    def steps(stmt: cst.CSTNode) -> str | None:
+        return next(
+            (
+                owner
+                for a in walk.find_all(stmt, cst.Attribute)
+                if a.attr.value == "step"
+                and (owner := get_full_name_for_node(a.value) or "") in loop_vars
+            ),
+            None,
         )
 
     # a step run once outside a loop: TRL106 rewrites its block from the generation on, or
