@@ -50,6 +50,12 @@ def outcomes(name: str, data: bytes) -> list[str]:
             out.append("TODO: " + re.sub(r"`…`(, `…`)+", "`…`", blanked))
         elif "sits where the loop rewrite cannot follow it" in f.message:
             out.append("TODO: " + UNFOLLOWED)
+        elif "runs once, outside a loop, and the rewrite cannot follow it (" in f.message:
+            reason = f.message.split("cannot follow it (", 1)[1].split("); RLOO", 1)[0]
+            reason = re.sub(r"`[^`]*`", "`…`", reason)
+            out.append(
+                "TODO: a step() run once, outside a loop: " + re.sub(r"`…`(, `…`)+", "`…`", reason)
+            )
     return out
 
 
