@@ -341,3 +341,53 @@ def test_a_reward_model_the_file_loads_gets_no_wrapper_todo():
     src = WRAPPED.replace("rm = Head(rm)\n", "h = Head(rm)\n")
     out, _ = run(src, select=SELECT)
     assert "may be a `Head`" not in out
+
+
+SHOWN = """
+from trl import PPOConfig, PPOTrainer
+ppo_trainer = PPOTrainer(PPOConfig(), model, None, tokenizer, dataset=ds)
+SHOW
+ppo_trainer.save_model("out")
+"""
+
+
+@pytest.mark.parametrize(
+    ("show", "said"),
+    [
+        pytest.param(
+            "print(ppo_trainer.dataloader)", ["print(ppo_trainer.dataloader)"], id="print"
+        ),
+        pytest.param(
+            'n = len(ppo_trainer.dataloader)\nprint("batches:", n)',
+            ["n = len(ppo_trainer.dataloader)", 'print("batches:", n)'],
+            id="count-printed",
+        ),
+        pytest.param(
+            "for batch in ppo_trainer.dataloader:\n    print(batch)\n    break",
+            ["for batch in ppo_trainer.dataloader: print(batch) break"],
+            id="peek",
+        ),
+    ],
+)
+def test_statements_that_only_show_the_legacy_dataloader_are_dropped(show, said):
+    # SsmallSong/TRL_FT's ppo_train.py prints the loader and its length; maxfil333's notebook
+    # prints its first batch
+    before = dedent(SHOWN).replace("SHOW", show)
+    out, findings = run(before, select=("TRL104",))
+    assert out.endswith(
+        "ppo_trainer = RLOOTrainer(args=PPOConfig(), model=model, processing_class=tokenizer, "
+        'train_dataset=ds)\nppo_trainer.save_model("out")\n'
+    )
+    dropped = [f for f in findings if "only showed the legacy trainer's DataLoader" in f.message]
+    assert [f.message.split("`")[1] for f in dropped] == said
+    assert all(f.severity.value == "warning" for f in dropped)
+    assert run(out, select=("TRL104",))[0] == out
+
+
+def test_a_dataloader_count_the_script_computes_with_keeps_its_todo():
+    src = dedent(SHOWN).replace(
+        "SHOW", 'n = len(ppo_trainer.dataloader)\nprint("batches:", n)\nsteps = n * 2'
+    )
+    out, findings = run(src, select=("TRL104",))
+    assert "n = len(ppo_trainer.dataloader)\n" in out
+    assert [f.fix.value for f in findings if "dataloader" in f.message] == ["manual"]

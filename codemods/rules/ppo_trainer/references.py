@@ -45,6 +45,8 @@ class TrainerReferences(TrainerPass):
         if owner not in self.trainer_vars or self.in_import:
             return self._reference(original_node, updated_node)
         attr = original_node.attr.value
+        if id(original_node) in self._dropped and attr == "dataloader":
+            return updated_node  # in a statement that only showed it: dropped (rewrite.py)
         if attr in LOOP_METHODS:
             if owner in self.loop_vars and (attr == "step" or id(original_node) in self.in_loops):
                 return updated_node  # TRL106's: the loop is rewritten whole, or gets its TODO

@@ -15,6 +15,7 @@ from codemods.rules.ppo_trainer.references import TrainerReferences
 from codemods.rules.ppo_trainer.state import (
     TrainerPass,
 )
+from migrate.kernel.findings import Severity
 
 
 class RewritePPOTrainer(TrainerCall, TrainerReferences, TrainerPass):
@@ -33,6 +34,19 @@ class RewritePPOTrainer(TrainerCall, TrainerReferences, TrainerPass):
         self._dropped: set[int] = (
             set()
         )  # `trainer.generate_completions()` statements, and their callees
+        # statements that only show the legacy trainer's DataLoader: dropped with a warning
+        for stmt in _shown_dataloader(node, self.trainer_vars):
+            self._dropped.add(id(stmt))
+            self._dropped |= {
+                id(a) for a in walk.find_all(stmt, cst.Attribute) if a.attr.value == "dataloader"
+            }
+            shown = " ".join(edits.code(stmt).split())
+            self.report(
+                stmt,
+                f"`{shown[:120]}` only showed the legacy trainer's DataLoader; dropped: "
+                f"{self.new_name} has none (it builds its batches inside `train()`)",
+                severity=Severity.WARNING,
+            )
         table = ppo.mapping()["trainer"]
         self.kwargs, self.positional, self.methods = (
             table["kwargs"],
@@ -84,6 +98,9 @@ def _drop_statements(
             comment = stmt.trailing_whitespace.comment
             if comment is not None:
                 carry.append(cst.EmptyLine(comment=comment))
+            continue
+        if id(orig) in dropped and isinstance(stmt, cst.For):  # a peek at the first batch
+            carry += list(stmt.leading_lines)
             continue
         if carry:
             stmt = stmt.with_changes(leading_lines=_merged(carry, edits.leading(stmt)))
@@ -177,4 +194,65 @@ def _loaded_from_path(module: cst.Module) -> dict[str, set[str]]:
                         found.setdefault(name, set()).add(path)
 
     walk.visit(module, _Find())
+    return found
+
+
+def _shown_dataloader(module: cst.Module, trainers: set[str]) -> list[cst.BaseStatement]:
+    """Statements that only show a PPO trainer's `dataloader`: `print(...)` of it (or of its
+    `len`), a name bound to it (or its `len`) that only such prints read, and a peek at a
+    batch, `for batch in trainer.dataloader:` whose body only prints and breaks."""
+    blocks = [module.body, *(b.body for b in walk.find_all(module, cst.IndentedBlock))]
+    loaders = {f"{t}.dataloader" for t in trainers}
+    reads: dict[str, int] = {}
+    for node in walk.find_all(module, cst.Name):
+        reads[node.value] = reads.get(node.value, 0) + 1
+
+    def mentions(node: cst.CSTNode) -> bool:
+        return any(get_full_name_for_node(a) in loaders for a in walk.find_all(node, cst.Attribute))
+
+    def printed(stmt: cst.CSTNode) -> bool:
+        return (
+            isinstance(stmt, cst.SimpleStatementLine)
+            and len(stmt.body) == 1
+            and isinstance(stmt.body[0], cst.Expr)
+            and isinstance(stmt.body[0].value, cst.Call)
+            and get_full_name_for_node(stmt.body[0].value.func) == "print"
+        )
+
+    found: list[cst.BaseStatement] = []
+    for block in blocks:
+        for stmt in block:
+            if printed(stmt) and mentions(stmt):
+                found.append(stmt)
+            elif isinstance(stmt, cst.For) and mentions(stmt.iter) and stmt.orelse is None:
+                inner = list(getattr(stmt.body, "body", []))
+                if inner and all(
+                    printed(s)
+                    or (
+                        isinstance(s, cst.SimpleStatementLine)
+                        and all(isinstance(x, cst.Break) for x in s.body)
+                    )
+                    for s in inner
+                ):
+                    found.append(stmt)
+            elif (
+                isinstance(stmt, cst.SimpleStatementLine)
+                and len(stmt.body) == 1
+                and isinstance(stmt.body[0], cst.Assign)
+                and len(stmt.body[0].targets) == 1
+                and isinstance(stmt.body[0].targets[0].target, cst.Name)
+                and mentions(stmt.body[0].value)
+            ):
+                name = stmt.body[0].targets[0].target.value
+                users = [s for s in block if s is not stmt and name in edits.names(s)]
+                # every read of the name is in this block's prints (reads counts the binding)
+                if (
+                    users
+                    and all(printed(s) for s in users)
+                    and reads[name]
+                    == 1
+                    + sum(1 for s in users for n in walk.find_all(s, cst.Name) if n.value == name)
+                ):
+                    found.append(stmt)
+                    found += [s for s in users if s not in found]
     return found
