@@ -199,22 +199,7 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
             message = self._orphan_message(trainer, str(e))
             self.report(step_stmt, message, fix=Fix.MANUAL)
             out[s] = with_todos(out[s], self.CODE, [message], set())
-            for k in range(s - 1, -1, -1):
-                assign = edits.assignment(original[k])
-                if assign is None or get_full_name_for_node(assign.targets[0].target) != trainer:
-                    continue
-                if isinstance(assign.value, cst.Call) and not edits.kwarg(
-                    assign.value, "reward_funcs"
-                ):
-                    needs = (
-                        f"{self.trainer_cls} needs `reward_funcs`: the rewards came from "
-                        f"`{trainer}.step(...)`, which this rule could not follow (see its TODO); "
-                        f"pass `reward_funcs={REWARD_FN}` here once it is written"
-                    )
-                    self.report(original[k], needs, fix=Fix.MANUAL)
-                    out[k] = with_todos(out[k], self.CODE, [needs], set())
-                break
-            return out
+            return self._needs_rewards(original, out, s, trainer, self._unfollowed(trainer))
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         module = with_body(
@@ -257,13 +242,7 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
                 or edits.kwarg(assign.value, "reward_funcs") is not None
             ):
                 continue
-            message = (
-                f"{self.trainer_cls} needs `reward_funcs`: the rewards came from "
-                f"`{name}.step(...)`, which this rule could not follow (see its TODO); pass "
-                f"`reward_funcs={REWARD_FN}` here once it is written"
-                if name in self.orphans
-                else self._left_message()
-            )
+            message = self._unfollowed(name) if name in self.orphans else self._left_message()
             self.report(stmt, message, fix=Fix.MANUAL)
             out[k] = with_todos(out[k], self.CODE, [message], set())
         for i, stmt in enumerate(original):
@@ -354,10 +333,11 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         out: list[cst.BaseStatement],
         loop_at: int,
         trainer: str,
+        message: str = "",
     ) -> list[cst.BaseStatement]:
-        """The trainer built above a loop left as it is has no reward yet, and TRL 1.13 refuses to
-        build
-        it without one: that line gets a TODO too, so a run that stops there says why."""
+        """The trainer built above a loop left as it is (or a step run once) has no reward yet,
+        and TRL 1.13 refuses to build it without one: that line gets a TODO too (`message`, by
+        default the loop's), so a run that stops there says why."""
         for k in range(loop_at - 1, -1, -1):
             assign = edits.assignment(original[k])
             if assign is None or get_full_name_for_node(assign.targets[0].target) != trainer:
@@ -367,12 +347,19 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
                 or edits.kwarg(assign.value, "reward_funcs") is not None
             ):
                 return out
-            message = self._left_message()
+            message = message or self._left_message()
             self.report(original[k], message, fix=Fix.MANUAL)
             out[k] = with_todos(out[k], self.CODE, [message], set())
             return out
         self.left_outside.add(trainer)  # built in an enclosing block: `_body` marks it there
         return out
+
+    def _unfollowed(self, trainer: str) -> str:
+        return (
+            f"{self.trainer_cls} needs `reward_funcs`: the rewards came from "
+            f"`{trainer}.step(...)`, which this rule could not follow (see its TODO); pass "
+            f"`reward_funcs={REWARD_FN}` here once it is written"
+        )
 
     def _left_message(self) -> str:
         return (
