@@ -35,7 +35,13 @@ class RewritePPOTrainer(TrainerCall, TrainerReferences, TrainerPass):
             set()
         )  # `trainer.generate_completions()` statements, and their callees
         # statements that only show the legacy trainer's DataLoader: dropped with a warning
-        for stmt in _shown_dataloader(node, self.trainer_vars):
+        ids = self.state.identifiers
+        showing = (
+            _shown_dataloader(node, self.trainer_vars)
+            if ids is None or ids.has_any(("dataloader",))
+            else []
+        )
+        for stmt in showing:
             self._dropped.add(id(stmt))
             self._dropped |= {
                 id(a) for a in walk.find_all(stmt, cst.Attribute) if a.attr.value == "dataloader"
