@@ -768,3 +768,59 @@ def test_a_read_of_a_dropped_setting_is_a_todo_unless_the_script_declares_it():
 def test_a_call_that_is_not_a_training_config_keeps_the_keyword():
     src = "from transformers import TrainingArguments\nmake(overwrite_output_dir=True)\n"
     assert assert_noop(src, select=SELECT) == []
+
+
+# transformers removed its own AdamW (optim="adamw_hf") before 4.56.2: the stack-llama reward
+# script's own `optim` flag defaulted to it (AndrewHYC, jasonvanf, kcoopermiller, szalouk, ...)
+ADAMW_FIELD = """
+from dataclasses import dataclass, field
+from typing import Optional
+from transformers import HfArgumentParser, TrainingArguments
+@dataclass
+class ScriptArguments:
+    optim: Optional[str] = field(
+        default='adamw_hf',
+        metadata={"help": "The optimizer to use."},
+    )
+    other: str = "adamw_hf"
+args = HfArgumentParser(ScriptArguments).parse_args_into_dataclasses()[0]
+training_args = TrainingArguments(output_dir="o", optim=args.optim)
+"""
+
+
+def test_a_scripts_own_optim_field_defaulting_to_the_removed_adamw_gets_adamw_torch():
+    before = dedent(ADAMW_FIELD)
+    after = before.replace("default='adamw_hf'", "default='adamw_torch'")
+    findings = assert_fixes(before, after, select=("TRL108",))
+    [f] = findings
+    assert (f.line, f.severity, f.fix) == (7, Severity.WARNING, Fix.APPLIED)
+    assert f.message.startswith(
+        'the default of the script\'s own `optim` field, "adamw_hf", is gone: transformers '
+        "removed its own AdamW"
+    )
+    assert "the same algorithm, Adam with decoupled weight decay and bias correction" in f.message
+
+
+@pytest.mark.parametrize(
+    ("call", "changed"),
+    [
+        ('TrainingArguments(output_dir="o", optim="adamw_hf")', True),
+        ('RewardConfig(output_dir="o", optim="adamw_hf")', True),
+        ('my_trainer(optim="adamw_hf")', False),  # not a callee the table lists
+        ('TrainingArguments(output_dir="o", optim="adamw_torch")', False),
+    ],
+)
+def test_the_removed_adamw_given_to_training_arguments_becomes_adamw_torch(call, changed):
+    before = (
+        f"from transformers import TrainingArguments\nfrom trl import RewardConfig\nargs = {call}\n"
+    )
+    out, findings = run(before, select=("TRL108",))
+    assert out == (before.replace('"adamw_hf"', '"adamw_torch"') if changed else before)
+    assert len(findings) == int(changed)
+    assert run(out, select=("TRL108",))[0] == out
+
+
+def test_a_comparison_with_the_removed_adamw_is_left_alone():
+    # hiyouga's parser maps it itself: `"adamw_torch" if args.optim == "adamw_hf" else ...`
+    src = 'from transformers import TrainingArguments\nif args.optim == "adamw_hf":\n    args.optim = "adamw_torch"\n'
+    assert assert_noop(src, select=("TRL108",)) == []

@@ -48,6 +48,7 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
     NAMES = tuple(
         sorted(
             {*table()["keywords"], *table()["dropped"], scores.FLAG, *tokenizers.NAMES}
+            | {old for values in table()["values"].values() for old in values}
             | {
                 path.rpartition(".")[2]
                 for path in (*table()["imports"], *table()["todo"], *WRITTEN_IN)
@@ -142,6 +143,8 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
         present = {a.keyword.value for a in updated_node.args if a.keyword is not None}
         if present & table()["dropped"].keys():
             updated_node = self._dropped(original_node, updated_node)
+        if present & table()["values"].keys():
+            updated_node = self._values(original_node, updated_node)
         if not present & rules.keys():
             return updated_node
         callee = self._callee(original_node)
@@ -197,6 +200,77 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
         if len(keep) == len(updated.args):
             return updated
         return updated.with_changes(args=edits.relayout(original, keep, set()))
+
+    def _values(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """A value of the `values` table given as a string literal to a callee it lists
+        (`optim="adamw_hf"` to TrainingArguments) becomes the value that replaced it."""
+        callee = self._callee(original)
+        args = list(updated.args)
+        for i, (orig, arg) in enumerate(zip(original.args, updated.args)):
+            if arg.keyword is None:
+                continue
+            new = self._new_value(orig.value, arg.keyword.value, callee=callee)
+            if new is not None:
+                args[i] = arg.with_changes(value=new)
+        return updated.with_changes(args=args)
+
+    def _new_value(
+        self, value: cst.BaseExpression, key: str, *, callee: list[str] | None = None
+    ) -> cst.SimpleString | None:
+        """The string literal `value` of setting `key` with the `values` table's replacement
+        (reported), or None. `callee`: the call that takes it, which must be one the table lists;
+        None for the default of a script's own field of that name."""
+        if not isinstance(value, cst.SimpleString):
+            return None
+        rule = table()["values"].get(key, {}).get(str(edits.literal(value)))
+        if rule is None:
+            return None
+        if callee is not None and not any(
+            fnmatch.fnmatchcase(c, p) for c in callee for p in rule["callees"]
+        ):
+            return None
+        old = edits.literal(value)
+        where = (
+            f'`{key}="{old}"`'
+            if callee is not None
+            else f'the default of the script\'s own `{key}` field, "{old}",'
+        )
+        self.report(
+            value,
+            f'{where} is gone: {rule["why"]}; it is now "{rule["to"]}": {rule["note"]}',
+            severity=Severity.WARNING,
+        )
+        quote = value.prefix + value.quote
+        return cst.SimpleString(f"{quote}{rule['to']}{value.quote}")
+
+    def leave_AnnAssign(
+        self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign
+    ) -> cst.AnnAssign:
+        """`optim: str = field(default="adamw_hf", ...)` (or `= "adamw_hf"`) in a class body:
+        a script's own flag of a setting it hands the Trainer, whose old value is gone."""
+        target = original_node.target
+        if (
+            not isinstance(target, cst.Name)
+            or target.value not in table()["values"]
+            or original_node.value is None
+        ):
+            return updated_node
+        value = original_node.value
+        if isinstance(value, cst.Call) and (get_full_name_for_node(value.func) or "").endswith(
+            "field"
+        ):
+            default = edits.kwarg(value, "default")
+            if default is None:
+                return updated_node
+            new = self._new_value(default.value, target.value)
+            if new is None:
+                return updated_node
+            assert isinstance(updated_node.value, cst.Call)
+            kept = edits.kwarg(updated_node.value, "default")
+            assert kept is not None
+            return updated_node.with_deep_changes(kept, value=new)
+        new = self._new_value(value, target.value)
+        return updated_node if new is None else updated_node.with_changes(value=new)
 
     def _callee(self, call: cst.Call) -> list[str]:
         """What the call may be: qualified names of its function, or its dotted name."""
