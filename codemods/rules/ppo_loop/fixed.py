@@ -209,36 +209,24 @@ class FixedPrompts(LoopPass):
 
 
 def _shown(statements: list[cst.BaseSmallStatement], responses: str) -> set[int]:
-    """Statements (by id) that only show the generated response: `print(...)` calls, and
-    assignments that read the responses and bind names nothing but those prints read
-    (`response_txt = tokenizer.decode(response_tensor[0])`)."""
+    """Statements (by id) that only show the generated response: assignments that read the
+    responses and that nothing but prints reads (`response_txt = tokenizer.decode(r[0])`), and
+    the prints of the responses or of those names. A print of anything else is the script's
+    own output, not a display of the sample."""
     prints = {
-        id(s)
+        id(s): s
         for s in statements
         if isinstance(s, cst.Expr) and m.matches(s.value, m.Call(func=m.Name("print")))
     }
-    shown = set(prints)
+    decoded: dict[int, set[str]] = {}
     for s in statements:
-        if not isinstance(s, cst.Assign) or responses not in edits.names(s.value):
-            continue
-        bound = edits.bound(s)
-        readers = [t for t in statements if t is not s and edits.names(t) & bound]
-        if readers and all(id(t) in prints for t in readers):
-            shown.add(id(s))
-    # a print of something other than the response or what was decoded from it is the
-    # script's own output, not a display of the sample
-    decoded = {
-        n
-        for s in statements
-        if id(s) in shown and isinstance(s, cst.Assign)
-        for n in edits.bound(s)
-    }
-    return {
-        i
-        for i in shown
-        if i not in prints
-        or any(id(s) == i and edits.names(s) & (decoded | {responses}) for s in statements)
-    }
+        if isinstance(s, cst.Assign) and responses in edits.names(s.value):
+            bound = edits.bound(s)
+            readers = [t for t in statements if t is not s and edits.names(t) & bound]
+            if readers and all(id(t) in prints for t in readers):
+                decoded[id(s)] = bound
+    sample = {responses}.union(*decoded.values())
+    return set(decoded) | {i for i, s in prints.items() if edits.names(s) & sample}
 
 
 def _one_query(arg: cst.BaseExpression) -> str | None:
