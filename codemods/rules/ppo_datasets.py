@@ -1,10 +1,14 @@
 """TRL105 ppo-datasets: the datasets a PPO trainer read hold tokenized `input_ids`; RLOO/GRPO read a
 `"prompt"` column of text (or chat messages) and tokenize it themselves.
 
-Runs after TRL104, on the datasets that rule passed to the new trainer. Two shapes of the
-`.map(fn)` function are rewritten: the legacy one that stores the decoded text as `sample["query"]`
-(the key becomes `"prompt"`), and the v2 one that returns `{"input_ids": tokenizer...(X)}` (it
-returns `{"prompt": X}` instead). Otherwise the dataset's assignment gets a TODO naming the column.
+Runs after TRL104, on the datasets that rule passed to the new trainer, and in a file whose
+function builds the dataset a trainer of another file of the run is given (`RunFacts.builders`),
+on what that function returns. The `.map(fn)` functions rewritten: the legacy one that stores the
+decoded text as `sample["query"]` (the key becomes `"prompt"`, or both stay), the same without the
+decoded text (`sample["prompt"] = X` is added below the ids), the v2 one that returns
+`{"input_ids": tokenizer...(X)}` (it returns `{"prompt": X}` instead), one that returns the ids
+with the text decoded from them (that text is the prompt), and one that returns the tokenizer's
+output itself. Otherwise the dataset's assignment gets a TODO naming the column.
 """
 
 from __future__ import annotations
