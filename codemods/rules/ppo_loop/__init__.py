@@ -4,7 +4,10 @@ becomes a reward function, `reward_funcs=reward_fn` on the trainer, and `trainer
 All or nothing: every statement of the loop must be recognised (the query tensors, one
 `.generate(...)` with `return_prompt=False`, the decode of the responses, the user's own reward
 computation, `.step(q, r, rewards)`, `.log_stats(...)`), and the trainer and its config (a call,
-or a command-line parse) must be built in the same block. Generation settings move to the config.
+a command-line parse, a call inside the trainer's, or a config imported from another file of the
+run, which gets a copy) must be built in the same block. Generation settings move to the config. A
+`step` run once outside any loop (TRL's README quick start) is the loop over `range(1)` it
+amounts to.
 Reference responses (`generate_ref_response=True`) that only fed logging are dropped with a warning.
 Otherwise the loop stays with one TODO holding a skeleton of the reward function and the trainer
 call.
