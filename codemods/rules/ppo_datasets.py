@@ -499,6 +499,23 @@ class PPODatasetTodos(RuleTransformer):
         self.last = _last_assignments(node, self.datasets)
         self.trainer = ppo.target_trainer(self.state.target)
         self.deferred = dict(self.state.facts.deferred)
+        # builders of another file's PPO dataset whose result this file does not bind (a
+        # parameter, another function's result): the TODO goes on the function
+        self.unbound = {
+            id(fn)
+            for fn in _builder_functions(node, self.state.facts.builders)
+            if not any(name in self.last and _inside(self.last[name], fn) for name in _returned(fn))
+        }
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if not self.done and id(node) in self.unbound:
+            self.todo(
+                node,
+                f'{self.trainer} reads a "prompt" column (text or chat messages) from what '
+                f"`{node.name.value}` returns (another file of the run gives it to a PPO "
+                "trainer) and tokenizes it itself; PPO read tokenized `input_ids`: keep the "
+                'text you tokenize as "prompt"',
+            )
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if self.done:
@@ -597,24 +614,35 @@ def _builder_call(value: cst.BaseExpression) -> str:
 
 
 def _built(module: cst.Module, builders: frozenset[str]) -> set[str]:
-    """The datasets the module's functions named in `builders` return (`return ds`,
-    `return ds["train"]`, `return ds.shuffle(seed=0)`: `ds`), their own nested functions' returns
-    left out."""
+    """The datasets the module's functions named in `builders` return."""
+    return {n for fn in _builder_functions(module, builders) for n in _returned(fn)}
+
+
+def _builder_functions(module: cst.Module, builders: frozenset[str]) -> list[cst.FunctionDef]:
+    return [
+        fn for fn in module.body if isinstance(fn, cst.FunctionDef) and fn.name.value in builders
+    ]
+
+
+def _returned(fn: cst.FunctionDef) -> set[str]:
+    """The names of the datasets `fn` returns (`return ds`, `return ds["train"]`,
+    `return ds.shuffle(seed=0)`: `ds`), its own nested functions' returns left out."""
     found = set()
-    for fn in module.body:
-        if not (isinstance(fn, cst.FunctionDef) and fn.name.value in builders):
-            continue
-        for ret in _own_returns(fn):
-            value = ret.value
-            while isinstance(value, (cst.Subscript, cst.Call, cst.Attribute)):
-                if isinstance(value, cst.Call):
-                    if not isinstance(value.func, cst.Attribute):
-                        break
-                    value = value.func
-                value = value.value
-            if isinstance(value, cst.Name):
-                found.add(value.value)
+    for ret in _own_returns(fn):
+        value = ret.value
+        while isinstance(value, (cst.Subscript, cst.Call, cst.Attribute)):
+            if isinstance(value, cst.Call):
+                if not isinstance(value.func, cst.Attribute):
+                    break
+                value = value.func
+            value = value.value
+        if isinstance(value, cst.Name):
+            found.add(value.value)
     return found
+
+
+def _inside(node: cst.CSTNode, fn: cst.FunctionDef) -> bool:
+    return any(n is node for n in walk.find_all(fn, type(node)))
 
 
 def _own_returns(fn: cst.FunctionDef) -> list[cst.Return]:

@@ -146,3 +146,30 @@ def test_run_facts_name_the_builder_and_the_call(tmp_path):
     assert facts[os.path.abspath(tmp_path / "data/train.py")].deferred == frozenset(
         {("build_dataset", builder)}
     )
+
+
+@pytest.mark.parametrize(
+    "builder",
+    [
+        pytest.param(
+            "def build_dataset(tokenizer):\n    return load_tokenized(tokenizer)\n",
+            id="returns-another-call",
+        ),
+        pytest.param(
+            "def build_dataset(tokenizer, ds=None):\n    return ds.map(my_tokenize)\n",
+            id="returns-a-parameter",
+        ),
+    ],
+)
+def test_a_builder_whose_dataset_the_file_does_not_bind_gets_the_todo_on_itself(tmp_path, builder):
+    _repo(tmp_path, **{"dataset.py": builder, "train.py": TRAIN})
+    report = api.fix_paths([str(tmp_path)])
+    [todo] = _findings(report, "dataset.py")
+    assert (todo.fix, todo.line) == (Fix.MANUAL, 1)
+    assert todo.message.startswith(
+        'RLOOTrainer reads a "prompt" column (text or chat messages) from what `build_dataset` '
+        "returns (another file of the run gives it to a PPO trainer)"
+    )
+    assert (tmp_path / "dataset.py").read_text().startswith("# TODO(trl-migrate TRL105): ")
+    again = api.fix_paths([str(tmp_path)])
+    assert all(r.status.value != "changed" for r in again.results)
