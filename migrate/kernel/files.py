@@ -14,6 +14,7 @@ import os
 import stat
 import tempfile
 import tokenize
+from collections.abc import Iterator
 
 
 class SourceError(ValueError):
@@ -90,18 +91,12 @@ def atomic_write(path: str, data: bytes, *, expected: bytes | None = None) -> No
     if expected is not None and read_bytes(real) != expected:
         raise SourceError("file changed on disk while it was being processed; not rewritten")
     tmp = _written_beside(real, data)
-    try:
+    with _discarded_on_failure(tmp):
         os.chmod(tmp, stat.S_IMODE(st.st_mode))
         # Not permitted for non-root users; the file then keeps the writer's ownership.
         with contextlib.suppress(PermissionError, AttributeError):
             os.chown(tmp, st.st_uid, st.st_gid)
         os.replace(tmp, real)
-    except BaseException as e:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(e, OSError):
-            raise SourceError(f"write failed, original kept: {e.strerror or e}") from e
-        raise
 
 
 def _written_beside(path: str, data: bytes) -> str:
@@ -113,18 +108,25 @@ def _written_beside(path: str, data: bytes) -> str:
         )
     except OSError as e:
         raise SourceError(f"cannot create a temporary file beside it: {e.strerror or e}") from e
+    with _discarded_on_failure(tmp), os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return tmp
+
+
+@contextlib.contextmanager
+def _discarded_on_failure(tmp: str) -> Iterator[None]:
+    """Removes the temporary file `tmp` when the block fails; an OSError comes out as a
+    SourceError (the original file is untouched)."""
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+        yield
     except BaseException as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if isinstance(e, OSError):
             raise SourceError(f"write failed, original kept: {e.strerror or e}") from e
         raise
-    return tmp
 
 
 def create_file(path: str, data: bytes) -> None:
