@@ -256,7 +256,10 @@ def run_facts(files: Sequence[tuple[str, bytes]]) -> dict[str, RunFacts]:
     for path, tree in modules.trees():
         functions: dict[str, tuple[str, str]] = {}  # local name -> (file, name there)
         imported: dict[str, str] = {}  # `import dataset`: local name -> file
+        trainers: set[str] = set()  # how the module calls TRL's PPO trainers
         for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                trainers |= _ppo_trainer_names(node)
             if isinstance(node, ast.ImportFrom) and node.module:
                 found = modules.find(path, node.module, node.level)
                 aliases = [a for a in node.names if a.name != "*"]
@@ -271,7 +274,7 @@ def run_facts(files: Sequence[tuple[str, bytes]]) -> dict[str, RunFacts]:
                         bind(path, found, [alias.asname or alias.name.split(".")[0]])
                         if alias.asname or "." not in alias.name:
                             imported[alias.asname or alias.name] = found
-        for called, (found, name) in _dataset_builders(tree, functions, imported):
+        for called, (found, name) in _dataset_builders(tree, trainers, functions, imported):
             builders.setdefault(found, set()).add(name)
             deferred.setdefault(path, set()).add((called, found))
     return {
@@ -291,12 +294,14 @@ DATASET_KEYWORDS = ("dataset", "train_dataset", "eval_dataset")
 
 
 def _dataset_builders(
-    tree: ast.Module, functions: dict[str, tuple[str, str]], imported: dict[str, str]
+    tree: ast.Module,
+    trainers: set[str],
+    functions: dict[str, tuple[str, str]],
+    imported: dict[str, str],
 ) -> Iterable[tuple[str, tuple[str, str]]]:
-    """(the call as written, (file, function)) for each dataset a PPO trainer of `tree` is given
-    whose last binding is a call of a function another file of the run defines (`ds =
-    build_dataset(...)`, `ds = build_dataset(...)["train"]`)."""
-    trainers = _ppo_trainer_names(tree)
+    """(the call as written, (file, function)) for each dataset a PPO trainer of `tree` (called
+    by one of `trainers`) is given whose last binding is a call of a function another file of
+    the run defines (`ds = build_dataset(...)`, `ds = build_dataset(...)["train"]`)."""
     if not trainers:
         return
     last: dict[str, ast.expr] = {}
@@ -328,21 +333,20 @@ def _dataset_builders(
                 yield f"{func.value.id}.{func.attr}", (imported[func.value.id], func.attr)
 
 
-def _ppo_trainer_names(tree: ast.Module) -> set[str]:
-    """How the module calls TRL's PPO trainers: `PPOTrainer` (or its alias) imported from trl,
-    or `trl.PPOTrainer` after `import trl`; `PPOTrainer` itself after a star import, which
-    may give it (`star_passes` says so for sure; the cost of a wrong guess is an INFO finding)."""
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "trl":
-            names |= {a.asname or a.name for a in node.names if a.name in PPO_TRAINERS}
-        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
-            names |= PPO_TRAINERS
-        elif isinstance(node, ast.Import) and any(
-            a.name == "trl" and not a.asname for a in node.names
-        ):
-            names |= {f"trl.{t}" for t in PPO_TRAINERS}
-    return names
+def _ppo_trainer_names(node: ast.Import | ast.ImportFrom) -> set[str]:
+    """How an import lets the module call TRL's PPO trainers: `PPOTrainer` (or its alias)
+    imported from trl, or `trl.PPOTrainer` after `import trl`; `PPOTrainer` itself after a star
+    import, which may give it (`star_passes` says so for sure; the cost of a wrong guess is an
+    INFO finding)."""
+    if isinstance(node, ast.Import):
+        if any(a.name == "trl" and not a.asname for a in node.names):
+            return {f"trl.{t}" for t in PPO_TRAINERS}
+        return set()
+    if any(a.name == "*" for a in node.names):
+        return set(PPO_TRAINERS)
+    if (node.module or "").split(".")[0] == "trl":
+        return {a.asname or a.name for a in node.names if a.name in PPO_TRAINERS}
+    return set()
 
 
 def _called(func: ast.expr) -> str:
