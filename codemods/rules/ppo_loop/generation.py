@@ -157,25 +157,9 @@ class Generation(LoopPass):
         if not ({"max_steps", "num_train_epochs"} & set(gen)):
             gen = {**gen, "num_train_epochs": cst.Integer("1")}  # one pass over the dataloader
         AddImportsVisitor.add_needed_import(self.context, "copy")
-        out: list[cst.BaseStatement] = [
-            cst.parse_statement(f"{config_name} = copy.copy({config_name})\n")
-        ]
-        for key, value in gen.items():
-            out.append(
-                cst.SimpleStatementLine(
-                    body=[
-                        cst.Assign(
-                            targets=[
-                                cst.AssignTarget(
-                                    cst.Attribute(value=cst.Name(config_name), attr=cst.Name(key))
-                                )
-                            ],
-                            value=value,
-                        )
-                    ]
-                )
-            )
-        return out
+        lines = [f"{config_name} = copy.copy({config_name})"]
+        lines += [f"{config_name}.{k} = {edits.code(v).strip()}" for k, v in gen.items()]
+        return [cst.parse_statement(line + "\n") for line in lines]
 
     def _inline_generation(
         self, trainer_stmt: cst.BaseStatement, gen: dict[str, cst.BaseExpression]
