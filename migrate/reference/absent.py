@@ -12,6 +12,7 @@ keys (`utils/eval/apikey.py`, kept out of git): the report names it too.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -85,8 +86,36 @@ MODULES = frozenset(
         "radgraph",  # a radiology-report scorer used in rewards and evaluation
         "tyro",  # TRL 0.5-0.7 pulled it in and its scripts parsed flags with it; 1.13 does not
         "posthog",  # product telemetry (pykoi)
+        # CUDA-only quantization: the tiny CPU stand-in model is never quantized (the harness
+        # drops `quantization_config`), so its layers and optimizers are the torch ones below.
+        "bitsandbytes",
     }
 )
+
+# What some stand-in attributes are instead of a no-op: the plain torch class a CPU run without
+# the module has in its place. A script that looks for `bnb.nn.Linear4bit` layers to put LoRA on
+# finds the tiny model's `torch.nn.Linear` ones; `bnb.optim.PagedAdamW8bit(params, lr=...)` is
+# torch's AdamW with the same learning rate and betas (bitsandbytes' own knobs dropped).
+STANDS_FOR = {
+    "bitsandbytes.nn.Linear4bit": "torch.nn.Linear",
+    "bitsandbytes.nn.Linear8bitLt": "torch.nn.Linear",
+    "bitsandbytes.nn.LinearFP4": "torch.nn.Linear",
+    "bitsandbytes.nn.LinearNF4": "torch.nn.Linear",
+    "bitsandbytes.nn.Embedding": "torch.nn.Embedding",
+    "bitsandbytes.nn.StableEmbedding": "torch.nn.Embedding",
+    "bitsandbytes.optim.Adam": "torch.optim.Adam",
+    "bitsandbytes.optim.Adam8bit": "torch.optim.Adam",
+    "bitsandbytes.optim.Adam32bit": "torch.optim.Adam",
+    "bitsandbytes.optim.PagedAdam": "torch.optim.Adam",
+    "bitsandbytes.optim.PagedAdam8bit": "torch.optim.Adam",
+    "bitsandbytes.optim.PagedAdam32bit": "torch.optim.Adam",
+    "bitsandbytes.optim.AdamW": "torch.optim.AdamW",
+    "bitsandbytes.optim.AdamW8bit": "torch.optim.AdamW",
+    "bitsandbytes.optim.AdamW32bit": "torch.optim.AdamW",
+    "bitsandbytes.optim.PagedAdamW": "torch.optim.AdamW",
+    "bitsandbytes.optim.PagedAdamW8bit": "torch.optim.AdamW",
+    "bitsandbytes.optim.PagedAdamW32bit": "torch.optim.AdamW",
+}
 
 
 class _Anything(type):
@@ -268,6 +297,42 @@ class _Submodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
 
+@functools.cache
+def _torch_class(dotted: str) -> Any:
+    """The torch class `dotted` names; an optimizer comes as a subclass that drops the keywords
+    torch's own does not take (`optim_bits`, `percentile_clipping`, `is_paged`, ...)."""
+    import importlib
+    import inspect
+
+    module, _, attr = dotted.rpartition(".")
+    cls = getattr(importlib.import_module(module), attr)
+    if module == "torch.nn" and attr == "Linear":
+        return _quantized_linear()
+    if not module.startswith("torch.optim"):
+        return cls
+    taken = set(inspect.signature(cls.__init__).parameters)
+
+    def __init__(self: Any, params: Any, *args: Any, **kwargs: Any) -> None:
+        # lr, betas, eps, weight_decay: the same places in bitsandbytes' signatures and torch's
+        cls.__init__(self, params, *args[:4], **{k: v for k, v in kwargs.items() if k in taken})
+
+    return type(attr, (cls,), {"__init__": __init__})
+
+
+@functools.cache
+def _quantized_linear() -> Any:
+    """`bnb.nn.Linear4bit` and the like: torch's Linear, of which GPT-2's `Conv1D` layers count
+    as instances too, since bitsandbytes quantizes both kinds when a model loads in 4 or 8 bits."""
+    import torch
+    from transformers.pytorch_utils import Conv1D
+
+    class QuantizedLinear(type(torch.nn.Linear)):  # type: ignore[misc]
+        def __instancecheck__(cls, obj: Any) -> bool:
+            return isinstance(obj, (torch.nn.Linear, Conv1D))
+
+    return QuantizedLinear("Linear", (torch.nn.Linear,), {})
+
+
 def _module(name: str) -> types.ModuleType:
     if name in sys.modules:
         return sys.modules[name]
@@ -278,6 +343,11 @@ def _module(name: str) -> types.ModuleType:
     def attribute(attr: str) -> Any:
         if attr.startswith("__"):
             raise AttributeError(attr)
+        dotted = f"{name}.{attr}"
+        if dotted in STANDS_FOR:
+            return _torch_class(STANDS_FOR[dotted])
+        if any(key.startswith(dotted + ".") for key in STANDS_FOR):
+            return _module(dotted)  # `bnb.nn` with no `import bitsandbytes.nn`
         return _stand_in_type(f"{name}.{attr}")
 
     module.__getattr__ = attribute  # type: ignore[method-assign]

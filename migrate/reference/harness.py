@@ -56,6 +56,7 @@ def bootstrap(steps: int) -> None:
         "transformers.utils.hub": caps.patch_hub,
         "huggingface_hub": caps.patch_hub_login,
         "transformers.modeling_utils": stand_ins.patch_models,
+        "transformers.generation.configuration_utils": stand_ins.patch_generation_config,
         "transformers.tokenization_utils_base": stand_ins.patch_tokenizers,
         "transformers.models.auto.modeling_auto": stand_ins.patch_auto_classes,
         "transformers.models.auto.configuration_auto": stand_ins.patch_auto_classes,
@@ -205,6 +206,7 @@ def run(script: str, args: list[str], *, steps: int) -> dict[str, Any]:
     result["trainers"] = [_trainer_report(t) for t in caps.TRAINERS]
     result["filled"] = list(arguments.FILLED)
     result["missing_data"] = list(stand_ins.MISSING_DATA)
+    result["placeholders"] = list(stand_ins.PLACEHOLDERS)
     result["overrides"] = list(caps.OVERRIDES)
     result["at_scale"] = list(caps.AT_SCALE)
     result["seconds"] = round(time.perf_counter() - started, 3)

@@ -124,6 +124,37 @@ def _is_local(name: Any) -> bool:
     return os.path.isdir(path) or os.path.isfile(path)
 
 
+_CHECKPOINT_FILE = re.compile(
+    r"(config|adapter_config|tokenizer_config|tokenizer|generation_config|special_tokens_map)\.json"
+    r"|vocab\.\w+|merges\.txt|.+\.(safetensors|bin|pt|pth|model|gguf)"
+)
+
+
+def _is_checkpoint(name: Any) -> bool:
+    """Whether `from_pretrained(name)` loads a checkpoint of this machine (so it is not stood in
+    for). A folder that holds none of a checkpoint's files is a placeholder the repo committed
+    for the user to fill (`reward_model/sample_model`): it is stood in for like a hub id."""
+    if not _is_local(name):
+        return False
+    if not isinstance(name, (str, os.PathLike)) or not os.path.isdir(name):
+        return True
+    path = str(os.fspath(name))
+    with os.scandir(path) as entries:
+        if any(e.is_dir() or _CHECKPOINT_FILE.fullmatch(e.name) for e in entries):
+            return True
+    if path not in PLACEHOLDERS:
+        PLACEHOLDERS.append(path)
+        print(
+            f"[trl-migrate smoke] {path} holds no checkpoint (no config, tokenizer or weights): "
+            "a tiny stand-in is loaded for it",
+            file=sys.stderr,
+        )
+    return False
+
+
+PLACEHOLDERS: list[str] = []  # checkpoint folders of the repo that hold no checkpoint
+
+
 _REWARD_NAME = re.compile(r"reward|(?<![a-z])rm(?![a-z])")
 
 
@@ -145,7 +176,7 @@ def patch_auto_classes(module: Any) -> None:
         original = cls.from_pretrained.__func__
 
         def from_pretrained(cls, name_or_path, *args, _original=original, _kind=kind, **kwargs):  # type: ignore[no-untyped-def]
-            if _is_local(name_or_path):
+            if _is_checkpoint(name_or_path):
                 return _original(cls, name_or_path, *args, **kwargs)
             if _kind == "tokenizer":
                 kept = {k: v for k, v in kwargs.items() if k in _TOKENIZER_KWARGS}
@@ -159,6 +190,22 @@ def patch_auto_classes(module: Any) -> None:
         cls.from_pretrained = classmethod(from_pretrained)
 
 
+def patch_generation_config(module: Any) -> None:
+    """`GenerationConfig.from_pretrained(id)`: the tiny causal model's generation settings (its
+    special tokens), as the stand-in model is what generates."""
+    cls = module.GenerationConfig
+    original = cls.from_pretrained.__func__
+
+    def from_pretrained(cls, name_or_path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if _is_checkpoint(name_or_path):
+            return original(cls, name_or_path, *args, **kwargs)
+        from transformers import AutoConfig
+
+        return cls.from_model_config(AutoConfig.from_pretrained(tiny_dir("causal")))
+
+    cls.from_pretrained = classmethod(from_pretrained)
+
+
 def patch_models(module: Any) -> None:
     """`Qwen3ForCausalLM.from_pretrained(id)` and the like (TRL's `create_model_from_path` loads
     models this way): the tiny stand-in of the same kind, through the Auto classes."""
@@ -168,7 +215,7 @@ def patch_models(module: Any) -> None:
     model_original = PreTrainedModel.from_pretrained.__func__
 
     def model_from_pretrained(cls, name_or_path, *args, **kwargs):  # type: ignore[no-untyped-def]
-        if _is_local(name_or_path):
+        if _is_checkpoint(name_or_path):
             return model_original(cls, name_or_path, *args, **kwargs)
         name = cls.__name__
         if "SequenceClassification" in name:
@@ -233,12 +280,12 @@ def patch_peft(module: Any) -> None:
     from_pretrained = PeftModel.from_pretrained.__func__
 
     def load_adapter_or_stand_in(self, model_id, adapter_name, *args, **kwargs):  # type: ignore[no-untyped-def]
-        if not _is_local(model_id):
+        if not _is_checkpoint(model_id):
             model_id = tiny_adapter_dir(self, model_id, "SEQ_CLS")
         return load_adapter(self, model_id, adapter_name, *args, **kwargs)
 
     def from_pretrained_or_stand_in(cls, model, model_id, *args, **kwargs):  # type: ignore[no-untyped-def]
-        if not _is_local(model_id):
+        if not _is_checkpoint(model_id):
             model_id = tiny_adapter_dir(model, model_id, "CAUSAL_LM")
         return from_pretrained(cls, model, model_id, *args, **kwargs)
 
@@ -267,7 +314,7 @@ def patch_tokenizers(module: Any) -> None:
     tok_original = base.from_pretrained.__func__
 
     def tok_from_pretrained(cls, name_or_path, *args, **kwargs):  # type: ignore[no-untyped-def]
-        if _is_local(name_or_path):
+        if _is_checkpoint(name_or_path):
             return tok_original(cls, name_or_path, *args, **kwargs)
         kept = {k: v for k, v in kwargs.items() if k in _TOKENIZER_KWARGS}
         return transformers.AutoTokenizer.from_pretrained(tiny_dir("causal"), **kept)
@@ -296,8 +343,41 @@ DATASETS: dict[str, tuple[str, ...]] = {
     "trl-internal-testing/descriptiveness-sentiment-trl-style": ("prompt", "chosen", "rejected"),
     "trl-internal-testing/tldr-preference-sft-trl-style": ("prompt", "completion", "messages"),
     "trl-lib/tldr": ("prompt", "completion"),
-    "trl-lib/ultrafeedback_binarized": ("chosen", "rejected"),
-    "Anthropic/hh-rlhf": ("chosen", "rejected"),
+    # ":messages": the column holds a conversation (a list of {"role", "content"} turns), as in
+    # the real dataset; scripts read it as `row["chosen"][-1]["content"]`.
+    "trl-lib/ultrafeedback_binarized": (
+        "chosen:messages",
+        "rejected:messages",
+        "score_chosen",
+        "score_rejected",
+    ),
+    "HuggingFaceH4/ultrafeedback_binarized": (
+        "prompt",
+        "prompt_id",
+        "chosen:messages",
+        "rejected:messages",
+        "messages",
+        "score_chosen",
+        "score_rejected",
+    ),
+    "HuggingFaceH4/ultrachat_200k": ("prompt", "prompt_id", "messages"),
+    "trl-internal-testing/hh-rlhf-trl-style": ("prompt", "chosen:messages", "rejected:messages"),
+    # ":dialogue": one text of "\n\nHuman: ...\n\nAssistant: ..." turns, hh-rlhf's own format
+    # (scripts split the prompt off at the last "\n\nAssistant:").
+    "Anthropic/hh-rlhf": ("chosen:dialogue", "rejected:dialogue"),
+    # ":count": a positive whole number (upvotes; scripts divide one score by another)
+    "stanfordnlp/SHP": (
+        "post_id",
+        "domain",
+        "upvote_ratio",
+        "history",
+        "human_ref_A",
+        "human_ref_B",
+        "labels",
+        "score_A:count",
+        "score_B:count",
+        "score_ratio",
+    ),
     "lvwerra/stack-exchange-paired": ("question", "response_j", "response_k"),
     "openai/gsm8k": ("question", "answer"),
     "gsm8k": ("question", "answer"),
@@ -359,10 +439,17 @@ def _absent_files(data_files: Any) -> list[str]:
         items = [os.fspath(p) for p in data_files]
     import glob
 
-    def there(pattern: str) -> bool:  # an empty placeholder file holds no data either
-        return any(os.path.getsize(p) > 0 for p in glob.glob(pattern) if os.path.isfile(p))
+    def there(pattern: str) -> bool:
+        return any(_holds_data(p) for p in glob.glob(pattern) if os.path.isfile(p))
 
     return [p for p in items if "://" not in p and not there(p)]
+
+
+def _holds_data(path: str) -> bool:
+    """False for a placeholder: an empty file, or one of only blank lines (a repo's
+    `data/sample.json` committed as a lone newline holds no rows either)."""
+    with open(path, "rb") as f:
+        return bool(f.read(4096).strip())
 
 
 def _looks_like_path(name: str) -> bool:
@@ -384,12 +471,28 @@ def _note_data(paths: list[str]) -> None:
 def tiny_dataset(columns: tuple[str, ...], n: int = 256) -> Any:
     """`n` rows of the given columns, from the tiny grammar. `text`/`review` hold 8, 16 or 24
     sentences in turn (about 280, 560 and 840 characters), so the length filters scripts put on
-    real reviews (`len(x["review"]) > 200`, `500 < len(...) <= 1000`) keep some of them."""
+    real reviews (`len(x["review"]) > 200`, `500 < len(...) <= 1000`) keep some of them. A
+    column named `chosen:messages` (or `chosen:dialogue`) is the conversation, user turn then the
+    text the column would hold, as a list of turns (or one hh-rlhf text) where the dataset of
+    DATASETS it comes from holds one."""
     from datasets import Dataset
 
     s = tiny.tiny_corpus(24 * n + 24, seed=1)
+    kinds = dict(c.partition(":")[::2] for c in columns)
+    columns = tuple(kinds)
 
     def value(col: str, i: int) -> Any:
+        # a conversation: the prompt's turn, then the answer the column holds as text
+        prompt, answer = s[i].partition(" ")[0], str(text(col, i)).strip()
+        if kinds[col] == "messages":
+            return [{"role": "user", "content": prompt}, {"role": "assistant", "content": answer}]
+        if kinds[col] == "dialogue":
+            return f"\n\nHuman: {prompt}\n\nAssistant: {answer}"
+        if kinds[col] == "count":
+            return 1 + (i * (1 + sum(map(ord, col)) % 5)) % 7
+        return text(col, i)
+
+    def text(col: str, i: int) -> Any:
         head, _, tail = s[i].partition(" ")
         if col in ("text", "review"):
             return " ".join(s[24 * i : 24 * i + 8 * (1 + i % 3)])
@@ -401,7 +504,7 @@ def tiny_dataset(columns: tuple[str, ...], n: int = 256) -> Any:
             return " " + s[n + i].partition(" ")[2]
         if col == "messages":
             return [{"role": "user", "content": head}, {"role": "assistant", "content": tail}]
-        if col == "label":
+        if col in ("label", "labels"):
             return i % 2
         if any(word in col.lower() for word in _NUMBERS):
             return (i % 5) / 4

@@ -52,6 +52,10 @@ def judge(
     result.stand_ins += [
         f"data {p} (missing or empty in the repo)" for p in data.get("missing_data", [])
     ]
+    result.stand_ins += [
+        f"checkpoint {p} (a placeholder in the repo: no config, tokenizer or weights)"
+        for p in data.get("placeholders", [])
+    ]
     result.overrides = list(data.get("overrides", []))
     result.at_scale = list(data.get("at_scale", []))
     result.error = data.get("error")
@@ -225,11 +229,16 @@ def stack_at_kill(log: str, script: str) -> str:
 
 
 def _with_stand_ins(result: SmokeResult) -> str:
-    modules = [s for s in result.stand_ins if not s.startswith("data ")]
+    modules = [s for s in result.stand_ins if not s.startswith(("data ", "checkpoint "))]
     data = [
         s[len("data ") :].removesuffix(" (missing or empty in the repo)")
         for s in result.stand_ins
-        if s not in modules
+        if s.startswith("data ")
+    ]
+    placeholders = [
+        s[len("checkpoint ") :].split(" (")[0]
+        for s in result.stand_ins
+        if s.startswith("checkpoint ")
     ]
     out = ""
     if modules:
@@ -241,6 +250,11 @@ def _with_stand_ins(result: SmokeResult) -> str:
         out += (
             f", with stand-in rows for data the repo lacks or leaves empty: {', '.join(data)} "
             "(supply it to train on it)"
+        )
+    if placeholders:
+        out += (
+            f", with tiny stand-in models for checkpoint folders the repo leaves as placeholders: "
+            f"{', '.join(placeholders)} (put the real checkpoints there to train them)"
         )
     return out
 

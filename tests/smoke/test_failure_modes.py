@@ -365,8 +365,10 @@ def test_data_files_not_in_the_repo_get_stand_in_rows_and_say_so(tmp_path, store
     ]
 
 
-def test_an_empty_data_file_gets_stand_in_rows_too(tmp_path, store):
-    (tmp_path / "sample.json").write_text("")
+@pytest.mark.parametrize("placeholder", ["", "\n", " \n\n"])
+def test_an_empty_data_file_gets_stand_in_rows_too(tmp_path, store, placeholder):
+    # deb3011/rlhf_finetuning commits its data/sample.json as a lone newline.
+    (tmp_path / "sample.json").write_text(placeholder)
     script = _script(
         tmp_path,
         """

@@ -258,6 +258,39 @@ def test_stand_in_reviews_are_long_enough_for_the_filters_scripts_put_on_real_on
     assert sum(n < 500 for n in lengths) >= 5
 
 
+def test_stand_in_rows_hold_conversations_where_the_named_dataset_does():
+    # yzzueong/AligningGPT2 reads `sample["chosen"][-1]["content"]` of hh-rlhf-trl-style;
+    # NhatHoang2002 iterates the turns of ultrafeedback_binarized's "chosen".
+    pytest.importorskip("datasets")
+    from migrate.reference.stand_ins import DATASETS, tiny_dataset
+
+    ds = tiny_dataset(DATASETS["trl-internal-testing/hh-rlhf-trl-style"], n=4)
+    assert ds.column_names == ["prompt", "chosen", "rejected"]
+    row = ds[1]
+    assert isinstance(row["prompt"], str)
+    assert (
+        [t["role"] for t in row["chosen"]]
+        == ["user", "assistant"]
+        == [t["role"] for t in row["rejected"]]
+    )
+    assert row["chosen"][0] == row["rejected"][0] == {"role": "user", "content": row["prompt"]}
+    assert row["chosen"][1]["content"] != row["rejected"][1]["content"]
+    assert row["chosen"][1]["content"] == row["chosen"][1]["content"].strip() != ""
+    # hh-rlhf holds each conversation as one text of turns, the prompt shared
+    hh = tiny_dataset(DATASETS["Anthropic/hh-rlhf"], n=4)[1]
+    cut = hh["chosen"].rindex("\n\nAssistant:") + len("\n\nAssistant:")
+    assert hh["chosen"].startswith("\n\nHuman: ") and hh["chosen"][:cut] == hh["rejected"][:cut]
+    assert hh["chosen"][:cut] == f"\n\nHuman: {row['prompt']}\n\nAssistant:"
+    # SHP's upvote counts: whole numbers >= 1, some pairs apart by the 2x its users filter on
+    shp = tiny_dataset(DATASETS["stanfordnlp/SHP"], n=64)
+    scores = list(zip(shp["score_A"], shp["score_B"]))
+    assert all(isinstance(a, int) and a >= 1 and b >= 1 for a, b in scores)
+    assert 5 <= sum(max(a / b, b / a) >= 2 for a, b in scores) < 60
+    # the same names elsewhere stay text
+    plain = tiny_dataset(DATASETS["lvwerra/stack-exchange-paired"] + ("chosen",), n=4)
+    assert isinstance(plain[1]["chosen"], str) and not plain[1]["chosen"].startswith("\n")
+
+
 @pytest.mark.parametrize(
     ("name", "kwargs", "labels"),
     [
@@ -272,3 +305,75 @@ def test_a_stand_in_classifier_has_the_labels_such_a_checkpoint_has(name, kwargs
     from migrate.reference.stand_ins import _labels
 
     assert _labels(name, kwargs) == labels
+
+
+def test_bitsandbytes_stands_in_as_the_torch_layers_and_optimizers_of_a_cpu_run(tmp_path, store):
+    # yzzueong/AligningGPT2: QLoRA scripts put LoRA on every `bnb.nn.Linear4bit` and train with
+    # a bitsandbytes optimizer; the tiny CPU model is never quantized.
+    pytest.importorskip("torch")
+    pytest.importorskip("trl")
+    import importlib.util
+
+    from migrate.smoke import smoke_script
+
+    if importlib.util.find_spec("bitsandbytes") is not None:
+        pytest.skip("bitsandbytes is installed here: the stand-in is for machines without it")
+    script = tmp_path / "qlora.py"
+    script.write_text(
+        "import torch\n"
+        "import bitsandbytes as bnb\n"
+        "from transformers import AutoModelForCausalLM\n"
+        "from transformers.pytorch_utils import Conv1D\n"
+        "def linear(model, cls):\n"
+        "    return sorted({n.split('.')[-1] for n, m in model.named_modules()\n"
+        "                   if isinstance(m, cls)})\n"
+        "for name in ('./gpt2-qlora-sft', 'meta-llama/Llama-3.2-1B'):\n"
+        "    model = AutoModelForCausalLM.from_pretrained(name)\n"
+        "    names = linear(model, bnb.nn.Linear4bit)\n"
+        "    print('LINEAR', names == linear(model, (torch.nn.Linear, Conv1D)), len(names) > 2)\n"
+        "opt = bnb.optim.PagedAdamW8bit(model.parameters(), 2e-5, (0.8, 0.9), optim_bits=8)\n"
+        "print('OPTIM', isinstance(opt, torch.optim.AdamW), opt.defaults['lr'],\n"
+        "      opt.defaults['betas'], bnb.optim.PagedAdamW8bit is bnb.optim.PagedAdamW8bit)\n"
+        "print('OTHER', bnb.functional.dequantize_4bit(1) is not None)\n"
+    )
+    result = smoke_script(str(script), store=store, timeout=120)
+    assert [f.code for f in result.findings] == ["TRL413"], result.log_tail
+    assert result.log_tail.count("LINEAR True True") == 2, result.log_tail
+    assert "OPTIM True 2e-05 (0.8, 0.9) True" in result.log_tail
+    assert "OTHER True" in result.log_tail and result.stand_ins == ["bitsandbytes"]
+
+
+def test_a_checkpoint_folder_the_repo_leaves_as_a_placeholder_is_stood_in_and_said(tmp_path, store):
+    # deb3011/rlhf_finetuning commits reward_model/ and peft_model/ with a one-byte file each,
+    # for the user to fill; its hub base model's GenerationConfig is read as well.
+    pytest.importorskip("torch")
+    pytest.importorskip("trl")
+    from migrate.smoke import smoke_script
+
+    for folder in ("reward_model", "peft_model"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "sample_model").write_text("\n")
+    (tmp_path / "real_tok").mkdir()  # a folder with a checkpoint's file is loaded for real
+    (tmp_path / "real_tok" / "tokenizer_config.json").write_text("{")
+    script = tmp_path / "load.py"
+    script.write_text(
+        "from transformers import AutoTokenizer, AutoModelForCausalLM, GenerationConfig\n"
+        "from transformers import AutoModelForSequenceClassification\n"
+        "from peft import PeftModel\n"
+        "tok = AutoTokenizer.from_pretrained('reward_model')\n"
+        "rm = AutoModelForSequenceClassification.from_pretrained('reward_model', num_labels=2)\n"
+        "base = AutoModelForCausalLM.from_pretrained('mistralai/Mistral-7B-Instruct-v0.3')\n"
+        "model = PeftModel.from_pretrained(base, 'peft_model')\n"
+        "gen = GenerationConfig.from_pretrained('mistralai/Mistral-7B-Instruct-v0.3')\n"
+        "print('LOADED', rm.config.num_labels, gen.eos_token_id == tok.eos_token_id)\n"
+        "try:\n"
+        "    AutoTokenizer.from_pretrained('real_tok')\n"
+        "except Exception as e:\n"
+        "    print('REAL', type(e).__name__)\n"
+    )
+    result = smoke_script(str(script), store=store, timeout=120, cwd=str(tmp_path))
+    assert "LOADED 2 True" in result.log_tail and "REAL " in result.log_tail, result.log_tail
+    assert result.stand_ins == [
+        "checkpoint reward_model (a placeholder in the repo: no config, tokenizer or weights)",
+        "checkpoint peft_model (a placeholder in the repo: no config, tokenizer or weights)",
+    ]
