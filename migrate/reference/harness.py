@@ -185,7 +185,9 @@ def run(script: str, args: list[str], *, steps: int) -> dict[str, Any]:
     if os.environ.get(NOTEBOOK_ENV) == "1":
         _notebook_builtins()
     try:
-        if module:
+        if ":" in module:  # a console script: what its generated launcher does
+            sys.exit(_console_function(module)())
+        elif module:
             runpy.run_module(module, run_name="__main__", alter_sys=True)
         else:
             runpy.run_path(script, run_name="__main__")
@@ -214,6 +216,17 @@ def run(script: str, args: list[str], *, steps: int) -> dict[str, Any]:
 
 
 _OURS = ("migrate", "codemods", "compat")
+
+
+def _console_function(target: str) -> Any:
+    """The function of a console script's `pkg.mod:func` (or `pkg.mod:Class.method`)."""
+    import importlib
+
+    module, _, attrs = target.partition(":")
+    found: Any = importlib.import_module(module)
+    for attr in attrs.split("."):
+        found = getattr(found, attr)
+    return found
 
 
 def _display(*objects: Any, **kwargs: Any) -> None:

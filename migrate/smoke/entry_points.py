@@ -218,6 +218,9 @@ def find(
         if target:
             by_script.setdefault(os.path.abspath(target), []).append(launch)
 
+    for listed_launches in by_script.values():
+        listed_launches.sort(key=_ppo_first)
+
     ran: dict[str, str] = {}  # path -> how it runs: each file is parsed for it once
 
     def how_run(path: str) -> str:
@@ -331,6 +334,14 @@ def _why_none(importers: list[str]) -> str:
         "no entry point reaches it: nothing in the repo imports it, it has no __main__ guard or "
         "top-level .train(), and no launch line of the repo runs it"
     )
+
+
+def _ppo_first(launch: Launch) -> int:
+    """The order a file's launch lines are tried in (a stable sort keeps the repo's own order
+    within each rank): the lines that name PPO, then those that train, then the rest. A CLI's
+    docs run `aligntune info` before `aligntune train ... --type ppo`."""
+    words = launch.text.lower()
+    return 0 if "ppo" in words else 1 if "train" in words or "rl" in words.split() else 2
 
 
 def _where(launch: Launch, root: str) -> str:

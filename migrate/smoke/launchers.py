@@ -1,16 +1,21 @@
 """The launch lines a repository itself uses: `python X.py ...`, `python -m pkg.mod ...`,
-`accelerate launch`, `deepspeed`, `torchrun`, read from shell scripts, Makefiles and the code
-fences of README/docs files, with `cd`, line continuations and simple `VAR=value` expansion
-followed. Reading only: nothing here runs anything.
+`accelerate launch`, `deepspeed`, `torchrun`, and the console scripts the repo's own package
+declares (`rlaif-train --config x.yml`, from `[project.scripts]` of pyproject.toml, setup.cfg or
+setup.py), read from shell scripts, Makefiles and the code fences of README/docs files, with `cd`,
+line continuations and simple `VAR=value` expansion followed. Reading only: nothing here runs
+anything.
 """
 
 from __future__ import annotations
 
+import ast
+import configparser
 import dataclasses
+import functools
 import os
 import re
 import shlex
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 SHELL_SUFFIXES = (".sh", ".bash")
 DOC_SUFFIXES = (".md", ".rst", ".txt")
@@ -38,7 +43,7 @@ class Launch:
     line: int  # 1-based line of the command's first line
     text: str  # the command as one line (continuations joined)
     script: str  # the file it runs, absolute, as written relative to `cwd` ('' for a module)
-    module: str  # `python -m` module, else ''
+    module: str  # `python -m` module (`pkg.mod:func` for a console script), else ''
     args: tuple[str, ...]  # the script's own arguments, variables expanded
     cwd: str  # absolute folder the command runs from
     unresolved: tuple[str, ...] = ()  # arguments dropped: they held a variable with no value
@@ -131,23 +136,31 @@ def _command(tokens: list[str]) -> list[str]:
 
 
 def parse_command(
-    tokens: Sequence[str], *, cwd: str, base: str, env: dict[str, str]
+    tokens: Sequence[str],
+    *,
+    cwd: str,
+    base: str,
+    env: dict[str, str],
+    scripts: Mapping[str, str] | None = None,
 ) -> tuple[str, str, list[str], list[str], str] | None:
     """(script, module, args, unresolved, folder it runs from) when `tokens` run Python code,
     else None. `script` is resolved against `cwd`, then the launcher's folder `base` (a script
-    found there is taken to run from there)."""
+    found there is taken to run from there). `scripts`: the repo's console scripts (name ->
+    `pkg.mod:func`), which run that function (module `pkg.mod:func`)."""
     words = list(tokens)
     while words and (ASSIGN.match(words[0]) or words[0] in ("env", "sudo")):
         words.pop(0)
     if not words:
         return None
     head = os.path.basename(words[0])
-    if not (PYTHON.match(words[0]) or head in WRAPPERS):
-        return None
     expanded: list[tuple[str, bool]] = [_expand(w, env) for w in words[1:]]
     i = 0
     script = module = ""
-    while i < len(expanded):
+    if scripts and words[0] in scripts:
+        module = scripts[words[0]]
+    elif not (PYTHON.match(words[0]) or head in WRAPPERS):
+        return None
+    while i < len(expanded) and not module:
         word, ok = expanded[i]
         if word == "-m" and i + 1 < len(expanded) and PYTHON.match(words[0]):
             module = expanded[i + 1][0]
@@ -216,12 +229,13 @@ def read_launches(
     except OSError:
         return []
     name = os.path.basename(path)
+    doc = False
     if name.endswith(SHELL_SUFFIXES):
         lines = _logical_lines(text)
     elif name in ("Makefile", "makefile", "GNUmakefile"):
         lines = _make_lines(text)
     else:
-        lines = _doc_lines(text)
+        lines, doc = _doc_lines(text), True
     base = os.path.dirname(os.path.abspath(path))
     cwd = _cwd or os.path.abspath(root)
     env: dict[str, str] = {}
@@ -243,7 +257,7 @@ def read_launches(
         if first[0] == "cd" and len(first) == 2:
             target, ok = _expand(first[1], env)
             if ok:
-                cwd = _cd(cwd, base, target)
+                cwd = _cd(cwd, base, target, doc=doc)
             rest = tokens[len(first) :]
             if rest and rest[0] == "&&":
                 first = _command(rest[1:])
@@ -254,7 +268,7 @@ def read_launches(
             # `bash run_ppo.sh` in a README: the launch lines of that script, run from here.
             out += read_launches(nested, root, _seen=_seen | {os.path.abspath(path)}, _cwd=cwd)
             continue
-        parsed = parse_command(first, cwd=cwd, base=base, env=env)
+        parsed = parse_command(first, cwd=cwd, base=base, env=env, scripts=console_scripts(root))
         if parsed is None:
             continue
         script, module, args, unresolved, runs_in = parsed
@@ -273,12 +287,15 @@ def read_launches(
     return out
 
 
-def _cd(cwd: str, base: str, target: str) -> str:
+def _cd(cwd: str, base: str, target: str, *, doc: bool = False) -> str:
+    """Where `cd target` goes from `cwd`. In a doc, a folder that is not in the repo is the
+    clone's own folder (`git clone .../x.git && cd x`), which is the repo root here: `cwd`. A
+    shell script may make the folder before it goes there (`mkdir -p out && cd out`)."""
     for folder in (cwd, base):
         candidate = os.path.normpath(os.path.join(folder, os.path.expanduser(target)))
         if os.path.isdir(candidate):
             return candidate
-    return os.path.normpath(os.path.join(cwd, target))
+    return cwd if doc else os.path.normpath(os.path.join(cwd, target))
 
 
 def is_launcher_file(path: str) -> bool:
@@ -291,13 +308,74 @@ def is_launcher_file(path: str) -> bool:
     )
 
 
+@functools.cache
+def console_scripts(root: str) -> dict[str, str]:
+    """The console scripts the package at `root` declares (name -> `pkg.mod:func`): from
+    pyproject.toml's `[project.scripts]` (or Poetry's), setup.cfg's `console_scripts`, or a
+    literal `entry_points={"console_scripts": [...]}` in setup.py. {} when none (or unreadable:
+    the repo's lines then read as other commands)."""
+    import tomlkit
+
+    out: dict[str, str] = {}
+    try:
+        with open(os.path.join(root, "pyproject.toml"), encoding="utf-8") as fh:
+            data = tomlkit.parse(fh.read()).unwrap()
+        for table in (
+            data.get("project", {}).get("scripts", {}),
+            data.get("tool", {}).get("poetry", {}).get("scripts", {}),
+        ):
+            out.update({k: v for k, v in table.items() if isinstance(v, str)})
+    except (OSError, ValueError, AttributeError, tomlkit.exceptions.TOMLKitError):
+        pass
+    cfg = configparser.ConfigParser()
+    try:
+        cfg.read(os.path.join(root, "setup.cfg"), encoding="utf-8")
+        lines = cfg.get("options.entry_points", "console_scripts", fallback="")
+    except configparser.Error:
+        lines = ""
+    try:
+        with open(os.path.join(root, "setup.py"), encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        tree = None
+    for node in ast.walk(tree) if tree else ():
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if isinstance(key, ast.Constant) and key.value == "console_scripts":
+                    try:
+                        listed = ast.literal_eval(value)
+                    except ValueError:
+                        continue
+                    lines += "\n" + "\n".join(listed if isinstance(listed, list) else [])
+    for line in lines.splitlines():
+        name, eq, target = line.partition("=")
+        if eq and name.strip() and ":" in target:
+            out.setdefault(name.strip(), target.split("[")[0].strip())
+    return {k: v.strip() for k, v in out.items() if re.fullmatch(r"[\w.]+:[\w.]+", v.strip())}
+
+
 def module_file(module: str, root: str) -> str:
-    """The file `python -m module` runs from `root` (or its `src/`), '' when none is there."""
+    """The file `python -m module` runs from `root` (or its `src/`), '' when none is there; for
+    a console script's `pkg.mod:func`, the file of `pkg.mod`."""
+    if ":" in module:
+        return _module_source(module.partition(":")[0], root)
     parts = module.split(".")
     for base in (root, os.path.join(root, "src")):
         for candidate in (
             os.path.join(base, *parts) + ".py",
             os.path.join(base, *parts, "__main__.py"),
+        ):
+            if os.path.isfile(candidate):
+                return os.path.normpath(candidate)
+    return ""
+
+
+def _module_source(module: str, root: str) -> str:
+    parts = module.split(".")
+    for base in (root, os.path.join(root, "src")):
+        for candidate in (
+            os.path.join(base, *parts) + ".py",
+            os.path.join(base, *parts, "__init__.py"),
         ):
             if os.path.isfile(candidate):
                 return os.path.normpath(candidate)

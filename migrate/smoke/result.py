@@ -69,6 +69,8 @@ class SmokeResult:
 
         entry = self.entry
         head = f"python -m {entry.module}" if entry is not None and entry.module else ""
+        if entry is not None and ":" in entry.module:  # a console script, by its own name
+            head = shlex.split(entry.launch)[0] if entry.launch else entry.module
         if not head:
             head = f"python {shlex.quote(self.path)}"
         return " ".join([head, *(shlex.quote(a) for a in [*self.args, *self.filled])])

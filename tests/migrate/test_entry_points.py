@@ -281,3 +281,102 @@ def test_fire_parameters_without_a_default_are_filled_by_name(tmp_path, monkeypa
     assert fire_fill(main, ["gpt2", "d.json", "3", "--output_dir=o"]) == []
     assert fire_fill(lambda dataset_name: None, []) == ["--dataset_name", DATASET]
     assert fire_fill(dict, []) == [] and fire_fill(None, []) == []
+
+
+@pytest.mark.parametrize(
+    ("declared", "name"),
+    [
+        pytest.param(
+            {
+                "pyproject.toml": '[project]\nname = "rlaif"\n\n[project.scripts]\n'
+                'rlaif-train = "rlaif_pipeline.cli:train_main"\n'
+            },
+            "pyproject",
+            id="pyproject",
+        ),
+        pytest.param(
+            {
+                "pyproject.toml": '[tool.poetry.scripts]\nrlaif-train = "rlaif_pipeline.cli:train_main"\n'
+            },
+            "poetry",
+            id="poetry",
+        ),
+        pytest.param(
+            {
+                "setup.cfg": "[options.entry_points]\nconsole_scripts =\n"
+                "    rlaif-train = rlaif_pipeline.cli:train_main\n"
+            },
+            "setup.cfg",
+            id="setup-cfg",
+        ),
+        pytest.param(
+            {
+                "setup.py": "from setuptools import setup\nsetup(name='r', entry_points={\n"
+                "    'console_scripts': ['rlaif-train=rlaif_pipeline.cli:train_main [extra]'],\n})\n"
+            },
+            "setup.py",
+            id="setup-py",
+        ),
+    ],
+)
+def test_a_console_script_of_the_repo_is_a_launch_line(tmp_path, declared, name):
+    # arnoni/rlaif-ppo-lora-nlp-rtx-4080-12gb's README runs `rlaif-train --config ...`, the
+    # [project.scripts] entry rlaif_pipeline.cli:train_main; cli.py has no __main__ guard.
+    root = _repo(
+        tmp_path,
+        {
+            **declared,
+            "src/rlaif_pipeline/__init__.py": "",
+            "src/rlaif_pipeline/cli.py": "from rlaif_pipeline.pipeline import run\n"
+            "def train_main():\n    run()\n",
+            "src/rlaif_pipeline/pipeline.py": "def run():\n    trainer.train()\n",
+            "README.md": "```bash\ngit clone https://x/rlaif.git\ncd rlaif\n"
+            "rlaif-eval --help\nrlaif-train --config configs/c.yml\nother-tool --x 1\n```\n",
+        },
+    )
+    launches = read_launches(str(root / "README.md"), str(root))
+    assert [(x.line, x.module, x.args, x.script) for x in launches] == [
+        (5, "rlaif_pipeline.cli:train_main", ("--config", "configs/c.yml"), "")
+    ], name
+    assert launches[0].cwd == str(root)  # `cd rlaif` after the clone: the repo root
+    assert module_file("rlaif_pipeline.cli:train_main", str(root)) == str(
+        root / "src/rlaif_pipeline/cli.py"
+    )
+    found, missing = find(str(root), {}, [str(root / "src/rlaif_pipeline/pipeline.py")])
+    assert [(e.path, e.found_in, e.module, e.args) for e in found] == [
+        (
+            str(root / "src/rlaif_pipeline/cli.py"),
+            "README.md:5",
+            "rlaif_pipeline.cli:train_main",
+            ("--config", "configs/c.yml"),
+        )
+    ] and missing == []
+
+
+def test_no_console_scripts_where_the_package_declares_none_or_cannot_be_read(tmp_path):
+    from migrate.smoke.launchers import console_scripts
+
+    root = _repo(
+        tmp_path,
+        {
+            "pyproject.toml": "[project\nname = ",  # broken: read as declaring nothing
+            "setup.py": "setup(entry_points={'console_scripts': SCRIPTS})\n",
+            "setup.cfg": "[metadata]\nname = x\n",
+        },
+    )
+    assert console_scripts(str(root)) == {}
+
+
+def test_the_launch_line_that_names_ppo_is_the_one_run(tmp_path):
+    # Lexsi-Labs/aligntune's CLI docs run `aligntune info` before `aligntune train ... ppo`.
+    root = _repo(
+        tmp_path,
+        {
+            "cli.py": "import sys\nif __name__ == '__main__':\n    run(sys.argv)\n",
+            "docs/cli.md": "```\npython cli.py info\npython cli.py eval --x 1\n"
+            "python cli.py train --type ppo\npython cli.py train --type dpo\n```\n",
+        },
+    )
+    [entry], _ = find(str(root), {}, [str(root / "cli.py")])
+    assert (entry.found_in, entry.args) == ("docs/cli.md:4", ("train", "--type", "ppo"))
+    assert entry.also == ("docs/cli.md:5", "docs/cli.md:2", "docs/cli.md:3")

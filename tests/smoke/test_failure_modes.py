@@ -281,6 +281,37 @@ def test_an_argparse_error_that_filling_cannot_fix_exits_with_its_last_lines(tmp
     assert "error: argument --steps: invalid int value: 'many'" in message
 
 
+def test_a_console_script_runs_its_function_with_the_launch_lines_arguments(tmp_path, store):
+    # `rlaif-train --config c.yml`: the [project.scripts] function runs as its launcher would
+    # call it, the package importable from src/ without installing it; its return is the status.
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "pkg"\n\n[project.scripts]\npkg-train = "pkg.cli:train_main"\n'
+    )
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "__init__.py").write_text("")
+    cli = _script(
+        tmp_path / "src" / "pkg",
+        """
+        import sys
+        def train_main():
+            print("ARGS", sys.argv[1:], __name__)
+            return 3
+    """,
+        name="cli.py",
+    )
+    from migrate.smoke.entry_points import find
+
+    (tmp_path / "README.md").write_text("```\npkg-train --config c.yml\n```\n")
+    [entry], _ = find(str(tmp_path), {}, [cli])
+    result = smoke_script(
+        cli, list(entry.args), store=store, timeout=120, module=entry.module, entry=entry
+    )
+    assert "ARGS ['--config', 'c.yml'] pkg.cli" in result.log_tail, result.log_tail
+    assert _codes(result) == ["TRL417"]
+    assert result.findings[0].message.startswith("the script exited with status 3 before training")
+    assert result.command == "pkg-train --config c.yml"
+
+
 def test_settings_that_fail_at_real_scale_are_reported_after_the_capped_pass(tmp_path, store):
     # 3 prompts per device cannot hold whole groups of 2 generations: RLOOConfig rejects it at
     # the script's own values; the smoke caps (2 and 2) would hide that without TRL420.
