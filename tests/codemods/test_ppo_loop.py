@@ -1066,13 +1066,39 @@ def test_switching_checkpointing_around_generation_is_dropped_with_a_warning():
     assert "    model.config.use_cache = len(texts) > 1\n" in out.split("def reward_fn", 1)[1]
 
 
-def test_an_epoch_count_read_from_the_trainer_built_after_the_config_keeps_the_todo():
+@pytest.mark.parametrize(
+    ("read", "given", "epochs"),
+    [
+        ("ppo_trainer.config.ppo_epochs", "", "4"),  # PPO's default, which TRL103 pins
+        ("ppo_trainer.config.ppo_epochs", "ppo_epochs=2, ", "2"),
+        ("config.ppo_epochs", "ppo_epochs=args.passes, ", "args.passes"),
+    ],
+)
+def test_an_epoch_count_read_from_the_ppo_config_is_the_value_the_new_config_gives(
+    read, given, epochs
+):
+    # Pranavbp525/StoryGen: `for epoch in range(trainer.config.ppo_epochs):`; the trainer is
+    # built after the config, and RLOOConfig has no `ppo_epochs` (TRL103 renamed it).
     from pathlib import Path
 
     src = (
         Path(__file__).parents[1] / "fixtures" / "loops" / "30_checkpointing_switched.py"
     ).read_text()
-    src = src.replace("range(args.epochs)", "range(ppo_trainer.config.ppo_epochs)")
+    assert "config = PPOConfig(" in src and "range(args.epochs)" in src
+    src = src.replace("range(args.epochs)", f"range({read})")
+    src = src.replace("config = PPOConfig(", f"config = PPOConfig({given}")
+    out, findings = run(src, select=PPO)
+    assert ".step(" not in out and f"num_train_epochs={epochs})" in out, out
+    assert f"num_iterations={epochs}," in out
+
+
+def test_an_epoch_count_read_from_a_config_setting_that_has_no_new_value_keeps_the_todo():
+    from pathlib import Path
+
+    src = (
+        Path(__file__).parents[1] / "fixtures" / "loops" / "30_checkpointing_switched.py"
+    ).read_text()
+    src = src.replace("range(args.epochs)", "range(ppo_trainer.config.forward_batch_size)")
     out, findings = run(src, select=PPO)
     left = [f.message for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
     assert ".step(" in out and left

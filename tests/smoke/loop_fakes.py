@@ -109,6 +109,7 @@ def old_run(src: str, tok: Any, ids: list[list[int]], *, draw: int = 0) -> list[
     class PPOTrainer:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             self.model = args[1] if len(args) > 1 else kwargs.get("model")
+            self.config = args[0] if args else kwargs.get("config")
             self.accelerator = Accelerator()
             queries = [torch.tensor(tok(q)["input_ids"]) for q in QUERIES]
             self.dataloader = [{"input_ids": queries, "query": list(QUERIES)}]
@@ -150,6 +151,7 @@ def old_run(src: str, tok: Any, ids: list[list[int]], *, draw: int = 0) -> list[
         mini_batch_size: int = 1
         seed: int = 0
         steps: int = 20000
+        ppo_epochs: int = 4
 
     class LengthSampler:
         def __init__(self, *args: Any) -> None:

@@ -11,7 +11,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits, walk
+from codemods import edits, ppo, walk
 from codemods.rules.ppo_loop.loop_pass import LoopPass
 from codemods.rules.ppo_loop.shape import (
     Line,
@@ -44,7 +44,7 @@ class LoopRewrite(LoopPass):
     ) -> list[cst.BaseStatement]:
         outer: cst.For | None = None
         if self._epochs_of(loop) is not None:  # `for epoch in range(E):` around the loop
-            outer, loop = loop, loop.body.body[0]  # type: ignore[attr-defined, assignment]
+            outer, loop = loop, self._inner_of(loop)
         if loop.orelse is not None:
             raise Refused("it has an else block")
         # a `try:` around the step whose `except` only logs: its statements are the loop's
@@ -270,10 +270,20 @@ class LoopRewrite(LoopPass):
                 "the same either way)",
                 severity=Severity.WARNING,
             )
+        each_epoch: set[int] = set()  # saves of the epoch loop, not of every batch
+        if outer is not None:
+            epoch_saves, epoch_comments, epoch_logged = self._epoch_extras(
+                outer, loop, counters, in_loop
+            )
+            saves += epoch_saves
+            each_epoch = {id(ln.stmt) for ln in epoch_saves}
+            to_train += epoch_comments
+            logged += epoch_logged
         if logged:
             self.report(
                 loop,
-                "the loop printed its counters or tensors each batch ("
+                "the loop printed its counters or tensors each "
+                + ("batch or epoch (" if outer is not None else "batch (")
                 + ", ".join(f"`{' '.join(edits.code(x).split())}`" for x in logged)
                 + "); dropped: TRL 1.13 logs its own progress (`logging_steps`)",
                 severity=Severity.WARNING,
@@ -281,7 +291,8 @@ class LoopRewrite(LoopPass):
         for ln in saves:
             self.report(
                 ln.stmt,
-                f"`{' '.join(edits.code(ln.stmt).split())}` ran after every batch; it now runs "
+                f"`{' '.join(edits.code(ln.stmt).split())}` ran after every "
+                f"{'epoch' if id(ln.stmt) in each_epoch else 'batch'}; it now runs "
                 f"once, after `{trainer}.train()`, which leaves the same files at the end (TRL "
                 "1.13 also writes checkpoints to `output_dir` every `save_steps`)",
                 severity=Severity.WARNING,
@@ -344,7 +355,7 @@ class LoopRewrite(LoopPass):
         far as that goes without the part that blocked the rewrite (empty when the loop has no
         recognisable decode or step). Lines of code, for comment lines under the TODO."""
         if self._epochs_of(loop) is not None:
-            loop = loop.body.body[0]  # type: ignore[attr-defined, assignment]
+            loop = self._inner_of(loop)
         batch = loop_batch(loop.target)
         lines = block_lines(unguarded(loop.body, self._steps)[0])
         calls = [c for ln in lines if (c := self._trainer_call(ln.stmt, "step")) is not None]
@@ -395,9 +406,37 @@ class LoopRewrite(LoopPass):
             f"    return [float(r) for r in {rewards}]",
         ]
 
+    def _config_read(
+        self, value: cst.BaseExpression, config: cst.BaseStatement, config_name: str, trainer: str
+    ) -> cst.BaseExpression:
+        """`range(config.ppo_epochs)` or `range(trainer.config.ppo_epochs)` (which TRL104 made
+        `trainer.args.ppo_epochs`) around the loop reads a PPO setting that TRL103 renamed
+        (`num_iterations`): the expression the rewritten config call gives it (a config built in
+        this block cannot read itself), or the renamed attribute of the copy made of an imported
+        config. Anything else is returned as it is (and refused where it is read
+        after the config is built)."""
+        name = get_full_name_for_node(value) or ""
+        head, _, field = name.rpartition(".")
+        if not field or head not in (config_name, f"{trainer}.config", f"{trainer}.args"):
+            return value
+        table = ppo.mapping()
+        entry = table["legacy_config"].get(field) or table["v2_config"].get(field) or {}
+        new = entry.get("to", field) if entry.get("kind", "rename") == "rename" else ""
+        if not new:
+            return value
+        if self.config_kind == "imported":
+            return cst.parse_expression(f"{config_name}.{new}")
+        assign = edits.assignment(config)
+        call = assign.value if assign is not None else None
+        given = edits.kwarg(call, new) if isinstance(call, cst.Call) else None
+        if given is None or loaded(given.value) & {config_name.split(".")[0], trainer}:
+            return value
+        return given.value  # evaluated in the same call, where it already gives `new`
+
     def _epochs_of(self, loop: cst.For) -> cst.BaseExpression | None:
         """E of `for epoch in range(E):` (or `tqdm(range(E), ...)`) whose body is one PPO loop
-        over the dataloader, nothing else: `num_train_epochs=E`."""
+        over the dataloader and simple statements around it (which `_rewrite` takes or refuses):
+        `num_train_epochs=E`."""
         it = loop.iter
         if m.matches(it, m.Call(func=m.Name("tqdm") | m.Name("trange"))) and it.args:  # type: ignore[attr-defined]
             if m.matches(it, m.Call(func=m.Name("trange"))):
@@ -405,17 +444,51 @@ class LoopRewrite(LoopPass):
             else:
                 it = it.args[0].value  # type: ignore[attr-defined]
         count = range_count(it, attributes=True)
-        inner = getattr(loop.body, "body", [])
+        body = getattr(loop.body, "body", [])
+        inner = [s for s in body if isinstance(s, cst.For)]
         if (
             count is None
             or loop.orelse is not None
             or len(inner) != 1
-            or not isinstance(inner[0], cst.For)
+            or any(not isinstance(s, (cst.For, cst.SimpleStatementLine)) for s in body)
             or not self._is_ppo_loop(inner[0])
             or ".dataloader" not in edits.code(inner[0].iter)
         ):
             return None
         return count
+
+    def _epoch_extras(
+        self, outer: cst.For, loop: cst.For, counters: set[str], in_loop: set[str]
+    ) -> tuple[list[Line], list[cst.EmptyLine], list[cst.CSTNode]]:
+        """The statements of the epoch loop around the PPO loop: saves to a path the loop does not
+        compute (once, after train()), prints of the counters (dropped), and the comments above
+        them; any other statement refuses the rewrite, naming it. `train()` runs the epochs
+        itself, so what ran between them has no place there but a callback."""
+        saves: list[Line] = []
+        comments: list[cst.EmptyLine] = []
+        logged: list[cst.CSTNode] = []
+        for ln in block_lines(outer.body):
+            s = ln.stmt
+            if s is loop:
+                continue
+            if _prints_of(s, counters):
+                logged.append(s)
+                comments += ln.comments
+            elif self._saves_each_batch(s, in_loop | counters):
+                saves.append(ln)
+            else:
+                shown = " ".join(edits.code(s).split())
+                raise Refused(
+                    f"the epoch loop around it also runs `{shown}` after or before each pass "
+                    "over the data; `train()` runs the epochs itself: put that in a "
+                    "`transformers.TrainerCallback` whose `on_epoch_end` (or `on_epoch_begin`) "
+                    "runs it, passed to the trainer as `callbacks=[...]`"
+                )
+        return saves, comments, logged
+
+    def _inner_of(self, outer: cst.For) -> cst.For:
+        """The PPO loop of an epoch loop (`_epochs_of`): the one `for` of its body."""
+        return next(s for s in outer.body.body if isinstance(s, cst.For))  # type: ignore[attr-defined]
 
     def _saves_each_batch(self, stmt: cst.CSTNode, loop_names: set[str]) -> bool:
         """`trainer.save_pretrained(path)` (or `trainer.model.`, `save_model`, the tokenizer's or
@@ -713,6 +786,9 @@ class LoopRewrite(LoopPass):
         settings in the config, and `trainer.train()` (with the loop's other `comments`, then the
         `after` statements) in place of the loop at `index`."""
         trainer_at, config_at, config_name = self._trainer_and_config(body[:index], trainer)
+        gen = {
+            k: self._config_read(v, body[config_at], config_name, trainer) for k, v in gen.items()
+        }
         gen = {k: once_literal(self.tree, v) for k, v in gen.items()}
         gen = {k: _bound_between(v, body[config_at:index]) for k, v in gen.items()}
         for name in sorted(set().union(*(loaded(v) for v in gen.values()))):

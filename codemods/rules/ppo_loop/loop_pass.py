@@ -76,6 +76,9 @@ class LoopPass(RuleTransformer):
     def _epochs_of(self, loop: cst.For) -> cst.BaseExpression | None:
         raise NotImplementedError  # loop.py
 
+    def _inner_of(self, outer: cst.For) -> cst.For:
+        raise NotImplementedError  # loop.py
+
     def draft(self, loop: cst.For, trainer: str) -> list[str]:
         raise NotImplementedError  # loop.py
 

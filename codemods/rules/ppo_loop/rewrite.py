@@ -71,7 +71,7 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         self.left_outside: set[str] = set()
         # PPO loops inside `for epoch in range(E):`, rewritten with the epoch loop around them
         self.wrapped = {
-            id(f.body.body[0])  # type: ignore[attr-defined]
+            id(self._inner_of(f))
             for f in walk.find_all(node, cst.For)
             if self._epochs_of(f) is not None
         }
@@ -391,7 +391,7 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
 
     def _trainer_of(self, loop: cst.For) -> str:
         if self._epochs_of(loop) is not None:
-            loop = loop.body.body[0]  # type: ignore[attr-defined, assignment]
+            loop = self._inner_of(loop)
         for s in edits.statements(unguarded(loop.body, self._steps)[0]):
             call = self._trainer_call(s, "step")
             if call is not None:
