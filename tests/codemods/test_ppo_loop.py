@@ -1277,3 +1277,61 @@ def test_a_step_run_once_of_a_trainer_built_elsewhere_keeps_the_todo_it_had():
         (4, "RLOOTrainer needs `reward_funcs`: the rewards came from `sel"),
         (6, "`self.trainer.step(...)` sits where the loop rewrite cannot "),
     ]
+
+
+@pytest.mark.parametrize(
+    ("after", "reason"),
+    [
+        (
+            'samples.append(write_sample(tokenizer, model, f"epoch {epoch}"))',
+            "and it reads `epoch` of the loop",
+        ),
+        ("samples.append(texts[0])", "and it reads `texts` of the loop"),
+        ("global samples", "and a callback cannot run it as the loop did"),
+    ],
+)
+def test_an_epoch_statement_a_callback_cannot_run_as_the_loop_did_keeps_the_todo(after, reason):
+    from pathlib import Path
+
+    src = (
+        Path(__file__).parents[1] / "fixtures" / "loops" / "34_epoch_extra_statement.py"
+    ).read_text()
+    line = '    samples.append(write_sample(tokenizer, model, "Once upon a time"))\n'
+    assert line in src
+    out, findings = run(src.replace(line, f"    {after}\n"), select=PPO)
+    left = [f.message for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
+    assert ".step(" in out and "TrainerCallback" not in out.split("# TODO")[0]
+    assert any(
+        f"the epoch loop around it also runs `{after}` after each pass" in m and reason in m
+        for m in left
+    ), left
+
+
+def test_epoch_statements_run_in_a_callback_the_trainer_is_given_beside_none_of_its_own():
+    from pathlib import Path
+
+    src = (
+        Path(__file__).parents[1] / "fixtures" / "loops" / "34_epoch_extra_statement.py"
+    ).read_text()
+    before = src.replace(
+        "for epoch in range(2):\n",
+        "for epoch in range(2):\n    # a fresh sample list\n    samples.clear()\n",
+    )
+    out, _ = run(before, select=PPO)
+    assert (
+        "class EachEpoch(TrainerCallback):\n"
+        "    # what the PPO loop's epoch loop ran around each pass over the data\n"
+        "    def on_epoch_begin(self, args, state, control, **kwargs):\n"
+        "        # a fresh sample list\n"
+        "        samples.clear()\n"
+        "\n"
+        "    def on_epoch_end(self, args, state, control, **kwargs):\n"
+        '        samples.append(write_sample(tokenizer, model, "Once upon a time"))\n'
+    ) in out
+    assert "callbacks=[EachEpoch()])" in out and "from transformers import TrainerCallback" in out
+    assert run(out, select=PPO)[0] == out
+    own = src.replace("dataset=ds)", "dataset=ds, callbacks=[Logger()])")
+    assert own != src
+    out, findings = run(own, select=PPO)
+    left = [f.message for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
+    assert ".step(" in out and any("already takes `callbacks=`" in m for m in left), left

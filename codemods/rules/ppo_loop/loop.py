@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 import libcst as cst
 import libcst.matchers as m
+from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
 from codemods import edits, ppo, walk
@@ -271,14 +272,14 @@ class LoopRewrite(LoopPass):
                 severity=Severity.WARNING,
             )
         each_epoch: set[int] = set()  # saves of the epoch loop, not of every batch
+        callback: tuple[cst.ClassDef | None, str] = (None, "")
         if outer is not None:
-            epoch_saves, epoch_comments, epoch_logged = self._epoch_extras(
-                outer, loop, counters, in_loop
-            )
-            saves += epoch_saves
-            each_epoch = {id(ln.stmt) for ln in epoch_saves}
-            to_train += epoch_comments
-            logged += epoch_logged
+            extras = self._epoch_extras(outer, loop, counters, in_loop)
+            saves += extras.saves
+            each_epoch = {id(ln.stmt) for ln in extras.saves}
+            to_train += extras.comments
+            logged += extras.logged
+            callback = self._epoch_callback(extras, trainer)
         if logged:
             self.report(
                 loop,
@@ -347,6 +348,7 @@ class LoopRewrite(LoopPass):
             top=top,
             comments=[*to_train, *block_footer(flat)],
             after=[_line(ln) for ln in saves],
+            callback=callback,
         )
 
     def draft(self, loop: cst.For, trainer: str) -> list[str]:
@@ -459,32 +461,79 @@ class LoopRewrite(LoopPass):
 
     def _epoch_extras(
         self, outer: cst.For, loop: cst.For, counters: set[str], in_loop: set[str]
-    ) -> tuple[list[Line], list[cst.EmptyLine], list[cst.CSTNode]]:
+    ) -> EpochExtras:
         """The statements of the epoch loop around the PPO loop: saves to a path the loop does not
-        compute (once, after train()), prints of the counters (dropped), and the comments above
-        them; any other statement refuses the rewrite, naming it. `train()` runs the epochs
-        itself, so what ran between them has no place there but a callback."""
-        saves: list[Line] = []
-        comments: list[cst.EmptyLine] = []
-        logged: list[cst.CSTNode] = []
+        compute (once, after train()), prints of the counters (dropped), the comments above
+        them, and other statements, which run where `train()` ends (or begins) each epoch: in a
+        `TrainerCallback`. A statement the callback cannot run as the loop did (it binds a name,
+        reads the counter or what the dataloader loop computes, leaves the loop) refuses the
+        rewrite, naming it."""
+        out = EpochExtras()
+        before = True
         for ln in block_lines(outer.body):
             s = ln.stmt
             if s is loop:
+                before = False
                 continue
             if _prints_of(s, counters):
-                logged.append(s)
-                comments += ln.comments
-            elif self._saves_each_batch(s, in_loop | counters):
-                saves.append(ln)
-            else:
-                shown = " ".join(edits.code(s).split())
+                out.logged.append(s)
+                out.comments += ln.comments
+                continue
+            if self._saves_each_batch(s, in_loop | counters):
+                out.saves.append(ln)
+                continue
+            shown = " ".join(edits.code(s).split())
+            where = "before" if before else "after"
+            why = ""
+            if edits.bound_names(s):
+                why = f"it binds {listed(edits.bound_names(s))}"
+            elif loaded(s) & (counters | in_loop):
+                why = f"it reads {listed(loaded(s) & (counters | in_loop))} of the loop"
+            elif not isinstance(s, (cst.Expr, cst.Assert)):
+                why = "a callback cannot run it as the loop did"
+            if why:
                 raise Refused(
-                    f"the epoch loop around it also runs `{shown}` after or before each pass "
-                    "over the data; `train()` runs the epochs itself: put that in a "
+                    f"the epoch loop around it also runs `{shown}` {where} each pass over the "
+                    f"data, and {why}; `train()` runs the epochs itself: put that in a "
                     "`transformers.TrainerCallback` whose `on_epoch_end` (or `on_epoch_begin`) "
                     "runs it, passed to the trainer as `callbacks=[...]`"
                 )
-        return saves, comments, logged
+            (out.begin if before else out.end).append(ln)
+        return out
+
+    def _epoch_callback(self, extras: EpochExtras, trainer: str) -> tuple[cst.ClassDef | None, str]:
+        """A `TrainerCallback` class that runs the epoch loop's own statements where `train()`
+        begins and ends each epoch, and the name it was given ('' for none)."""
+        if not (extras.begin or extras.end):
+            return None, ""
+        name = free_name("EachEpoch", self.module_names)
+        lines = [
+            f"class {name}(TrainerCallback):",
+            "    # what the PPO loop's epoch loop ran around each pass over the data",
+        ]
+        for method, stmts in (("on_epoch_begin", extras.begin), ("on_epoch_end", extras.end)):
+            if not stmts:
+                continue
+            if lines[-1].startswith("        "):  # a blank line between the two methods
+                lines.append("")
+            lines.append(f"    def {method}(self, args, state, control, **kwargs):")
+            for ln in stmts:
+                for comment in ln.comments:
+                    if comment.comment is not None:
+                        lines.append(f"        {comment.comment.value}")
+                lines += [f"        {x}" for x in edits.code(ln.stmt).strip().splitlines()]
+        AddImportsVisitor.add_needed_import(self.context, "transformers", "TrainerCallback")
+        shown = ", ".join(
+            f"`{' '.join(edits.code(ln.stmt).split())}`" for ln in (*extras.begin, *extras.end)
+        )
+        self.report(
+            extras.begin[0].stmt if extras.begin else extras.end[0].stmt,
+            f"the epoch loop ran {shown} around each pass over the data; `{name}`, a "
+            f"`TrainerCallback` passed to `{trainer}` as `callbacks=[{name}()]`, runs it where "
+            "`train()` begins or ends each epoch (one epoch: one pass over the prompts)",
+            severity=Severity.INFO,
+        )
+        return cst.parse_statement("\n".join(lines) + "\n"), name  # type: ignore[return-value]
 
     def _inner_of(self, outer: cst.For) -> cst.For:
         """The PPO loop of an epoch loop (`_epochs_of`): the one `for` of its body."""
@@ -781,10 +830,12 @@ class LoopRewrite(LoopPass):
         dataset: tuple[str, cst.BaseStatement] | None = None,
         comments: Sequence[cst.EmptyLine] = (),
         after: Sequence[cst.BaseStatement] = (),
+        callback: tuple[cst.ClassDef | None, str] = (None, ""),
     ) -> list[cst.BaseStatement]:
-        """The block with `fn` above the trainer (and `dataset` as its train_dataset), generation
-        settings in the config, and `trainer.train()` (with the loop's other `comments`, then the
-        `after` statements) in place of the loop at `index`."""
+        """The block with `fn` (and a `callback` class) above the trainer (and `dataset` as its
+        train_dataset, the callback in its `callbacks`), generation settings in the config, and
+        `trainer.train()` (with the loop's other `comments`, then the `after` statements) in
+        place of the loop at `index`."""
         trainer_at, config_at, config_name = self._trainer_and_config(body[:index], trainer)
         gen = {
             k: self._config_read(v, body[config_at], config_name, trainer) for k, v in gen.items()
@@ -799,10 +850,20 @@ class LoopRewrite(LoopPass):
         body = list(body)
         blank = [cst.EmptyLine(indent=False)] * (2 if top else 1)
         trainer_stmt = edits.with_kwarg(body[trainer_at], "reward_funcs", self.reward_name)
+        if callback[0] is not None:
+            call = edits.assignment(trainer_stmt).value  # type: ignore[union-attr]
+            if edits.kwarg(call, "callbacks") is not None:  # type: ignore[arg-type]
+                raise Refused(
+                    "its epoch loop runs statements around each pass and the trainer already "
+                    "takes `callbacks=`: add a callback for them to that list"
+                )
+            trainer_stmt = edits.with_kwarg(trainer_stmt, "callbacks", f"[{callback[1]}()]")
         if self.config_kind == "inline":  # the settings go into the trainer's own config call
             trainer_stmt = self._inline_generation(trainer_stmt, gen)
         above = [line for line in edits.leading(trainer_stmt) if line.comment is not None]
         new: list[cst.BaseStatement] = [fn.with_changes(leading_lines=blank)]
+        if callback[0] is not None:
+            new.append(callback[0].with_changes(leading_lines=blank))
         if self.config_kind == "imported":  # a copy with the loop's settings, made here
             copied = self._config_copy(gen, config_name)
             new += [copied[0].with_changes(leading_lines=blank), *copied[1:]]
@@ -1322,3 +1383,14 @@ def _tail_of(append: cst.CSTNode, got: str, cut: str) -> bool:
             )
         ),
     )
+
+
+@dataclasses.dataclass
+class EpochExtras:
+    """The statements of an epoch loop besides its dataloader loop, by what becomes of them."""
+
+    saves: list[Line] = dataclasses.field(default_factory=list)  # once, after train()
+    comments: list[cst.EmptyLine] = dataclasses.field(default_factory=list)  # above train()
+    logged: list[cst.CSTNode] = dataclasses.field(default_factory=list)  # dropped
+    begin: list[Line] = dataclasses.field(default_factory=list)  # the callback's on_epoch_begin
+    end: list[Line] = dataclasses.field(default_factory=list)  # the callback's on_epoch_end
