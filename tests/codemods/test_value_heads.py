@@ -581,7 +581,9 @@ def test_the_same_name_unpacked_in_another_function_or_from_a_split_is_still_a_p
         "setattr(model, name, getattr(model.pretrained_model, name))",
     ],
 )
-def test_the_backbone_copied_onto_the_model_is_a_todo_not_a_self_reference(line):
+def test_the_backbone_copied_onto_the_model_is_removed_not_a_self_reference(line):
+    # deb3011/rlhf_finetuning: `model.model = model.pretrained_model`; in TRL 1.13 `model` is
+    # that model, so the line would set the model onto itself.
     src = dedent(
         f"""
         from trl import AutoModelForCausalLMWithValueHead
@@ -591,8 +593,31 @@ def test_the_backbone_copied_onto_the_model_is_a_todo_not_a_self_reference(line)
         """
     )
     out, findings = run(src, select=SELECT)
-    assert f"\n{line}\n" in out  # kept, under its TODO
-    assert "model.generate(x)" in out  # a plain use is still rewritten
+    assert out == dedent(
+        """
+        from transformers import AutoModelForCausalLM
+        model = AutoModelForCausalLM.from_pretrained("gpt2")
+        model.generate(x)
+        """
+    )
+    assert not [f for f in findings if f.fix is Fix.MANUAL]
+    assert any(
+        f.line == 3 and f"`{line}` made the value-head wrapper look like" in f.message
+        for f in findings
+    )
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_a_backbone_copy_sharing_its_line_stays_under_a_todo():
+    src = dedent(
+        """
+        from trl import AutoModelForCausalLMWithValueHead
+        model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
+        model.backbone = model.pretrained_model; ready = True
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    assert "\nmodel.backbone = model.pretrained_model; ready = True\n" in out
     assert any(f.fix is Fix.MANUAL and "copy `model` onto itself" in f.message for f in findings)
     assert run(out, select=SELECT)[0] == out
 
@@ -604,16 +629,49 @@ def test_the_backbone_copied_onto_the_model_is_a_todo_not_a_self_reference(line)
         "model.transformer = base",
     ],
 )
-def test_the_backbone_copied_back_through_a_name_is_a_todo(copy):
-    # Seen in a public repo: `base = model.pretrained_model` then `setattr(model, prefix, base)`;
-    # rewritten as `base = model`, the model became its own submodule and `.to()` recursed.
+def test_the_backbone_copied_back_through_a_name_is_removed(copy):
+    # ukhan1219/pychess: `base_model = policy_model.pretrained_model`, then
+    # `setattr(policy_model, base_model.base_model_prefix, base_model)` under an `if`; as
+    # `base = model` the setattr made the model its own submodule and `.to()` recursed.
     src = dedent(
         f"""
         from trl import AutoModelForCausalLMWithValueHead
         model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
         base = model.pretrained_model
         model.generation_config = base.generation_config
-        {copy}
+        if hasattr(base, "base_model_prefix"):
+            # the wrapper shows the backbone under its prefix
+            {copy}
+        model = model.to("cpu")
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    assert out == dedent(
+        """
+        from transformers import AutoModelForCausalLM
+        model = AutoModelForCausalLM.from_pretrained("gpt2")
+        base = model
+        model.generation_config = base.generation_config
+        if hasattr(base, "base_model_prefix"):
+            # the wrapper shows the backbone under its prefix
+            pass
+        model = model.to("cpu")
+        """
+    )
+    assert not [f for f in findings if f.fix is Fix.MANUAL]
+    assert any(
+        f.line == 7 and "would only set the model onto itself" in f.message for f in findings
+    )
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_the_backbone_copied_back_on_a_shared_line_is_a_todo():
+    src = dedent(
+        """
+        from trl import AutoModelForCausalLMWithValueHead
+        model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
+        base = model.pretrained_model
+        model.transformer = base; ready = True
         """
     )
     out, findings = run(src, select=SELECT)

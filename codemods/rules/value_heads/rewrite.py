@@ -60,7 +60,10 @@ class RewriteValueHeads(RuleTransformer):
         self._self_wraps: set[int] = set()  # id(statement): `X = VH(X)`, X a loaded model
         self._commented_wraps: set[int] = set()  # id(rewritten `X = X` line) that has comments
         self._backbone_refs: set[int] = set()  # id(`X.pretrained_model`) that X would hold itself
-        self._alias_copies: set[int] = set()  # the same through a name: `b = X.pretrained_model`
+        # the same through a name, `b = X.pretrained_model` -> whether the lines setting `b` onto
+        # X can all go; and those lines, with `X.model = X.pretrained_model` ones (removed)
+        self._alias_copies: dict[int, bool] = {}
+        self._self_copies: set[int] = set()
         self._line: cst.SimpleStatementLine | None = None  # the simple statement being walked
         self._handled: set[int] = set()
         self._guards: dict[
@@ -74,7 +77,7 @@ class RewriteValueHeads(RuleTransformer):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self.facts = variables.collect(self, node, self._vh_class, tuple(REPLACEMENT))
-        self._alias_copies = _aliased_self_copies(node)
+        self._alias_copies, self._self_copies = _aliased_self_copies(node)
         self._helper_written = inline.defines(node, REWARD_ADAPTER)
         self._adapter_name_taken = not self._helper_written and REWARD_ADAPTER in edits.names(node)
         self._kept = self._handed_to_value_head_readers(node)
@@ -218,6 +221,7 @@ class RewriteValueHeads(RuleTransformer):
             for target in node.targets:
                 if _rooted_at(target.target, owner):
                     self._backbone_refs.add(id(value))
+                    self._copy_line(owner)
 
     def visit_Call(self, node: cst.Call) -> None:
         found = self._construction(node)
@@ -229,6 +233,21 @@ class RewriteValueHeads(RuleTransformer):
             for inner in walk.find_all(node, cst.Attribute):
                 if _bare_backbone(inner) and get_full_name_for_node(inner.value) == owner:
                     self._backbone_refs.add(id(inner))
+                    line = self._line
+                    if (
+                        line is not None
+                        and len(line.body) == 1
+                        and isinstance(line.body[0], cst.Expr)
+                        and line.body[0].value is node
+                    ):
+                        self._copy_line(owner)
+
+    def _copy_line(self, owner: str | None) -> None:
+        """The line being walked copies `owner`'s inner model onto `owner`: remove it (when it
+        is one statement of its own and `owner` is a value-head model of this file)."""
+        line = self._line
+        if line is not None and len(line.body) == 1 and owner in self.model_vars:
+            self._self_copies.add(id(line))
 
     # -- calls: X.from_pretrained(...) and X(model) ------------------------------------------------
 
@@ -478,6 +497,19 @@ class RewriteValueHeads(RuleTransformer):
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ):  # type: ignore[no-untyped-def]
+        if id(original_node) in self._self_copies:
+            shown = " ".join(edits.code(original_node.body[0]).split())
+            self.report(
+                original_node,
+                f"`{shown}` made the value-head wrapper look like the model inside it "
+                "(`pretrained_model`); in TRL 1.13 the model is that model, so the line would "
+                "only set the model onto itself (a module that holds itself: `.to()` then "
+                "recurses forever): removed",
+                severity=Severity.WARNING,
+            )
+            # its block drops it, keeping its comments, and holds a `pass` if nothing is left
+            self._commented_wraps.add(id(updated_node))
+            return updated_node
         if id(original_node) in self._self_wraps:  # `X = X` is all that was left
             if not _has_comments(original_node):
                 return cst.RemovalSentinel.REMOVE
@@ -576,7 +608,7 @@ class RewriteValueHeads(RuleTransformer):
         owner = get_full_name_for_node(original_node.value)
         attr = original_node.attr.value
         if owner in self.model_vars:
-            if id(original_node) in self._alias_copies:
+            if not self._alias_copies.get(id(original_node), True):
                 self.todo(
                     original_node,
                     f"`{owner}.pretrained_model` was the model inside the value-head wrapper; "
@@ -586,6 +618,12 @@ class RewriteValueHeads(RuleTransformer):
                     f"`{owner}` here",
                 )
                 return updated_node
+            if (
+                id(original_node) in self._backbone_refs
+                and self._line is not None
+                and (id(self._line) in self._self_copies)
+            ):
+                return updated_node  # its line goes: leave_SimpleStatementLine reports it
             if id(original_node) in self._backbone_refs:
                 self.todo(
                     original_node,
@@ -669,12 +707,15 @@ class RewriteValueHeads(RuleTransformer):
 MODEL_CHAINS = frozenset(("to", "cuda", "cpu", "eval", "train", "half", "float", "bfloat16"))
 
 
-def _aliased_self_copies(module: cst.Module) -> set[int]:
+def _aliased_self_copies(module: cst.Module) -> tuple[dict[int, bool], set[int]]:
     """`base = X.pretrained_model` followed by `setattr(X, name, base)` or `X.attr = base`:
-    ids of those `X.pretrained_model` nodes. In TRL 1.13 `base` is `X` itself, so the later
-    statement would make the model its own submodule (`.to()` then recurses forever)."""
+    ids of those `X.pretrained_model` nodes, and of the lines that set `base` onto `X` (alone
+    on their line). In TRL 1.13 `base` is `X` itself, so such a line would make the model its
+    own submodule (`.to()` then recurses forever); the wrapper needed it to look like the
+    model inside, which the model now is. Each `X.pretrained_model` id maps to whether every
+    such line of it is one statement of its own (and so can go)."""
     if "pretrained_model" not in module.code:
-        return set()
+        return {}, set()
     aliases: dict[str, tuple[str, int]] = {}  # name -> (owner, id of its X.pretrained_model)
     for assign in walk.find_all(module, cst.Assign):
         if _bare_backbone(assign.value) and len(assign.targets) == 1:
@@ -683,20 +724,35 @@ def _aliased_self_copies(module: cst.Module) -> set[int]:
             if isinstance(name, cst.Name) and owner:
                 aliases[name.value] = (owner, id(assign.value))
     if not aliases:
-        return set()
-    out: set[int] = set()
-    for call in walk.find_all(module, cst.Call):
-        if get_full_name_for_node(call.func) == "setattr" and len(call.args) == 3:
-            owner = get_full_name_for_node(call.args[0].value)
-            value = call.args[2].value
-            if isinstance(value, cst.Name) and aliases.get(value.value, ("",))[0] == owner:
-                out.add(aliases[value.value][1])
-    for assign in walk.find_all(module, cst.Assign):
-        if isinstance(assign.value, cst.Name) and assign.value.value in aliases:
-            owner, ref = aliases[assign.value.value]
-            if any(_rooted_at(t.target, owner) for t in assign.targets):
-                out.add(ref)
-    return out
+        return {}, set()
+    refs: dict[int, bool] = {}
+    lines: set[int] = set()
+    for line in walk.find_all(module, cst.SimpleStatementLine):
+        for stmt in line.body:
+            ref = None
+            call = stmt.value if isinstance(stmt, cst.Expr) else None
+            if (
+                isinstance(call, cst.Call)
+                and get_full_name_for_node(call.func) == "setattr"
+                and len(call.args) == 3
+            ):
+                owner = get_full_name_for_node(call.args[0].value)
+                value = call.args[2].value
+                if isinstance(value, cst.Name) and aliases.get(value.value, ("",))[0] == owner:
+                    ref = aliases[value.value][1]
+            if (
+                isinstance(stmt, cst.Assign)
+                and isinstance(stmt.value, cst.Name)
+                and stmt.value.value in aliases
+            ):
+                owner, alias_ref = aliases[stmt.value.value]
+                if any(_rooted_at(t.target, owner) for t in stmt.targets):
+                    ref = alias_ref
+            if ref is not None:
+                refs[ref] = refs.get(ref, True) and len(line.body) == 1
+                if len(line.body) == 1:
+                    lines.add(id(line))
+    return refs, lines
 
 
 def _bare_backbone(expr: cst.BaseExpression) -> bool:
