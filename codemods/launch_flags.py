@@ -22,6 +22,7 @@ class FlagChange:
     why: str  # for a flag with no new spelling: what became of the setting
     code: str = "TRL103"  # the rule whose table says so (TRL108: transformers drift)
     drop: bool = False  # the flag (and a value after it) leaves the line: it changed nothing
+    owner: str = "TrainingArguments"  # the class whose flag it was (for a dropped flag)
 
 
 def _script_fields() -> frozenset[str]:
@@ -76,7 +77,9 @@ def drift_changes(
     changed nothing in training; `drop`), in order. A flag the script declares
     itself (`declared(name)`: a field of its own dataclass) is its own and left alone; a
     `warmup_ratio` that is not a number below 1 gets no new spelling, with the reason. With
-    `script` (its text), only the flags of classes it names (`SFTConfig` for `--max_seq_length`)."""
+    `script` (its text), only the flags of classes it names (`SFTConfig` for `--max_seq_length`),
+    and the fields of the TRL configs it names that TRL 1.13 lacks (`--max_prompt_length` of a
+    script that parses a GRPOConfig; drift.json's `config_fields`)."""
     from codemods.rules.drift import is_ratio, table
 
     rules = {  # renamed keywords, and dropped ones (no `to`)
@@ -84,9 +87,28 @@ def drift_changes(
         for k, r in [*table()["keywords"].items(), *table()["dropped"].items()]
         if any(fnmatch.fnmatchcase(c, p) for c in CONFIG_CALLEES for p in r["callees"])
     }
+    from codemods.rules.drift import config_fields, sentence
+
+    fields = {  # fields of the TRL configs the script names that 1.13 lacks
+        name: (cls, row)
+        for cls, rows in config_fields().items()
+        if script and re.search(rf"\b{cls}\b", script)
+        for name, row in rows.items()
+    }
     out: list[FlagChange] = []
     seen: set[str] = set()
     for flag, name, value in _flags(args):
+        if name in fields and name not in seen and not declared(name):
+            seen.add(name)
+            cls, row = fields[name]
+            why = f"TRL {row['removed']} removed {cls}'s `{name}`"
+            if row["action"] == "rename":
+                out.append(FlagChange(flag, f"--{row['to']}", why, "TRL108"))
+            elif row["action"] == "drop":
+                out.append(FlagChange(flag, "", why, "TRL108", drop=True, owner=cls))
+            else:
+                out.append(FlagChange(flag, "", f"{why}: {sentence(row['do'])}", "TRL108"))
+            continue
         rule = rules.get(name)
         if rule is None or name in seen or declared(name):
             continue

@@ -178,7 +178,7 @@ def launch_flags(
             for change in found:
                 if change.drop:
                     message = (
-                        f"`{change.flag}` is not a flag of TrainingArguments any more "
+                        f"`{change.flag}` is not a flag of {change.owner} any more "
                         f"({change.why}); it changed nothing in training"
                     ) + (", so it was removed" if edit else ": remove it from this line")
                     if edit:

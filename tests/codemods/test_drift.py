@@ -824,3 +824,83 @@ def test_a_comparison_with_the_removed_adamw_is_left_alone():
     # hiyouga's parser maps it itself: `"adamw_torch" if args.optim == "adamw_hf" else ...`
     src = 'from transformers import TrainingArguments\nif args.optim == "adamw_hf":\n    args.optim = "adamw_torch"\n'
     assert assert_noop(src, select=("TRL108",)) == []
+
+
+def test_fields_trl_configs_lost_are_renamed_dropped_or_kept_under_a_todo():
+    # ktolnos/Reward-Model-Overoptimization's GRPO script and Lexsi-Labs/aligntune pass
+    # max_prompt_length to GRPOConfig; 1.13's GRPOConfig takes none of these four
+    before = dedent(
+        """
+        from trl import DPOConfig, GRPOConfig
+
+        args = GRPOConfig(
+            output_dir="out",
+            max_prompt_length=512,  # prompts were cut here
+            max_completion_length=256,
+            wandb_log_unique_prompts=True,
+            vllm_enable_prefix_caching=True,
+        )
+        dpo = DPOConfig("out", beta=0.1, use_logits_to_keep=True, use_liger_loss=True)
+        """
+    )
+    after = dedent(
+        """
+        from trl import DPOConfig, GRPOConfig
+
+        # TODO(trl-migrate TRL108): `max_prompt_length=` is gone (TRL 0.28.0 removed GRPOConfig's `max_prompt_length`): remove it. Limit prompt length in your data instead: drop or pre-truncate over-long prompts before training (up to 0.25 the trainer kept only the last N prompt tokens, 512 by default; 1.13 never truncates prompts). With vLLM in colocate mode, also set vllm_max_model_length to at least your longest prompt plus max_completion_length, because older releases derived the vLLM context length from this setting.
+        args = GRPOConfig(
+            output_dir="out",
+            max_prompt_length=512,  # prompts were cut here
+            max_completion_length=256,
+            log_unique_prompts=True,
+        )
+        dpo = DPOConfig("out", beta=0.1, use_liger_kernel=True)
+        """
+    )
+    findings = assert_fixes(before, after, select=SELECT)
+    assert [(f.line, f.fix, f.message.split(" (")[0]) for f in findings] == [
+        (3, Fix.MANUAL, "`max_prompt_length=` is gone"),
+        (7, Fix.APPLIED, "`wandb_log_unique_prompts=` is gone"),
+        (8, Fix.APPLIED, "`vllm_enable_prefix_caching=True` was removed"),
+        (10, Fix.APPLIED, "`use_logits_to_keep=True` was removed"),
+        (10, Fix.APPLIED, "`use_liger_loss=` is gone"),
+    ]
+    assert "it changed nothing in training: prefix caching only speeds up" in findings[2].message
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param(
+            "import trl\nfrom trl import GRPOConfig\n"
+            "a = GRPOConfig('o', max_completion_length=8, log_unique_prompts=True)\n",
+            id="fields-1.13-has",
+        ),
+        pytest.param(
+            "import trl\nfrom myproject import GRPOConfig\na = GRPOConfig(max_prompt_length=8)\n",
+            id="own-class-of-that-name",
+        ),
+        pytest.param(
+            "import trl\nfrom trl import RLOOConfig\na = RLOOConfig('o', max_completion_length=8)\n",
+            id="a-field-another-config-lost",
+        ),
+    ],
+)
+def test_config_fields_leave_other_calls_alone(src):
+    assert_noop(src, select=SELECT)
+
+
+def test_a_config_field_renamed_and_given_under_both_names_is_a_todo():
+    src = dedent(
+        """
+        from trl import SFTConfig
+        args = SFTConfig("o", use_liger=True, use_liger_kernel=False)
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    assert "use_liger=True, use_liger_kernel=False" in out
+    assert [f.message for f in findings if f.fix is Fix.MANUAL] == [
+        "`use_liger=` and `use_liger_kernel=` are both given (TRL 0.18.0 removed SFTConfig's "
+        "`use_liger`): keep one"
+    ]
+    assert run(out, select=SELECT)[0] == out

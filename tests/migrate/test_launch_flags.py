@@ -252,3 +252,71 @@ def test_a_dropped_flag_leaves_the_arguments_of_the_smoke_run():
     assert launch_flags.renamed(args, [change]) == ["--lr", "1", "--x"]
     declared = {"overwrite_output_dir"}.__contains__
     assert launch_flags.drift_changes(["--overwrite_output_dir"], declared) == []
+
+
+GRPO = """\
+from dataclasses import dataclass, field
+from transformers import HfArgumentParser
+from trl import GRPOConfig
+
+
+@dataclass
+class ScriptArguments:
+    dataset_path: str = field(default="data")
+
+
+parser = HfArgumentParser((ScriptArguments, GRPOConfig))
+script_args, training_args = parser.parse_args_into_dataclasses()
+# a rewrite in the same file (the entry points `upgrade` checks are those of rewritten files)
+critic = GRPOConfig(output_dir="critic", vllm_guided_decoding_regex=r"\d+")
+"""
+
+
+def test_fields_a_parsed_trl_config_lost_are_renamed_dropped_or_left_with_a_todo(tmp_path):
+    # ktolnos/Reward-Model-Overoptimization's grpo.sh passes --max_prompt_length and
+    # --wandb_log_unique_prompts to a script that parses a GRPOConfig; TRL 1.13's rejects both.
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "grpo.py").write_text(GRPO)
+    (tmp_path / "run.sh").write_text(
+        "python grpo.py --output_dir out --max_prompt_length 1024 \\\n"
+        "    --wandb_log_unique_prompts True --vllm_enable_prefix_caching --dataset_path d\n"
+    )
+    report = api.upgrade_path(str(tmp_path), smoke=False, installed=False)
+    assert (tmp_path / "run.sh").read_text() == (
+        "# TODO(trl-migrate TRL108): `--max_prompt_length`: TRL 0.28.0 removed GRPOConfig's "
+        "`max_prompt_length`: limit prompt length in your data instead: drop or pre-truncate "
+        "over-long prompts before training (up to 0.25 the trainer kept only the last N prompt "
+        "tokens, 512 by default; 1.13 never truncates prompts). With vLLM in colocate mode, also "
+        "set vllm_max_model_length to at least your longest prompt plus max_completion_length, "
+        "because older releases derived the vLLM context length from this setting.\n"
+        "python grpo.py --output_dir out --max_prompt_length 1024 \\\n"
+        "    --log_unique_prompts True --dataset_path d\n"
+    )
+    [launch] = report.launches
+    assert [(f.line, f.fix, f.message.split(" (")[0]) for f in launch.findings] == [
+        (
+            1,
+            Fix.MANUAL,
+            "`--max_prompt_length` is not a flag of the rewritten script's config: "
+            "TRL 0.28.0 removed GRPOConfig's `max_prompt_length`: limit prompt length in your data "
+            "instead: drop or pre-truncate over-long prompts before training",
+        ),
+        (1, Fix.APPLIED, "`--wandb_log_unique_prompts` is `--log_unique_prompts` now"),
+        (1, Fix.APPLIED, "`--vllm_enable_prefix_caching` is not a flag of GRPOConfig any more"),
+    ]
+    again = api.upgrade_path(str(tmp_path), smoke=False, installed=False)
+    assert all(r.status is not Status.CHANGED for r in again.launches)
+    assert (tmp_path / "run.sh").read_text().count("TODO") == 1
+
+
+def test_config_field_flags_only_for_the_configs_the_script_names():
+    none = set().__contains__
+    args = ["--max_prompt_length", "8", "--use_liger", "True"]
+    assert launch_flags.drift_changes(args, none, "HfArgumentParser((A, TrainingArguments))") == []
+    sft = "from trl import SFTConfig\nHfArgumentParser((A, SFTConfig))"
+    assert [(c.flag, c.new) for c in launch_flags.drift_changes(args, none, sft)] == [
+        ("--use_liger", "--use_liger_kernel")
+    ]
+    own = {"max_prompt_length"}.__contains__  # the script's own field of that name
+    grpo = "from trl import GRPOConfig\nHfArgumentParser((A, GRPOConfig))"
+    assert launch_flags.drift_changes(["--max_prompt_length", "8"], own, grpo) == []

@@ -17,6 +17,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import json
+from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
@@ -43,6 +44,28 @@ def table() -> dict[str, Any]:
 WRITTEN_IN = tuple(inline.paths("transformers"))  # removed helpers written into the file
 
 
+@functools.cache
+def config_fields() -> dict[str, dict[str, dict[str, str]]]:
+    """Class name (`GRPOConfig`) -> field TRL 1.13 no longer accepts -> what became of it."""
+    return {k: v for k, v in table()["config_fields"].items() if k != "about"}
+
+
+def sentence(text: str) -> str:
+    """`text` to follow a colon: its first word lower-cased unless it is an acronym or a name
+    (`Prefix caching ...` -> `prefix caching ...`; `W&B ...`, `1.13 ...` stay)."""
+    return text[0].lower() + text[1:] if text[:2].istitle() and text[:2].isalpha() else text
+
+
+def config_class(qualified: Sequence[str]) -> str | None:
+    """`GRPOConfig` when every qualified name of a callee is that TRL config (`trl.GRPOConfig`,
+    `trl.trainer.grpo_config.GRPOConfig`, `trl.experimental.kto.KTOConfig`), else None."""
+    if not qualified or any(not q.startswith("trl.") for q in qualified):
+        return None
+    last = {q.rpartition(".")[2] for q in qualified}
+    name = last.pop() if len(last) == 1 else ""
+    return name if name in config_fields() else None
+
+
 class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes, RuleTransformer):
     # The identifiers the table acts on: a file without any of them skips the pass.
     NAMES = tuple(
@@ -53,6 +76,7 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
                 path.rpartition(".")[2]
                 for path in (*table()["imports"], *table()["todo"], *WRITTEN_IN)
             }
+            | {field for cls, rows in config_fields().items() for field in rows}
         )
     )
 
@@ -139,6 +163,58 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
         return self.scores_call(original_node, call)
 
     def _keywords(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        updated_node = self._keywords_by_name(original_node, updated_node)
+        present = {a.keyword.value for a in updated_node.args if a.keyword is not None}
+        if present & {f for rows in config_fields().values() for f in rows}:
+            updated_node = self._config_fields(original_node, updated_node)
+        return updated_node
+
+    def _config_fields(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """Keywords of a TRL config call that TRL 1.13's class lacks (`config_fields`): renamed,
+        dropped (they changed nothing in training), or kept under a TODO that says what to do
+        instead (the call then fails where the TODO is, never trains otherwise)."""
+        cls = config_class(self.qualified_names(original.func))
+        rows = config_fields().get(cls or "", {})
+        if not rows:
+            return updated
+        present = {a.keyword.value for a in updated.args if a.keyword is not None}
+        keep: list[cst.Arg] = []
+        for arg in updated.args:
+            name = arg.keyword.value if arg.keyword is not None else ""
+            row = rows.get(name)
+            if row is None:
+                keep.append(arg)
+                continue
+            at = next(a for a in original.args if a.keyword and a.keyword.value == name)
+            where = f"TRL {row['removed']} removed {cls}'s `{name}`"
+            if row["action"] == "rename" and row["to"] in present:
+                self.todo(
+                    original, f"`{name}=` and `{row['to']}=` are both given ({where}): keep one"
+                )
+                keep.append(arg)
+            elif row["action"] == "rename":
+                keep.append(arg.with_changes(keyword=cst.Name(row["to"])))
+                self.report(
+                    at,
+                    f"`{name}=` is gone ({where}): renamed `{row['to']}=`, the same setting. "
+                    + row["do"],
+                    severity=Severity.INFO,
+                )
+            elif row["action"] == "drop":
+                self.report(
+                    at,
+                    f"`{edits.code(arg).strip().rstrip(',')}` was removed ({where}); it changed "
+                    f"nothing in training: {sentence(row['do'])}",
+                    severity=Severity.INFO,
+                )
+            else:
+                self.todo(original, f"`{name}=` is gone ({where}): remove it. {row['do']}")
+                keep.append(arg)
+        if len(keep) == len(updated.args):
+            return updated.with_changes(args=keep)
+        return updated.with_changes(args=edits.relayout(updated, keep, set()))
+
+    def _keywords_by_name(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         rules = table()["keywords"]
         present = {a.keyword.value for a in updated_node.args if a.keyword is not None}
         if present & table()["dropped"].keys():
