@@ -15,11 +15,10 @@ from __future__ import annotations
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from codemods import walk
 from codemods.base import Rule, RuleTransformer
+from codemods.config_vars import config_vars
 
 OLD, NEW = "torch_dtype", "dtype"
-PARSES = ("parse_args_into_dataclasses", "parse_args_and_config", "parse_yaml_file", "parse_dict")
 
 
 class RenameModelConfigDtype(RuleTransformer):
@@ -30,62 +29,16 @@ class RenameModelConfigDtype(RuleTransformer):
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
-        bound: dict[str, set[str]] = {}  # name -> what the file binds it to ("model" or "other")
-        parsers: dict[str, int] = {}  # parser variable -> index of ModelConfig in its tuple
-        assigns = walk.find_all(node, cst.Assign)
-        for assign in assigns:
-            value = assign.value
-            if isinstance(value, cst.Call) and self._is_model_config(value.func):
-                kind = "model"
-            else:
-                kind = "other"
-                at = self._model_config_slot(value)
-                if at is not None:
-                    for t in assign.targets:
-                        name = get_full_name_for_node(t.target)
-                        if name:
-                            parsers[name] = at
-            for t in assign.targets:
-                name = get_full_name_for_node(t.target)
-                if name:
-                    bound.setdefault(name, set()).add(kind)
-        for assign in assigns:
-            value = assign.value
-            if not (
-                isinstance(value, cst.Call)
-                and isinstance(value.func, cst.Attribute)
-                and value.func.attr.value in PARSES
-            ):
-                continue
-            at = parsers.get(get_full_name_for_node(value.func.value) or "")
-            target = assign.targets[0].target if len(assign.targets) == 1 else None
-            if at is None or not isinstance(target, (cst.Tuple, cst.List)):
-                continue
-            if at < len(target.elements):
-                slot = target.elements[at].value
-                if isinstance(slot, cst.Name):
-                    kinds = bound.setdefault(slot.value, set())
-                    kinds.discard("other")  # this assignment binds it to the ModelConfig
-                    kinds.add("model")
-        self.model_vars = {n for n, kinds in bound.items() if kinds == {"model"}}
+        found = config_vars(
+            node, lambda func: "ModelConfig" if self._is_model_config(func) else None
+        )
+        self.model_vars = set(found)
 
     def _is_model_config(self, func: cst.BaseExpression) -> bool:
         names = self.qualified_names(func) if self.resolves_to_trl(func) else ()
         return bool(names) and all(
             q.startswith("trl.") and q.endswith(".ModelConfig") for q in names
         )
-
-    def _model_config_slot(self, value: cst.BaseExpression) -> int | None:
-        """Index of ModelConfig in `HfArgumentParser((A, B, ModelConfig))` / TrlParser(...)."""
-        if not isinstance(value, cst.Call) or not value.args:
-            return None
-        name = (get_full_name_for_node(value.func) or "").rpartition(".")[2]
-        seq = value.args[0].value
-        if name not in ("HfArgumentParser", "TrlParser") or not isinstance(
-            seq, (cst.Tuple, cst.List)
-        ):
-            return None
-        return next((i for i, e in enumerate(seq.elements) if self._is_model_config(e.value)), None)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         if not self._is_model_config(original_node.func):

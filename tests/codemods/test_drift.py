@@ -904,3 +904,45 @@ def test_a_config_field_renamed_and_given_under_both_names_is_a_todo():
         "`use_liger`): keep one"
     ]
     assert run(out, select=SELECT)[0] == out
+
+
+def test_reads_of_fields_a_parsed_trl_config_lost_are_renamed_or_get_a_todo():
+    # ktolnos/Reward-Model-Overoptimization filters its data by
+    # `training_args.max_prompt_length` of a parsed GRPOConfig
+    before = dedent(
+        """
+        import argparse
+        from transformers import HfArgumentParser
+        from trl import GRPOConfig, SFTConfig
+
+        parser = HfArgumentParser((ScriptArguments, GRPOConfig))
+        script_args, training_args = parser.parse_args_into_dataclasses()
+        data = build(max_length=training_args.max_prompt_length)
+        log = training_args.wandb_log_unique_prompts
+        sft = SFTConfig("o", max_seq_length=64)
+        cut = sft.max_seq_length
+        training_args.max_prompt_length = 8
+        other = argparse.Namespace()
+        x = other.max_prompt_length + script_args.max_prompt_length
+        """
+    )
+    after = dedent(
+        """
+        import argparse
+        from transformers import HfArgumentParser
+        from trl import GRPOConfig, SFTConfig
+
+        parser = HfArgumentParser((ScriptArguments, GRPOConfig))
+        script_args, training_args = parser.parse_args_into_dataclasses()
+        # TODO(trl-migrate TRL108): `training_args.max_prompt_length`: TRL 0.28.0 removed GRPOConfig's `max_prompt_length`, so reading it from the parsed config raises AttributeError on TRL 1.13; give your script its own field for it (in its own dataclass) if it needs the value. Limit prompt length in your data instead: drop or pre-truncate over-long prompts before training (up to 0.25 the trainer kept only the last N prompt tokens, 512 by default; 1.13 never truncates prompts). With vLLM in colocate mode, also set vllm_max_model_length to at least your longest prompt plus max_completion_length, because older releases derived the vLLM context length from this setting.
+        data = build(max_length=training_args.max_prompt_length)
+        log = training_args.log_unique_prompts
+        sft = SFTConfig("o", max_length=64)
+        cut = sft.max_length
+        training_args.max_prompt_length = 8
+        other = argparse.Namespace()
+        x = other.max_prompt_length + script_args.max_prompt_length
+        """
+    )
+    findings = assert_fixes(before, after, select=SELECT)
+    assert [f.line for f in findings if f.fix is Fix.MANUAL] == [7]

@@ -26,6 +26,7 @@ from libcst.helpers import get_full_name_for_node
 
 from codemods import edits, inline, walk
 from codemods.base import Rule, RuleTransformer
+from codemods.config_vars import config_vars
 from codemods.edits import KEEP, REMOVE, alias_asname, alias_name, new_alias, rewrite_import_from
 from codemods.rules.drift import dtypes, scores, tokenizers
 from codemods.rules.drift.dtypes import ModelDtypes
@@ -86,6 +87,42 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
         self.tokenizer_prescan(node)
         self._module = node
         self._own: set[str] | None = None  # made on the first read of a dropped setting
+        self._configs: dict[str, str] | None = None  # names holding a TRL config (first read)
+
+    def _config_field(
+        self, original: cst.Attribute, updated: cst.Attribute
+    ) -> cst.BaseExpression | None:
+        """`args.max_prompt_length` where `args` holds a TRL config (`config_vars`) that lost
+        that field: renamed when a 1.13 field holds the same setting; else, for a read, a TODO
+        (it raises AttributeError on 1.13). None when it is not such a read."""
+        field = original.attr.value
+        if not any(field in rows for rows in config_fields().values()):
+            return None
+        if self._configs is None:
+            self._configs = config_vars(
+                self._module, lambda func: config_class(self.qualified_names(func))
+            )
+        owner = get_full_name_for_node(original.value) or ""
+        cls = self._configs.get(owner)
+        row = config_fields().get(cls or "", {}).get(field)
+        if row is None:
+            return None
+        where = f"TRL {row['removed']} removed {cls}'s `{field}`"
+        if row["action"] == "rename":
+            self.report(
+                original,
+                f"`{owner}.{field}` is `{owner}.{row['to']}` ({where}; the same setting)",
+                severity=Severity.INFO,
+            )
+            return updated.with_changes(attr=cst.Name(row["to"]))
+        if not self.in_mutation:
+            self.todo(
+                original,
+                f"`{owner}.{field}`: {where}, so reading it from the parsed config raises "
+                "AttributeError on TRL 1.13; give your script its own field for it (in its own "
+                f"dataclass) if it needs the value. {row['do']}",
+            )
+        return updated
 
     def _own_fields(self) -> set[str]:
         """Dropped settings the file's own classes declare (fields of its dataclasses)."""
@@ -359,6 +396,9 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
     ) -> cst.BaseExpression:
         if self.in_import or original_node.attr.value not in self.NAMES:
             return updated_node
+        field = self._config_field(original_node, updated_node)
+        if field is not None:
+            return field
         gone = table()["dropped"].get(original_node.attr.value)
         if gone is not None:
             if original_node.attr.value not in self._own_fields() and not self.in_mutation:

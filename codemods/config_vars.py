@@ -1,0 +1,77 @@
+"""Which names of a file hold one config class: `args = GRPOConfig(...)`, or a slot of
+`parser.parse_args_into_dataclasses()` where `parser = HfArgumentParser((Script, GRPOConfig))`
+(or TrlParser). Rules that rename or report a config's fields read this: a name bound to a
+config in one place and to something else in another (a transformers config, argparse's
+namespace) is none of them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+from codemods import walk
+
+PARSERS = ("HfArgumentParser", "TrlParser")
+PARSES = ("parse_args_into_dataclasses", "parse_args_and_config", "parse_yaml_file", "parse_dict")
+OTHER = ""  # what a name is bound to when it is not a config of interest
+
+
+def config_vars(
+    module: cst.Module, class_of: Callable[[cst.BaseExpression], str | None]
+) -> dict[str, str]:
+    """Name -> the class `class_of` gives the callee that builds it (None: not a config of
+    interest), for the names the module binds only to that one class."""
+    bound: dict[str, set[str]] = {}
+    parsers: dict[str, list[str | None]] = {}  # parser variable -> the class of each slot
+    assigns = walk.find_all(module, cst.Assign)
+    for assign in assigns:
+        value = assign.value
+        kind = class_of(value.func) if isinstance(value, cst.Call) else None
+        if kind is None:
+            slots = _parser_slots(value, class_of)
+            if slots is not None:
+                for t in assign.targets:
+                    name = get_full_name_for_node(t.target)
+                    if name:
+                        parsers[name] = slots
+        for t in assign.targets:
+            name = get_full_name_for_node(t.target)
+            if name:
+                bound.setdefault(name, set()).add(kind or OTHER)
+    for assign in assigns:
+        value = assign.value
+        if not (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in PARSES
+        ):
+            continue
+        slots = parsers.get(get_full_name_for_node(value.func.value) or "")
+        target = assign.targets[0].target if len(assign.targets) == 1 else None
+        if slots is None or not isinstance(target, (cst.Tuple, cst.List)):
+            continue
+        for slot, element in zip(slots, target.elements):
+            if slot is not None and isinstance(element.value, cst.Name):
+                kinds = bound.setdefault(element.value.value, set())
+                kinds.discard(OTHER)  # this assignment binds it to the config
+                kinds.add(slot)
+    return {
+        name: kinds.pop() for name, kinds in bound.items() if len(kinds) == 1 and OTHER not in kinds
+    }
+
+
+def _parser_slots(
+    value: cst.BaseExpression, class_of: Callable[[cst.BaseExpression], str | None]
+) -> list[str | None] | None:
+    """The class of each dataclass of `HfArgumentParser((A, B, GRPOConfig))` (None for one of
+    no interest), when one is of interest; else None."""
+    if not isinstance(value, cst.Call) or not value.args:
+        return None
+    name = (get_full_name_for_node(value.func) or "").rpartition(".")[2]
+    seq = value.args[0].value
+    if name not in PARSERS or not isinstance(seq, (cst.Tuple, cst.List)):
+        return None
+    slots = [class_of(e.value) for e in seq.elements]
+    return slots if any(slots) else None
