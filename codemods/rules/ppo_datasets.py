@@ -14,6 +14,7 @@ output itself. Otherwise the dataset's assignment gets a TODO naming the column.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -222,6 +223,12 @@ class RewritePPODatasets(RuleTransformer):
         )
         if ret is not None and isinstance(ret.value, cst.Call):
             return self._returns_encoding(original, fn, ret)
+        folded = _assigned_then_returned(body)
+        if folded is not None:  # `sample = tokenizer(X, ...)` then `return sample`
+            line = folded.body[0]
+            assert isinstance(line, cst.Return)
+            fn = fn.with_changes(body=fn.body.with_changes(body=[*body[:-2], folded]))
+            return self._returns_encoding(original, fn, line)
         if ret is None or not isinstance(ret.value, cst.Dict):
             return None
         keys = {
@@ -400,6 +407,30 @@ class RewritePPODatasets(RuleTransformer):
                 )
             return expr.args[0].value, " then ".join(cuts), source
         return None
+
+
+def _assigned_then_returned(body: Sequence[cst.CSTNode]) -> cst.SimpleStatementLine | None:
+    """`return <call>` for a body ending `v = <call>` then `return v` (Pranavbp525/StoryGen:
+    `sample = tokenizer(sample['query'], ...)`, `return sample`), its first line's comments kept;
+    else None."""
+    if len(body) < 2 or not all(isinstance(s, cst.SimpleStatementLine) for s in body[-2:]):
+        return None
+    first, last = body[-2], body[-1]
+    assert isinstance(first, cst.SimpleStatementLine) and isinstance(last, cst.SimpleStatementLine)
+    assign, ret = first.body, last.body
+    if not (
+        len(assign) == 1
+        and len(ret) == 1
+        and isinstance(assign[0], cst.Assign)
+        and isinstance(ret[0], cst.Return)
+        and isinstance(assign[0].value, cst.Call)
+        and len(assign[0].targets) == 1
+        and isinstance(assign[0].targets[0].target, cst.Name)
+        and isinstance(ret[0].value, cst.Name)
+        and ret[0].value.value == assign[0].targets[0].target.value
+    ):
+        return None
+    return first.with_changes(body=[cst.Return(assign[0].value)])
 
 
 def _column_assigned(stmt: cst.BaseStatement, param: str) -> object:
@@ -587,19 +618,23 @@ def _writes_prompt(module: cst.Module) -> bool:
             return True
     for call in walk.find_all(module, cst.Call):
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in (
-            "rename_column",
-            "add_column",
-            "rename_columns",
-        ):
-            for arg in call.args:
-                if edits.literal(arg.value) == "prompt":
-                    return True
-                if isinstance(arg.value, cst.Dict) and any(
-                    isinstance(e, cst.DictElement) and edits.literal(e.value) == "prompt"
-                    for e in arg.value.elements
-                ):
-                    return True
+        method = func.attr.value if isinstance(func, cst.Attribute) else ""
+        if method not in ("rename_column", "add_column", "rename_columns"):
+            continue
+        # the name a column gets: rename_column's second argument (its first is the name it
+        # loses: `rename_column("prompt", "query")` leaves no "prompt"), add_column's first
+        at, keyword = (1, "new_column_name") if method == "rename_column" else (0, "name")
+        positional = [a for a in call.args if a.keyword is None]
+        named = edits.kwarg(call, keyword)
+        made = named if named is not None else (positional[at] if len(positional) > at else None)
+        if made is not None and edits.literal(made.value) == "prompt":
+            return True
+        for arg in call.args:
+            if isinstance(arg.value, cst.Dict) and any(
+                isinstance(e, cst.DictElement) and edits.literal(e.value) == "prompt"
+                for e in arg.value.elements
+            ):
+                return True
     return False
 
 

@@ -350,6 +350,41 @@ def test_a_returned_encoding_whose_columns_are_read_elsewhere_stays_beside_the_p
     assert_fixes(before, after, select=("TRL105",))
 
 
+# Pranavbp525/StoryGen: the encoding bound to the map's own parameter, then returned; the JSON's
+# "prompt" column was renamed "query" first, which leaves the dataset without a "prompt".
+REBOUND = """
+from trl import PPOTrainer
+ds = ds.rename_column("prompt", "query")
+def tokenize(sample):
+    # one encoding per batch
+    sample = tokenizer(sample["query"], truncation=True)
+    return sample
+ds = ds.map(tokenize, batched=True)
+t = PPOTrainer(config, model, None, tokenizer, dataset=ds)
+"""
+
+
+def test_an_encoding_bound_then_returned_returns_the_text_as_prompt():
+    before = dedent(REBOUND)
+    after = before.replace(
+        '    sample = tokenizer(sample["query"], truncation=True)\n    return sample\n',
+        '    return {"prompt": sample["query"]}\n',
+    )
+    assert after != before
+    findings = assert_fixes(before, after, select=("TRL105",))
+    assert [f.fix for f in findings] == [Fix.APPLIED]
+
+
+def test_a_column_renamed_away_from_prompt_makes_no_prompt_column():
+    # `rename_column("prompt", "query")` once read as the file making a "prompt" column, so
+    # TRL105 said nothing about a map it could not rewrite
+    src = dedent(REBOUND).replace("    return sample\n", "    return dict(sample)\n")
+    out, findings = run(src, select=("TRL105",))
+    assert [f.fix for f in findings] == [Fix.MANUAL] and "TODO(trl-migrate TRL105)" in out
+    made = src.replace('rename_column("prompt", "query")', 'rename_column("query", "prompt")')
+    assert run(made, select=("TRL105",)) == (made, [])
+
+
 # singhnikhil01/Outsmart-AI-detection-System: the ids and the text decoded from them.
 DECODED = """
 from trl import PPOTrainer
