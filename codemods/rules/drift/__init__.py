@@ -51,6 +51,9 @@ def config_fields() -> dict[str, dict[str, dict[str, str]]]:
     return {k: v for k, v in table()["config_fields"].items() if k != "about"}
 
 
+CONFIG_FIELDS = frozenset(f for rows in config_fields().values() for f in rows)
+
+
 def sentence(text: str) -> str:
     """`text` to follow a colon: its first word lower-cased unless it is an acronym or a name
     (`Prefix caching ...` -> `prefix caching ...`; `W&B ...`, `1.13 ...` stay)."""
@@ -77,7 +80,7 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
                 path.rpartition(".")[2]
                 for path in (*table()["imports"], *table()["todo"], *WRITTEN_IN)
             }
-            | {field for cls, rows in config_fields().items() for field in rows}
+            | set(config_fields())  # a call of the class, or a parser of it, names it
         )
     )
 
@@ -96,7 +99,7 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
         that field: renamed when a 1.13 field holds the same setting; else, for a read, a TODO
         (it raises AttributeError on 1.13). None when it is not such a read."""
         field = original.attr.value
-        if not any(field in rows for rows in config_fields().values()):
+        if field not in CONFIG_FIELDS:
             return None
         if self._configs is None:
             self._configs = config_vars(
@@ -149,7 +152,8 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
         # pipeline given `return_all_scores` and those that unpack a dict holding it, and the
         # model loads of a file with PPO code.
         loads = (dtypes.METHOD, dtypes.PIPELINE) if self.state.shared.ppo_era is not None else ()
-        return (*self.NAMES, *self.scores_focus(), *loads)
+        # the fields TRL configs lost: keywords of a config call, or reads of a parsed config
+        return (*self.NAMES, *CONFIG_FIELDS, *self.scores_focus(), *loads)
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
@@ -202,7 +206,7 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
     def _keywords(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         updated_node = self._keywords_by_name(original_node, updated_node)
         present = {a.keyword.value for a in updated_node.args if a.keyword is not None}
-        if present & {f for rows in config_fields().values() for f in rows}:
+        if present & CONFIG_FIELDS:
             updated_node = self._config_fields(original_node, updated_node)
         return updated_node
 
@@ -394,11 +398,13 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
     def leave_Attribute(
         self, original_node: cst.Attribute, updated_node: cst.Attribute
     ) -> cst.BaseExpression:
-        if self.in_import or original_node.attr.value not in self.NAMES:
+        if self.in_import:
             return updated_node
         field = self._config_field(original_node, updated_node)
         if field is not None:
             return field
+        if original_node.attr.value not in self.NAMES:
+            return updated_node
         gone = table()["dropped"].get(original_node.attr.value)
         if gone is not None:
             if original_node.attr.value not in self._own_fields() and not self.in_mutation:
