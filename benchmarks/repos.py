@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -136,9 +137,16 @@ def rows(runs: list[dict[str, Any]], known: dict[str, dict[str, Any]]) -> list[d
                 ]
                 first = smoke_findings[0] if smoke_findings else None
                 row["code"] = first["code"] if first else ""
-                row["why"] = f"{first['code']} {first['message']}"[:220] if first else ""
+                row["message"] = f"{first['code']} {first['message']}" if first else ""
+                row["why"] = row["message"][:220]
                 row["todo"] = bool(first and "TODO(trl-migrate" in first["message"])
-                row["todo_in_file"] = bool(first and "TODOs in this file" in first["message"])
+                row["todo_in_file"] = bool(
+                    first
+                    and (
+                        "TODOs in this file" in first["message"]
+                        or "left TODOs (" in first["message"]
+                    )
+                )
                 row["overrides"] = ", ".join(
                     f"{o['field']} {o['was']}->{o['now']}" for o in smoke.get("overrides", [])
                 )
@@ -171,6 +179,12 @@ def render(table: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     at_todo = sum(bool(r.get("todo")) for r in entries if r["outcome"] != "passed")
     in_file = sum(bool(r.get("todo_in_file")) for r in entries if r["outcome"] != "passed")
     found = sum(bool(r["found"]) for r in entries)
+    others = Counter(
+        stop_kind(r)
+        for r in entries
+        if r["outcome"] != "passed" and not r.get("todo") and not r.get("todo_in_file")
+    )
+    listed = "; ".join(f"{n} {kind}" for kind, n in sorted(others.items(), key=lambda x: -x[1]))
     lines = [
         f"## {TITLE}",
         "",
@@ -185,7 +199,7 @@ def render(table: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         f"stand-ins, real TRL 1.13). `upgrade` found {found} of them as entry points and "
         f"smoke-ran {smoked}; of those that did not train, {at_todo} stopped on a line where the "
         f"rewrite left a TODO naming the reason, {in_file} elsewhere in a file where it left "
-        "TODOs (listed in the finding), the others are listed with where they stopped.",
+        f"TODOs (listed in the finding); the others: {listed}.",
         "",
         "| repo | entry point | found by upgrade | args used (filled) | outcome | where it stopped "
         "| stand-ins | smoke caps |",
@@ -213,6 +227,25 @@ def render(table: list[dict[str, Any]], meta: dict[str, Any]) -> str:
             + " |"
         )
     return "\n".join(lines) + "\n"
+
+
+def stop_kind(row: dict[str, Any]) -> str:
+    """Why an entry point that neither trained nor stopped in a file with TODOs stopped, in a
+    few words (the benchmark's summary line)."""
+    why = row.get("message") or row.get("why", "")
+    if row["outcome"] == "not smoked":
+        return "not run (no entry point upgrade runs, or a file that does not parse)"
+    if "TRL415" in why:
+        return "ran past the timeout"
+    if "not in the repository" in why or "No such file or directory" in why:
+        return "stopped on a file the repository does not hold (data, a checkpoint, a config)"
+    if "SyntaxError" in why:
+        return "stopped on a syntax error in the repository's own code"
+    if "TRL411" in why and not stack_stop(row):
+        return "stopped on a module not installed here"
+    if "a file the rewrite did not touch" in why or "TRL417" in why:
+        return "stopped in the repository's own code or data"
+    return "stopped elsewhere"
 
 
 # The libraries whose APIs the rewrite moves (issue #16): a stop on one of their imports or
