@@ -152,8 +152,12 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
         # pipeline given `return_all_scores` and those that unpack a dict holding it, and the
         # model loads of a file with PPO code.
         loads = (dtypes.METHOD, dtypes.PIPELINE) if self.state.shared.ppo_era is not None else ()
-        # the fields TRL configs lost: keywords of a config call, or reads of a parsed config
-        return (*self.NAMES, *CONFIG_FIELDS, *self.scores_focus(), *loads)
+        # the fields TRL configs lost, where the file names such a config: keywords of a config
+        # call, or reads of a parsed config
+        ids = self.state.identifiers
+        named = ids is None or ids.has_any(tuple(config_fields()))
+        fields = CONFIG_FIELDS if named else ()
+        return (*self.NAMES, *fields, *self.scores_focus(), *loads)
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
