@@ -32,6 +32,9 @@ class Written:
 
     def __init__(self) -> None:
         self._code: dict[int, tuple[cst.CSTNode, str]] = {}  # id(statement) -> its code
+        # (id(statement), indentation) -> (statement, its tokens), for the statements inside the
+        # top-level ones (the methods of a class): of the last code written, and of this one
+        self._inner: dict[tuple[int, tuple[str, ...]], tuple[cst.CSTNode, list[str]]] = {}
         # (module, id(statement) -> (body index, first line)) of the last tree placed
         self._lines: tuple[cst.Module, dict[int, tuple[int, int]]] | None = None
 
@@ -39,7 +42,8 @@ class Written:
         if not module.has_trailing_newline or not module.body:
             return module.code  # libcst trims or adds a final newline: its own writer decides
         parts = [module.code_for_node(line) for line in module.header]
-        parts += self._statements(module)
+        with self._nested():
+            parts += self._statements(module)
         parts += [module.code_for_node(line) for line in module.footer]
         self._lines = None
         text = "".join(parts)
@@ -73,20 +77,70 @@ class Written:
             if top is None:
                 return starts(module, nodes)  # in the module's header or footer lines
             wanted.setdefault(top[0], []).append(node)
+        holding: set[int] = set()  # the nodes that hold one of `nodes`, these included
+        for node in nodes:
+            at = tree.index.get(id(node))
+            while at is not None and at != 0 and id(nodes_at[at]) not in holding:
+                holding.add(id(nodes_at[at]))
+                at = parents[at]
         found: dict[int, tuple[int, int]] = {}
-        for index, inside in wanted.items():
-            stmt = module.body[index]
-            state = _StartFinder(
-                default_indent=module.default_indent,
-                default_newline=module.default_newline,
-                targets={id(n) for n in inside},
-                _line=lines[id(stmt)][1],
-            )
-            stmt._codegen(state)
-            found.update(state.found)
+        with self._nested(holding):
+            for index, inside in wanted.items():
+                stmt = module.body[index]
+                state = _StartFinder(
+                    default_indent=module.default_indent,
+                    default_newline=module.default_newline,
+                    targets={id(n) for n in inside},
+                    _line=lines[id(stmt)][1],
+                )
+                stmt._codegen(state)
+                found.update(state.found)
         if CHECK and found != starts(module, nodes):
             raise AssertionError("positions.Written.starts differs from a whole-module count")
         return found
+
+    @contextlib.contextmanager
+    def _nested(self, holding: Collection[int] | None = None) -> Iterator[None]:
+        """While the body's statements are written: a statement of any depth that the last
+        code held, the same node at the same indentation, gives the tokens it gave then. A
+        pass that changes one method of a 2,000-line class rebuilds the class node, and this
+        writes only that method again, not every other one. With `holding` (ids of the nodes
+        that hold a node whose start is sought), a position count reuses the tokens of the
+        statements outside them, and records nothing."""
+        previous = self._inner
+        fresh: dict[tuple[int, tuple[str, ...]], tuple[cst.CSTNode, list[str]]] = {}
+        plain = cst.CSTNode._codegen
+
+        inside = frozenset(holding or ())
+
+        def codegen(node: cst.CSTNode, state: CodegenState, **kwargs: object) -> None:
+            counting = holding is not None and type(state) is _StartFinder
+            if kwargs or not (counting or type(state) is CodegenState):  # `elif`
+                plain(node, state, **kwargs)
+                return
+            key = (id(node), tuple(state.indent_tokens))
+            hit = previous.get(key)
+            held = counting and (id(node) in inside or id(node) in state.targets)  # type: ignore[attr-defined]
+            if hit is not None and hit[0] is node and not held:
+                state.tokens.extend(hit[1])
+                if not counting:
+                    fresh[key] = hit
+                return
+            start = len(state.tokens)
+            plain(node, state)
+            if not counting:
+                fresh[key] = (node, state.tokens[start:])
+
+        patched = [cls for cls in _STATEMENTS if "_codegen" not in cls.__dict__]
+        for cls in patched:
+            cls._codegen = codegen  # type: ignore[method-assign, assignment]
+        try:
+            yield
+        finally:
+            for cls in patched:
+                del cls._codegen
+        if holding is None:
+            self._inner = fresh
 
     def _statement_lines(self, module: cst.Module) -> dict[int, tuple[int, int]]:
         """id(statement) -> (its index in the body, its first line) for `module`'s body."""
@@ -113,6 +167,23 @@ class Written:
             codes.append(code)
         self._code = fresh
         return codes
+
+
+# The statements whose code the writer keeps between trees (`Written._nested`): compound ones,
+# and the lines of simple ones; libcst defines `_codegen` only on CSTNode, so a class attribute
+# on these, removed after, reaches them alone.
+_STATEMENTS: tuple[type[cst.CSTNode], ...] = (
+    cst.SimpleStatementLine,
+    cst.FunctionDef,
+    cst.ClassDef,
+    cst.If,
+    cst.For,
+    cst.While,
+    cst.With,
+    cst.Try,
+    cst.TryStar,
+    cst.Match,
+)
 
 
 def _line_breaks(code: str) -> int:
