@@ -13,7 +13,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 import codemods
-from codemods import positions
+from codemods import positions, walk
 from codemods.base import Options, RuleTransformer
 from codemods.engine import _TopLevelAddImports, fix_text
 from tests.codemods.helpers import dedent
@@ -146,6 +146,61 @@ def test_written_code_and_starts_are_libcsts(name, src):
     for node in nodes:
         pos = expected[node].start
         assert found.get(id(node)) == (pos.line, pos.column), (name, type(node).__name__)
+
+
+BIG_CLASS = """\
+class Trainer:
+    # the class is one top-level statement
+    def a(self):
+        if self.x:
+            return 1
+        elif self.y:
+            return 2
+
+    @property
+    def b(self):
+        with open("f") as fh:
+            return fh.read()
+
+    def c(self):
+        for i in range(3):
+            try:
+                self.step(i)
+            except ValueError:
+                pass
+"""
+
+
+def test_a_method_rebuilt_inside_a_kept_class_is_the_only_one_written_again(monkeypatch):
+    # Lexsi-Labs/aligntune: a 2,345-line module that is one class; each pass that changed one
+    # of its methods wrote the whole class out again.
+    first = cst.parse_module(BIG_CLASS)
+    written = positions.Written()
+    assert written.code(first) == first.code
+    cls = first.body[0]
+    a, b, c = cls.body.body  # type: ignore[attr-defined]
+    # a pass keeps what it did not touch: the same nodes, in new parents
+    body = cls.body.with_changes(body=[a, b, c.with_changes(name=cst.Name("d"))])  # type: ignore[attr-defined]
+    module = first.with_changes(body=[cls.with_changes(body=body)])
+    calls: list[str] = []
+    plain = cst.FunctionDef._codegen_impl
+
+    def counted(self, state, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(self.name.value)
+        return plain(self, state, **kwargs)
+
+    monkeypatch.setattr(cst.FunctionDef, "_codegen_impl", counted)
+    text = written.code(module)
+    # `a` and `b` came from the tokens they gave last time (the check mode of the test suite,
+    # TRL_MIGRATE_CHECK_BINDINGS, writes the whole module once more with libcst's own writer)
+    assert calls in (["d"], ["d", "a", "b", "d"])
+    monkeypatch.undo()
+    assert text == module.code == BIG_CLASS.replace("def c(", "def d(")
+    nodes = [n for n in walk.find_all(module, cst.Name) if n.value in ("step", "d", "fh")]
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    found = written.starts(module, nodes)
+    assert found == {id(n): (expected[n].start.line, expected[n].start.column) for n in nodes}
+    assert cst.FunctionDef._codegen.__qualname__ == "CSTNode._codegen"  # the patch is undone
 
 
 def test_starts_of_a_few_nodes_and_of_nodes_not_in_the_tree():
