@@ -193,7 +193,7 @@ def test_a_method_rebuilt_inside_a_kept_class_is_the_only_one_written_again(monk
     text = written.code(module)
     # `a` and `b` came from the tokens they gave last time (the check mode of the test suite,
     # TRL_MIGRATE_CHECK_BINDINGS, writes the whole module once more with libcst's own writer)
-    assert calls in (["d"], ["d", "a", "b", "d"])
+    assert calls == (["d", "a", "b", "d"] if positions.CHECK else ["d"])
     monkeypatch.undo()
     assert text == module.code == BIG_CLASS.replace("def c(", "def d(")
     nodes = [n for n in walk.find_all(module, cst.Name) if n.value in ("step", "d", "fh")]
