@@ -356,26 +356,15 @@ def console_scripts(root: str) -> dict[str, str]:
 
 def module_file(module: str, root: str) -> str:
     """The file `python -m module` runs from `root` (or its `src/`), '' when none is there; for
-    a console script's `pkg.mod:func`, the file of `pkg.mod`."""
-    if ":" in module:
-        return _module_source(module.partition(":")[0], root)
-    parts = module.split(".")
+    a console script's `pkg.mod:func`, the file of `pkg.mod` (a package's `__init__.py`, where
+    `-m` runs its `__main__.py`)."""
+    name, colon, _ = module.partition(":")
+    package_file = "__init__.py" if colon else "__main__.py"
+    parts = name.split(".")
     for base in (root, os.path.join(root, "src")):
         for candidate in (
             os.path.join(base, *parts) + ".py",
-            os.path.join(base, *parts, "__main__.py"),
-        ):
-            if os.path.isfile(candidate):
-                return os.path.normpath(candidate)
-    return ""
-
-
-def _module_source(module: str, root: str) -> str:
-    parts = module.split(".")
-    for base in (root, os.path.join(root, "src")):
-        for candidate in (
-            os.path.join(base, *parts) + ".py",
-            os.path.join(base, *parts, "__init__.py"),
+            os.path.join(base, *parts, package_file),
         ):
             if os.path.isfile(candidate):
                 return os.path.normpath(candidate)

@@ -139,6 +139,11 @@ def test_module_file_from_root_or_src(tmp_path):
     assert module_file("pkg.run", str(root)) == str(root / "src/pkg/run.py")
     assert module_file("a", str(root)) == str(root / "a/__main__.py")
     assert module_file("nope", str(root)) == ""
+    # a console script's `pkg:main` (Lexsi-Labs/aligntune's `aligntune.cli:main`): the
+    # package's own module, where `python -m` would run its __main__.py
+    assert module_file("pkg:main", str(root)) == str(root / "src/pkg/__init__.py")
+    assert module_file("pkg.run:main", str(root)) == str(root / "src/pkg/run.py")
+    assert module_file("a:main", str(root)) == ""
 
 
 @pytest.mark.parametrize(
