@@ -1288,6 +1288,10 @@ def test_a_step_run_once_of_a_trainer_built_elsewhere_keeps_the_todo_it_had():
         ),
         ("samples.append(texts[0])", "and it reads `texts` of the loop"),
         ("global samples", "and a callback cannot run it as the loop did"),
+        (
+            "samples.append(ppo_trainer.generate(q))",
+            "and it uses `ppo_trainer`, whose PPO methods the new trainer does not have",
+        ),
     ],
 )
 def test_an_epoch_statement_a_callback_cannot_run_as_the_loop_did_keeps_the_todo(after, reason):

@@ -274,7 +274,7 @@ class LoopRewrite(LoopPass):
         each_epoch: set[int] = set()  # saves of the epoch loop, not of every batch
         callback: tuple[cst.ClassDef | None, str] = (None, "")
         if outer is not None:
-            extras = self._epoch_extras(outer, loop, counters, in_loop)
+            extras = self._epoch_extras(outer, loop, counters, in_loop, trainer)
             saves += extras.saves
             each_epoch = {id(ln.stmt) for ln in extras.saves}
             to_train += extras.comments
@@ -460,14 +460,14 @@ class LoopRewrite(LoopPass):
         return count
 
     def _epoch_extras(
-        self, outer: cst.For, loop: cst.For, counters: set[str], in_loop: set[str]
+        self, outer: cst.For, loop: cst.For, counters: set[str], in_loop: set[str], trainer: str
     ) -> EpochExtras:
         """The statements of the epoch loop around the PPO loop: saves to a path the loop does not
         compute (once, after train()), prints of the counters (dropped), the comments above
         them, and other statements, which run where `train()` ends (or begins) each epoch: in a
         `TrainerCallback`. A statement the callback cannot run as the loop did (it binds a name,
-        reads the counter or what the dataloader loop computes, leaves the loop) refuses the
-        rewrite, naming it."""
+        reads the counter or what the dataloader loop computes, calls the PPO trainer, leaves
+        the loop) refuses the rewrite, naming it."""
         out = EpochExtras()
         before = True
         for ln in block_lines(outer.body):
@@ -489,6 +489,8 @@ class LoopRewrite(LoopPass):
                 why = f"it binds {listed(edits.bound_names(s))}"
             elif loaded(s) & (counters | in_loop):
                 why = f"it reads {listed(loaded(s) & (counters | in_loop))} of the loop"
+            elif trainer.split(".")[0] in loaded(s):
+                why = f"it uses `{trainer}`, whose PPO methods the new trainer does not have"
             elif not isinstance(s, (cst.Expr, cst.Assert)):
                 why = "a callback cannot run it as the loop did"
             if why:
