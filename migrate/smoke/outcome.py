@@ -34,7 +34,10 @@ def judge(
             TIMEOUT,
             Severity.ERROR,
             f"the script ran past the {result.timeout:g} s timeout and was killed"
-            + (f"; it was at {result.stack}" if result.stack else ""),
+            + (f"; it was at {result.stack}" if result.stack else "")
+            # a loop the rewrite left for a human (a PPO loop of the script's own) may be
+            # what ran on: its TODOs are named
+            + _todos_in_file(result.ran or result.path),
         )
         return
     if data is None:

@@ -115,6 +115,26 @@ def test_a_script_that_sleeps_past_the_timeout_is_killed(tmp_path, store):
     assert result.findings[0].message.endswith("; it was at line 2 of the script (in <module>)")
 
 
+def test_a_timeout_in_a_file_the_rewrite_left_todos_in_names_them(tmp_path, store):
+    # deb3011/rlhf_finetuning: its own loop over the dataset, left under TRL106's TODO, ran on
+    # through the stand-in rows until the timeout
+    script = _script(
+        tmp_path,
+        """
+        import time
+        # TODO(trl-migrate TRL106): TRL 1.13 has no PPO step loop and this one was left as it is
+        for row in range(10**9):
+            time.sleep(1)
+    """,
+    )
+    result = smoke_script(script, store=store, timeout=5)
+    assert _codes(result) == ["TRL415"]
+    assert result.findings[0].message.endswith(
+        "; it was at line 4 of the script (in <module>); the rewrite left TODOs in this file for "
+        "a human: TRL106 (line 2)"
+    )
+
+
 @pytest.mark.parametrize(
     "call",
     [
