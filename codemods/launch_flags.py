@@ -23,6 +23,8 @@ class FlagChange:
     code: str = "TRL103"  # the rule whose table says so (TRL108: transformers drift)
     drop: bool = False  # the flag (and a value after it) leaves the line: it changed nothing
     owner: str = "TrainingArguments"  # the class whose flag it was (for a dropped flag)
+    value: str = ""  # the flag's new value, where the old one is gone (`--optim adamw_hf`)
+    was: str = ""  # that old value
 
 
 def _script_fields() -> frozenset[str]:
@@ -109,6 +111,17 @@ def drift_changes(
             else:
                 out.append(FlagChange(flag, "", f"{why}: {sentence(row['do'])}", "TRL108"))
             continue
+        gone = table()["values"].get(name, {}).get(value)
+        if (
+            gone is not None
+            and name not in seen
+            and not declared(name)
+            and any(fnmatch.fnmatchcase(c, p) for c in CONFIG_CALLEES for p in gone["callees"])
+        ):
+            seen.add(name)
+            why = f"{gone['why']}; {gone['note']}"
+            out.append(FlagChange(flag, "", why, "TRL108", value=gone["to"], was=value))
+            continue
         rule = rules.get(name)
         if rule is None or name in seen or declared(name):
             continue
@@ -152,19 +165,43 @@ def renamed(args: Sequence[str], found: Sequence[FlagChange]) -> list[str]:
     `--num_iterations=4`); flags without a new spelling stay as they are."""
     new = {c.flag: c.new for c in found if c.new}
     dropped = {c.flag for c in found if c.drop}
+    values = {c.flag: c.value for c in found if c.value}
     out: list[str] = []
     skip_value = False
+    revalue = ""  # the new value of the flag just passed (`--optim adamw_hf`)
     for token in args:
         flag, eq, value = token.partition("=")
         if skip_value:
             skip_value = False
             if not token.startswith("-"):
                 continue  # the dropped flag's value (`--overwrite_output_dir True`)
+        if revalue and not token.startswith("-"):
+            out.append(revalue)
+            revalue = ""
+            continue
+        revalue = ""
         if flag in dropped:
             skip_value = not eq
             continue
+        if flag in values:
+            if eq:
+                out.append(flag + eq + values[flag])
+            else:
+                out.append(token)
+                revalue = values[flag]
+            continue
         out.append(new[flag] + eq + value if flag in new else token)
     return out
+
+
+def with_value(line: str, flag: str, old: str, new: str) -> str:
+    """`line` of a shell script with `flag`'s value `old` (`--optim adamw_hf`, `--optim=...`)
+    as `new`."""
+    return re.sub(
+        rf"((?<![\w-]){re.escape(flag)}(?:=|[ \t]+))['\"]?{re.escape(old)}['\"]?(?=[\s\\]|$)",
+        lambda m: m.group(1) + new,
+        line,
+    )
 
 
 def without_flag(line: str, flag: str) -> str:

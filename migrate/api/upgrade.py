@@ -184,6 +184,16 @@ def launch_flags(
                     if edit:
                         for i in range(line - 1, min(end, len(physical))):
                             physical[i] = _without(physical[i], change.flag)
+                elif change.value:
+                    message = (
+                        f"`{change.flag} {change.was}` is `{change.flag} {change.value}` now "
+                        f"({change.why})"
+                    ) + (" (written in)" if edit else ": change it on this line")
+                    if edit:
+                        for i in range(line - 1, min(end, len(physical))):
+                            physical[i] = flags.with_value(
+                                physical[i], change.flag, change.was, change.value
+                            )
                 elif change.new:
                     message = (
                         f"`{change.flag}` is `{change.new}` for the rewritten script's config"
@@ -209,7 +219,9 @@ def launch_flags(
                         line,
                         0,
                         message,
-                        Fix.APPLIED if (change.new or change.drop) and edit else Fix.MANUAL,
+                        Fix.APPLIED
+                        if (change.new or change.drop or change.value) and edit
+                        else Fix.MANUAL,
                     )
                 )
         status = Status.UNCHANGED

@@ -320,3 +320,36 @@ def test_config_field_flags_only_for_the_configs_the_script_names():
     own = {"max_prompt_length"}.__contains__  # the script's own field of that name
     grpo = "from trl import GRPOConfig\nHfArgumentParser((A, GRPOConfig))"
     assert launch_flags.drift_changes(["--max_prompt_length", "8"], own, grpo) == []
+
+
+def test_a_flag_value_transformers_removed_gets_its_replacement(tmp_path):
+    # `--optim adamw_hf`, which HF example scripts passed: TrainingArguments of transformers
+    # >= 4.56.2 (TRL 1.13's floor) rejects the name; TRL108 rewrites it in Python already
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "sft.py").write_text(SFT)
+    (tmp_path / "sft2.py").write_text(SFT)
+    (tmp_path / "run.sh").write_text(
+        "python sft.py --output_dir out --optim adamw_hf \\\n    --lr 1\n"
+        "python sft2.py --optim='adamw_hf'\n"
+    )
+    report = api.upgrade_path(str(tmp_path), smoke=False, installed=False)
+    assert (tmp_path / "run.sh").read_text() == (
+        "python sft.py --output_dir out --optim adamw_torch \\\n    --lr 1\n"
+        "python sft2.py --optim=adamw_torch\n"
+    )
+    [launch] = report.launches
+    assert [(f.line, f.fix, f.message.split(" (")[0]) for f in launch.findings] == [
+        (1, Fix.APPLIED, "`--optim adamw_hf` is `--optim adamw_torch` now"),
+        (3, Fix.APPLIED, "`--optim adamw_hf` is `--optim adamw_torch` now"),
+    ]
+    again = api.upgrade_path(str(tmp_path), smoke=False, installed=False)
+    assert all(r.status is not Status.CHANGED for r in again.launches)
+    change = launch_flags.FlagChange("--optim", "", "gone", "TRL108", value="b", was="a")
+    assert launch_flags.renamed(["--optim", "a", "--x", "--optim=a"], [change]) == [
+        "--optim",
+        "b",
+        "--x",
+        "--optim=b",
+    ]
+    own = {"optim"}.__contains__  # the script's own `optim` field: TRL108 rewrites its default
+    assert launch_flags.drift_changes(["--optim", "adamw_hf"], own) == []
