@@ -112,10 +112,10 @@ def drift_changes(
                 out.append(FlagChange(flag, "", f"{why}: {sentence(row['do'])}", "TRL108"))
             continue
         gone = table()["values"].get(name, {}).get(value)
-        if (
+        if (  # the value decides, even for a field of the script's own: TRL108 rewrites the
+            # default of such an `optim` field because the script hands it to TrainingArguments
             gone is not None
             and name not in seen
-            and not declared(name)
             and any(fnmatch.fnmatchcase(c, p) for c in CONFIG_CALLEES for p in gone["callees"])
         ):
             seen.add(name)
