@@ -176,33 +176,28 @@ def launch_flags(
             while end <= len(physical) and physical[end - 1].rstrip("\r\n").endswith("\\"):
                 end += 1
             for change in found:
+                rewrite: Callable[[str], str] | None = None  # what each physical line becomes
                 if change.drop:
                     message = (
                         f"`{change.flag}` is not a flag of {change.owner} any more "
                         f"({change.why}); it changed nothing in training"
                     ) + (", so it was removed" if edit else ": remove it from this line")
-                    if edit:
-                        for i in range(line - 1, min(end, len(physical))):
-                            physical[i] = _without(physical[i], change.flag)
+                    rewrite = partial(_without, flag=change.flag)
                 elif change.value:
                     message = (
                         f"`{change.flag} {change.was}` is `{change.flag} {change.value}` now "
                         f"({change.why})"
                     ) + (" (written in)" if edit else ": change it on this line")
-                    if edit:
-                        for i in range(line - 1, min(end, len(physical))):
-                            physical[i] = flags.with_value(
-                                physical[i], change.flag, change.was, change.value
-                            )
+                    rewrite = partial(
+                        flags.with_value, flag=change.flag, old=change.was, new=change.value
+                    )
                 elif change.new:
                     message = (
                         f"`{change.flag}` is `{change.new}` for the rewritten script's config"
                         if change.code == "TRL103"
                         else f"`{change.flag}` is `{change.new}` now ({change.why})"
                     ) + (" (written in)" if edit else ": change it on this line")
-                    if edit:
-                        for i in range(line - 1, min(end, len(physical))):
-                            physical[i] = _swap_flag(physical[i], change.flag, change.new)
+                    rewrite = partial(_swap_flag, old=change.flag, new=change.new)
                 else:
                     message = (
                         f"`{change.flag}` is not a flag of the rewritten script's config: "
@@ -211,6 +206,9 @@ def launch_flags(
                     todos.setdefault(line, []).append(
                         (change.code, f"`{change.flag}`: {change.why}")
                     )
+                if edit and rewrite is not None:
+                    for i in range(line - 1, min(end, len(physical))):
+                        physical[i] = rewrite(physical[i])
                 findings.append(
                     Finding(
                         change.code,
