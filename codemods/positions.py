@@ -110,7 +110,6 @@ class Written:
         previous = self._inner
         fresh: dict[tuple[int, tuple[str, ...]], tuple[cst.CSTNode, list[str]]] = {}
         plain = cst.CSTNode._codegen
-
         inside = frozenset(holding or ())
 
         def codegen(node: cst.CSTNode, state: CodegenState, **kwargs: object) -> None:
@@ -120,7 +119,7 @@ class Written:
                 return
             key = (id(node), tuple(state.indent_tokens))
             hit = previous.get(key)
-            held = counting and (id(node) in inside or id(node) in state.targets)  # type: ignore[attr-defined]
+            held = counting and (id(node) in inside or id(node) in getattr(state, "targets", ()))
             if hit is not None and hit[0] is node and not held:
                 state.tokens.extend(hit[1])
                 if not counting:

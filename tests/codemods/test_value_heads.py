@@ -665,6 +665,24 @@ def test_the_backbone_copied_back_through_a_name_is_removed(copy):
     assert run(out, select=SELECT)[0] == out
 
 
+def test_a_copy_back_onto_an_object_that_is_not_a_value_head_model_stays():
+    # only a value-head model of this file is its inner model in TRL 1.13; another object's
+    # `pretrained_model` (a wrapper of the repo's own) is its own business
+    src = dedent(
+        """
+        from trl import AutoModelForCausalLMWithValueHead
+        model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
+        wrapper = MyWrapper(model)
+        base = wrapper.pretrained_model
+        setattr(wrapper, base.base_model_prefix, base)
+        """
+    )
+    out, _ = run(src, select=SELECT)
+    assert (
+        "base = wrapper.pretrained_model\nsetattr(wrapper, base.base_model_prefix, base)\n" in out
+    )
+
+
 def test_the_backbone_copied_back_on_a_shared_line_is_a_todo():
     src = dedent(
         """

@@ -63,7 +63,7 @@ class RewriteValueHeads(RuleTransformer):
         # the same through a name, `b = X.pretrained_model` -> whether the lines setting `b` onto
         # X can all go; and those lines, with `X.model = X.pretrained_model` ones (removed)
         self._alias_copies: dict[int, bool] = {}
-        self._self_copies: set[int] = set()
+        self._self_copies: dict[int, str] = {}  # id(line) -> the model it copies onto itself
         self._line: cst.SimpleStatementLine | None = None  # the simple statement being walked
         self._handled: set[int] = set()
         self._guards: dict[
@@ -247,7 +247,7 @@ class RewriteValueHeads(RuleTransformer):
         is one statement of its own and `owner` is a value-head model of this file)."""
         line = self._line
         if line is not None and len(line.body) == 1 and owner in self.model_vars:
-            self._self_copies.add(id(line))
+            self._self_copies[id(line)] = owner
 
     # -- calls: X.from_pretrained(...) and X(model) ------------------------------------------------
 
@@ -497,7 +497,8 @@ class RewriteValueHeads(RuleTransformer):
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ):  # type: ignore[no-untyped-def]
-        if id(original_node) in self._self_copies:
+        # only a value-head model of this file (another object's `pretrained_model` is its own)
+        if self._self_copies.get(id(original_node)) in self.model_vars:
             shown = " ".join(edits.code(original_node.body[0]).split())
             self.report(
                 original_node,
@@ -707,15 +708,15 @@ class RewriteValueHeads(RuleTransformer):
 MODEL_CHAINS = frozenset(("to", "cuda", "cpu", "eval", "train", "half", "float", "bfloat16"))
 
 
-def _aliased_self_copies(module: cst.Module) -> tuple[dict[int, bool], set[int]]:
+def _aliased_self_copies(module: cst.Module) -> tuple[dict[int, bool], dict[int, str]]:
     """`base = X.pretrained_model` followed by `setattr(X, name, base)` or `X.attr = base`:
     ids of those `X.pretrained_model` nodes, and of the lines that set `base` onto `X` (alone
-    on their line). In TRL 1.13 `base` is `X` itself, so such a line would make the model its
-    own submodule (`.to()` then recurses forever); the wrapper needed it to look like the
-    model inside, which the model now is. Each `X.pretrained_model` id maps to whether every
-    such line of it is one statement of its own (and so can go)."""
+    on their line; each with its `X`). In TRL 1.13 `base` is `X` itself, so such a line would
+    make the model its own submodule (`.to()` then recurses forever); the wrapper needed it to
+    look like the model inside, which the model now is. Each `X.pretrained_model` id maps to
+    whether every such line of it is one statement of its own (and so can go)."""
     if "pretrained_model" not in module.code:
-        return {}, set()
+        return {}, {}
     aliases: dict[str, tuple[str, int]] = {}  # name -> (owner, id of its X.pretrained_model)
     for assign in walk.find_all(module, cst.Assign):
         if _bare_backbone(assign.value) and len(assign.targets) == 1:
@@ -724,34 +725,34 @@ def _aliased_self_copies(module: cst.Module) -> tuple[dict[int, bool], set[int]]
             if isinstance(name, cst.Name) and owner:
                 aliases[name.value] = (owner, id(assign.value))
     if not aliases:
-        return {}, set()
+        return {}, {}
     refs: dict[int, bool] = {}
-    lines: set[int] = set()
+    lines: dict[int, str] = {}
     for line in walk.find_all(module, cst.SimpleStatementLine):
         for stmt in line.body:
-            ref = None
+            ref, owner = None, ""
             call = stmt.value if isinstance(stmt, cst.Expr) else None
             if (
                 isinstance(call, cst.Call)
                 and get_full_name_for_node(call.func) == "setattr"
                 and len(call.args) == 3
             ):
-                owner = get_full_name_for_node(call.args[0].value)
+                target = get_full_name_for_node(call.args[0].value) or ""
                 value = call.args[2].value
-                if isinstance(value, cst.Name) and aliases.get(value.value, ("",))[0] == owner:
-                    ref = aliases[value.value][1]
+                if isinstance(value, cst.Name) and aliases.get(value.value, ("",))[0] == target:
+                    owner, ref = target, aliases[value.value][1]
             if (
                 isinstance(stmt, cst.Assign)
                 and isinstance(stmt.value, cst.Name)
                 and stmt.value.value in aliases
             ):
-                owner, alias_ref = aliases[stmt.value.value]
-                if any(_rooted_at(t.target, owner) for t in stmt.targets):
-                    ref = alias_ref
+                target, alias_ref = aliases[stmt.value.value]
+                if any(_rooted_at(t.target, target) for t in stmt.targets):
+                    owner, ref = target, alias_ref
             if ref is not None:
                 refs[ref] = refs.get(ref, True) and len(line.body) == 1
                 if len(line.body) == 1:
-                    lines.add(id(line))
+                    lines[id(line)] = owner
     return refs, lines
 
 
