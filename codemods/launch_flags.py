@@ -82,19 +82,17 @@ def drift_changes(
     `script` (its text), only the flags of classes it names (`SFTConfig` for `--max_seq_length`),
     and the fields of the TRL configs it names that TRL 1.13 lacks (`--max_prompt_length` of a
     script that parses a GRPOConfig; drift.json's `config_fields`)."""
-    from codemods.rules.drift import is_ratio, table
+    from codemods.rules.drift import config_fields, is_ratio, removed, sentence, table
 
     rules = {  # renamed keywords, and dropped ones (no `to`)
         k: r
         for k, r in [*table()["keywords"].items(), *table()["dropped"].items()]
         if any(fnmatch.fnmatchcase(c, p) for c in CONFIG_CALLEES for p in r["callees"])
     }
-    from codemods.rules.drift import config_fields, sentence
-
     fields = {  # fields of the TRL configs the script names that 1.13 lacks
         name: (cls, row)
         for cls, rows in config_fields().items()
-        if script and re.search(rf"\b{cls}\b", script)
+        if script and _names(cls, script)
         for name, row in rows.items()
     }
     out: list[FlagChange] = []
@@ -103,7 +101,7 @@ def drift_changes(
         if name in fields and name not in seen and not declared(name):
             seen.add(name)
             cls, row = fields[name]
-            why = f"TRL {row['removed']} removed {cls}'s `{name}`"
+            why = removed(cls, name, row)
             if row["action"] == "rename":
                 out.append(FlagChange(flag, f"--{row['to']}", why, "TRL108"))
             elif row["action"] == "drop":

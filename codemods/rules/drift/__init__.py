@@ -54,6 +54,11 @@ def config_fields() -> dict[str, dict[str, dict[str, str]]]:
 CONFIG_FIELDS = frozenset(f for rows in config_fields().values() for f in rows)
 
 
+def removed(cls: str, field: str, row: dict[str, str]) -> str:
+    """`TRL 0.28.0 removed GRPOConfig's `max_prompt_length``: where a finding says why."""
+    return f"TRL {row['removed']} removed {cls}'s `{field}`"
+
+
 def sentence(text: str) -> str:
     """`text` to follow a colon: its first word lower-cased unless it is an acronym or a name
     (`Prefix caching ...` -> `prefix caching ...`; `W&B ...`, `1.13 ...` stay)."""
@@ -110,7 +115,7 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
         row = config_fields().get(cls or "", {}).get(field)
         if row is None:
             return None
-        where = f"TRL {row['removed']} removed {cls}'s `{field}`"
+        where = removed(cls or "", field, row)
         if row["action"] == "rename":
             self.report(
                 original,
@@ -231,7 +236,7 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
                 keep.append(arg)
                 continue
             at = next(a for a in original.args if a.keyword and a.keyword.value == name)
-            where = f"TRL {row['removed']} removed {cls}'s `{name}`"
+            where = removed(cls or "", name, row)
             if row["action"] == "rename" and row["to"] in present:
                 self.todo(
                     original, f"`{name}=` and `{row['to']}=` are both given ({where}): keep one"
