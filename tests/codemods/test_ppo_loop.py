@@ -1339,3 +1339,4 @@ def test_epoch_statements_run_in_a_callback_the_trainer_is_given_beside_none_of_
     out, findings = run(own, select=PPO)
     left = [f.message for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
     assert ".step(" in out and any("already takes `callbacks=`" in m for m in left), left
+    assert "TrainerCallback" not in out  # no import left behind by the refused rewrite

@@ -273,6 +273,7 @@ class LoopRewrite(LoopPass):
             )
         each_epoch: set[int] = set()  # saves of the epoch loop, not of every batch
         callback: tuple[cst.ClassDef | None, str] = (None, "")
+        extras = EpochExtras()
         if outer is not None:
             extras = self._epoch_extras(outer, loop, counters, in_loop, trainer)
             saves += extras.saves
@@ -338,7 +339,7 @@ class LoopRewrite(LoopPass):
                 "stops the run",
                 severity=Severity.WARNING,
             )
-        return self._install(
+        installed = self._install(
             body,
             index,
             loop,
@@ -350,6 +351,9 @@ class LoopRewrite(LoopPass):
             after=[_line(ln) for ln in saves],
             callback=callback,
         )
+        if callback[0] is not None:  # only once the rewrite stands: no import for a refusal
+            self._announce_callback(extras, callback[1], trainer)
+        return installed
 
     def draft(self, loop: cst.For, trainer: str) -> list[str]:
         """For a loop left for a human: its own reward statements as the body of a
@@ -505,7 +509,8 @@ class LoopRewrite(LoopPass):
 
     def _epoch_callback(self, extras: EpochExtras, trainer: str) -> tuple[cst.ClassDef | None, str]:
         """A `TrainerCallback` class that runs the epoch loop's own statements where `train()`
-        begins and ends each epoch, and the name it was given ('' for none)."""
+        begins and ends each epoch, and the name it was given ('' for none); its import and
+        finding wait for the rewrite to stand (`_announce_callback`)."""
         if not (extras.begin or extras.end):
             return None, ""
         name = free_name("EachEpoch", self.module_names)
@@ -524,6 +529,10 @@ class LoopRewrite(LoopPass):
                     if comment.comment is not None:
                         lines.append(f"        {comment.comment.value}")
                 lines += [f"        {x}" for x in edits.code(ln.stmt).strip().splitlines()]
+        return cst.parse_statement("\n".join(lines) + "\n"), name  # type: ignore[return-value]
+
+    def _announce_callback(self, extras: EpochExtras, name: str, trainer: str) -> None:
+        """The import and the finding of the callback `_epoch_callback` wrote."""
         AddImportsVisitor.add_needed_import(self.context, "transformers", "TrainerCallback")
         shown = ", ".join(
             f"`{' '.join(edits.code(ln.stmt).split())}`" for ln in (*extras.begin, *extras.end)
@@ -535,7 +544,6 @@ class LoopRewrite(LoopPass):
             "`train()` begins or ends each epoch (one epoch: one pass over the prompts)",
             severity=Severity.INFO,
         )
-        return cst.parse_statement("\n".join(lines) + "\n"), name  # type: ignore[return-value]
 
     def _inner_of(self, outer: cst.For) -> cst.For:
         """The PPO loop of an epoch loop (`_epochs_of`): the one `for` of its body."""
