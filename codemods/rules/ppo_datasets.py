@@ -413,10 +413,11 @@ def _assigned_then_returned(body: Sequence[cst.CSTNode]) -> cst.SimpleStatementL
     """`return <call>` for a body ending `v = <call>` then `return v` (Pranavbp525/StoryGen:
     `sample = tokenizer(sample['query'], ...)`, `return sample`), its first line's comments kept;
     else None."""
-    if len(body) < 2 or not all(isinstance(s, cst.SimpleStatementLine) for s in body[-2:]):
+    first, last = body[-2:] if len(body) >= 2 else (None, None)
+    if not (
+        isinstance(first, cst.SimpleStatementLine) and isinstance(last, cst.SimpleStatementLine)
+    ):
         return None
-    first, last = body[-2], body[-1]
-    assert isinstance(first, cst.SimpleStatementLine) and isinstance(last, cst.SimpleStatementLine)
     assign, ret = first.body, last.body
     if not (
         len(assign) == 1
