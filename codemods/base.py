@@ -346,8 +346,8 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         if bindings is None:
             return None
         tree = self.state.tree_of(wrapper.module)
-        scope = tree.scope_of.get(id(node))
-        if scope is None or id(node) in tree.in_import or tree.scopes != bindings.scopes:
+        scope = tree.scope(node)
+        if scope is None or tree.in_import(node) or tree.scopes != bindings.scopes:
             return None
         return bindings, scope
 
@@ -375,7 +375,7 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         wrapper = self.context.wrapper
         if wrapper is None:
             return None
-        return self.state.tree_of(wrapper.module).scope_of.get(id(node))
+        return self.state.tree_of(wrapper.module).scope(node)
 
     def _bound_names(self, node: cst.CSTNode) -> tuple[str, ...] | None:
         found = self._bindings(node)

@@ -240,6 +240,10 @@ class _TopLevelAddImports(AddImportsVisitor):
 def _transform(codemod: Codemod, wrapper: MetadataWrapper) -> cst.Module:
     codemod.context = dataclasses.replace(codemod.context, wrapper=wrapper)
     with codemod.resolve(wrapper):
+        if isinstance(codemod, RuleTransformer):
+            # the rules' hooks are on_visit and on_leave: walk.transform rebuilds only what
+            # they change, where libcst's walk rebuilds every node it enters
+            return walk.transform(wrapper.module, codemod)
         return codemod.transform_module_impl(wrapper.module)
 
 

@@ -10,6 +10,7 @@ this is most of the cost of a pass.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import heapq
 import inspect
@@ -100,12 +101,32 @@ def find_all(root: cst.CSTNode, kind: type[_N] | tuple[type[_N], ...]) -> list[_
     nodes are listed once and kept until the next module (the passes of a file ask the same
     tree several times)."""
     if isinstance(root, cst.Module):
-        listing = tree_of(root)
-        nodes = listing.nodes
-        picked = [at for t, at in listing.by_type().items() if issubclass(t, kind)]
-        if len(picked) == 1:
-            return [nodes[i] for i in picked[0]]  # type: ignore[misc]
-        return [nodes[i] for i in heapq.merge(*picked)]  # type: ignore[misc]
+        listing, start, end = tree_of(root), 0, None
+    else:
+        kept = _kept(root)
+        if kept is None:
+            return _find_walking(root, kind)
+        listing, start, end = kept
+    nodes = listing.nodes
+    picked = [at for t, at in listing.by_type().items() if issubclass(t, kind)]
+    if end is not None:  # the positions inside root's subtree, nodes[start:end]
+        picked = [at[bisect.bisect_left(at, start) : bisect.bisect_left(at, end)] for at in picked]
+    if len(picked) == 1:
+        return [nodes[i] for i in picked[0]]  # type: ignore[misc]
+    return [nodes[i] for i in heapq.merge(*picked)]  # type: ignore[misc]
+
+
+def _kept(root: cst.CSTNode) -> tuple[Tree, int, int] | None:
+    """A kept tree that holds `root`, with where root's subtree sits in its node list (a node
+    is immutable, so any tree that holds it lists the same subtree)."""
+    for kept in _LISTED:
+        at = kept.index.get(id(root))
+        if at is not None and kept.nodes[at] is root:
+            return kept, at, kept.ends[at]
+    return None
+
+
+def _find_walking(root: cst.CSTNode, kind: type[_N] | tuple[type[_N], ...]) -> list[_N]:
     found: list[_N] = []
 
     class _Collect(Visitor):
@@ -129,7 +150,7 @@ def tree_of(module: cst.Module) -> Tree:
     for kept in _LISTED:
         if kept.module is module:
             return kept
-    made = Tree(module)
+    made = Tree(module, _LISTED[0] if _LISTED else None)
     _LISTED.insert(0, made)
     del _LISTED[_KEEP:]
     return made
@@ -141,18 +162,20 @@ def visit(root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     the child-skipping libcst's walk has (a walk builds a new node for every node it passes,
     a read-only one too). Other roots and visitors with their own on_visit walk as usual."""
     owner = type(visitor)
+    kept = None
     if (
-        not isinstance(root, cst.Module)
-        or not isinstance(visitor, Visitor)
+        not isinstance(visitor, Visitor)
         or owner.on_visit is not Visitor.on_visit
         or owner.on_leave is not Visitor.on_leave
+        or (not isinstance(root, cst.Module) and (kept := _kept(root)) is None)
     ):
         root.visit(visitor)
         return
-    listing = tree_of(root)
+    listing, i, count = kept or (tree_of(root), 0, 0)  # type: ignore[arg-type]
     nodes, ends = listing.nodes, listing.ends
+    if kept is None:
+        count = len(nodes)
     pending: list[tuple[int, Callable[..., Any], cst.CSTNode]] = []  # (end, leave hook, node)
-    i, count = 0, len(nodes)
     while i < count:
         while pending and pending[-1][0] <= i:
             _, leave, done = pending.pop()
@@ -166,6 +189,70 @@ def visit(root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     while pending:
         _, leave, done = pending.pop()
         leave(visitor, done)
+
+
+def transform(module: cst.Module, transformer: cst.CSTTransformer) -> cst.Module:
+    """`module.visit(transformer)` for a transformer whose hooks are `on_visit` and `on_leave`
+    alone (no per-field hooks): the same calls in the same order, over the module's node list.
+
+    libcst's walk builds a new node for every node whose children it visits, changed or not,
+    and validates each one; here a node is rebuilt only when one of its children came back as
+    another node (or a removal), by libcst's own `_visit_and_replace_children` handed the
+    children's results, so removals, flattening and the checks on them are libcst's. A hook
+    is thus handed `updated_node is original_node` wherever nothing under it changed."""
+    listing = tree_of(module)
+    nodes, ends = listing.nodes, listing.ends
+    on_visit, on_leave = transformer.on_visit, transformer.on_leave
+
+    def walk_at(i: int) -> Any:
+        node = nodes[i]
+        updated = node
+        if on_visit(node):
+            results = []
+            changed = False
+            j, end = i + 1, ends[i]
+            while j < end:
+                result = walk_at(j)
+                results.append(result)
+                if result is not nodes[j]:
+                    changed = True
+                j = ends[j]
+            if changed:
+                updated = node._visit_and_replace_children(_Replay(results))
+        result = on_leave(node, updated)
+        if result is not updated and not isinstance(
+            result, (cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel)
+        ):
+            raise cst.CSTValidationError(
+                "Expected a node of type CSTNode or a RemovalSentinel, "
+                f"but got a return value of {type(result).__name__}"
+            )
+        return result
+
+    result = walk_at(0)
+    if isinstance(result, cst.RemovalSentinel):
+        return module.with_changes(body=(), header=(), footer=())
+    return result  # type: ignore[no-any-return]
+
+
+class _Replay(cst.CSTTransformer):
+    """Hands a node's `_visit_and_replace_children` the results its children's walk gave, in
+    the order that walk met them (libcst visits the children in the same order)."""
+
+    def __init__(self, results: list[Any]) -> None:
+        self._results = iter(results)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
+        return next(self._results)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        return None
 
 
 def forget() -> None:
@@ -289,51 +376,71 @@ class Tree:
     walk.
 
     `nodes`: every node in that order, a node's subtree being `nodes[i:ends[i]]`; `index`:
-    node id -> its position there; `masks`: per position, the node types in its subtree (one
-    bit each, `type_bit`). `scope_of`: node id -> the function body it sits in (0: the module;
-    1, 2, ... the function definitions in source order, as `bindings.Bindings` numbers them).
-    `in_import`: ids of the nodes inside import statements."""
+    node id -> its position there; `parents`: per position, the parent's (-1 for the module);
+    `masks`: per position, the node types in its subtree (one bit each, `type_bit`);
+    `scope_at`: per position, the function body the node sits in (0: the module; 1, 2, ...
+    the function definitions in source order, as `bindings.Bindings` numbers them);
+    `imported`: per position, 1 inside an import statement.
 
-    def __init__(self, module: cst.Module) -> None:
+    `previous`: the tree the module was made from (a pass's input). A subtree this module
+    shares with it (the same node objects: what the pass left alone) is copied from its
+    listing, shifted to where it sits now, instead of being read node by node again."""
+
+    def __init__(self, module: cst.Module, previous: Tree | None = None) -> None:
         self.module = module
-        self.scope_of: dict[int, int] = {}
         self.nodes: list[cst.CSTNode] = []
         self._types: dict[type, list[int]] | None = None
         self._holding: dict[frozenset[str], bytearray] = {}
-        self.texts: list[tuple[int, str]] = []  # (position, text) of the nodes holding text
-        texts = self.texts
-        inner: list[int] = []
-        scopes = 1
+        # the nodes holding text (`_TEXT_FIELDS`): their positions, and the text
+        self.text_at: list[int] = []
+        self.text: list[str] = []
         self.parents: list[int] = []
-        parents = self.parents
-        bits: list[int] = []
-        nodes = self.nodes
-        stack: list[tuple[cst.CSTNode, int, bool, int]] = [(module, 0, False, -1)]
+        self.scope_at: list[int] = []
+        self.imported = bytearray()
+        # per position, how many function bodies were numbered before the node was met
+        self._counted: list[int] = []
+        nodes, parents, text_at, text = self.nodes, self.parents, self.text_at, self.text
+        scope_at, imported, counted = self.scope_at, self.imported, self._counted
+        masks: list[int] = []
+        ends: list[int] = []
+        # positions whose mask and end reach their parent: every node read here, and the
+        # first of each copied subtree (the rest of which came with theirs already)
+        read: list[int] = []
+        scopes = 1
+        stack: list[tuple[cst.CSTNode, int, int, int]] = [(module, 0, 0, -1)]
         imports = (cst.Import, cst.ImportFrom)
-        scope_of = self.scope_of
         is_node = _IS_NODE
         layouts = _LAYOUT
+        old = previous if previous is not None and _shares(module, previous) else None
+        old_index: dict[int, int] = old.index if old is not None else {}
         while stack:
             node, scope, in_import, parent = stack.pop()
-            kind = type(node)
             index = len(nodes)
-            layout = layouts.get(kind) or _layout(node)
-            bit, names, text = layout
-            if text is not None:
-                texts.append((index, getattr(node, text)))
+            at = old_index.get(id(node))
+            if at is not None and old.nodes[at] is node and old.imported[at] == in_import:  # type: ignore[union-attr]
+                scopes = self._copy(old, at, index, parent, scope, scopes, masks, ends)  # type: ignore[arg-type]
+                read.append(index)
+                continue
+            kind = type(node)
+            bit, names, field = layouts.get(kind) or _layout(node)
+            if field is not None:
+                text_at.append(index)
+                text.append(getattr(node, field))
             nodes.append(node)
             parents.append(parent)
-            bits.append(bit)
-            scope_of[id(node)] = scope
-            if in_import:
-                inner.append(id(node))
-            elif kind in imports:
-                in_import = True
+            masks.append(bit)
+            ends.append(index + 1)
+            scope_at.append(scope)
+            imported.append(in_import)
+            counted.append(scopes)
+            read.append(index)
+            if not in_import and kind in imports:
+                in_import = 1
             body_scope = scope
             if kind is cst.FunctionDef:
                 body_scope = scopes
                 scopes += 1
-            children: list[tuple[cst.CSTNode, int, bool, int]] = []
+            children: list[tuple[cst.CSTNode, int, int, int]] = []
             for name in names:
                 value = getattr(node, name)
                 here = body_scope if name == "body" else scope
@@ -346,25 +453,86 @@ class Tree:
                     if node_like:
                         children.append((v, here, in_import, index))
             stack.extend(reversed(children))
-        count = len(nodes)
-        ends = list(range(1, count + 1))
-        masks = bits
-        for index in range(count - 1, 0, -1):
+        for index in reversed(read):
             up = parents[index]
-            masks[up] |= masks[index]
-            if ends[index] > ends[up]:
-                ends[up] = ends[index]
+            if up >= 0:
+                masks[up] |= masks[index]
+                if ends[index] > ends[up]:
+                    ends[up] = ends[index]
         self.ends = ends
         self.masks = masks
-        self.index = {id(node): i for i, node in enumerate(nodes)}
-        self.in_import = frozenset(inner)
+        self.index: dict[int, int] = dict(zip(map(id, nodes), range(len(nodes))))
         self.scopes = scopes
         if CHECK:
-            walked = libcst_order(module)
-            if [id(n) for n, _ in walked] != [id(n) for n in nodes] or [
-                e for _, e in walked
-            ] != ends:
-                raise AssertionError("walk.Tree's node order differs from libcst's walk")
+            self._check(previous)
+
+    def _copy(
+        self,
+        old: Tree,
+        at: int,
+        index: int,
+        parent: int,
+        scope: int,
+        scopes: int,
+        masks: list[int],
+        ends: list[int],
+    ) -> int:
+        """Append the subtree at `old`'s position `at` as this tree's position `index` (under
+        `parent`, in function body `scope`); returns the function count after it."""
+        stop = old.ends[at]
+        shift = index - at
+        self.nodes.extend(old.nodes[at:stop])
+        self.parents.append(parent)
+        self.parents.extend([p + shift for p in old.parents[at + 1 : stop]])
+        ends.extend([e + shift for e in old.ends[at:stop]])
+        masks.extend(old.masks[at:stop])
+        # function bodies numbered inside the subtree keep their order, from this tree's count
+        base = old._counted[at]
+        renumber = scopes - base
+        self.scope_at.extend([v + renumber if v >= base else scope for v in old.scope_at[at:stop]])
+        self._counted.extend([c + renumber for c in old._counted[at:stop]])
+        self.imported.extend(old.imported[at:stop])
+        first = bisect.bisect_left(old.text_at, at)
+        last = bisect.bisect_left(old.text_at, stop)
+        self.text_at.extend([p + shift for p in old.text_at[first:last]])
+        self.text.extend(old.text[first:last])
+        after = old._counted[stop] if stop < len(old.nodes) else old.scopes
+        return scopes + after - base
+
+    def _check(self, previous: Tree | None) -> None:
+        """TRL_MIGRATE_CHECK_BINDINGS: the order is libcst's, and a tree made with copies from
+        `previous` is the tree made without."""
+        walked = libcst_order(self.module)
+        if [id(n) for n, _ in walked] != [id(n) for n in self.nodes] or [
+            e for _, e in walked
+        ] != self.ends:
+            raise AssertionError("walk.Tree's node order differs from libcst's walk")
+        if previous is None:
+            return
+        fresh = Tree(self.module)
+        for field in (
+            "parents",
+            "ends",
+            "masks",
+            "scope_at",
+            "imported",
+            "text_at",
+            "text",
+            "_counted",
+        ):
+            if getattr(fresh, field) != getattr(self, field):
+                raise AssertionError(f"walk.Tree's copied {field} differ from a fresh reading")
+        if fresh.scopes != self.scopes:
+            raise AssertionError("walk.Tree's copied function count differs")
+
+    def scope(self, node: cst.CSTNode) -> int | None:
+        """The function body `node` sits in (see `scope_at`), None for a node not in the tree."""
+        at = self.index.get(id(node))
+        return None if at is None else self.scope_at[at]
+
+    def in_import(self, node: cst.CSTNode) -> bool:
+        at = self.index.get(id(node))
+        return at is not None and bool(self.imported[at])
 
     def holding(self, words: frozenset[str]) -> bytearray:
         """Per position in `nodes`: 1 where the node's code contains one of `words` (which must
@@ -375,7 +543,7 @@ class Tree:
             hit = self._holding[words] = bytearray(len(self.nodes))
             parents = self.parents
             seen: dict[str, bool] = {}
-            for at, text in self.texts:
+            for at, text in zip(self.text_at, self.text):
                 found = seen.get(text)
                 if found is None:
                     found = seen[text] = any(w in text for w in words)
@@ -391,3 +559,10 @@ class Tree:
             for i, node in enumerate(self.nodes):
                 self._types.setdefault(type(node), []).append(i)
         return self._types
+
+
+def _shares(module: cst.Module, tree: Tree) -> bool:
+    """Whether `module` holds any top-level statement of `tree` (then it came from it, and its
+    reading can copy what they share; a fresh parse shares nothing)."""
+    index = tree.index
+    return any(id(stmt) in index for stmt in module.body)

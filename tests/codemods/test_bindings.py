@@ -154,15 +154,14 @@ def _both(name: str):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("name", sorted(SNIPPETS))
 def test_every_answer_matches_the_scope(name: str) -> None:
     module, scopes, bindings, tree = _both(name)
-    scope_of, inner = tree.scope_of, tree.in_import
     assert tree.scopes == bindings.scopes
     answered = 0
     for node in walk.find_all(module, (cst.Name, cst.Attribute, cst.Call)):
-        if id(node) in inner:
+        if tree.in_import(node):
             continue
         full = get_full_name_for_node(node)
         fast = (
-            bindings.qualified(full, scope_of[id(node)], name_node=isinstance(node, cst.Name))
+            bindings.qualified(full, tree.scope(node), name_node=isinstance(node, cst.Name))
             if full
             else ()
         )
@@ -177,12 +176,11 @@ def _answers(text: str) -> dict[str, tuple[str, ...] | None]:
     module = cst.parse_module(text)
     bindings = Bindings(ast.parse(text))
     tree = walk.Tree(module)
-    scope_of, inner = tree.scope_of, tree.in_import
     out = {}
     for node in walk.find_all(module, (cst.Name, cst.Attribute)):
-        if id(node) not in inner:
+        if not tree.in_import(node):
             code = cst.Module([]).code_for_node(node)
-            out[code] = bindings.qualified(get_full_name_for_node(node) or "", scope_of[id(node)])
+            out[code] = bindings.qualified(get_full_name_for_node(node) or "", tree.scope(node))
     return out
 
 
@@ -220,9 +218,8 @@ def _imports(module: cst.Module) -> list[tuple[cst.ImportFrom | cst.Import, str]
 @pytest.mark.parametrize("name", sorted(SNIPPETS))
 def test_referenced_matches_the_scope(name: str) -> None:
     module, scopes, bindings, tree = _both(name)
-    scope_of = tree.scope_of
     for node, bound in _imports(module):
-        fast = bindings.referenced(bound, scope_of[id(node)])
+        fast = bindings.referenced(bound, tree.scope(node))
         if fast is None:
             continue
         exact = any(a.references for a in scopes[node][bound] if getattr(a, "node", None) is node)
@@ -233,9 +230,9 @@ def test_referenced_answers() -> None:
     text = dedent(SNIPPETS["references"]).lstrip()
     module = cst.parse_module(text)
     bindings = Bindings(ast.parse(text))
-    scope_of = walk.Tree(module).scope_of
+    tree = walk.Tree(module)
     got = {
-        (bound, scope_of[id(node)]): bindings.referenced(bound, scope_of[id(node)])
+        (bound, tree.scope(node)): bindings.referenced(bound, tree.scope(node))
         for node, bound in _imports(module)
     }
     assert got == {
@@ -292,11 +289,11 @@ def test_local_imports_resolve_in_their_function_only() -> None:
     text = SNIPPETS["local-imports"]
     module = cst.parse_module(dedent(text).lstrip())
     bindings = Bindings(ast.parse(dedent(text).lstrip()))
-    scope_of = walk.Tree(module).scope_of
+    tree = walk.Tree(module)
     returns = walk.find_all(module, cst.Return)
     answers = [
         [
-            bindings.qualified(get_full_name_for_node(e.value) or "", scope_of[id(e.value)])
+            bindings.qualified(get_full_name_for_node(e.value) or "", tree.scope(e.value))
             for e in (
                 r.value.elements if isinstance(r.value, cst.Tuple) else [cst.Element(r.value)]
             )  # type: ignore[union-attr]
