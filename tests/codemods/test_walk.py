@@ -131,9 +131,7 @@ def test_a_copied_listing_is_the_fresh_one(old, new, monkeypatch):
     edited = cst.parse_module(SOURCE.replace(old, new, 1))
     # the edited module keeps every statement the edit did not reach, as a pass would
     kept = {before.code_for_node(s): s for s in before.body}
-    module = edited.with_changes(
-        body=[kept.get(edited.code_for_node(s), s) for s in edited.body]
-    )
+    module = edited.with_changes(body=[kept.get(edited.code_for_node(s), s) for s in edited.body])
     assert any(s in before.body for s in module.body)
     copies = []
     monkeypatch.setattr(walk, "CHECK", False)
