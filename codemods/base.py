@@ -243,6 +243,7 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         self._skipped: cst.CSTNode | None = None  # the statement being passed over (focus)
         self._tree: walk.Tree | None = None  # of the tree this pass walks, made on first ask
         self._plain: frozenset[str] | None = None  # the focus, when walk.Tree can test it
+        self._mask = 0  # walk.hooked_mask of this class, read with the tree
 
     def get_metadata(self, key, node, default=_NO_DEFAULT):  # type: ignore[no-untyped-def, override]
         table = self._tables.get(key)
@@ -471,16 +472,18 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         return not isinstance(node, cst.Name) or node.value in bound
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        kind = _kind(type(node))
+        node_type = type(node)
+        kind = _KINDS.get(node_type) or _kind(node_type)
         tree = self._tree
         if tree is None:
             tree = self._tree = self._walked_tree()
+            self._mask = walk.hooked_mask(type(self))
         at = tree.index.get(id(node)) if tree is not None else None
         if (
             at is not None
-            and not tree.masks[at] & walk.hooked_mask(type(self))  # type: ignore[union-attr]
+            and not tree.masks[at] & self._mask  # type: ignore[union-attr]
             and self._skipped is None
-            and type(node) is not cst.Module
+            and node_type is not cst.Module
         ):
             # No node this pass has a hook for is in here: libcst keeps the subtree as it is.
             self._skipped = node
@@ -499,7 +502,7 @@ class RuleTransformer(VisitorBasedCodemodCommand):
             self._import_depth += 1
         elif kind is _TARGET and _mutates(node):
             self._mutation_depth += 1
-        visit = walk.hooks(type(self), type(node))[0]
+        visit = walk.hooks(type(self), node_type)[0]
         return visit is None or visit(self, node) is not False
 
     def _walked_tree(self) -> walk.Tree | None:
@@ -531,12 +534,13 @@ class RuleTransformer(VisitorBasedCodemodCommand):
             if _kind(type(original_node)) is _STATEMENT:
                 self._pending.pop()
             return updated_node
-        kind = _kind(type(original_node))
+        node_type = type(original_node)
+        kind = _KINDS.get(node_type) or _kind(node_type)
         if kind is _IMPORT:
             self._import_depth -= 1
         elif kind is _TARGET and _mutates(original_node):
             self._mutation_depth -= 1
-        leave = walk.hooks(type(self), type(original_node))[1]
+        leave = walk.hooks(type(self), node_type)[1]
         result = updated_node if leave is None else leave(self, original_node, updated_node)
         if kind is _STATEMENT:
             messages = self._pending.pop()
