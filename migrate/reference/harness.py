@@ -111,6 +111,16 @@ def _is_offline(exc: BaseException) -> bool:
     return False
 
 
+def _cause(exc: BaseException) -> str:
+    """`raise Wrapper(...) from exc`: what `exc` said, on one line. A library that wraps an
+    error in a generic one (datasets' "An error occurred while generating the dataset") says
+    what went wrong only there; a message over several lines (a schema dump) keeps its first
+    and last lines, where such messages put what failed and why."""
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+    text = lines[0] if len(lines) < 2 else f"{lines[0]} ... {lines[-1]}"
+    return f"{type(exc).__name__}: {text}"[:300]
+
+
 def describe(exc: BaseException, script: str) -> dict[str, Any]:
     """The exception as a value: its kind, message and the script's own line it came through."""
     frames = traceback.extract_tb(exc.__traceback__)
@@ -126,6 +136,8 @@ def describe(exc: BaseException, script: str) -> dict[str, Any]:
         "project_frames": [f"{f.filename}:{f.lineno}" for f in frames if _in_project(f.filename)],
         "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-6000:],
     }
+    if exc.__cause__ is not None:
+        out["cause"] = _cause(exc.__cause__)
     if isinstance(exc, ImportError):
         out["kind"] = "import"
         out["name"] = exc.name or ""

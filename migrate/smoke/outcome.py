@@ -120,8 +120,9 @@ def judge(
             result,
             CRASH,
             Severity.ERROR,
-            f"{after}the script raised {err.get('exception')}: {err.get('message')}{where}"
-            f"{_untouched(result, err)}{_not_in_repo(err)}{_from_launch(result, err)}{todo}",
+            f"{after}the script raised {err.get('exception')}: {err.get('message')}"
+            f"{_caused_by(err)}{where}{_untouched(result, err)}{_not_in_repo(err)}"
+            f"{_from_launch(result, err)}{todo}",
             line,
         )
     if result.findings:
@@ -161,6 +162,12 @@ def judge(
                 "machine "
                 "would stop there",
             )
+
+
+def _caused_by(err: dict[str, Any]) -> str:
+    """` (from CastError: ...)`: the error the raised one was raised from, when it names one."""
+    cause = err.get("cause")
+    return f" (from {cause})" if cause else ""
 
 
 def _untouched(result: SmokeResult, err: dict[str, Any]) -> str:

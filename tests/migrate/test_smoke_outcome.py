@@ -135,3 +135,24 @@ def test_the_script_that_ran_is_never_a_file_the_rewrite_did_not_touch(tmp_path)
         f"; it came from {result.shown(str(tmp_path / 'helpers.py'))}:7, a file the rewrite did "
         "not touch"
     )
+
+
+def test_a_wrapped_error_keeps_the_first_and_last_lines_of_its_cause():
+    from migrate.reference.harness import describe
+
+    try:
+        try:
+            raise ValueError("Couldn't cast\nschema: a\n\nto\nschema: b\nbecause they differ")
+        except ValueError as inner:
+            raise RuntimeError("generic failure") from inner
+    except RuntimeError as outer:
+        described = describe(outer, __file__)
+    assert described["message"] == "generic failure"
+    assert described["cause"] == "ValueError: Couldn't cast ... because they differ"
+    try:
+        try:
+            raise KeyError("k")
+        except KeyError:
+            raise RuntimeError("while handling")  # noqa: B904 (an implicit context: no cause)
+    except RuntimeError as outer:
+        assert "cause" not in describe(outer, __file__)

@@ -565,3 +565,27 @@ def test_a_hub_login_is_skipped_offline_and_listed(tmp_path, store):
         {"config": "huggingface_hub", "field": name, "was": "called", "now": "skipped (offline)"}
         for name in ("login", "notebook_login", "interpreter_login")
     ]
+
+
+def test_an_error_raised_from_another_names_the_one_it_came_from(tmp_path, store):
+    # the repository's own data files disagree on their columns: datasets wraps the cast error
+    # in a generic "An error occurred while generating the dataset"
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "a.jsonl").write_text('{"instruction": "hi", "output": "yo"}\n')
+    (data / "b.jsonl").write_text('{"conversations": [{"from": "human", "value": "hi"}]}\n')
+    script = _script(
+        tmp_path,
+        """
+        from datasets import load_dataset
+
+        load_dataset("json", data_files={"train": ["data/a.jsonl", "data/b.jsonl"]})
+        """,
+    )
+    result = smoke_script(script, store=store, timeout=120)
+    assert _codes(result) == ["TRL412"] and result.findings[0].line == 3
+    message = result.findings[0].message
+    assert message.startswith(
+        "the script raised DatasetGenerationError: An error occurred while generating the "
+        "dataset (from CastError: Couldn't cast ... because column names don't match)"
+    ), message
