@@ -324,9 +324,9 @@ def upgrade_path(
         from migrate.smoke.entry_points import project_root
 
         missing = smoking.missing_packages() if python is None else []
-        rewritten = frozenset(
-            os.path.abspath(r.path) for r in report.fix.results if r.status is Status.CHANGED
-        )
+        changed = [r for r in report.fix.results if r.status is Status.CHANGED]
+        rewritten = frozenset(os.path.abspath(r.path) for r in changed)
+        before = {os.path.abspath(r.path): r.old for r in changed if r.old is not None}
         root = project_root(path)
         for entry in scripts:
             if missing:
@@ -346,6 +346,7 @@ def upgrade_path(
                     module=entry.module,
                     entry=entry,
                     rewritten=rewritten,
+                    before=before,
                     python=python,
                 )
             )

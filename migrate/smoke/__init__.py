@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from migrate.kernel.codes import (
@@ -151,6 +151,7 @@ def smoke_script(
     module: str = "",
     entry: Any = None,
     rewritten: frozenset[str] | None = None,
+    before: Mapping[str, bytes] | None = None,
 ) -> SmokeResult:
     """Run `script` with `args` for `steps` training steps on tiny offline stand-ins, in a
     subprocess.
@@ -158,7 +159,9 @@ def smoke_script(
     Never raises for a failing script: every outcome is a finding (TRL410-TRL418). `store` is a
     folder to keep the tiny models in between runs (default: inside the temporary folder).
     `stand_ins`: missing non-training modules the script imports get reported no-op stand-ins
-    (migrate/reference/absent.py); False lets their import fail as it would.
+    (migrate/reference/absent.py); False lets their import fail as it would. `rewritten`: the
+    files `fix` rewrote (absolute paths), and `before` what they held: a crash is placed
+    against them.
     """
     result = SmokeResult(script, list(args), steps, timeout)
     if not os.path.isfile(script):
@@ -185,6 +188,7 @@ def smoke_script(
         here = os.path.abspath(cwd) if cwd else _default_cwd(root)
         copy = os.path.join(tmp, "repo")
         result.root, result.rewritten = root, rewritten
+        result.before = dict(before or {})
         if mirror(root, copy):
             result.copy = copy
             result.ran = inside(script, root, copy)

@@ -3,6 +3,7 @@ TRL4nn finding at the user's line, with the TODO of ours nearest to an import th
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 import re
@@ -171,8 +172,9 @@ def _caused_by(err: dict[str, Any]) -> str:
 
 
 def _untouched(result: SmokeResult, err: dict[str, Any]) -> str:
-    """`; it came from utils/rewards.py:12, a file of the project the rewrite did not touch` when
-    the innermost project frame is in a file `fix` left alone (known only under `upgrade`)."""
+    """`; it came from utils/rewards.py:12, a file the rewrite did not touch` when the innermost
+    project frame is in a file `fix` left alone, and `..., a line the rewrite did not change`
+    (or `changed`) when it is in another file `fix` rewrote (known only under `upgrade`)."""
     frames = err.get("project_frames") or []
     if not frames or result.rewritten is None:
         return ""
@@ -180,9 +182,22 @@ def _untouched(result: SmokeResult, err: dict[str, Any]) -> str:
     if os.path.realpath(file) == os.path.realpath(result.ran or ""):
         return ""  # the script itself (or the script made of a notebook's cells)
     original = result.original(file)
-    if original is None or original in result.rewritten:
+    if original is None:
         return ""
-    return f"; it came from {result.shown(original)}:{line}, a file the rewrite did not touch"
+    where = f"; it came from {result.shown(original)}:{line}"
+    if original not in result.rewritten:
+        return f"{where}, a file the rewrite did not touch"
+    old = result.before.get(original)
+    if old is None or not line.isdigit() or not original.endswith(".py"):
+        return ""
+    kept = _kept_line(old.decode("utf-8", "replace"), _read(file), int(line))
+    return f"{where}, a line the rewrite {'did not change' if kept else 'changed'}"
+
+
+def _kept_line(old: str, new: str, line: int) -> bool:
+    """Whether 1-based `line` of `new` is a line of `old` the rewrite left as it was."""
+    matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
+    return any(tag == "equal" and j1 < line <= j2 for tag, _, _, j1, j2 in matcher.get_opcodes())
 
 
 def _from_launch(result: SmokeResult, err: dict[str, Any]) -> str:

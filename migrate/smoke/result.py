@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from migrate.kernel.codes import (
@@ -44,6 +45,8 @@ class SmokeResult:
     root: str = ""  # the project root (absolute)
     copy: str = ""  # the throwaway copy of it the script ran in ('' when run in place)
     rewritten: frozenset[str] | None = None  # absolute paths `fix` rewrote (None: not known)
+    # what those files held before the rewrite, by the same paths (empty: not known)
+    before: Mapping[str, bytes] = dataclasses.field(default_factory=dict)
 
     def original(self, path: str) -> str | None:
         """The project file a path of the copy stands for (None when outside the project)."""

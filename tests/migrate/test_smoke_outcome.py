@@ -137,6 +137,32 @@ def test_the_script_that_ran_is_never_a_file_the_rewrite_did_not_touch(tmp_path)
     )
 
 
+def test_a_crash_in_another_rewritten_file_says_whether_the_rewrite_changed_its_line(tmp_path):
+    from migrate.smoke.outcome import _untouched
+    from migrate.smoke.result import SmokeResult
+
+    result = SmokeResult(str(tmp_path / "train.py"), [], 2, 60)
+    result.root, result.copy = str(tmp_path), str(tmp_path / "copy")
+    result.ran = str(tmp_path / "copy" / "train.py")
+    data = tmp_path / "data.py"
+    result.rewritten = frozenset({str(tmp_path / "train.py"), str(data)})
+    result.before = {str(data): b"from modules import *\n\nx = args.size\nq = 'query'\n"}
+    (tmp_path / "copy").mkdir()
+    (tmp_path / "copy" / "data.py").write_text(
+        "from modules import *\nimport extra\n\nx = args.size\nq = p = 'query'\n"
+    )
+    frame = str(tmp_path / "copy" / "data.py")
+    shown = result.shown(str(data))
+    assert _untouched(result, {"project_frames": [f"{result.ran}:6", f"{frame}:4"]}) == (
+        f"; it came from {shown}:4, a line the rewrite did not change"
+    )
+    assert _untouched(result, {"project_frames": [f"{frame}:5"]}) == (
+        f"; it came from {shown}:5, a line the rewrite changed"
+    )
+    result.before = {}  # not known (smoke run alone): nothing said
+    assert _untouched(result, {"project_frames": [f"{frame}:4"]}) == ""
+
+
 def test_a_wrapped_error_keeps_the_first_and_last_lines_of_its_cause():
     from migrate.reference.harness import describe
 

@@ -129,3 +129,25 @@ def test_upgrade_proves_a_src_package_through_the_repos_own_launcher(tmp_path):
         "--dataset_name trl-migrate/stand-in"
     )
     assert not (root / "runs").exists()  # outputs stayed in the throwaway copy
+
+
+@pytest.mark.smoke
+def test_a_crash_in_a_rewritten_module_says_whether_the_rewrite_changed_that_line(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("")
+    (root / "helpers.py").write_text(
+        "from trl.core import LengthSampler\n\nsampler = LengthSampler(2, 4)\nsize = undefined\n"
+    )
+    (root / "train.py").write_text(
+        'import helpers\n\nif __name__ == "__main__":\n    print(helpers.size)\n'
+    )
+    report = api.upgrade_path(str(root), installed=False)
+    [smoke] = report.smokes
+    [crash] = [f for f in smoke.findings if f.code == "TRL412"]
+    line = (root / "helpers.py").read_text().splitlines().index("size = undefined") + 1
+    assert line > 4  # the rewrite wrote LengthSampler in above it
+    assert crash.message == (
+        "the script raised NameError: name 'undefined' is not defined; it came from "
+        f"{smoke.shown(str(root / 'helpers.py'))}:{line}, a line the rewrite did not change"
+    ), crash.message
