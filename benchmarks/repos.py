@@ -185,6 +185,13 @@ def render(table: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         if r["outcome"] != "passed" and not r.get("todo") and not r.get("todo_in_file")
     )
     listed = "; ".join(f"{n} {kind}" for kind, n in sorted(others.items(), key=lambda x: -x[1]))
+    # a run that trained its steps and then stopped (saving to a path of the original machine)
+    after = sum("after training" in r.get("message", "") for r in entries)
+    then = (
+        f" {after} of those that did not train ran their training steps and stopped after them."
+        if after
+        else ""
+    )
     lines = [
         f"## {TITLE}",
         "",
@@ -199,7 +206,7 @@ def render(table: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         f"stand-ins, real TRL 1.13). `upgrade` found {found} of them as entry points and "
         f"smoke-ran {smoked}; of those that did not train, {at_todo} stopped on a line where the "
         f"rewrite left a TODO naming the reason, {in_file} elsewhere in a file where it left "
-        f"TODOs (listed in the finding); the others: {listed}.",
+        f"TODOs (listed in the finding); the others: {listed}.{then}",
         "",
         "| repo | entry point | found by upgrade | args used (filled) | outcome | where it stopped "
         "| stand-ins | smoke caps |",
