@@ -25,6 +25,16 @@ _NEWLINE = re.compile(r"\r\n?|\n")
 CHECK = os.environ.get("TRL_MIGRATE_CHECK_BINDINGS") == "1"
 
 
+def _last_newline(module: cst.Module) -> str | None:
+    """The token the module's last Newline node writes (None: it has none)."""
+    tree = walk.tree_of(module)
+    at = tree.by_type().get(cst.Newline)
+    if not at:
+        return None
+    last = tree.nodes[at[-1]]
+    return module.default_newline if last.value is None else last.value  # type: ignore[attr-defined]
+
+
 class Written:
     """The code of the trees one file's passes make, each top-level statement written once: a
     pass keeps the statements it does not touch (the same node objects), so a new tree's code
@@ -39,14 +49,22 @@ class Written:
         self._lines: tuple[cst.Module, dict[int, tuple[int, int]]] | None = None
 
     def code(self, module: cst.Module) -> str:
-        if not module.has_trailing_newline or not module.body:
-            return module.code  # libcst trims or adds a final newline: its own writer decides
+        if not module.body:
+            return module.code  # libcst may add a newline to an empty module: it decides
         parts = [module.code_for_node(line) for line in module.header]
         with self._nested():
             parts += self._statements(module)
         parts += [module.code_for_node(line) for line in module.footer]
         self._lines = None
         text = "".join(parts)
+        if not module.has_trailing_newline:
+            # libcst drops the last token when it is the default newline; the last token of a
+            # module with a body is always its last Newline node's
+            last = _last_newline(module)
+            if last is None:
+                return module.code
+            if last == module.default_newline and text.endswith(last):
+                text = text[: -len(last)]
         if CHECK and text != module.code:
             raise AssertionError("positions.Written differs from libcst's code of the module")
         return text
@@ -59,8 +77,9 @@ class Written:
         `code` keeps."""
         if not nodes:
             return {}
-        if not module.has_trailing_newline or not module.body:
+        if not module.body:
             return starts(module, nodes)
+        # (a module without a final newline: the one libcst drops follows every node's start)
         lines = self._statement_lines(module)
         tree = walk.tree_of(module)
         parents, nodes_at = tree.parents, tree.nodes

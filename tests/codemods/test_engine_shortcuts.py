@@ -66,7 +66,14 @@ def _sources() -> list[tuple[str, str]]:
     found = [(str(p.relative_to(FIXTURES)), p.read_text()) for p in sorted(FIXTURES.rglob("*.py"))]
     found += [(f"{r.code} before", r.before) for r in codemods.RULES]
     found += [(f"{r.code} after", r.after) for r in codemods.RULES]
-    return [*found, ("mixed", MIXED), ("star", STAR)]
+    # a file that does not end with a newline (libcst drops the final one it writes), one whose
+    # last line ends with a newline other than the file's own, and one ending in a comment
+    endings = [
+        ("mixed, no final newline", MIXED.rstrip("\n")),
+        ("mixed, CRLF last line only", MIXED.rstrip("\n") + "\r\n"),
+        ("star, final comment without newline", STAR + "# done"),
+    ]
+    return [*found, ("mixed", MIXED), ("star", STAR), *endings]
 
 
 SOURCES = _sources()
