@@ -252,9 +252,10 @@ def render(res: dict[str, Any]) -> str:
     if before:
         out += [
             "",
-            f"Side by side in the same run, each file the best of {res.get('repeat', 1)}: the "
-            f"engine and rules of `{before['label']}` (`--rules-from`) against this checkout's, "
-            "on the same files:",
+            f"Side by side, each file the best of {res.get('repeat', 1)}: the engine and rules "
+            f"of `{before['label']}` (`--rules-from`, timed on this machine in the run before "
+            f"this one{', at ' + before['measured'] if before.get('measured') else ''}) against "
+            "this checkout's, on the same files:",
             "",
             "| files | fix total before / now | before / now | median before / now | p95 before "
             "/ now | max before / now | fix / parse before / now |",
@@ -334,6 +335,7 @@ def main(argv: list[str] | None = None) -> None:
         ).stdout.strip() or str(args.rules_from)
         saved = {
             "label": label,
+            "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "groups": [summarize(n, time_files(ps, base, args.repeat)) for n, ps, base in groups],
         }
         out = args.dest / "ppo_files_before.json"
