@@ -3,7 +3,8 @@
 An entry point is a file a user runs (a `__main__` guard, top-level training, a notebook, or a
 file one of the repo's own launch lines runs) that was rewritten or imports a rewritten module
 of the repo. A rewritten library module is proven through the entry points that import it
-(directly or through up to three modules); one that none reaches is reported with the reason.
+(directly or through up to three modules, or six for a file a launch line of the repo runs);
+one that none reaches is reported with the reason.
 Reading only (`ast` and the launch lines); nothing runs here.
 """
 
@@ -13,13 +14,16 @@ import ast
 import dataclasses
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from migrate.kernel.imports import imported_modules
 from migrate.smoke.launchers import Launch, is_launcher_file, module_file, read_launches
 
 PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 MAX_DEPTH = 3  # import hops from an entry point to the rewritten module it proves
+# ... and from a file one of the repo's launch lines runs: a CLI reaches its library through a
+# command registry and the package's __init__ modules (BITnene465/shaft: five)
+LAUNCH_DEPTH = 6
 
 
 @dataclasses.dataclass(frozen=True)
@@ -240,7 +244,7 @@ def find(
         if how_run(path):
             found.setdefault(path, set())
             continue
-        reached = _importers_that_run(path, importers, how_run)
+        reached = _importers_that_run(path, importers, how_run, by_script)
         if reached:
             for entry in reached:
                 found.setdefault(entry, set()).add(path)
@@ -301,26 +305,32 @@ def _launches(root: str, paths: Iterable[str]) -> list[Launch]:
     return out
 
 
-def _importers_that_run(path: str, importers: Mapping[str, set[str]], how_run) -> list[str]:  # type: ignore[no-untyped-def]
-    """Runnable files that import `path` within MAX_DEPTH hops, nearest first."""
+def _importers_that_run(  # type: ignore[no-untyped-def]
+    path: str, importers: Mapping[str, set[str]], how_run, launched: Collection[str] = ()
+) -> list[str]:
+    """Runnable files that import `path` within MAX_DEPTH hops, the nearest ones; and the files
+    a launch line of the repo runs (`launched`) that import it within LAUNCH_DEPTH hops, nearer
+    runnable files or not: the way the repo says to run it."""
     seen = {path}
     frontier = [path]
-    out: list[str] = []
-    for _ in range(MAX_DEPTH):
+    nearest: list[str] = []
+    runs: list[str] = []
+    for depth in range(LAUNCH_DEPTH):
         nxt = []
+        level: list[str] = []
         for module in frontier:
             for importer in sorted(importers.get(module, ())):
                 if importer in seen:
                     continue
                 seen.add(importer)
+                nxt.append(importer)
                 if how_run(importer):
-                    out.append(importer)
-                else:
-                    nxt.append(importer)
-        if out:
-            return out
+                    level.append(importer)
+        if level and not nearest and depth < MAX_DEPTH:
+            nearest = level
+        runs += [p for p in level if p in launched and p not in nearest]
         frontier = nxt
-    return out
+    return nearest + runs
 
 
 def _why_none(importers: list[str]) -> str:

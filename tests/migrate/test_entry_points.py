@@ -385,3 +385,35 @@ def test_the_launch_line_that_names_ppo_is_the_one_run(tmp_path):
     [entry], _ = find(str(root), {}, [str(root / "cli.py")])
     assert (entry.found_in, entry.args) == ("docs/cli.md:4", ("train", "--type", "ppo"))
     assert entry.also == ("docs/cli.md:5", "docs/cli.md:2", "docs/cli.md:3")
+
+
+def test_a_launched_cli_deep_in_a_package_is_found_beside_nearer_scripts(tmp_path):
+    # BITnene465/shaft: scripts/train.py -> cli.train -> rl -> rl.dpo -> utils -> compat, the
+    # rewritten module; a task script with a __main__ guard imports it more directly
+    root = _repo(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/compat.py": "import trl\n",
+            "pkg/utils.py": "from pkg.compat import x\n",
+            "pkg/rl/__init__.py": "from . import dpo\n",
+            "pkg/rl/dpo.py": "from pkg.utils import x\n",
+            "pkg/cli/__init__.py": "",
+            "pkg/cli/train.py": "from pkg import rl\n",
+            "scripts/train.py": (
+                "from pkg.cli.train import main\nif __name__ == '__main__':\n    main()\n"
+            ),
+            "scripts/task.py": "from pkg.utils import x\nif __name__ == '__main__':\n    x()\n",
+            "README.md": "```\npython scripts/train.py rl --algorithm ppo\n```\n",
+        },
+    )
+    found, missing = find(str(root), {}, [str(root / "pkg/compat.py")])
+    assert missing == []
+    assert [(e.path, e.found_in, e.args) for e in found] == [
+        (str(root / "scripts/task.py"), "__main__ guard", ()),
+        (str(root / "scripts/train.py"), "README.md:2", ("rl", "--algorithm", "ppo")),
+    ]
+    # without the launch line the CLI is too far to be taken for an entry point of it
+    (root / "README.md").write_text("")
+    found, _ = find(str(root), {}, [str(root / "pkg/compat.py")])
+    assert [e.path for e in found] == [str(root / "scripts/task.py")]
