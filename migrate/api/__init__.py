@@ -28,8 +28,9 @@ from migrate.kernel.findings import Severity
 def smoke_script(script: str, args: Sequence[str] = (), **options: Any) -> Any:
     """`smoke SCRIPT`: one smoke run (migrate.smoke.smoke_script); torch stays in the subprocess."""
     from migrate import smoke
+    from migrate.api.hints import explain
 
-    return smoke.smoke_script(script, list(args), **options)
+    return explain(smoke.smoke_script(script, list(args), **options))
 
 
 def check_env(**options: Any) -> Any:

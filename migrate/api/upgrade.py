@@ -321,6 +321,7 @@ def upgrade_path(
         )
     else:
         from migrate import smoke as smoking
+        from migrate.api.hints import explain
         from migrate.smoke.entry_points import project_root
 
         missing = smoking.missing_packages() if python is None else []
@@ -336,18 +337,20 @@ def upgrade_path(
                 continue
             say(f"smoke: {entry.path} ({entry.found_in})")
             report.smokes.append(
-                smoking.smoke_script(
-                    entry.path,
-                    list(entry.args),
-                    steps=steps,
-                    timeout=timeout,
-                    root=root,
-                    cwd=entry.cwd or None,
-                    module=entry.module,
-                    entry=entry,
-                    rewritten=rewritten,
-                    before=before,
-                    python=python,
+                explain(
+                    smoking.smoke_script(
+                        entry.path,
+                        list(entry.args),
+                        steps=steps,
+                        timeout=timeout,
+                        root=root,
+                        cwd=entry.cwd or None,
+                        module=entry.module,
+                        entry=entry,
+                        rewritten=rewritten,
+                        before=before,
+                        python=python,
+                    )
                 )
             )
     report.seconds = time.perf_counter() - started

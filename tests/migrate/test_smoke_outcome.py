@@ -182,3 +182,38 @@ def test_a_wrapped_error_keeps_the_first_and_last_lines_of_its_cause():
             raise RuntimeError("while handling")  # noqa: B904 (an implicit context: no cause)
     except RuntimeError as outer:
         assert "cause" not in describe(outer, __file__)
+
+
+def test_a_crash_on_a_keyword_the_stack_dropped_says_what_became_of_it():
+    from migrate.api.hints import explain, keyword_drift
+    from migrate.kernel.findings import Finding, Fix, Severity
+    from migrate.smoke.result import SmokeResult
+
+    assert keyword_drift("TrainingArguments", "warmup_ratio").startswith(
+        "`warmup_ratio` (it is `warmup_steps` now): transformers 5.0 removed warmup_ratio"
+    )
+    assert keyword_drift("RLOOConfig", "warmup_ratio").startswith("`warmup_ratio` (it is")
+    assert keyword_drift("GRPOConfig", "use_liger_loss").startswith(
+        "TRL 0.28.0 removed GRPOConfig's `use_liger_loss` (it is `use_liger_kernel` now): pass "
+    )
+    assert keyword_drift("TrainingArguments", "not_a_field") == ""
+    assert keyword_drift("MyArguments", "warmup_ratio") == ""  # not a class the table names
+
+    result = SmokeResult("train.py", [], 2, 60)
+    crash = (
+        "the script raised TypeError: TrainingArguments.__init__() got an unexpected keyword "
+        "argument 'warmup_ratio'; it came from util.py:9, a file the rewrite did not touch"
+    )
+    other = "the script raised TypeError: f() got an unexpected keyword argument 'x'"
+    result.findings = [
+        Finding("TRL412", Severity.ERROR, "train.py", 3, 1, crash, Fix.MANUAL),
+        Finding("TRL412", Severity.ERROR, "train.py", 4, 1, other, Fix.MANUAL),
+    ]
+    explain(result)
+    assert result.findings[0].message == (
+        f"{crash}; TRL 1.13's stack no longer takes it: "
+        f"{keyword_drift('TrainingArguments', 'warmup_ratio')}"
+    )
+    assert result.findings[1].message == other
+    explain(result)  # twice: said once
+    assert result.findings[0].message.count("no longer takes it") == 1

@@ -589,3 +589,28 @@ def test_an_error_raised_from_another_names_the_one_it_came_from(tmp_path, store
         "the script raised DatasetGenerationError: An error occurred while generating the "
         "dataset (from CastError: Couldn't cast ... because column names don't match)"
     ), message
+
+
+def test_a_keyword_the_stack_dropped_is_explained_where_the_script_stops(tmp_path):
+    from migrate import api
+
+    # the keyword reaches TrainingArguments through a dict, where the rewrite cannot see it
+    script = _script(
+        tmp_path,
+        """
+        from transformers import TrainingArguments
+
+        extra = {"warmup_ratio": 0.1}
+        TrainingArguments(output_dir="out", **extra)
+        """,
+    )
+    result = api.smoke_script(script, timeout=120)
+    assert _codes(result) == ["TRL412"] and result.findings[0].line == 4
+    assert result.findings[0].message == (
+        "the script raised TypeError: TrainingArguments.__init__() got an unexpected keyword "
+        "argument 'warmup_ratio'; TRL 1.13's stack no longer takes it: `warmup_ratio` (it is "
+        "`warmup_steps` now): transformers 5.0 removed warmup_ratio and reads a warmup_steps "
+        "float in [0, 1) as that ratio of the total steps (TrainingArguments.get_warmup_steps of "
+        "5.25: ceil(total * warmup_steps) below 1, as 4.x did with ceil(total * warmup_ratio) "
+        "when warmup_steps was 0); 1.0 and more count steps"
+    ), result.findings[0].message
