@@ -246,6 +246,8 @@ def stop_kind(row: dict[str, Any]) -> str:
         return "ran past the timeout"
     if "not in the repository" in why or "No such file or directory" in why:
         return "stopped on a file the repository does not hold (data, a checkpoint, a config)"
+    if "valid in a newer Python" in why:
+        return "stopped on the repository's code for a newer Python than this machine's"
     if "SyntaxError" in why:
         return "stopped on a syntax error in the repository's own code"
     if "TRL411" in why and not stack_stop(row):

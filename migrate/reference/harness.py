@@ -138,6 +138,8 @@ def describe(exc: BaseException, script: str) -> dict[str, Any]:
     }
     if exc.__cause__ is not None:
         out["cause"] = _cause(exc.__cause__)
+    if isinstance(exc, SyntaxError) and exc.filename and not exc.filename.startswith("<"):
+        out["syntax_file"] = exc.filename  # the file that does not parse here
     if isinstance(exc, ImportError):
         out["kind"] = "import"
         out["name"] = exc.name or ""

@@ -122,7 +122,8 @@ def judge(
             CRASH,
             Severity.ERROR,
             f"{after}the script raised {err.get('exception')}: {err.get('message')}"
-            f"{_caused_by(err)}{where}{_untouched(result, err)}{_not_in_repo(err)}"
+            f"{_caused_by(err)}{_newer_python(err)}{where}{_untouched(result, err)}"
+            f"{_not_in_repo(err)}"
             f"{_from_launch(result, err)}{todo}",
             line,
         )
@@ -163,6 +164,37 @@ def judge(
                 "machine "
                 "would stop there",
             )
+
+
+def _newer_python(err: dict[str, Any]) -> str:
+    """A file the interpreter cannot parse that libcst (whose grammar runs to newer Pythons)
+    reads: it is written for a newer Python, such as an f-string reusing its quotes (3.12)."""
+    path = err.get("syntax_file")
+    if not path:
+        return ""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        compile(text, path, "exec", dont_inherit=True)
+    except SyntaxError:
+        pass
+    except (OSError, UnicodeDecodeError, ValueError):
+        return ""
+    else:
+        return ""  # it parses here after all (made at run time?): nothing to say
+    import libcst
+
+    try:
+        libcst.parse_module(text)
+    except Exception:  # noqa: BLE001 - not Python at all: the SyntaxError says enough
+        return ""
+    import sys
+
+    here = ".".join(map(str, sys.version_info[:2]))
+    return (
+        f"; {os.path.basename(path)} is valid in a newer Python than the {here} that ran it "
+        "(libcst parses it): pass `--python` an interpreter of the version the project uses"
+    )
 
 
 def _caused_by(err: dict[str, Any]) -> str:

@@ -217,3 +217,26 @@ def test_a_crash_on_a_keyword_the_stack_dropped_says_what_became_of_it():
     assert result.findings[1].message == other
     explain(result)  # twice: said once
     assert result.findings[0].message.count("no longer takes it") == 1
+
+
+def test_only_code_libcst_reads_is_called_newer_python(tmp_path):
+    import sys
+
+    from migrate.smoke.outcome import _newer_python
+
+    broken = tmp_path / "broken.py"
+    broken.write_text("x = (\n")
+    assert _newer_python({"syntax_file": str(broken)}) == ""
+    fine = tmp_path / "fine.py"
+    fine.write_text("x = 1\n")
+    assert _newer_python({"syntax_file": str(fine)}) == ""  # parses here: nothing to say
+    assert _newer_python({"syntax_file": str(tmp_path / "gone.py")}) == ""
+    assert _newer_python({}) == ""
+    newer = tmp_path / "newer.py"
+    newer.write_text('n = "x"\nlabel = f"{"-".join([n])}"\n')
+    said = _newer_python({"syntax_file": str(newer)})
+    assert (
+        (said == "")
+        if sys.version_info >= (3, 12)
+        else said.startswith("; newer.py is valid in a newer Python than the ")
+    )

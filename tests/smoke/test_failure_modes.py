@@ -614,3 +614,24 @@ def test_a_keyword_the_stack_dropped_is_explained_where_the_script_stops(tmp_pat
         "5.25: ceil(total * warmup_steps) below 1, as 4.x did with ceil(total * warmup_ratio) "
         "when warmup_steps was 0); 1.0 and more count steps"
     ), result.findings[0].message
+
+
+def test_code_for_a_newer_python_says_so(tmp_path):
+    # an f-string reusing its quotes is valid from Python 3.12 on (aligntune's sft.py)
+    import sys
+
+    (tmp_path / "helpers.py").write_text('name = "x"\nlabel = f"{"-".join([name])}"\n')
+    script = _script(tmp_path, "import helpers\n")
+    result = smoke_script(script, timeout=120)
+    message = result.findings[0].message
+    if sys.version_info >= (3, 12):
+        assert result.exit_code == 1 and "newer Python" not in message
+        return
+    here = ".".join(map(str, sys.version_info[:2]))
+    assert _codes(result) == ["TRL412"] and message.startswith("the script raised SyntaxError: "), (
+        message
+    )
+    assert (
+        f"; helpers.py is valid in a newer Python than the {here} that ran it (libcst parses "
+        "it): pass `--python` an interpreter of the version the project uses"
+    ) in message
