@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import os
 import warnings
 from collections.abc import Collection, Mapping, Sequence
@@ -113,6 +114,20 @@ class FileState:
                 )
 
 
+@functools.lru_cache(maxsize=32)
+def parse_ast(text: str) -> ast.Module | None:
+    """`ast.parse(text)`, None where it fails; kept while one file is processed (the engine
+    clears it after each). A file's text is read with `ast` by the engine's first look (does
+    it use trl), by the first pass's identifiers and by the verifying run (the original and
+    the rewrite once more each): one parse each. The trees are only read, never changed."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not our report
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 class Identifiers:
     """The identifiers a module's code uses (names, attributes, import paths, keywords) and its
     short string constants, read with `ast`; a pass's names are matched as substrings of them.
@@ -128,12 +143,7 @@ class Identifiers:
 
     def _ast(self) -> ast.Module | None:
         if self._tree is False:
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    self._tree = ast.parse(self._text)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                self._tree = None
+            self._tree = parse_ast(self._text)
         return self._tree  # type: ignore[return-value]
 
     def has_any(self, parts: Sequence[str]) -> bool:

@@ -23,7 +23,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
 from codemods import BY_CODE, inline, positions, project, walk
-from codemods.base import FileState, Identifiers, Options, Rule, RuleTransformer
+from codemods.base import FileState, Identifiers, Options, Rule, RuleTransformer, parse_ast
 from migrate.kernel import notebooks
 from migrate.kernel.files import SourceError, decode_python, read_bytes
 from migrate.kernel.findings import FileResult, Finding, Fix, Severity, Status
@@ -64,13 +64,7 @@ def _mentions_beyond_trl(text: str, rules: Sequence[Rule]) -> bool:
 
 
 def _ast_parses(text: str) -> bool:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+    return parse_ast(text) is not None
 
 
 def uses_trl(text: str) -> bool:
@@ -78,11 +72,8 @@ def uses_trl(text: str) -> bool:
     in a string. The byte prefilter also matches `from trl import ...` inside a docstring; rules
     match by qualified name, so such a module gives them nothing, and skipping it saves a libcst
     parse plus every rule pass (seconds on a large file, against milliseconds for `ast`)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not our report
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parse_ast(text)
+    if tree is None:
         return True  # libcst decides, and says what is wrong
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -381,6 +372,23 @@ def _rewrite(
     facts: project.RunFacts = project.NO_FACTS,
 ) -> tuple[str, list[Finding]] | str:
     """The verified rewrite of `text` and its findings, or why there is none (a message)."""
+    try:
+        return _verified(
+            text, path=path, rules=rules, options=options, helpers=helpers, facts=facts
+        )
+    finally:
+        parse_ast.cache_clear()  # the file's `ast` trees go with it
+
+
+def _verified(
+    text: str,
+    *,
+    path: str,
+    rules: Sequence[Rule],
+    options: Options,
+    helpers: inline.Helpers | None = None,
+    facts: project.RunFacts = project.NO_FACTS,
+) -> tuple[str, list[Finding]] | str:
     if not uses_trl(text):
         # Only the rules that look beyond TRL have anything to do in a file that does not use it.
         rules = [
@@ -490,14 +498,16 @@ def _verify(
         return f"internal error: the rewrite does not parse ({e.message}); file left as it was"
     if again != new:
         return "internal error: a second pass would change the rewrite again; file left as it was"
-    try:
-        old_tree = ast.parse(old)
-    except (SyntaxError, ValueError):
+    old_tree = parse_ast(old)
+    if old_tree is None:
         return ""  # newer syntax than this interpreter knows; libcst's parse is the check
-    try:
-        new_tree = ast.parse(new)
-    except (SyntaxError, ValueError) as e:
-        return f"internal error: the rewrite is not valid Python ({e}); file left as it was"
+    new_tree = parse_ast(new)
+    if new_tree is None:
+        try:
+            ast.parse(new)  # again, for the error's words
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
+            return f"internal error: the rewrite is not valid Python ({e}); file left as it was"
+        return "internal error: the rewrite is not valid Python; file left as it was"
     # Some errors only the compiler sees (`break` outside a loop, `return` outside a function,
     # a name both global and local): the rewrite must compile when the original did. The trees
     # just parsed are compiled, not the texts again.

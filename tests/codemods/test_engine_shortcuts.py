@@ -251,3 +251,31 @@ def test_no_changed_file_is_reported_clean(target):
         text, findings = fix_text(src, path=name, rules=codemods.RULES, options=options)
         if text != src:
             assert findings, f"{name} changed with no finding"
+
+
+def test_each_text_is_read_with_ast_once(monkeypatch):
+    # the first look (does it use trl), the passes' identifiers and the verifying run's checks
+    # of the original and the rewrite share one `ast` parse per text
+    import ast
+    from collections import Counter
+
+    from codemods import base
+    from codemods.engine import process
+
+    parsed: Counter[str] = Counter()
+    plain = ast.parse
+
+    def counting(text, *args, **kwargs):  # type: ignore[no-untyped-def]
+        parsed[text] += 1
+        return plain(text, *args, **kwargs)
+
+    monkeypatch.setattr(base.ast, "parse", counting)
+    base.parse_ast.cache_clear()
+    src = MIXED
+    result = process(
+        "mixed.py", src.encode(), codes=[r.code for r in codemods.RULES], options=Options()
+    )
+    assert result.new is not None and result.new.decode() != src
+    assert parsed[src] == 1 and parsed[result.new.decode()] == 1
+    # every text of the module (each pass's output): once; rules parse snippets of their own
+    assert all(n == 1 for text, n in parsed.items() if "\n" in text)
