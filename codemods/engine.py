@@ -15,7 +15,8 @@ import functools
 import os
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import libcst as cst
 from libcst.codemod import Codemod, CodemodContext
@@ -362,6 +363,23 @@ def _passed_finding(display: str, p: project.Passed) -> Finding:
     )
 
 
+_R = TypeVar("_R")
+
+
+def _one_file(run: Callable[..., _R]) -> Callable[..., _R]:
+    """`run` for one file's text, the `ast` trees kept for that file dropped after it."""
+
+    @functools.wraps(run)
+    def once(*args: Any, **kwargs: Any) -> _R:
+        try:
+            return run(*args, **kwargs)
+        finally:
+            parse_ast.cache_clear()
+
+    return once
+
+
+@_one_file
 def _rewrite(
     text: str,
     *,
@@ -372,23 +390,6 @@ def _rewrite(
     facts: project.RunFacts = project.NO_FACTS,
 ) -> tuple[str, list[Finding]] | str:
     """The verified rewrite of `text` and its findings, or why there is none (a message)."""
-    try:
-        return _verified(
-            text, path=path, rules=rules, options=options, helpers=helpers, facts=facts
-        )
-    finally:
-        parse_ast.cache_clear()  # the file's `ast` trees go with it
-
-
-def _verified(
-    text: str,
-    *,
-    path: str,
-    rules: Sequence[Rule],
-    options: Options,
-    helpers: inline.Helpers | None = None,
-    facts: project.RunFacts = project.NO_FACTS,
-) -> tuple[str, list[Finding]] | str:
     if not uses_trl(text):
         # Only the rules that look beyond TRL have anything to do in a file that does not use it.
         rules = [
