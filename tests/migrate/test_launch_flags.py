@@ -163,14 +163,20 @@ python sft2.py --output_dir out --warmup_ratio=1.0
 """
 
 
-def test_transformers_drift_flags_of_a_parsed_training_args_are_written_in(tmp_path):
-    # Jerry-XDL/AIDoctor's run_sft.sh: --evaluation_strategy and --warmup_ratio, which
-    # transformers 5's TrainingArguments rejects
+def _upgrade_sft(tmp_path, run_sh: str):  # type: ignore[no-untyped-def]
+    """A package of two scripts that parse TrainingArguments, launched by `run_sh`, upgraded
+    without smoke runs."""
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     (tmp_path / "sft.py").write_text(SFT)
     (tmp_path / "sft2.py").write_text(SFT)
-    (tmp_path / "run.sh").write_text(SFT_RUN)
-    report = api.upgrade_path(str(tmp_path), smoke=False, installed=False)
+    (tmp_path / "run.sh").write_text(run_sh)
+    return api.upgrade_path(str(tmp_path), smoke=False, installed=False)
+
+
+def test_transformers_drift_flags_of_a_parsed_training_args_are_written_in(tmp_path):
+    # Jerry-XDL/AIDoctor's run_sft.sh: --evaluation_strategy and --warmup_ratio, which
+    # transformers 5's TrainingArguments rejects
+    report = _upgrade_sft(tmp_path, SFT_RUN)
     assert (tmp_path / "run.sh").read_text() == (
         "python sft.py --output_dir out --eval_strategy steps --warmup_steps 0.05 \\\n"
         "    --max_seq_length 256 --lr_scheduler_type cosine\n"  # the script's own field stays
@@ -220,16 +226,13 @@ def test_drift_flags_only_for_the_classes_the_script_names():
 def test_overwrite_output_dir_leaves_the_launch_line(tmp_path):
     # Jerry-XDL/AIDoctor's and dukeyuan/finetuning's run_*.sh pass --overwrite_output_dir, which
     # transformers 5's TrainingArguments no longer has (HfArgumentParser then rejects the line)
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
-    (tmp_path / "sft.py").write_text(SFT)
-    (tmp_path / "sft2.py").write_text(SFT)
-    (tmp_path / "run.sh").write_text(
+    report = _upgrade_sft(
+        tmp_path,
         "python sft.py --output_dir out \\\n"
         "    --overwrite_output_dir \\\n"
         "    --do_train\n"
-        "python sft2.py --overwrite_output_dir True --output_dir o2\n"
+        "python sft2.py --overwrite_output_dir True --output_dir o2\n",
     )
-    report = api.upgrade_path(str(tmp_path), smoke=False, installed=False)
     assert (tmp_path / "run.sh").read_text() == (
         "python sft.py --output_dir out \\\n    --do_train\npython sft2.py --output_dir o2\n"
     )
@@ -325,14 +328,11 @@ def test_config_field_flags_only_for_the_configs_the_script_names():
 def test_a_flag_value_transformers_removed_gets_its_replacement(tmp_path):
     # `--optim adamw_hf`, which HF example scripts passed: TrainingArguments of transformers
     # >= 4.56.2 (TRL 1.13's floor) rejects the name; TRL108 rewrites it in Python already
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
-    (tmp_path / "sft.py").write_text(SFT)
-    (tmp_path / "sft2.py").write_text(SFT)
-    (tmp_path / "run.sh").write_text(
+    report = _upgrade_sft(
+        tmp_path,
         "python sft.py --output_dir out --optim adamw_hf \\\n    --lr 1\n"
-        "python sft2.py --optim='adamw_hf'\n"
+        "python sft2.py --optim='adamw_hf'\n",
     )
-    report = api.upgrade_path(str(tmp_path), smoke=False, installed=False)
     assert (tmp_path / "run.sh").read_text() == (
         "python sft.py --output_dir out --optim adamw_torch \\\n    --lr 1\n"
         "python sft2.py --optim=adamw_torch\n"
