@@ -483,7 +483,7 @@ class RuleTransformer(VisitorBasedCodemodCommand):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         node_type = type(node)
-        kind = _KINDS.get(node_type) or _kind(node_type)
+        kind = _kind(node_type)
         tree = self._tree
         if tree is None:
             tree = self._tree = self._walked_tree()
@@ -545,7 +545,7 @@ class RuleTransformer(VisitorBasedCodemodCommand):
                 self._pending.pop()
             return updated_node
         node_type = type(original_node)
-        kind = _KINDS.get(node_type) or _kind(node_type)
+        kind = _kind(node_type)
         if kind is _IMPORT:
             self._import_depth -= 1
         elif kind is _TARGET and _mutates(original_node):

@@ -171,10 +171,12 @@ def visit(root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     ):
         root.visit(visitor)
         return
-    listing, i, count = kept or (tree_of(root), 0, 0)  # type: ignore[arg-type]
-    nodes, ends = listing.nodes, listing.ends
     if kept is None:
-        count = len(nodes)
+        listing = tree_of(root)  # type: ignore[arg-type]
+        i, count = 0, len(listing.nodes)
+    else:
+        listing, i, count = kept
+    nodes, ends = listing.nodes, listing.ends
     pending: list[tuple[int, Callable[..., Any], cst.CSTNode]] = []  # (end, leave hook, node)
     while i < count:
         while pending and pending[-1][0] <= i:
