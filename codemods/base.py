@@ -128,6 +128,14 @@ def parse_ast(text: str) -> ast.Module | None:
         return None
 
 
+@functools.lru_cache(maxsize=32)
+def identifiers(text: str) -> Identifiers:
+    """The `Identifiers` of `text`, kept while one file is processed (cleared with `parse_ast`):
+    the verifying run starts from the text the last pass wrote, whose identifiers and import
+    bindings that pass's successors already read."""
+    return Identifiers(text)
+
+
 class Identifiers:
     """The identifiers a module's code uses (names, attributes, import paths, keywords) and its
     short string constants, read with `ast`; a pass's names are matched as substrings of them.

@@ -24,7 +24,14 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
 from codemods import BY_CODE, inline, positions, project, walk
-from codemods.base import FileState, Identifiers, Options, Rule, RuleTransformer, parse_ast
+from codemods.base import (
+    FileState,
+    Options,
+    Rule,
+    RuleTransformer,
+    identifiers,
+    parse_ast,
+)
 from migrate.kernel import notebooks
 from migrate.kernel.files import SourceError, decode_python, read_bytes
 from migrate.kernel.findings import FileResult, Finding, Fix, Severity, Status
@@ -133,7 +140,7 @@ def fix_text(
     # One metadata wrapper per distinct tree: a pass that changes nothing hands the next pass
     # the same tree, whose scope and qualified-name analysis is then not computed again.
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    names = Identifiers(text)
+    names = identifiers(text)
     written = positions.Written()
     for rule in active:
         for transformer in rule.transformers:
@@ -152,7 +159,7 @@ def fix_text(
                     continue  # rebuilt the same code: the old tree and its metadata stand
                 current = code
                 wrapper = MetadataWrapper(new_module, unsafe_skip_copy=True)
-                names = Identifiers(current)
+                names = identifiers(current)
     walk.forget()  # the file's trees go with it
     if not placed:
         return current, state.findings
@@ -164,7 +171,7 @@ def file_target(text: str, options: Options) -> tuple[str, str]:
     trained with tools, which of TRL 1.13's trainers only GRPOTrainer does."""
     if options.target_chosen or options.target == "grpo" or "TextEnvironment" not in text:
         return options.target, ""
-    bound = Identifiers(text).trl_bound()
+    bound = identifiers(text).trl_bound()
     if (
         bound is None
         or "TextEnvironment" in bound
@@ -367,7 +374,8 @@ _R = TypeVar("_R")
 
 
 def _one_file(run: Callable[..., _R]) -> Callable[..., _R]:
-    """`run` for one file's text, the `ast` trees kept for that file dropped after it."""
+    """`run` for one file's text, the `ast` trees and identifiers kept for that file dropped
+    after it."""
 
     @functools.wraps(run)
     def once(*args: Any, **kwargs: Any) -> _R:
@@ -375,6 +383,7 @@ def _one_file(run: Callable[..., _R]) -> Callable[..., _R]:
             return run(*args, **kwargs)
         finally:
             parse_ast.cache_clear()
+            identifiers.cache_clear()
 
     return once
 

@@ -279,3 +279,37 @@ def test_each_text_is_read_with_ast_once(monkeypatch):
     assert parsed[src] == 1 and parsed[result.new.decode()] == 1
     # every text of the module (each pass's output): once; rules parse snippets of their own
     assert all(n == 1 for text, n in parsed.items() if "\n" in text)
+
+
+def test_each_text_binds_its_imports_once(monkeypatch):
+    # the verifying run starts from the text the last pass wrote: the import bindings and the
+    # identifiers the passes after it read are not worked out again
+    from collections import Counter
+
+    from codemods import base
+    from codemods.engine import process
+
+    built: Counter[str] = Counter()
+    plain = base.Identifiers.__init__
+
+    def counting(self, text):  # type: ignore[no-untyped-def]
+        built[text] += 1
+        plain(self, text)
+
+    monkeypatch.setattr(base.Identifiers, "__init__", counting)
+    made: list[object] = []
+    bindings = base.Bindings
+
+    def binding(tree):  # type: ignore[no-untyped-def]
+        made.append(tree)
+        return bindings(tree)
+
+    monkeypatch.setattr(base, "Bindings", binding)
+    base.identifiers.cache_clear()
+    result = process(
+        "mixed.py", MIXED.encode(), codes=[r.code for r in codemods.RULES], options=Options()
+    )
+    assert result.new is not None and result.new.decode() != MIXED
+    assert built[result.new.decode()] == 1 and all(n == 1 for n in built.values())
+    assert len(made) == len({id(t) for t in made})  # one per text's tree, never built twice
+    assert base.identifiers.cache_info().currsize == 0  # dropped when the file is done

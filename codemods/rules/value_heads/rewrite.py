@@ -715,8 +715,6 @@ def _aliased_self_copies(module: cst.Module) -> tuple[dict[int, bool], dict[int,
     make the model its own submodule (`.to()` then recurses forever); the wrapper needed it to
     look like the model inside, which the model now is. Each `X.pretrained_model` id maps to
     whether every such line of it is one statement of its own (and so can go)."""
-    if "pretrained_model" not in module.code:
-        return {}, {}
     aliases: dict[str, tuple[str, int]] = {}  # name -> (owner, id of its X.pretrained_model)
     for assign in walk.find_all(module, cst.Assign):
         if _bare_backbone(assign.value) and len(assign.targets) == 1:
