@@ -404,7 +404,17 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         # libcst names no node without a dotted name either
         if not full:
             return ()
-        return found[0].qualified(full, found[1], name_node=isinstance(node, cst.Name))
+        bindings, scope = found
+        name_node = isinstance(node, cst.Name)
+        if name_node and bindings.bound_otherwise(full):
+            wrapper = self.context.wrapper
+            stored = self.state.tree_of(wrapper.module).stored(node)  # type: ignore[union-attr]
+            if stored == walk.ASSIGNED:
+                # an assignment of its own: libcst names it by that binding alone
+                return bindings.assigned(full)
+            if stored == walk.BOUND:
+                return None
+        return bindings.qualified(full, scope, name_node=name_node)
 
     def import_referenced(self, import_node: cst.ImportFrom, bound: str) -> bool:
         """Whether the name `bound` by this import is still used (needs ScopeProvider metadata)."""
@@ -431,9 +441,9 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         `except ImportError:` branch of a guarded import, say): the file is written to run
         without the import, so the import is the guard's to keep."""
         found = self._bindings(import_node)
-        bindings = found[0] if found is not None else None
-        if bindings is not None and bindings.only_imported(bound) and not CHECK_BINDINGS:
-            return False
+        fast = found[0].fallback(bound) if found is not None else None
+        if fast is not None and not CHECK_BINDINGS:
+            return fast
         scope = self.get_metadata(ScopeProvider, import_node, None)
         if scope is None or bound not in scope.assignments:
             exact = False
@@ -442,8 +452,10 @@ class RuleTransformer(VisitorBasedCodemodCommand):
                 not isinstance(getattr(a, "node", None), (cst.Import, cst.ImportFrom))
                 for a in scope.assignments[bound]
             )
-        if bindings is not None and bindings.only_imported(bound) and exact:
-            raise AssertionError(f"bindings say only imports bind {bound!r}, the scope does not")
+        if fast is not None and fast != exact:
+            raise AssertionError(
+                f"bindings call {bound!r} bound otherwise: {fast}, the scope {exact}"
+            )
         return exact
 
     # -- statement frames: where TODOs land --------------------------------------------------

@@ -34,6 +34,10 @@ class Bindings:
     `walk.Tree` numbers them in on the libcst side)."""
 
     def __init__(self, tree: ast.Module) -> None:
+        self._tree = tree
+        # the blocked roots every binding of which is a module-level one (`_module_level`),
+        # read on the first question about one
+        self._settled: _Settled | None = None
         self._by_key: list[dict[str, list[_Import]]] = [{}]
         self._parent: list[int] = [0]
         self._blocked: set[str] = set()  # root names some other binding makes unsafe
@@ -156,8 +160,10 @@ class Bindings:
         root = full_name.split(".", 1)[0]
         if root not in self._import_roots:
             return ()
-        if root in self._blocked or scope >= len(self._by_key):
+        if scope >= len(self._by_key):
             return None
+        if root in self._blocked:
+            return self._module_level_names(full_name, root, scope, name_node=name_node)
         chain = [scope]
         while chain[-1] != 0:
             chain.append(self._parent[chain[-1]])
@@ -179,6 +185,43 @@ class Bindings:
         # Unbound where it is read: libcst gives nothing, or the builtin of that name
         return None if hasattr(builtins, root) else ()
 
+    def _module_level_names(
+        self, full_name: str, root: str, scope: int, *, name_node: bool
+    ) -> tuple[str, ...] | None:
+        """`qualified` for a root that an import and other code both bind (`try: import pynvml`
+        / `except ImportError: pynvml = None`), where every binding of it is a module-level
+        one: libcst gives every import's path and, for the other bindings, the name itself
+        (a module-level name's qualified name). A read of the bare name at module level sees
+        only the bindings before it, so it gets an answer only when no read of the name comes
+        before the statement of its last binding. None: the scope must tell."""
+        local, early, _ = self._module_level()
+        has_local = local.get(root)
+        if has_local is None or (name_node and scope == 0 and root in early):
+            return None
+        out: set[str] = set()
+        for record in self._by_key[0].get(root, ()):
+            out |= _names_for(record, full_name)
+        if has_local:
+            out.add(full_name)
+        return tuple(sorted(out))
+
+    def assigned(self, full_name: str) -> tuple[str, ...] | None:
+        """`qualified` for a Name that an assignment or a loop stores to, where an import binds
+        the name too: libcst names the target by its own binding, a module-level name by
+        itself. None where the binding may not be a module-level one."""
+        return (full_name,) if self._module_level()[0].get(full_name) else None
+
+    def _module_level(self) -> _Settled:
+        if self._settled is None:
+            self._settled = _module_level(self._tree, self._blocked & self._import_roots)
+        return self._settled
+
+    def bound_otherwise(self, full_name: str) -> bool:
+        """Whether an import and other code both bind the root of `full_name`: a Name stored
+        to there is an assignment of its own, which only the scope answers for."""
+        root = full_name.split(".", 1)[0]
+        return root in self._blocked and root in self._import_roots
+
     def unreferenced(self, bound: str) -> bool:
         """Whether no code but imports can read `bound`: no Name of it, no string holding it
         (a string annotation), no dotted use. False means: ask the scope."""
@@ -191,6 +234,16 @@ class Bindings:
         read in that scope, or in a function inside it that no import of its own shadows, as
         libcst counts references to an import. None where only the scope can tell (a dotted
         name, another binding, a string that may be an annotation)."""
+        if (
+            bound in self._blocked
+            and scope == 0
+            and "." not in bound
+            and not any(bound in s for s in self._strings)
+        ):
+            # an import and other code bind it: when every binding is a module-level one and
+            # no read comes before the last, every read reads every binding, this import too
+            local, early, read = self._module_level()
+            return bound in read if bound in local and bound not in early else None
         if (
             "." in bound
             or bound in self._blocked
@@ -212,6 +265,99 @@ class Bindings:
     def only_imported(self, bound: str) -> bool:
         """Whether nothing but imports binds `bound` anywhere in the module."""
         return bound not in self._other
+
+    def fallback(self, bound: str) -> bool | None:
+        """Whether code other than an import binds `bound` in the module scope, where its
+        imports are (the `except ImportError:` branch of a guarded import): known when
+        nothing but imports binds it, or when every binding of it is a module-level one
+        (see `_module_level_names`). None: the scope must tell."""
+        if self.only_imported(bound):
+            return False
+        if "." in bound or bound not in self._import_roots:
+            return None
+        return self._module_level()[0].get(bound)
+
+
+_NESTED = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+
+
+# Of the roots an import and other code both bind (`_module_level`): those bound only at
+# module level, each with whether code other than an import binds it; those of them read
+# before their last binding; and those of them read at all.
+_Settled = tuple[dict[str, bool], frozenset[str], frozenset[str]]
+
+
+def _module_level(tree: ast.Module, roots: set[str]) -> _Settled:
+    """Of `roots` (names an import binds, and other code too): those every binding of which
+    lands in the module's own scope (module-level statements, at any depth of `if`, `try`,
+    `with` or a loop, but not in a function, class, lambda or comprehension; imports binding
+    the name itself, not a dotted path), each mapped to whether code other than an import
+    binds it; and those of them read (anywhere) before the end of the statement that binds
+    them last, and those read at all. libcst counts a binding as made once its statement is
+    left, so a module-level read after that end sees every binding."""
+    last: dict[str, tuple[int, int]] = {}  # root -> end of the statement of its last binding
+    local = dict.fromkeys(roots, False)
+    bad: set[str] = set()
+    reads: dict[str, list[tuple[int, int]]] = {}
+    # (node, whether a binding there is the module's, end of the statement it sits in)
+    stack: list[tuple[ast.AST, bool, tuple[int, int]]] = [
+        (stmt, True, (0, 0)) for stmt in reversed(tree.body)
+    ]
+
+    def bind(root: str, end: tuple[int, int]) -> None:
+        if end > last.get(root, (0, 0)):
+            last[root] = end
+
+    while stack:
+        node, top, end = stack.pop()
+        if top and isinstance(node, ast.stmt):
+            end = (node.end_lineno or 0, node.end_col_offset or 0)
+        if isinstance(node, ast.Name):
+            if node.id in roots:
+                if isinstance(node.ctx, ast.Store):
+                    if top:
+                        local[node.id] = True
+                        bind(node.id, end)
+                    else:
+                        bad.add(node.id)
+                else:  # a load, or `del`: libcst counts both as reads
+                    reads.setdefault(node.id, []).append((node.lineno, node.col_offset))
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for key in _keys(node):
+                root = key.split(".")[0]
+                if root in roots:
+                    if top and key == root:
+                        bind(root, end)
+                    else:
+                        bad.add(root)
+            continue
+        named = [n for n in _bound_names(node) if n in roots]
+        if named:
+            if top and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                for n in named:
+                    local[n] = True
+                    bind(n, end)
+            elif top and isinstance(node, ast.ExceptHandler):  # `except E as name:`
+                for n in named:
+                    local[n] = True
+                    bind(n, end)  # the end of the whole `try`
+            else:
+                bad.update(named)
+        inner = top and not isinstance(node, _NESTED)
+        stack.extend((c, inner, end) for c in reversed(list(ast.iter_child_nodes(node))))
+    settled = {r: local[r] for r in roots if r in last and r not in bad}
+    early = frozenset(r for r in settled if any(at < last[r] for at in reads.get(r, ())))
+    return settled, early, frozenset(r for r in settled if r in reads)
 
 
 # Nodes under which libcst may parse a string as code (more than libcst does, which checks

@@ -145,6 +145,14 @@ _LISTED: list[Tree] = []
 _KEEP = 3  # a pass's tree, the one before, and the verifying run's
 
 
+# What `Tree.stored` tells of a name: the nodes a name stored to may sit in (`a, (b, *c) =
+# ...`), and those that store to what they hold, always or in their `target` field.
+ASSIGNED, BOUND = "assigned", "bound"
+_UNPACKING = (cst.Tuple, cst.List, cst.Element, cst.StarredElement)
+_STORING = (cst.AsName, cst.CompFor, cst.NamedExpr)
+_TARGETED = (cst.AnnAssign, cst.AugAssign, cst.For)
+
+
 def tree_of(module: cst.Module) -> Tree:
     """The `Tree` of `module`, made once and kept while the passes of one file ask for it."""
     for kept in _LISTED:
@@ -531,6 +539,27 @@ class Tree:
         """The function body `node` sits in (see `scope_at`), None for a node not in the tree."""
         at = self.index.get(id(node))
         return None if at is None else self.scope_at[at]
+
+    def stored(self, node: cst.CSTNode) -> str | None:
+        """Whether `node` (a name of this tree) is a target a binding stores to: ASSIGNED for
+        the target of an assignment or a loop, BOUND for that of an `as`, a walrus or a
+        comprehension (whose iterable counts too, as it is not told apart here), None for
+        neither."""
+        nodes, parents = self.nodes, self.parents
+        child = node
+        up = parents[self.index[id(node)]]
+        while up >= 0 and isinstance(nodes[up], _UNPACKING):
+            child, up = nodes[up], parents[up]
+        if up < 0:
+            return None
+        parent = nodes[up]
+        if isinstance(parent, cst.AssignTarget):
+            return ASSIGNED
+        if isinstance(parent, _STORING):
+            return BOUND
+        if isinstance(parent, _TARGETED) and parent.target is child:  # type: ignore[attr-defined]
+            return ASSIGNED
+        return None
 
     def in_import(self, node: cst.CSTNode) -> bool:
         at = self.index.get(id(node))
