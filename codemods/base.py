@@ -19,10 +19,11 @@ from typing import ClassVar
 import libcst as cst
 from libcst.codemod import Codemod, CodemodContext, VisitorBasedCodemodCommand
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import QualifiedNameSource, ScopeProvider
+from libcst.metadata import GlobalScope, QualifiedNameSource, ScopeProvider
 
 from codemods import inline, positions, project, walk
 from codemods.bindings import Bindings
+from codemods.local_names import LocalNames
 from migrate.kernel.findings import Finding, Fix, Severity
 
 # Check every answer the import bindings give against libcst's scope analysis (tests set it).
@@ -416,6 +417,102 @@ class RuleTransformer(VisitorBasedCodemodCommand):
                 return None
         return bindings.qualified(full, scope, name_node=name_node)
 
+    def _local_names(self) -> LocalNames | None:
+        """The plain variables of the pass's tree, when no scope analysis of it is at hand
+        already (that one is as cheap to ask)."""
+        wrapper = self.context.wrapper
+        ids = self.state.identifiers
+        if wrapper is None or ids is None or ScopeProvider in self._tables:
+            return None
+        if ScopeProvider in wrapper._metadata and not CHECK_BINDINGS:
+            return None
+        bindings = ids.bindings()
+        tree = self.state.tree_of(wrapper.module)
+        if bindings is None or tree.scopes != bindings.scopes:
+            return None
+        if tree.local_names is None:
+            tree.local_names = LocalNames(tree, bindings.hints)
+        return tree.local_names  # type: ignore[no-any-return]
+
+    def referents(self, name: cst.Name) -> set[int]:
+        """ids of the nodes that bind what `name` may refer to where it stands (empty when
+        unknown; a builtin's binding has no node, and counts as id(None))."""
+        local = self._local_names()
+        fast = local.referents(name) if local is not None and name.value else None
+        if fast is not None and not CHECK_BINDINGS:
+            return fast
+        scope = self.get_metadata(ScopeProvider, name, None)
+        if scope is None:
+            exact: set[int] = set()
+        else:
+            exact = {
+                id(getattr(r, "node", None))
+                for a in scope.accesses[name]
+                if a.node is name
+                for r in a.referents
+            }
+        if fast is not None and fast != exact:
+            raise AssertionError(f"local names give {name.value!r} other referents than the scope")
+        return exact
+
+    def assignments(self, target: cst.Name) -> tuple[list[cst.CSTNode], list[cst.CSTNode]] | None:
+        """For the target of an assignment: the bindings of its name in its scope, and the
+        nodes that read this one (libcst's `scope.assignments[name]` and the `references` of
+        the one whose node is `target`); None when the scope knows nothing of `target`."""
+        local = self._local_names()
+        fast = local.assignments(target) if local is not None else None
+        if fast is not None and not CHECK_BINDINGS:
+            return fast  # type: ignore[return-value]
+        scope = self.get_metadata(ScopeProvider, target, None)
+        if scope is None:
+            return None
+        bound = list(scope.assignments[target.value])
+        own = next((a for a in bound if getattr(a, "node", None) is target), None)
+        refs = sorted(own.references, key=lambda r: _order(self, r.node)) if own else []
+        exact = (
+            sorted((getattr(a, "node", None) for a in bound), key=lambda n: _order(self, n)),
+            [r.node for r in refs],
+        )
+        if fast is not None and (
+            {id(n) for n in fast[0]} != {id(n) for n in exact[0]}
+            or {id(n) for n in fast[1]} != {id(n) for n in exact[1]}
+        ):
+            raise AssertionError(f"local names give {target.value!r} other bindings or reads")
+        return exact  # type: ignore[return-value]
+
+    def sees_alike(self, one: cst.CSTNode, other: cst.CSTNode, name: str) -> bool:
+        """Whether `name` means at node `one` what it means at node `other` (of the pass's
+        tree): the same scope, or scopes that see the same bindings of it."""
+        local = self._local_names()
+        fast = local.sees_alike(one, other, name) if local is not None else None
+        if fast is not None and not CHECK_BINDINGS:
+            return fast
+        first = self.get_metadata(ScopeProvider, one, None)
+        second = self.get_metadata(ScopeProvider, other, None)
+        if first is None or second is None:
+            exact = False
+        elif first is second:
+            exact = True
+        else:
+            there = {id(a.node) for a in first[name]} if name in first else set()  # type: ignore[attr-defined]
+            exact = bool(there) and there == (
+                {id(getattr(a, "node", None)) for a in second[name]} if name in second else set()
+            )
+        if fast is not None and fast != exact:
+            raise AssertionError(f"local names and the scope disagree on what {name!r} means")
+        return exact
+
+    def at_module_level(self, node: cst.CSTNode) -> bool:
+        """Whether libcst gives `node` (of the pass's tree) the module's own scope."""
+        local = self._local_names()
+        fast = local.at_module_level(node) if local is not None else None
+        if fast is not None and not CHECK_BINDINGS:
+            return fast
+        exact = isinstance(self.get_metadata(ScopeProvider, node, None), GlobalScope)
+        if fast is not None and fast != exact:
+            raise AssertionError("local names and the scope disagree on a module-level node")
+        return exact
+
     def import_referenced(self, import_node: cst.ImportFrom, bound: str) -> bool:
         """Whether the name `bound` by this import is still used (needs ScopeProvider metadata)."""
         found = self._bindings(import_node)
@@ -580,6 +677,14 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         if result is not updated_node:
             self.changed = True
         return result
+
+
+def _order(owner: RuleTransformer, node: cst.CSTNode | None) -> int:
+    """Where `node` sits in the pass's tree (-1 for none), to put the scope's sets in order."""
+    wrapper = owner.context.wrapper
+    if node is None or wrapper is None:
+        return -1
+    return owner.state.tree_of(wrapper.module).index.get(id(node), -1)
 
 
 # What the statement frames need to know of a node, by its type (isinstance against libcst's

@@ -128,6 +128,11 @@ class Bindings:
                 self._early.add((scope, name))
 
     @property
+    def hints(self) -> list[str]:
+        """The string constants of annotations and type hints (libcst may read them as code)."""
+        return self._strings
+
+    @property
     def scopes(self) -> int:
         return len(self._by_key)
 

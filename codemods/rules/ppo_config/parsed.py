@@ -15,7 +15,7 @@ from typing import Any
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import ExpressionContext, ExpressionContextProvider, GlobalScope, ScopeProvider
+from libcst.metadata import ExpressionContext, ExpressionContextProvider
 
 from codemods import edits, ppo, walk
 from codemods.base import RuleTransformer
@@ -209,9 +209,7 @@ def _move(
     if reads is None or passed is None:
         return None
     seen.handed = passed  # kept for a TODO if the move fails below
-    if passed and not all(
-        isinstance(owner.get_metadata(ScopeProvider, c, None), GlobalScope) for c in configs
-    ):
+    if passed and not all(owner.at_module_level(c) for c in configs):
         return None  # the written object would not be a global the function can read
     reads |= passed
     if not reads:
@@ -247,15 +245,7 @@ def _plain_parse(call: cst.Call) -> bool:
 
 def referents(owner: RuleTransformer, name: cst.Name) -> set[int]:
     """ids of the nodes that bind what `name` may refer to where it stands (empty when unknown)."""
-    scope = owner.get_metadata(ScopeProvider, name, None)
-    if scope is None:
-        return set()
-    return {
-        id(getattr(r, "node", None))
-        for a in scope.accesses[name]
-        if a.node is name
-        for r in a.referents
-    }
+    return owner.referents(name)
 
 
 def plain_load(owner: RuleTransformer, node: cst.Attribute) -> bool:

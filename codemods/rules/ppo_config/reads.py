@@ -6,7 +6,6 @@ from __future__ import annotations
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import ScopeProvider
 
 from codemods import ppo
 from codemods.rules.ppo_config.plan import Plan
@@ -146,19 +145,6 @@ class ConfigReads(ConfigPass):
 
     def _visible_alike(self, config: str, expr: str, read: cst.CSTNode) -> bool:
         """Whether `expr`'s root name means at `read` what it meant where `config` was built (the
-        same
-        scope, or a function that sees the same module-level binding)."""
+        same scope, or a function that sees the same module-level binding)."""
         at = self.built_at.get(config)
-        if at is None:
-            return False
-        built = self.get_metadata(ScopeProvider, at, None)
-        here = self.get_metadata(ScopeProvider, read, None)
-        if built is None or here is None:
-            return False
-        if here is built:
-            return True
-        root = expr.split(".")[0]
-        there = {id(a.node) for a in built[root]} if root in built else set()
-        return bool(there) and there == (
-            {id(getattr(a, "node", None)) for a in here[root]} if root in here else set()
-        )
+        return at is not None and self.sees_alike(at, read, expr.split(".")[0])

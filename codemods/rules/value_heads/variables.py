@@ -12,7 +12,6 @@ import dataclasses
 from collections.abc import Callable
 
 import libcst as cst
-from libcst.metadata import ScopeProvider
 
 from codemods import walk
 from codemods.base import RuleTransformer
@@ -147,13 +146,13 @@ def collect(
     walk.visit(module, seen)
     facts = seen.facts
     for target, value in seen.candidates:
-        scope = owner.get_metadata(ScopeProvider, target, None)
-        if scope is None:
+        found = owner.assignments(target)
+        if found is None:
             continue
-        bound = list(scope.assignments[target.value])
-        if len(bound) != 1 or getattr(bound[0], "node", None) is not target:
+        bound, reads = found
+        if len(bound) != 1 or bound[0] is not target:
             continue  # rebound in its scope (or bound by something other than this assignment)
-        calls = [seen.by_name.get(id(ref.node)) for ref in bound[0].references]
+        calls = [seen.by_name.get(id(read)) for read in reads]
         if any(c is None or peft_move(c, facts) == UNSURE for c in calls):
             continue  # used other than `.from_pretrained(...)`, or a peft_config it cannot move
         facts.calls.update((id(c), target.value) for c in calls if c is not None)
