@@ -352,10 +352,10 @@ class RuleTransformer(VisitorBasedCodemodCommand):
             )
         return exact
 
-    def _bindings(self, node: cst.CSTNode) -> tuple[Bindings, int] | None:
-        """The import bindings of the pass's tree and the function body `node` sits in, when
-        `node` is one of the tree's nodes outside an import and no scope analysis of the tree
-        is at hand already (that one is as cheap to ask)."""
+    def _without_scope(self) -> tuple[Bindings, walk.Tree] | None:
+        """The import bindings and the walk.Tree of the pass's tree, the tables that answer
+        for libcst's scope analysis, when none of the tree is at hand already (that one is
+        as cheap to ask)."""
         wrapper = self.context.wrapper
         ids = self.state.identifiers
         if wrapper is None or ids is None or ScopeProvider in self._tables:
@@ -363,11 +363,20 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         if ScopeProvider in wrapper._metadata and not CHECK_BINDINGS:
             return None
         bindings = ids.bindings()
-        if bindings is None:
-            return None
         tree = self.state.tree_of(wrapper.module)
+        if bindings is None or tree.scopes != bindings.scopes:
+            return None
+        return bindings, tree
+
+    def _bindings(self, node: cst.CSTNode) -> tuple[Bindings, int] | None:
+        """The import bindings of the pass's tree and the function body `node` sits in, when
+        `node` is one of the tree's nodes outside an import (see `_without_scope`)."""
+        found = self._without_scope()
+        if found is None:
+            return None
+        bindings, tree = found
         scope = tree.scope(node)
-        if scope is None or tree.in_import(node) or tree.scopes != bindings.scopes:
+        if scope is None or tree.in_import(node):
             return None
         return bindings, scope
 
@@ -418,18 +427,11 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         return bindings.qualified(full, scope, name_node=name_node)
 
     def _local_names(self) -> LocalNames | None:
-        """The plain variables of the pass's tree, when no scope analysis of it is at hand
-        already (that one is as cheap to ask)."""
-        wrapper = self.context.wrapper
-        ids = self.state.identifiers
-        if wrapper is None or ids is None or ScopeProvider in self._tables:
+        """The plain variables of the pass's tree (see `_without_scope`)."""
+        found = self._without_scope()
+        if found is None:
             return None
-        if ScopeProvider in wrapper._metadata and not CHECK_BINDINGS:
-            return None
-        bindings = ids.bindings()
-        tree = self.state.tree_of(wrapper.module)
-        if bindings is None or tree.scopes != bindings.scopes:
-            return None
+        bindings, tree = found
         if tree.local_names is None:
             tree.local_names = LocalNames(tree, bindings.hints)
         return tree.local_names  # type: ignore[no-any-return]
