@@ -7,6 +7,7 @@ same bytes under five hash seeds.
     python benchmarks/ppo_files.py --rules-from /tmp/old   # another checkout's engine, same files
     python benchmarks/ppo_files.py --repeat 2 --rules-from /tmp/old   # saves ppo_files_before.json
     python benchmarks/ppo_files.py --repeat 2 --before <dest>/ppo_files_before.json  # side by side
+    python benchmarks/ppo_files.py --repeat 4 --against /tmp/old   # side by side, one run
 
 The files: every .py file of the TRL 0.4 - 1.12 wheels in `.wheels/` (`pip download --no-deps
 trl==X`; fetched when missing) that mentions PPO or a value head and imports `trl` (examples,
@@ -15,6 +16,11 @@ read from local git mirrors; skipped with a note when none are there). Each file
 in-process (the engine's `process`, the verifying second pass included) after a warm-up file, so
 interpreter start-up is not counted; the libcst parse is timed the same way. ruff runs once over
 all the files (its per-file figure is that time over the count).
+
+`--against <checkout>` times both engines in one run, on a machine whose speed drifts from one
+minute to the next: each round runs each engine over every file in a fresh process, in the
+order old, new, then new, old, and so on, and each file keeps its best time of the rounds.
+`--rules-from` and `--before` time them in two runs, minutes apart.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -250,12 +257,17 @@ def render(res: dict[str, Any]) -> str:
             out.append(f"- {g['group']}: `{s['path']}` ({s['lines']:,} lines) {s['fix_s']:.2f} s")
     before = res.get("before")
     if before:
+        how = (
+            "`--against`, timed in this run, the two in fresh processes taking turns: old, "
+            "new, new, old, ..."
+            if before.get("alternated")
+            else "`--rules-from`, timed on this machine in the run before this one"
+            + (f", at {before['measured']}" if before.get("measured") else "")
+        )
         out += [
             "",
             f"Side by side, each file the best of {res.get('repeat', 1)}: the engine and rules "
-            f"of `{before['label']}` (`--rules-from`, timed on this machine in the run before "
-            f"this one{', at ' + before['measured'] if before.get('measured') else ''}) against "
-            "this checkout's, on the same files:",
+            f"of `{before['label']}` ({how}) against this checkout's, on the same files:",
             "",
             "| files | fix total before / now | before / now | median before / now | p95 before "
             "/ now | max before / now | fix / parse before / now |",
@@ -291,6 +303,46 @@ def render(res: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _label(checkout: Path) -> str:
+    found = subprocess.run(
+        ["git", "-C", str(checkout), "log", "-1", "--format=%h"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return found.stdout.strip() or str(checkout)
+
+
+def alternate(
+    args: argparse.Namespace, against: Path
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """`--repeat` rounds, each timing this checkout's engine and `against`'s over every file
+    in a fresh process, the two taking turns (old, new, new, old, ...): the per-group
+    summaries, each file its best of the rounds, of this checkout and of `against`."""
+    best: dict[str, dict[str, dict[str, dict[str, Any]]]] = {"new": {}, "old": {}}
+    for round_ in range(max(args.repeat, 1)):
+        for side in ("old", "new") if round_ % 2 == 0 else ("new", "old"):
+            with tempfile.TemporaryDirectory() as tmp:
+                out = Path(tmp) / "timings.json"
+                cmd = [sys.executable, str(Path(__file__).resolve()), "--timings-to", str(out)]
+                cmd += ["--mirrors", str(args.mirrors), "--dest", str(args.dest)]
+                cmd += ["--limit", str(args.limit)]
+                if side == "old":
+                    cmd += ["--rules-from", str(against)]
+                subprocess.run(cmd, check=True, cwd=ROOT)
+                for group, rows in json.loads(out.read_text()):
+                    kept = best[side].setdefault(group, {})
+                    for row in rows:
+                        seen = kept.setdefault(row["path"], row)
+                        seen["fix_s"] = min(seen["fix_s"], row["fix_s"])
+                        seen["parse_s"] = min(seen["parse_s"], row["parse_s"])
+    now, then = (
+        [summarize(group, list(rows.values())) for group, rows in best[side].items()]
+        for side in ("new", "old")
+    )
+    return now, then
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -307,6 +359,13 @@ def main(argv: list[str] | None = None) -> None:
         help="the JSON a --rules-from run saved: rendered side by side with this run",
     )
     p.add_argument("--no-write", action="store_true")
+    p.add_argument(
+        "--against",
+        type=Path,
+        help="another checkout (say, the commit before a change): both engines timed in this "
+        "run, in fresh processes taking turns (old, new, new, old, ...), --repeat rounds",
+    )
+    p.add_argument("--timings-to", type=Path, help=argparse.SUPPRESS)  # one round of --against
     p.add_argument(
         "--rules-from",
         type=Path,
@@ -326,15 +385,13 @@ def main(argv: list[str] | None = None) -> None:
     if args.limit:
         groups = [(n, ps[: args.limit], base) for n, ps, base in groups]
     everything = [p for _, ps, _ in groups for p in ps]
+    if args.timings_to:
+        rounds = [(n, time_files(ps, base, 1)) for n, ps, base in groups if ps]
+        args.timings_to.write_text(json.dumps(rounds))
+        return
     if args.rules_from:
-        label = subprocess.run(
-            ["git", "-C", str(args.rules_from), "log", "-1", "--format=%h"],
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout.strip() or str(args.rules_from)
         saved = {
-            "label": label,
+            "label": _label(args.rules_from),
             "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "groups": [summarize(n, time_files(ps, base, args.repeat)) for n, ps, base in groups],
         }
@@ -343,14 +400,20 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(saved, indent=1))
         print(f"saved to {out}; render it beside this checkout with --before {out}")
         return
+    if args.against:
+        now, then = alternate(args, args.against)
+        before = {"label": _label(args.against), "alternated": True, "groups": then}
+    else:
+        now = [
+            summarize(name, time_files(ps, base, args.repeat)) for name, ps, base in groups if ps
+        ]
+        before = json.loads(args.before.read_text()) if args.before else None
     res = {
         "date": time.strftime("%Y-%m-%d"),
         "machine": machine(),
-        "groups": [
-            summarize(name, time_files(ps, base, args.repeat)) for name, ps, base in groups if ps
-        ],
+        "groups": now,
         "repeat": args.repeat,
-        "before": json.loads(args.before.read_text()) if args.before else None,
+        "before": before,
         "ruff": ruff_total(everything),
         "determinism": determinism(everything),
     }

@@ -82,6 +82,9 @@ class FileState:
     segments: dict[int, tuple[cst.CSTNode, str]] = dataclasses.field(default_factory=dict)
     # Where the nodes of the tree the current pass walks sit (walk.Tree), made on first ask
     tree: walk.Tree | None = None
+    # The plain variables of that tree (kept here, not on the tree: the names hold the tree,
+    # and a tree holding them back would live on until the garbage collector's next sweep)
+    local_names: LocalNames | None = None
     # The removed helpers written in (or imported from the folder's shared module), by key
     helpers: inline.Helpers | None = None
     # What the other files of the run tell about this one (project.run_facts)
@@ -432,9 +435,10 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         if found is None:
             return None
         bindings, tree = found
-        if tree.local_names is None:
-            tree.local_names = LocalNames(tree, bindings.hints)
-        return tree.local_names  # type: ignore[no-any-return]
+        local = self.state.local_names
+        if local is None or local.tree is not tree:
+            local = self.state.local_names = LocalNames(tree, bindings.hints)
+        return local
 
     def referents(self, name: cst.Name) -> set[int]:
         """ids of the nodes that bind what `name` may refer to where it stands (empty when

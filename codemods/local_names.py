@@ -90,7 +90,7 @@ class LocalNames:
     module's annotations and type hints hold (a name in one is left to the scope)."""
 
     def __init__(self, tree: walk.Tree, hints: Collection[str]) -> None:
-        self._tree = tree
+        self.tree = self._tree = tree
         self._hints = hints
         self._names: dict[str, _Name | None] = {}
         self._by_value: dict[str, list[int]] | None = None

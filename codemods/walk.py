@@ -473,7 +473,6 @@ class Tree:
         self.masks = masks
         self.index: dict[int, int] = dict(zip(map(id, nodes), range(len(nodes))))
         self.scopes = scopes
-        self.local_names: Any = None  # its local_names.LocalNames, made on the first question
         if CHECK:
             self._check(previous)
 
