@@ -461,12 +461,14 @@ class RuleTransformer(VisitorBasedCodemodCommand):
             raise AssertionError(f"local names give {name.value!r} other referents than the scope")
         return exact
 
-    def assignments(self, target: cst.Name) -> tuple[list[cst.CSTNode], list[cst.CSTNode]] | None:
+    def bindings_and_reads(
+        self, target: cst.Name
+    ) -> tuple[list[cst.CSTNode], list[cst.CSTNode]] | None:
         """For the target of an assignment: the bindings of its name in its scope, and the
         nodes that read this one (libcst's `scope.assignments[name]` and the `references` of
         the one whose node is `target`); None when the scope knows nothing of `target`."""
         local = self._local_names()
-        fast = local.assignments(target) if local is not None else None
+        fast = local.bindings_and_reads(target) if local is not None else None
         if fast is not None and not CHECK_BINDINGS:
             return fast  # type: ignore[return-value]
         scope = self.get_metadata(ScopeProvider, target, None)

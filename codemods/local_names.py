@@ -113,7 +113,9 @@ class LocalNames:
         seen = self._seen(found, name.value, position, scope, inner)
         return None if seen is None else {id(node) for _, node in seen}
 
-    def assignments(self, target: cst.Name) -> tuple[list[cst.CSTNode], list[cst.Name]] | None:
+    def bindings_and_reads(
+        self, target: cst.Name
+    ) -> tuple[list[cst.CSTNode], list[cst.Name]] | None:
         """For the target of a plain assignment: the bindings of its name in its own scope
         (libcst's `scope.assignments[name]`), and the reads that see this one (its
         `references`), in source order. None: the scope must tell."""

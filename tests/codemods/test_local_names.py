@@ -205,7 +205,7 @@ def _compare(text: str) -> tuple[int, int, dict[tuple[str, int, int], object]]:
             )
             assert fast == exact, where
         if tree.stored(name) == walk.ASSIGNED:
-            found = local.assignments(name)
+            found = local.bindings_and_reads(name)
             if found is not None:
                 assigned += 1
                 bound = scope.assignments[name.value]
@@ -271,7 +271,7 @@ def test_what_an_assignment_is_read_by() -> None:
     module, _, lines, tree, local = _setup(ANSWERED["module-config"])
     targets = [n for n in walk.find_all(module, cst.Name) if tree.stored(n) == walk.ASSIGNED]
     first = next(t for t in targets if t.value == "config")
-    found = local.assignments(first)
+    found = local.bindings_and_reads(first)
     assert found is not None
     bound, reads = found
     assert [lines[n].start.line for n in bound] == [1, 3]
@@ -284,7 +284,7 @@ def test_a_read_before_one_of_its_scopes_bindings_is_the_enclosing_ones_too() ->
     enclosing scopes give the name as well (a quirk, kept: the answers are libcst's)."""
     module, _, lines, tree, local = _setup(ANSWERED["a-read-between-two-bindings"])
     first = next(n for n in walk.find_all(module, cst.Name) if n.value == "cfg")
-    found = local.assignments(first)
+    found = local.bindings_and_reads(first)
     assert found is not None
     assert [lines[n].start.line for n in found[1]] == [4, 9]
 

@@ -146,7 +146,7 @@ def collect(
     walk.visit(module, seen)
     facts = seen.facts
     for target, value in seen.candidates:
-        found = owner.assignments(target)
+        found = owner.bindings_and_reads(target)
         if found is None:
             continue
         bound, reads = found
