@@ -6,8 +6,7 @@ Only names that plain assignments and a function's parameters bind are answered:
 `=`, `+=`, `x: T = ...` and `for`, at any depth of a function body or the module (not in a
 class body, a lambda or a comprehension), never imported, defined, a lambda's parameter,
 declared global or nonlocal, bound by `as`, a walrus or a pattern, deleted, or named in a
-string annotation. For those,
-libcst's rules are short:
+string annotation. For those, libcst's rules are short:
 
 - a read sees the bindings of the nearest enclosing function (or the module) that binds the
   name; in its own scope, only those made before it, counted as libcst counts them (a binding
@@ -90,7 +89,7 @@ class LocalNames:
     module's annotations and type hints hold (a name in one is left to the scope)."""
 
     def __init__(self, tree: walk.Tree, hints: Collection[str]) -> None:
-        self.tree = self._tree = tree
+        self.tree = tree
         self._hints = hints
         self._names: dict[str, _Name | None] = {}
         self._by_value: dict[str, list[int]] | None = None
@@ -176,17 +175,17 @@ class LocalNames:
     def at_module_level(self, node: cst.CSTNode) -> bool | None:
         """Whether libcst gives `node` the module's own scope (a class body, lambda or
         comprehension at module level has its own). None: the scope must tell."""
-        at = self._tree.index.get(id(node))
+        at = self.tree.index.get(id(node))
         if at is None or isinstance(node, _OWN_SCOPED):
             return None
         where = self._where(at)
         if where == _UNSURE:
             return None
-        return where is None and self._tree.scope_at[at] == 0
+        return where is None and self.tree.scope_at[at] == 0
 
     def _direct_scope(self, node: cst.CSTNode) -> int | None:
         """The function body `node` sits directly in (0: the module), None elsewhere."""
-        tree = self._tree
+        tree = self.tree
         at = tree.index.get(id(node))
         if at is None or isinstance(node, _OWN_SCOPED):
             return None
@@ -245,7 +244,7 @@ class LocalNames:
     def _read(self, name: str) -> _Name | None:
         if any(name in hint for hint in self._hints):
             return None
-        tree = self._tree
+        tree = self.tree
         nodes, parents, scope_at = tree.nodes, tree.parents, tree.scope_at
         if self._by_value is None:
             self._by_value = {}
@@ -289,16 +288,16 @@ class LocalNames:
     def _function_body(self, parameters: int) -> int | None:
         """The function body the parameters at position `parameters` bind in; None for a
         lambda's."""
-        tree = self._tree
+        tree = self.tree
         holder = tree.nodes[tree.parents[parameters]]
         if not isinstance(holder, cst.FunctionDef):
             return None
         return tree.scope_at[tree.index[id(holder.body)]]
 
-    def _where(self, at: int) -> str | None:  # noqa: PLR0911
+    def _where(self, at: int) -> str | None:
         """Where position `at` sits in its function body: None in the body itself, _INNER in
         a class body, lambda or comprehension there, _UNSURE in a lambda's parameters."""
-        tree = self._tree
+        tree = self.tree
         nodes, parents, scope_at = tree.nodes, tree.parents, tree.scope_at
         scope = scope_at[at]
         child, up = nodes[at], parents[at]
@@ -324,7 +323,7 @@ class LocalNames:
 
     def _parents(self) -> dict[int, int]:
         if self._parent is None:
-            tree = self._tree
+            tree = self.tree
             self._parent = {}
             for at in tree.by_type().get(cst.FunctionDef, ()):
                 body = tree.index[id(tree.nodes[at].body)]  # type: ignore[attr-defined]
@@ -334,7 +333,7 @@ class LocalNames:
     def _counted(self) -> dict[int, list[int]]:
         """Per function body, the positions (sorted) at which libcst's count goes up."""
         if self._points is None:
-            tree = self._tree
+            tree = self.tree
             points: dict[int, list[int]] = {}
             kinds = tree.by_type()
             for kind, positions in kinds.items():
