@@ -13,8 +13,8 @@ import dataclasses
 import functools
 import os
 import warnings
-from collections.abc import Collection, Mapping, Sequence
-from typing import ClassVar
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import ClassVar, TypeVar
 
 import libcst as cst
 from libcst.codemod import Codemod, CodemodContext, VisitorBasedCodemodCommand
@@ -25,6 +25,8 @@ from codemods import inline, positions, project, walk
 from codemods.bindings import Bindings
 from codemods.local_names import LocalNames
 from migrate.kernel.findings import Finding, Fix, Severity
+
+_T = TypeVar("_T")
 
 # Check every answer the import bindings give against libcst's scope analysis (tests set it).
 CHECK_BINDINGS = os.environ.get("TRL_MIGRATE_CHECK_BINDINGS") == "1"
@@ -440,86 +442,92 @@ class RuleTransformer(VisitorBasedCodemodCommand):
             local = self.state.local_names = LocalNames(tree, bindings.hints)
         return local
 
+    def _checked(self, fast: _T | None, exact: Callable[[], _T], what: str) -> _T:
+        """A table's answer (`fast`, None where it has none), else the scope's (`exact()`);
+        with TRL_MIGRATE_CHECK_BINDINGS=1 both, which must agree (`what` names the question)."""
+        if fast is not None and not CHECK_BINDINGS:
+            return fast
+        found = exact()
+        if fast is not None and fast != found:
+            raise AssertionError(f"the fast tables and the scope disagree on {what}")
+        return found
+
     def referents(self, name: cst.Name) -> set[int]:
         """ids of the nodes that bind what `name` may refer to where it stands (empty when
         unknown; a builtin's binding has no node, and counts as id(None))."""
         local = self._local_names()
-        fast = local.referents(name) if local is not None and name.value else None
-        if fast is not None and not CHECK_BINDINGS:
-            return fast
-        scope = self.get_metadata(ScopeProvider, name, None)
-        if scope is None:
-            exact: set[int] = set()
-        else:
-            exact = {
+
+        def exact() -> set[int]:
+            scope = self.get_metadata(ScopeProvider, name, None)
+            if scope is None:
+                return set()
+            return {
                 id(getattr(r, "node", None))
                 for a in scope.accesses[name]
                 if a.node is name
                 for r in a.referents
             }
-        if fast is not None and fast != exact:
-            raise AssertionError(f"local names give {name.value!r} other referents than the scope")
-        return exact
 
-    def bindings_and_reads(
-        self, target: cst.Name
-    ) -> tuple[list[cst.CSTNode], list[cst.CSTNode]] | None:
+        fast = local.referents(name) if local is not None else None
+        return self._checked(fast, exact, f"what {name.value!r} refers to")
+
+    def bindings_and_reads(self, target: cst.Name) -> tuple[list[cst.CSTNode], list[cst.CSTNode]]:
         """For the target of an assignment: the bindings of its name in its scope, and the
         nodes that read this one (libcst's `scope.assignments[name]` and the `references` of
-        the one whose node is `target`); None when the scope knows nothing of `target`."""
+        the one whose node is `target`), each in source order; none of either when the scope
+        knows nothing of `target`."""
         local = self._local_names()
+        wrapper = self.context.wrapper
+        index = self.state.tree_of(wrapper.module).index if wrapper is not None else {}
+
+        def ordered(nodes: Collection[cst.CSTNode]) -> list[cst.CSTNode]:
+            return sorted(nodes, key=lambda n: index.get(id(n), -1))
+
+        def exact() -> tuple[list[cst.CSTNode], list[cst.CSTNode]]:
+            scope = self.get_metadata(ScopeProvider, target, None)
+            if scope is None:
+                return [], []
+            bound = scope.assignments[target.value]
+            own = next((a for a in bound if getattr(a, "node", None) is target), None)
+            reads = [r.node for r in own.references] if own is not None else []
+            return ordered([a.node for a in bound]), ordered(reads)  # type: ignore[attr-defined]
+
         fast = local.bindings_and_reads(target) if local is not None else None
-        if fast is not None and not CHECK_BINDINGS:
-            return fast  # type: ignore[return-value]
-        scope = self.get_metadata(ScopeProvider, target, None)
-        if scope is None:
-            return None
-        bound = list(scope.assignments[target.value])
-        own = next((a for a in bound if getattr(a, "node", None) is target), None)
-        refs = sorted(own.references, key=lambda r: _order(self, r.node)) if own else []
-        exact = (
-            sorted((getattr(a, "node", None) for a in bound), key=lambda n: _order(self, n)),
-            [r.node for r in refs],
+        return self._checked(
+            (ordered(fast[0]), ordered(fast[1])) if fast is not None else None,
+            exact,
+            f"the bindings and reads of {target.value!r}",
         )
-        if fast is not None and (
-            {id(n) for n in fast[0]} != {id(n) for n in exact[0]}
-            or {id(n) for n in fast[1]} != {id(n) for n in exact[1]}
-        ):
-            raise AssertionError(f"local names give {target.value!r} other bindings or reads")
-        return exact  # type: ignore[return-value]
 
     def sees_alike(self, one: cst.CSTNode, other: cst.CSTNode, name: str) -> bool:
         """Whether `name` means at node `one` what it means at node `other` (of the pass's
         tree): the same scope, or scopes that see the same bindings of it."""
         local = self._local_names()
-        fast = local.sees_alike(one, other, name) if local is not None else None
-        if fast is not None and not CHECK_BINDINGS:
-            return fast
-        first = self.get_metadata(ScopeProvider, one, None)
-        second = self.get_metadata(ScopeProvider, other, None)
-        if first is None or second is None:
-            exact = False
-        elif first is second:
-            exact = True
-        else:
+
+        def exact() -> bool:
+            first = self.get_metadata(ScopeProvider, one, None)
+            second = self.get_metadata(ScopeProvider, other, None)
+            if first is None or second is None:
+                return False
+            if first is second:
+                return True
             there = {id(a.node) for a in first[name]} if name in first else set()  # type: ignore[attr-defined]
-            exact = bool(there) and there == (
+            return bool(there) and there == (
                 {id(getattr(a, "node", None)) for a in second[name]} if name in second else set()
             )
-        if fast is not None and fast != exact:
-            raise AssertionError(f"local names and the scope disagree on what {name!r} means")
-        return exact
+
+        fast = local.sees_alike(one, other, name) if local is not None else None
+        return self._checked(fast, exact, f"what {name!r} means at two places")
 
     def at_module_level(self, node: cst.CSTNode) -> bool:
         """Whether libcst gives `node` (of the pass's tree) the module's own scope."""
         local = self._local_names()
         fast = local.at_module_level(node) if local is not None else None
-        if fast is not None and not CHECK_BINDINGS:
-            return fast
-        exact = isinstance(self.get_metadata(ScopeProvider, node, None), GlobalScope)
-        if fast is not None and fast != exact:
-            raise AssertionError("local names and the scope disagree on a module-level node")
-        return exact
+        return self._checked(
+            fast,
+            lambda: isinstance(self.get_metadata(ScopeProvider, node, None), GlobalScope),
+            "a node at module level",
+        )
 
     def import_referenced(self, import_node: cst.ImportFrom, bound: str) -> bool:
         """Whether the name `bound` by this import is still used (needs ScopeProvider metadata)."""
@@ -527,41 +535,36 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         fast: bool | None = None
         if found is not None:
             fast = False if found[0].unreferenced(bound) else found[0].referenced(bound, found[1])
-        if fast is not None and not CHECK_BINDINGS:
-            return fast
-        scope = self.get_metadata(ScopeProvider, import_node, None)
-        if scope is None:
-            return True
-        exact = any(
-            a.references
-            for a in scope.assignments[bound]
-            if getattr(a, "node", None) is import_node
-        )
-        if fast is not None and fast != exact:
-            raise AssertionError(f"bindings call {bound!r} referenced: {fast}, the scope {exact}")
-        return exact
+
+        def exact() -> bool:
+            scope = self.get_metadata(ScopeProvider, import_node, None)
+            if scope is None:
+                return True
+            return any(
+                a.references
+                for a in scope.assignments[bound]
+                if getattr(a, "node", None) is import_node
+            )
+
+        return self._checked(fast, exact, f"whether {bound!r} is read")
 
     def import_has_fallback(self, import_node: cst.Import | cst.ImportFrom, bound: str) -> bool:
         """Whether the scope of this import also binds `bound` by other code than an import (the
         `except ImportError:` branch of a guarded import, say): the file is written to run
         without the import, so the import is the guard's to keep."""
         found = self._bindings(import_node)
-        fast = found[0].fallback(bound) if found is not None else None
-        if fast is not None and not CHECK_BINDINGS:
-            return fast
-        scope = self.get_metadata(ScopeProvider, import_node, None)
-        if scope is None or bound not in scope.assignments:
-            exact = False
-        else:
-            exact = any(
+
+        def exact() -> bool:
+            scope = self.get_metadata(ScopeProvider, import_node, None)
+            if scope is None or bound not in scope.assignments:
+                return False
+            return any(
                 not isinstance(getattr(a, "node", None), (cst.Import, cst.ImportFrom))
                 for a in scope.assignments[bound]
             )
-        if fast is not None and fast != exact:
-            raise AssertionError(
-                f"bindings call {bound!r} bound otherwise: {fast}, the scope {exact}"
-            )
-        return exact
+
+        fast = found[0].fallback(bound) if found is not None else None
+        return self._checked(fast, exact, f"whether other code binds {bound!r}")
 
     # -- statement frames: where TODOs land --------------------------------------------------
     @property
@@ -685,14 +688,6 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         if result is not updated_node:
             self.changed = True
         return result
-
-
-def _order(owner: RuleTransformer, node: cst.CSTNode | None) -> int:
-    """Where `node` sits in the pass's tree (-1 for none), to put the scope's sets in order."""
-    wrapper = owner.context.wrapper
-    if node is None or wrapper is None:
-        return -1
-    return owner.state.tree_of(wrapper.module).index.get(id(node), -1)
 
 
 # What the statement frames need to know of a node, by its type (isinstance against libcst's

@@ -66,7 +66,6 @@ _OTHER_BINDINGS = (
     cst.MatchStar,
     cst.MatchMapping,
 )
-_UNPACKING = (cst.Tuple, cst.List, cst.Element, cst.StarredElement)
 # Nodes libcst scopes otherwise than the function body they sit in: parameters are their
 # function's, a comprehension's first `for` its enclosing scope's
 _OWN_SCOPED = (cst.Param, cst.Parameters, cst.ParamStar, cst.ParamSlash, cst.CompFor)
@@ -271,10 +270,8 @@ class LocalNames:
             ):
                 return None  # a definition's or parameter's name, `global`, a capture
             where = self._where(at)
-            if where == _UNSURE or _deleted(tree, at):
-                return None
             stored = tree.stored(node)
-            if stored == walk.BOUND:
+            if where == _UNSURE or stored in (walk.BOUND, walk.DELETED):
                 return None
             if stored == walk.ASSIGNED:
                 if where == _INNER:
@@ -361,12 +358,3 @@ class LocalNames:
                 found.sort()
             self._points = points
         return self._points
-
-
-def _deleted(tree: walk.Tree, at: int) -> bool:
-    """Whether the name at `at` is a target of `del` (libcst reads it as an access)."""
-    nodes, parents = tree.nodes, tree.parents
-    up = parents[at]
-    while up >= 0 and isinstance(nodes[up], _UNPACKING):
-        up = parents[up]
-    return up >= 0 and isinstance(nodes[up], cst.Del)

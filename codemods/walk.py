@@ -147,7 +147,7 @@ _KEEP = 3  # a pass's tree, the one before, and the verifying run's
 
 # What `Tree.stored` tells of a name: the nodes a name stored to may sit in (`a, (b, *c) =
 # ...`), and those that store to what they hold, always or in their `target` field.
-ASSIGNED, BOUND = "assigned", "bound"
+ASSIGNED, BOUND, DELETED = "assigned", "bound", "deleted"
 _UNPACKING = (cst.Tuple, cst.List, cst.Element, cst.StarredElement)
 _STORING = (cst.AsName, cst.CompFor, cst.NamedExpr)
 _TARGETED = (cst.AnnAssign, cst.AugAssign, cst.For)
@@ -543,8 +543,8 @@ class Tree:
     def stored(self, node: cst.CSTNode) -> str | None:
         """Whether `node` (a name of this tree) is a target a binding stores to: ASSIGNED for
         the target of an assignment or a loop, BOUND for that of an `as`, a walrus or a
-        comprehension (whose iterable counts too, as it is not told apart here), None for
-        neither."""
+        comprehension (whose iterable counts too, as it is not told apart here), DELETED for
+        one of `del` (which libcst reads as an access), None for none of them."""
         nodes, parents = self.nodes, self.parents
         child = node
         up = parents[self.index[id(node)]]
@@ -557,6 +557,8 @@ class Tree:
             return ASSIGNED
         if isinstance(parent, _STORING):
             return BOUND
+        if isinstance(parent, cst.Del):
+            return DELETED
         if isinstance(parent, _TARGETED) and parent.target is child:  # type: ignore[attr-defined]
             return ASSIGNED
         return None

@@ -146,10 +146,7 @@ def collect(
     walk.visit(module, seen)
     facts = seen.facts
     for target, value in seen.candidates:
-        found = owner.bindings_and_reads(target)
-        if found is None:
-            continue
-        bound, reads = found
+        bound, reads = owner.bindings_and_reads(target)
         if len(bound) != 1 or bound[0] is not target:
             continue  # rebound in its scope (or bound by something other than this assignment)
         calls = [seen.by_name.get(id(read)) for read in reads]
