@@ -112,7 +112,7 @@ class Written:
                     targets={id(n) for n in inside},
                     _line=lines[id(stmt)][1],
                 )
-                stmt._codegen(state)
+                state.run(stmt)
                 found.update(state.found)
         if CHECK and found != starts(module, nodes):
             raise AssertionError("positions.Written.starts differs from a whole-module count")
@@ -172,6 +172,12 @@ class Written:
         self._lines = (module, out)
         return out
 
+    def statement_code(self, module: cst.Module, stmt: cst.CSTNode) -> str:
+        """The code of `stmt`, a statement of `module`'s body: kept from the last tree written
+        or placed where it holds that statement."""
+        hit = self._code.get(id(stmt))
+        return hit[1] if hit is not None and hit[0] is stmt else module.code_for_node(stmt)
+
     def _statements(self, module: cst.Module) -> list[str]:
         """The code of each statement of `module`'s body, written only where the last tree
         asked about did not have that statement; `module`'s become the ones kept."""
@@ -217,8 +223,13 @@ def starts(module: cst.Module, nodes: Collection[cst.CSTNode]) -> dict[int, tupl
         default_newline=module.default_newline,
         targets={id(n) for n in nodes},
     )
-    module._codegen(state)
+    state.run(module)
     return state.found
+
+
+class _AllFound(Exception):
+    """Raised inside a code generation once every sought start is known: the rest of the
+    statement (the methods after the one sought, in a 1,000-line test class) is not written."""
 
 
 @dataclasses.dataclass
@@ -229,6 +240,15 @@ class _StartFinder(CodegenState):
     _counted: int = 0  # tokens already folded into _line and _column
     _line: int = 1
     _column: int = 0
+    _sought: frozenset[int] = frozenset()  # the targets asked for (not those added on the way)
+
+    def run(self, node: cst.CSTNode) -> None:
+        """Write `node`'s code until every target's start is known."""
+        self._sought = frozenset(self.targets)
+        try:
+            node._codegen(self)
+        except _AllFound:
+            pass
 
     def _here(self) -> tuple[int, int]:
         """The position after the tokens written so far (counted since the last call)."""
@@ -250,6 +270,8 @@ class _StartFinder(CodegenState):
         if id(node) in self.targets:
             start = self._stack.pop()
             self.found.setdefault(id(node), start)  # a syntactic start, when recorded, wins
+            if not self._stack and self._sought <= self.found.keys():
+                raise _AllFound
 
     @contextlib.contextmanager
     def record_syntactic_position(

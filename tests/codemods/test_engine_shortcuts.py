@@ -219,6 +219,24 @@ def test_starts_of_a_few_nodes_and_of_nodes_not_in_the_tree():
     assert positions.starts(module, []) == {}
 
 
+def test_the_count_stops_once_every_start_is_known():
+    # A finding in the first method of a long class: the methods after it are not written out.
+    body = "".join(f"    def m{i}(self):\n        return {i}\n" for i in range(200))
+    module = cst.parse_module(
+        "class T:\n    def first(self):\n        # why\n        x = 1\n" + body
+    )
+    first = module.body[0].body.body[0]  # type: ignore[attr-defined]
+    assign = first.body.body[0]
+    state = positions._StartFinder(
+        default_indent=module.default_indent,
+        default_newline=module.default_newline,
+        targets={id(first), id(assign)},
+    )
+    state.run(module)
+    assert state.found == {id(first): (2, 4), id(assign): (4, 8)}
+    assert len("".join(state.tokens)) < 100
+
+
 ADDS = [
     # (source, [(module, name or None)])
     ('"""Doc."""\nimport os\n\nx = 1\n', [("trl", "RLOOConfig"), ("dataclasses", None)]),
@@ -313,3 +331,56 @@ def test_each_text_binds_its_imports_once(monkeypatch):
     assert built[result.new.decode()] == 1 and all(n == 1 for n in built.values())
     assert len(made) == len({id(t) for t in made})  # one per text's tree, never built twice
     assert base.identifiers.cache_info().currsize == 0  # dropped when the file is done
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        pytest.param("a\nb\n", "a\nb\n", {1: 1, 2: 2}, id="unchanged"),
+        pytest.param(
+            "a\nb\nc\nd\ne\n",
+            "a\nb\nX\nY\nc\nd\ne\n",
+            {1: 1, 2: 2, 3: 3, 4: 3, 5: 3, 6: 4, 7: 5},
+            id="lines-inserted",
+        ),
+        pytest.param(
+            "a\nold\nb\n", "a\nnew one\nnew two\nb\n", {1: 1, 2: 2, 3: 2, 4: 3}, id="replaced"
+        ),
+        # Two ways to line these up: difflib over the whole texts would match the new A, B with
+        # the old lines 3 and 4; the lines before the first change map to themselves.
+        pytest.param("A\nB\nA\nB\nC\n", "A\nB\nC\n", {1: 1, 2: 2, 3: 5}, id="repeated-lines"),
+        pytest.param("x\n", "# TODO\nx\n", {1: 1, 2: 1}, id="a-line-above-all"),
+    ],
+)
+def test_a_pass_lines_map_back_to_the_text_it_was_given(old, new, expected):
+    from codemods.engine import _line_map
+
+    assert _line_map(new, old) == expected
+
+
+def test_the_verifying_run_parses_only_what_the_passes_built(monkeypatch):
+    # A v2 script whose config, trainer and imports the passes rebuild: the verifying run
+    # parses those statements again (`reparse`), not the whole rewrite, and keeps the rest as
+    # the nodes the first parse made.
+    from codemods import reparse
+    from codemods.engine import process
+
+    path = FIXTURES / "eras" / "ppo_v2_0_14.py"
+    parsed: list[str] = []
+    plain = cst.parse_module
+
+    def recording(text: str) -> cst.Module:
+        parsed.append(text)
+        return plain(text)
+
+    monkeypatch.setattr(reparse, "CHECK", False)
+    monkeypatch.setattr(reparse.cst, "parse_module", recording)
+    result = process(
+        str(path), path.read_bytes(), codes=[r.code for r in codemods.RULES], options=Options()
+    )
+    assert result.new is not None
+    new = result.new.decode()
+    first, *after = parsed  # the original, then the verifying run's (and a rule's snippets)
+    assert first == path.read_text() and after, "the verifying run parsed nothing"
+    assert new not in after
+    assert sum(map(len, after)) < len(new) * 0.7
