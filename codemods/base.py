@@ -22,7 +22,7 @@ from libcst.helpers import get_full_name_for_node
 from libcst.metadata import GlobalScope, QualifiedNameSource, ScopeProvider
 
 from codemods import inline, positions, project, walk
-from codemods.bindings import Bindings
+from codemods.bindings import Bindings, ast_nodes
 from codemods.local_names import LocalNames
 from migrate.kernel.findings import Finding, Fix, Severity
 
@@ -154,17 +154,27 @@ class Identifiers:
         self._joined: str | None = None
         self._trl_bound: frozenset[str] | None | bool = False
         self._bindings: Bindings | None | bool = False
+        self._nodes: list[ast.AST] | None = None
 
     def _ast(self) -> ast.Module | None:
         if self._tree is False:
             self._tree = parse_ast(self._text)
         return self._tree  # type: ignore[return-value]
 
+    def _all(self) -> list[ast.AST] | None:
+        """The nodes of the text's `ast` tree (`ast_nodes`), listed once for both questions."""
+        tree = self._ast()
+        if tree is None:
+            return None
+        if self._nodes is None:
+            self._nodes = ast_nodes(tree)
+        return self._nodes
+
     def has_any(self, parts: Sequence[str]) -> bool:
         if not parts:
             return True
         if self._joined is None:
-            self._joined = _identifier_text(self._ast())
+            self._joined = _identifier_text(self._all())
         return self._joined == "" or any(p in self._joined for p in parts)
 
     def trl_bound(self) -> frozenset[str] | None:
@@ -172,7 +182,7 @@ class Identifiers:
         for `from trl import X as Y`), at any depth: a name that resolves to a `trl.` path starts
         with one of them. None when a star import from trl (or unreadable code) may bind any."""
         if self._trl_bound is False:
-            self._trl_bound = _trl_bound(self._ast())
+            self._trl_bound = _trl_bound(self._all())
         return self._trl_bound  # type: ignore[return-value]
 
     def bindings(self) -> Bindings | None:
@@ -183,11 +193,11 @@ class Identifiers:
         return self._bindings  # type: ignore[return-value]
 
 
-def _trl_bound(tree: ast.Module | None) -> frozenset[str] | None:
-    if tree is None:
+def _trl_bound(nodes: list[ast.AST] | None) -> frozenset[str] | None:
+    if nodes is None:
         return None
     bound = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.name.split(".")[0] == "trl":
@@ -204,11 +214,11 @@ def _trl_bound(tree: ast.Module | None) -> frozenset[str] | None:
     return frozenset(bound)
 
 
-def _identifier_text(tree: ast.Module | None) -> str:
-    if tree is None:
+def _identifier_text(nodes: list[ast.AST] | None) -> str:
+    if nodes is None:
         return ""  # treated as "every name present"
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Name):
             found.add(node.id)
         elif isinstance(node, ast.Attribute):

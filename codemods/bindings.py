@@ -18,6 +18,37 @@ import builtins
 import dataclasses
 from collections.abc import Iterator
 
+# Per node type: its fields (`_fields`, in the order `ast.iter_child_nodes` reads them). The
+# expression contexts (`Load`, `Store`, `Del`: a third of a module's nodes, with nothing to
+# read) are left out of both listings below.
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_CONTEXTS = (ast.Load, ast.Store, ast.Del)
+
+
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """`ast.iter_child_nodes(node)` as a list, expression contexts aside."""
+    kind = type(node)
+    fields = _FIELDS.get(kind)
+    if fields is None:
+        fields = _FIELDS[kind] = kind._fields
+    out: list[ast.AST] = []
+    for name in fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            out.extend(v for v in value if isinstance(v, ast.AST))
+        elif isinstance(value, ast.AST) and not isinstance(value, _CONTEXTS):
+            out.append(value)
+    return out
+
+
+def ast_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of `tree` but the expression contexts, in no promised order: what
+    `ast.walk` yields, at about two thirds of its cost (no generator per node)."""
+    out = [tree]
+    for node in out:  # grows as it goes
+        out.extend(child_nodes(node))
+    return out
+
 
 @dataclasses.dataclass(frozen=True)
 class _Import:
@@ -51,6 +82,10 @@ class Bindings:
         # (a subscript, the arguments of cast / TypeVar / NewType), where it parses a string
         # annotation; the rest (messages, keys, docstrings) it never reads
         self._strings: list[str] = []
+        # the strings inside an annotation (outside a Literal[...]), which libcst always
+        # parses as code: (their position, their text); a name read in one is read for sure
+        self._annotation_strings: list[tuple[tuple[int, int], str]] = []
+        self._annotation_reads: dict[str, tuple[int, int]] | None = None  # name -> first read
         self._other: set[str] = set()  # names bound by anything but an import
         self._import_roots: set[str] = set()  # root names any import binds
         first_import: dict[tuple[int, str], tuple[int, int]] = {}
@@ -61,12 +96,20 @@ class Bindings:
         # (node, scope, inside a class body of that scope)
         stack: list[tuple[ast.AST, int, bool]] = [(tree, 0, False)]
         hints: set[int] = set()  # ids of the nodes inside an annotation or a type hint
+        annotated: set[int] = set()  # ids of the nodes inside an annotation
         while stack:
             node, scope, in_class = stack.pop()
             if id(node) in hints:
-                hints.update(id(c) for c in ast.iter_child_nodes(node))
+                hints.update(id(c) for c in child_nodes(node))
             elif isinstance(node, _HINT_PARENTS):
                 hints.update(id(c) for c in _hints_under(node))
+            if id(node) in annotated:
+                if not (isinstance(node, ast.Subscript) and _literal(node.value)):
+                    annotated.update(id(c) for c in child_nodes(node))
+            elif isinstance(node, (ast.arg, ast.AnnAssign)) and node.annotation is not None:
+                annotated.add(id(node.annotation))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns:
+                annotated.add(id(node.returns))
             if isinstance(node, ast.Name):
                 self._names[node.id] = self._names.get(node.id, 0) + 1
                 if isinstance(node.ctx, ast.Load):
@@ -97,6 +140,8 @@ class Bindings:
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 if id(node) in hints:
                     self._strings.append(node.value)
+                if id(node) in annotated:
+                    self._annotation_strings.append(((node.lineno, node.col_offset), node.value))
             elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
                 continue  # a docstring (nothing under it binds or reads a name)
             self._other.update(_bound_names(node))
@@ -107,13 +152,14 @@ class Bindings:
                 body = {id(b) for b in node.body}
                 children = [
                     (c, inner, False) if id(c) in body else (c, scope, in_class)
-                    for c in ast.iter_child_nodes(node)
+                    for c in child_nodes(node)
                 ]
             else:
                 into_class = in_class or isinstance(node, ast.ClassDef)
-                children = [(c, scope, into_class) for c in ast.iter_child_nodes(node)]
+                children = [(c, scope, into_class) for c in child_nodes(node)]
             stack.extend(reversed(children))
         self._blocked |= self._other
+        self._last_import = last_import
         self._read_in: dict[str, set[int]] = {}  # name -> the scopes that read it
         for scope, name, _ in loads:
             self._read_in.setdefault(name, set()).add(scope)
@@ -255,7 +301,6 @@ class Bindings:
             or (scope, bound) in self._early_any
             or scope >= len(self._by_key)
             or bound not in self._by_key[scope]
-            or any(bound in s for s in self._strings)
         ):
             return None
         for s in self._read_in.get(bound, ()):
@@ -265,7 +310,34 @@ class Bindings:
                 s = self._parent[s]
             if s == scope:
                 return True
+        if any(bound in s for s in self._strings):
+            # a string the scope may read as code: read for sure when it is an annotation's,
+            # after the import, and no function imports the name itself
+            first = self._annotation_reads_of().get(bound)
+            if (
+                first is not None
+                and scope == 0
+                and first > self._last_import[(0, bound)]
+                and not any(bound in keys for keys in self._by_key[1:])
+            ):
+                return True
+            return None
         return False
+
+    def _annotation_reads_of(self) -> dict[str, tuple[int, int]]:
+        """The names the annotation strings read (`"AutoModelForCausalLMWithValueHead"`,
+        `Optional["PreTrainedModel"]`), each with the position of the first such string."""
+        if self._annotation_reads is None:
+            self._annotation_reads = {}
+            for position, text in self._annotation_strings:
+                try:
+                    tree = ast.parse(text)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    continue  # libcst reads nothing in it either
+                for node in ast.walk(tree):
+                    if isinstance(node, ast.Name):
+                        self._annotation_reads.setdefault(node.id, position)
+        return self._annotation_reads
 
     def only_imported(self, bound: str) -> bool:
         """Whether nothing but imports binds `bound` anywhere in the module."""
@@ -395,6 +467,13 @@ def _hints_under(node: ast.AST) -> Iterator[ast.AST]:
             yield from ast.iter_child_nodes(node)
     else:  # a subscript or a type alias
         yield from ast.iter_child_nodes(node)
+
+
+def _literal(node: ast.expr) -> bool:
+    """Whether `node` names `Literal` (a subscript of which libcst does not read as code)."""
+    return (node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")) == (
+        "Literal"
+    )
 
 
 def _keys(stmt: ast.Import | ast.ImportFrom) -> Iterator[str]:

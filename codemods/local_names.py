@@ -4,7 +4,8 @@ analysis (about four parses of the module, on every tree a pass changed).
 
 Only names that plain assignments and a function's parameters bind are answered: targets of
 `=`, `+=`, `x: T = ...` and `for`, at any depth of a function body or the module (not in a
-class body, a lambda or a comprehension), never imported, defined, a lambda's parameter,
+class body, a lambda or a comprehension; a class attribute that nothing reads bare is the one
+exception, for `bindings_and_reads`), never imported, defined, a lambda's parameter,
 declared global or nonlocal, bound by `as`, a walrus or a pattern, deleted, or named in a
 string annotation. For those, libcst's rules are short:
 
@@ -81,6 +82,8 @@ class _Name:
         self.bindings: dict[int, list[tuple[int, cst.CSTNode]]] = {}
         self.reads: list[tuple[int, cst.Name, int, bool]] = []
         self.read_at: dict[int, int] = {}  # id(read) -> its index in `reads`
+        # assignment targets directly in a class body: (position, node, the class's position)
+        self.in_classes: list[tuple[int, cst.Name, int]] = []
 
 
 class LocalNames:
@@ -117,6 +120,9 @@ class LocalNames:
         """For the target of a plain assignment: the bindings of its name in its own scope
         (libcst's `scope.assignments[name]`), and the reads that see this one (its
         `references`), in source order. None: the scope must tell."""
+        found = self._names_of(target.value)
+        if found is not None and found.in_classes:
+            return self._class_attribute(found, target)
         found = self._name(target.value)
         if found is None:
             return None
@@ -152,6 +158,20 @@ class LocalNames:
                 # bindings the enclosing scopes give that name too
                 refs.append(node)
         return [n for _, n in bound], refs
+
+    @staticmethod
+    def _class_attribute(
+        found: _Name, target: cst.Name
+    ) -> tuple[list[cst.CSTNode], list[cst.Name]] | None:
+        """`bindings_and_reads` for a name some class body assigns (`trl_model_class = X` in
+        a test class), answered where nothing anywhere reads the name bare (`self.x` is an
+        attribute): the class's own assignments of it, and no reads."""
+        if found.reads:
+            return None
+        owner = next((c for _, node, c in found.in_classes if node is target), None)
+        if owner is None:
+            return None
+        return [node for _, node, c in found.in_classes if c == owner], []
 
     def sees_alike(self, one: cst.CSTNode, other: cst.CSTNode, name: str) -> bool | None:
         """Whether `name` means the same bindings at two nodes of the tree (statements or
@@ -235,6 +255,11 @@ class LocalNames:
 
     # -- reading the tree --------------------------------------------------------------------
     def _name(self, name: str) -> _Name | None:
+        """The name's bindings and reads, where no class body binds it (see `_names_of`)."""
+        found = self._names_of(name)
+        return None if found is None or found.in_classes else found
+
+    def _names_of(self, name: str) -> _Name | None:
         if name in self._names:
             return self._names[name]
         found = self._names[name] = self._read(name)
@@ -275,7 +300,11 @@ class LocalNames:
                 return None
             if stored == walk.ASSIGNED:
                 if where == _INNER:
-                    return None  # a class attribute, say: another scope's binding
+                    owner = self._class_body_of(at)
+                    if owner is None:
+                        return None  # in a lambda or a comprehension: left to the scope
+                    found.in_classes.append((at, node, owner))  # type: ignore[arg-type]
+                    continue
                 found.bindings.setdefault(scope_at[at], []).append((at, node))  # type: ignore[arg-type]
             else:
                 found.read_at[id(node)] = len(found.reads)
@@ -315,6 +344,21 @@ class LocalNames:
                 if not (outer_iter and child is node.for_in):
                     return _INNER
                 outer_iter = False
+            child, up = node, parents[up]
+        return None
+
+    def _class_body_of(self, at: int) -> int | None:
+        """The position of the class whose body holds position `at` with no lambda,
+        comprehension or function between (its own scope is that class's), else None."""
+        tree = self.tree
+        nodes, parents = tree.nodes, tree.parents
+        child, up = nodes[at], parents[at]
+        while up >= 0:
+            node = nodes[up]
+            if isinstance(node, cst.ClassDef) and child is node.body:
+                return up
+            if isinstance(node, (cst.Lambda, cst.FunctionDef, cst.CompFor, *_COMPREHENSIONS)):
+                return None
             child, up = node, parents[up]
         return None
 

@@ -245,10 +245,8 @@ class _StartFinder(CodegenState):
     def run(self, node: cst.CSTNode) -> None:
         """Write `node`'s code until every target's start is known."""
         self._sought = frozenset(self.targets)
-        try:
+        with contextlib.suppress(_AllFound):
             node._codegen(self)
-        except _AllFound:
-            pass
 
     def _here(self) -> tuple[int, int]:
         """The position after the tokens written so far (counted since the last call)."""

@@ -119,6 +119,18 @@ SNIPPETS = {
             y: "list[Other]" = []
             return cast("ValueHead", x), y
     """,
+    "annotation-strings": """
+        from typing import TYPE_CHECKING, Literal, Optional
+        def early(x: "Late") -> None:
+            return None
+        if TYPE_CHECKING:
+            from trl import AutoModelForCausalLMWithValueHead, Late, Quoted, Shadowed
+        def f(model: Optional["AutoModelForCausalLMWithValueHead"]) -> Literal["Quoted"]:
+            return model
+        def g(m: "Shadowed"):
+            from trl import Shadowed
+            return m
+    """,
     "references": """
         \"\"\"A docstring naming PPOTrainer and LengthSampler.\"\"\"
         from trl import PPOTrainer, PPOConfig, AutoModelForCausalLMWithValueHead
@@ -406,11 +418,12 @@ def test_referenced_answers() -> None:
     assert got == {
         ("PPOTrainer", 0): True,  # the docstring does not count, the call does
         ("PPOConfig", 0): True,  # read in f, which does not import it
-        ("AutoModelForCausalLMWithValueHead", 0): None,  # named in a string annotation
+        # named in a string annotation, which libcst reads as code
+        ("AutoModelForCausalLMWithValueHead", 0): True,
         ("LengthSampler", 0): False,  # f reads its own import
         ("LengthSampler", 1): True,
         ("respond_to_batch", 0): False,  # only a docstring names it
-        ("List", 0): None,
+        ("List", 0): True,  # read in a string annotation too
         ("np", 0): True,  # read in h, inside g
     }
 
@@ -436,12 +449,31 @@ def test_an_early_read_leaves_only_its_function_to_the_scope() -> None:
 
 
 def test_only_strings_in_annotations_and_type_hints_count_as_reads() -> None:
-    """A name in a log message or a dict key is no read of it; one in a string annotation, a
-    string in a typing subscript or the first argument of cast may be (libcst parses those)."""
+    """A name in a log message or a dict key is no read of it; one in a string annotation is
+    (libcst parses those, also inside `Optional[...]`), and one in the first argument of cast
+    may be (libcst parses it where `cast` is typing's, which only the scope knows)."""
     bindings = Bindings(ast.parse(dedent(SNIPPETS["strings"]).lstrip()))
     assert bindings.unreferenced("PPOTrainer") and bindings.referenced("PPOTrainer", 0) is False
-    for name in ("LengthSampler", "ValueHead", "Other"):
-        assert not bindings.unreferenced(name) and bindings.referenced(name, 0) is None, name
+    for name in ("LengthSampler", "ValueHead", "Other", "PPOConfig"):
+        assert not bindings.unreferenced(name), name
+    got = {name: bindings.referenced(name, 0) for name in ("LengthSampler", "Other", "ValueHead")}
+    assert got == {"LengthSampler": True, "Other": True, "ValueHead": None}
+
+
+def test_a_name_in_an_annotation_string_is_read() -> None:
+    module, _, bindings, tree = _both("annotation-strings")
+    got = {
+        (bound, tree.scope(node)): bindings.referenced(bound, tree.scope(node))
+        for node, bound in _imports(module)
+        if node.module is not None and node.module.value == "trl"  # type: ignore[union-attr]
+    }
+    assert got == {
+        ("AutoModelForCausalLMWithValueHead", 0): True,  # inside Optional[...]
+        ("Late", 0): None,  # read before the import: left to the scope
+        ("Quoted", 0): None,  # a Literal's strings are not code
+        ("Shadowed", 0): None,  # a function imports it too
+        ("Shadowed", 3): None,  # g's own import, named in the string: left to the scope
+    }
 
 
 def test_a_read_between_two_imports_that_bind_alike() -> None:

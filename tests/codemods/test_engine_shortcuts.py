@@ -384,3 +384,18 @@ def test_the_verifying_run_parses_only_what_the_passes_built(monkeypatch):
     assert first == path.read_text() and after, "the verifying run parsed nothing"
     assert new not in after
     assert sum(map(len, after)) < len(new) * 0.7
+
+
+def test_the_ast_listing_holds_what_ast_walk_yields():
+    # `base.ast_nodes` lists a module's nodes for the identifier and trl-import questions:
+    # every node `ast.walk` meets (shared operator nodes as often), expression contexts aside
+    import ast
+    from collections import Counter
+
+    from codemods.bindings import ast_nodes
+
+    contexts = (ast.Load, ast.Store, ast.Del)
+    for path in sorted((FIXTURES / "eras").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        walked = Counter(id(n) for n in ast.walk(tree) if not isinstance(n, contexts))
+        assert Counter(map(id, ast_nodes(tree))) == walked, path.name

@@ -113,6 +113,22 @@ ANSWERED = {
                 print(cfg)
                 cfg = 3
     """,
+    "class-attributes-read-as-attributes": """
+        class Base:
+            trl_model_class = None
+            def test(self):
+                return self.trl_model_class.from_pretrained("x")
+        class Sub(Base):
+            trl_model_class = AutoModelForCausalLMWithValueHead
+            if flag:
+                trl_model_class = Other
+            class Inner:
+                trl_model_class = Third
+        def f():
+            class Local:
+                trl_model_class = Fourth
+            return Local
+    """,
 }
 
 LEFT_TO_THE_SCOPE = {
@@ -143,6 +159,12 @@ LEFT_TO_THE_SCOPE = {
             cfg = 1
         cfg = 2
         print(cfg)
+    """,
+    "a-class-attribute-read-in-its-class": """
+        class K:
+            cfg = 1
+            other = [cfg]
+        print(K)
     """,
     "an-as-target": """
         with open("x") as cfg:
@@ -277,6 +299,27 @@ def test_what_an_assignment_is_read_by() -> None:
     assert [lines[n].start.line for n in bound] == [1, 3]
     # the two reads before the rebinding, and those of every other scope
     assert [lines[n].start.line for n in reads] == [2, 3, 5, 7, 9, 10, 11]
+
+
+def test_a_class_attribute_nothing_reads_bare_is_its_class_assignments() -> None:
+    module, _, lines, tree, local = _setup(ANSWERED["class-attributes-read-as-attributes"])
+    targets = [
+        n
+        for n in walk.find_all(module, cst.Name)
+        if tree.stored(n) == walk.ASSIGNED and n.value == "trl_model_class"
+    ]
+    answers = {}
+    for target in targets:
+        found = local.bindings_and_reads(target)
+        assert found is not None
+        answers[lines[target].start.line] = ([lines[n].start.line for n in found[0]], found[1])
+    assert answers == {
+        2: ([2], []),
+        6: ([6, 8], []),
+        8: ([6, 8], []),
+        10: ([10], []),
+        13: ([13], []),
+    }
 
 
 def test_a_read_before_one_of_its_scopes_bindings_is_the_enclosing_ones_too() -> None:
