@@ -362,19 +362,11 @@ def test_the_verifying_run_parses_only_what_the_passes_built(monkeypatch):
     # A v2 script whose config, trainer and imports the passes rebuild: the verifying run
     # parses those statements again (`reparse`), not the whole rewrite, and keeps the rest as
     # the nodes the first parse made.
-    from codemods import reparse
     from codemods.engine import process
+    from tests.codemods.test_reparse import recorded_parses
 
     path = FIXTURES / "eras" / "ppo_v2_0_14.py"
-    parsed: list[str] = []
-    plain = cst.parse_module
-
-    def recording(text: str) -> cst.Module:
-        parsed.append(text)
-        return plain(text)
-
-    monkeypatch.setattr(reparse, "CHECK", False)
-    monkeypatch.setattr(reparse.cst, "parse_module", recording)
+    parsed = recorded_parses(monkeypatch)
     result = process(
         str(path), path.read_bytes(), codes=[r.code for r in codemods.RULES], options=Options()
     )

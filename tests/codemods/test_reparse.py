@@ -169,6 +169,20 @@ CASES = [
 ]
 
 
+def recorded_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts libcst parses from here on (the check mode's own parse left out)."""
+    parsed: list[str] = []
+    real = cst.parse_module
+
+    def recording(text: str) -> cst.Module:
+        parsed.append(text)
+        return real(text)
+
+    monkeypatch.setattr(reparse, "CHECK", False)
+    monkeypatch.setattr(reparse.cst, "parse_module", recording)
+    return parsed
+
+
 @pytest.mark.parametrize(("src", "edit"), CASES)
 def test_the_spliced_module_is_the_parse_of_its_code(src, edit):
     original = cst.parse_module(src)
@@ -182,15 +196,7 @@ def test_the_spliced_module_is_the_parse_of_its_code(src, edit):
 def test_statements_away_from_the_change_are_not_parsed_again(monkeypatch):
     original = cst.parse_module(SCRIPT)
     final = _replace(1, "from trl import RLOOConfig\n")(original)
-    parsed: list[str] = []
-    real = cst.parse_module
-
-    def recording(text: str) -> cst.Module:
-        parsed.append(text)
-        return real(text)
-
-    monkeypatch.setattr(reparse, "CHECK", False)
-    monkeypatch.setattr(reparse.cst, "parse_module", recording)
+    parsed = recorded_parses(monkeypatch)
     got = reparse.reparse(final.code, original, final, final.code_for_node)
     assert len(parsed) == 1
     assert "RLOOConfig" in parsed[0] and "def main" not in parsed[0]
@@ -206,10 +212,7 @@ def test_a_module_whose_first_indent_changes_is_parsed_whole(monkeypatch):
     original = cst.parse_module(src)
     final = _indented(1, "  ")(original)
     assert "if x:\n  y = 1\n" in final.code
-    parsed: list[str] = []
-    real = cst.parse_module
-    monkeypatch.setattr(reparse, "CHECK", False)
-    monkeypatch.setattr(reparse.cst, "parse_module", lambda t: parsed.append(t) or real(t))
+    parsed = recorded_parses(monkeypatch)
     got = reparse.reparse(final.code, original, final, final.code_for_node)
     assert parsed == [final.code]
     assert got.default_indent == "  "
