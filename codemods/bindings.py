@@ -82,8 +82,10 @@ class Bindings:
         # (a subscript, the arguments of cast / TypeVar / NewType), where it parses a string
         # annotation; the rest (messages, keys, docstrings) it never reads
         self._strings: list[str] = []
-        # the strings inside an annotation (outside a Literal[...]), which libcst always
-        # parses as code: (their position, their text); a name read in one is read for sure
+        # the strings that are a whole annotation (`x: "Model"`), which libcst always parses as
+        # code: (their position, their text); a name read in one is read for sure. Inside an
+        # annotation's subscript it depends on what the subscript is (not a `Literal`), which
+        # the scope tells.
         self._annotation_strings: list[tuple[tuple[int, int], str]] = []
         self._annotation_reads: dict[str, tuple[int, int]] | None = None  # name -> first read
         self._other: set[str] = set()  # names bound by anything but an import
@@ -96,17 +98,14 @@ class Bindings:
         # (node, scope, inside a class body of that scope)
         stack: list[tuple[ast.AST, int, bool]] = [(tree, 0, False)]
         hints: set[int] = set()  # ids of the nodes inside an annotation or a type hint
-        annotated: set[int] = set()  # ids of the nodes inside an annotation
+        annotated: set[int] = set()  # ids of the annotations
         while stack:
             node, scope, in_class = stack.pop()
             if id(node) in hints:
                 hints.update(id(c) for c in child_nodes(node))
             elif isinstance(node, _HINT_PARENTS):
                 hints.update(id(c) for c in _hints_under(node))
-            if id(node) in annotated:
-                if not (isinstance(node, ast.Subscript) and _literal(node.value)):
-                    annotated.update(id(c) for c in child_nodes(node))
-            elif isinstance(node, (ast.arg, ast.AnnAssign)) and node.annotation is not None:
+            if isinstance(node, (ast.arg, ast.AnnAssign)) and node.annotation is not None:
                 annotated.add(id(node.annotation))
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns:
                 annotated.add(id(node.returns))
@@ -326,7 +325,7 @@ class Bindings:
 
     def _annotation_reads_of(self) -> dict[str, tuple[int, int]]:
         """The names the annotation strings read (`"AutoModelForCausalLMWithValueHead"`,
-        `Optional["PreTrainedModel"]`), each with the position of the first such string."""
+        `"Optional[PreTrainedModel]"`), each with the position of the first such string."""
         if self._annotation_reads is None:
             self._annotation_reads = {}
             for position, text in self._annotation_strings:
@@ -467,13 +466,6 @@ def _hints_under(node: ast.AST) -> Iterator[ast.AST]:
             yield from ast.iter_child_nodes(node)
     else:  # a subscript or a type alias
         yield from ast.iter_child_nodes(node)
-
-
-def _literal(node: ast.expr) -> bool:
-    """Whether `node` names `Literal` (a subscript of which libcst does not read as code)."""
-    return (node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")) == (
-        "Literal"
-    )
 
 
 def _keys(stmt: ast.Import | ast.ImportFrom) -> Iterator[str]:
