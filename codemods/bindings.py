@@ -333,7 +333,7 @@ class Bindings:
                     tree = ast.parse(text)
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     continue  # libcst reads nothing in it either
-                for node in ast.walk(tree):
+                for node in ast_nodes(tree):
                     if isinstance(node, ast.Name):
                         self._annotation_reads.setdefault(node.id, position)
         return self._annotation_reads
@@ -430,7 +430,7 @@ def _module_level(tree: ast.Module, roots: set[str]) -> _Settled:
             else:
                 bad.update(named)
         inner = top and not isinstance(node, _NESTED)
-        stack.extend((c, inner, end) for c in reversed(list(ast.iter_child_nodes(node))))
+        stack.extend((c, inner, end) for c in reversed(child_nodes(node)))
     settled = {r: local[r] for r in roots if r in last and r not in bad}
     early = frozenset(r for r in settled if any(at < last[r] for at in reads.get(r, ())))
     return settled, early, frozenset(r for r in settled if r in reads)
@@ -463,9 +463,9 @@ def _hints_under(node: ast.AST) -> Iterator[ast.AST]:
         if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) in (
             _HINT_CALLS
         ):
-            yield from ast.iter_child_nodes(node)
+            yield from child_nodes(node)
     else:  # a subscript or a type alias
-        yield from ast.iter_child_nodes(node)
+        yield from child_nodes(node)
 
 
 def _keys(stmt: ast.Import | ast.ImportFrom) -> Iterator[str]:

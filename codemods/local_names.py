@@ -121,11 +121,10 @@ class LocalNames:
         (libcst's `scope.assignments[name]`), and the reads that see this one (its
         `references`), in source order. None: the scope must tell."""
         found = self._names_of(target.value)
-        if found is not None and found.in_classes:
-            return self._class_attribute(found, target)
-        found = self._name(target.value)
         if found is None:
             return None
+        if found.in_classes:
+            return self._class_attribute(found, target)
         self._counted()  # the bodies whose count is unsure with it
         scope = next(
             (s for s, bound in found.bindings.items() if any(n is target for _, n in bound)),

@@ -63,19 +63,11 @@ def _spliced(
         return None
     where = {id(stmt): at for at, stmt in enumerate(original.body)}
     n = len(body)
-
-    def kept(i: int) -> bool:  # a parser's node of the original
-        at = where.get(id(body[i]))
-        return at is not None and original.body[at] is body[i]
-
-    def follows(i: int) -> bool:  # kept, after what it followed in the original
-        return (
-            kept(i)
-            and i > 0
-            and where[id(body[i])] > 0
-            and kept(i - 1)
-            and (where[id(body[i])] - 1 == where[id(body[i - 1])])
-        )
+    # per statement, its place in the original where it is the parser's node from there
+    at: list[int | None] = []
+    for stmt in body:
+        k = where.get(id(stmt))
+        at.append(k if k is not None and original.body[k] is stmt else None)
 
     def splits(i: int) -> bool:
         """Whether the lines between statements i - 1 and i fall to the same owners in a parse
@@ -86,13 +78,16 @@ def _spliced(
             line.comment is None and not line.whitespace.value for line in body[i].leading_lines
         )
 
+    def follows(i: int) -> bool:  # after what it followed in the original
+        before = at[i - 1]
+        return before is not None and at[i] == before + 1
+
     # the statements to parse again: those the passes built, and kept ones whose lines before
     # them might fall to another owner now; the first with the header, the last with the footer
-    needed = [not kept(i) or (i > 0 and not follows(i) and not splits(i)) for i in range(n)]
-    if final.header is not original.header or where.get(id(body[0])) != 0 or not kept(0):
+    needed = [at[i] is None or (i > 0 and not follows(i) and not splits(i)) for i in range(n)]
+    if final.header is not original.header or at[0] != 0:
         needed[0] = True
-    last = len(original.body) - 1
-    if final.footer is not original.footer or not kept(n - 1) or where[id(body[-1])] != last:
+    if final.footer is not original.footer or at[-1] != len(original.body) - 1:
         needed[-1] = True
     if not any(needed):
         return final
