@@ -184,14 +184,27 @@ def visit(root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         i, count = 0, len(listing.nodes)
     else:
         listing, i, count = kept
-    nodes, ends = listing.nodes, listing.ends
+    nodes, ends, masks = listing.nodes, listing.ends, listing.masks
+    wanted = hooked_mask(owner)
+    table = owner.__dict__.get(_TABLE) or {}
     pending: list[tuple[int, Callable[..., Any], cst.CSTNode]] = []  # (end, leave hook, node)
     while i < count:
         while pending and pending[-1][0] <= i:
             _, leave, done = pending.pop()
             leave(visitor, done)
+        if not masks[i] & wanted and i:
+            # no node the visitor has a hook for is in this subtree: none of its hooks would
+            # run in there (the module itself, position 0, is always entered: its hooks are
+            # not in the mask)
+            i = ends[i]
+            continue
         node = nodes[i]
-        enter, leave_hook = hooks(owner, type(node))
+        kind = type(node)
+        found = table.get(kind)
+        if found is None:
+            found = hooks(owner, kind)
+            table = owner.__dict__[_TABLE]
+        enter, leave_hook = found
         descend = enter is None or enter(visitor, node) is not False
         if leave_hook is not None:
             pending.append((ends[i], leave_hook, node))
@@ -287,11 +300,17 @@ def hooked_mask(owner: type) -> int:
     mask = owner.__dict__.get(_MASK)
     if mask is None:
         mask = 0
-        for attr in dir(owner):
-            if not attr.startswith(("visit_", "leave_")) or attr[6:] == "Module":
+        # the names libcst's typed stubs declare are no hooks unless a class of ours (or one
+        # of libcst's codemod bases) defines them again: read only those classes' own names
+        # (`dir` of a visitor class lists some 1,600, and rules define classes per call)
+        for cls in owner.__mro__:
+            if cls.__module__ == "libcst._typed_visitor":
                 continue
-            if _own(owner, attr) is not None:
-                mask |= type_bit(attr[6:])
+            for attr in cls.__dict__:
+                if not attr.startswith(("visit_", "leave_")) or attr[6:] == "Module":
+                    continue
+                if _own(owner, attr) is not None:
+                    mask |= type_bit(attr[6:])
         setattr(owner, _MASK, mask)
     return mask  # type: ignore[no-any-return]
 
