@@ -658,6 +658,13 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         wrapper = self.context.wrapper
         return self.state.tree_of(wrapper.module) if wrapper is not None else None
 
+    def walked_tree(self) -> walk.Tree | None:
+        """The walk.Tree of the tree this pass walks (None outside a pass)."""
+        if self._tree is None:
+            self._tree = self._walked_tree()
+            self._mask = walk.hooked_mask(type(self))
+        return self._tree
+
     def _holds(self, node: cst.CSTNode, at: int | None, words: Collection[str]) -> bool:
         """Whether the code of statement `node` (at position `at` of the walked tree) contains
         one of `words`."""

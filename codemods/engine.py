@@ -23,8 +23,9 @@ from libcst.codemod import Codemod, CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
-from codemods import BY_CODE, inline, positions, project, reparse, walk
+from codemods import BY_CODE, inline, positions, project, reparse, top_imports, walk
 from codemods.base import (
+    CHECK_BINDINGS,
     FileState,
     Options,
     Rule,
@@ -220,11 +221,24 @@ def _run_pass(
     if written is not None:  # None: the verifying run, which wants the text only
         transformer.place_findings(wrapper.module, written)
     changed = transformer.changed
+    context = transformer.context
+    requests = context.scratch.get(AddImportsVisitor.CONTEXT_KEY)
+    if requests:
+        added = top_imports.add(module, requests, context.full_package_name)
+        if added is not None:
+            if CHECK_BINDINGS:
+                theirs = _transform(
+                    _TopLevelAddImports(context), MetadataWrapper(module, unsafe_skip_copy=True)
+                )
+                if theirs.code != added.code:
+                    raise AssertionError("top_imports.add differs from libcst's AddImportsVisitor")
+            del context.scratch[AddImportsVisitor.CONTEXT_KEY]
+            module, changed = added, True
     for key, follow_up in (
         (AddImportsVisitor.CONTEXT_KEY, _TopLevelAddImports),
         (RemoveImportsVisitor.CONTEXT_KEY, RemoveImportsVisitor),
     ):
-        if transformer.context.scratch.get(key):
+        if context.scratch.get(key):
             # libcst's own transform_module would deep-copy the whole tree first.
             module = _transform(
                 follow_up(transformer.context), MetadataWrapper(module, unsafe_skip_copy=True)

@@ -582,6 +582,41 @@ class Tree:
             return ASSIGNED
         return None
 
+    def context(self, node: cst.CSTNode) -> str | None:
+        """libcst's ExpressionContextProvider answer for `node`, an attribute or a subscript of
+        this tree: "store" for a target an assignment, a loop, an `as` or a walrus stores to
+        (through tuples, lists and starred elements), "del" for one of `del`, "load" for any
+        other; None for a node not in the tree, or in the type parameters of a class or a
+        function, which the provider does not visit."""
+        at = self.index.get(id(node))
+        if at is None:
+            return None
+        nodes, parents = self.nodes, self.parents
+        child, up = at, parents[at]
+        while up >= 0 and isinstance(nodes[up], _UNPACKING):
+            child, up = up, parents[up]
+        answer = "load"
+        if up >= 0:
+            parent, held = nodes[up], nodes[child]
+            if isinstance(parent, cst.AssignTarget):
+                answer = "store"
+            elif isinstance(parent, cst.Del):
+                answer = "del"
+            elif isinstance(parent, cst.AsName):
+                answer = "store" if parent.name is held else "load"
+            elif isinstance(parent, (cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor)):
+                answer = "store" if parent.target is held else "load"
+            elif isinstance(parent, cst.NamedExpr):
+                answer = "store" if parent.target is held else "load"
+        up = parents[at]
+        while up >= 0:
+            if isinstance(nodes[up], cst.TypeParameters) and isinstance(
+                nodes[parents[up]], (cst.ClassDef, cst.FunctionDef)
+            ):
+                return None
+            up = parents[up]
+        return answer
+
     def in_import(self, node: cst.CSTNode) -> bool:
         at = self.index.get(id(node))
         return at is not None and bool(self.imported[at])

@@ -155,3 +155,95 @@ def test_a_parsed_module_copies_nothing(monkeypatch):
         walk.Tree, "_copy", lambda *a: pytest.fail("a fresh parse shares no node to copy")
     )
     walk.Tree(cst.parse_module(SOURCE), walk.Tree(before))
+
+
+CONTEXTS = dedent(
+    """
+    a.b = c.d
+    a.b += c.d
+    x: a.b = c.d
+    a.b, [c.d, *e.f] = g.h
+    del a.b, c[d.e]
+    for a.b in c.d:
+        pass
+    with open(a.b) as c.d, open(e.f) as (g.h, i.j):
+        pass
+    print([a.b for c.d in e.f if g.h])
+    (y := a.b)
+    a[b.c].d = e.f(g.h).i
+    import a.b as c
+    import d.e
+    f(a.b)[c.d] = 1
+
+    def k(p: a.b = c.d) -> e.f:
+        pass
+
+    class K(a.b, metaclass=c.d):
+        e.f = g.h
+
+    def generic[T: a.b](x: T) -> T:
+        return x
+    """
+)
+
+
+def test_context_is_libcsts():
+    from libcst.metadata import ExpressionContextProvider, MetadataWrapper
+
+    wrapper = MetadataWrapper(cst.parse_module(CONTEXTS), unsafe_skip_copy=True)
+    libcst_says = wrapper.resolve(ExpressionContextProvider)
+    tree = walk.Tree(wrapper.module)
+    targets = [n for n in tree.nodes if isinstance(n, (cst.Attribute, cst.Subscript))]
+    assert len(targets) > 40
+    told = {"load": 0, "store": 0, "del": 0, None: 0}
+    for node in targets:
+        ours = tree.context(node)
+        theirs = libcst_says.get(node)
+        assert ours == (theirs.name.lower() if theirs is not None else None), cst.Module(
+            []
+        ).code_for_node(node)
+        told[ours] += 1
+    assert all(told.values())  # every answer was given at least once
+    assert tree.context(cst.parse_expression("a.b")) is None  # not in the tree
+
+
+def test_a_read_only_walk_skips_subtrees_without_hooks_and_calls_what_libcst_calls():
+    module = cst.parse_module(SOURCE)
+
+    def recorder(base: type) -> cst.CSTVisitor:
+        class _Calls(base):  # type: ignore[misc, valid-type]
+            def __init__(self) -> None:
+                super().__init__()
+                self.calls: list[str] = []
+
+            def visit_Call(self, node: cst.Call) -> bool:
+                self.calls.append("call " + cst.Module([]).code_for_node(node.func))
+                return not isinstance(node.func, cst.Attribute)
+
+            def leave_Lambda(self, node: cst.Lambda) -> None:
+                self.calls.append("lambda")
+
+            def visit_ClassDef(self, node: cst.ClassDef) -> None:
+                self.calls.append("class " + node.name.value)
+
+        return _Calls()
+
+    ours, theirs = recorder(walk.Visitor), recorder(cst.CSTVisitor)
+    walk.visit(module, ours)
+    module.visit(theirs)
+    assert ours.calls == theirs.calls
+    assert "call os.getcwd" in ours.calls and "class Runner" in ours.calls
+    # the skip itself: a visitor hooked on nothing the module holds is never called
+    hooked: list[str] = []
+
+    class _Never(walk.Visitor):
+        def visit_Lambda(self, node: cst.Lambda) -> None:
+            hooked.append("lambda")
+
+        def visit_Module(self, node: cst.Module) -> None:
+            hooked.append("module")
+
+    walk.visit(module, _Never())
+    assert hooked == ["module"]
+    # and no other node's hooks were even looked up: the walk went past every subtree
+    assert set(_Never.__dict__[walk._TABLE]) == {cst.Module}

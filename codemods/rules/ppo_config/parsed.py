@@ -18,7 +18,7 @@ from libcst.helpers import get_full_name_for_node
 from libcst.metadata import ExpressionContext, ExpressionContextProvider
 
 from codemods import edits, ppo, walk
-from codemods.base import RuleTransformer
+from codemods.base import CHECK_BINDINGS, RuleTransformer
 from codemods.rules.ppo_config.parsed_edits import insert_at, unique_name
 
 PARSERS = ("HfArgumentParser", "TrlParser")
@@ -249,7 +249,15 @@ def referents(owner: RuleTransformer, name: cst.Name) -> set[int]:
 
 
 def plain_load(owner: RuleTransformer, node: cst.Attribute) -> bool:
-    return owner.get_metadata(ExpressionContextProvider, node, None) == ExpressionContext.LOAD
+    """Whether `node` is read (not assigned or deleted), as libcst's ExpressionContextProvider
+    tells, from the walked tree's parents instead of the provider's own walk of the module."""
+    tree = owner.walked_tree()
+    loaded = tree is not None and tree.context(node) == "load"
+    if CHECK_BINDINGS:
+        libcst_says = owner.get_metadata(ExpressionContextProvider, node, None)
+        if loaded != (libcst_says == ExpressionContext.LOAD):
+            raise AssertionError(f"walk.Tree.context and libcst disagree on {node}")
+    return loaded
 
 
 def _reads(
