@@ -152,7 +152,7 @@ class Identifiers:
         self._text = text
         self._tree: ast.Module | None | bool = False  # False: not parsed yet; None: unparsable
         self._joined: str | None = None
-        self._trl_bound: frozenset[str] | None | bool = False
+        self._bound: dict[str, frozenset[str] | None] = {}  # package -> bound_by(package)
         self._bindings: Bindings | None | bool = False
         self._nodes: list[ast.AST] | None = None
 
@@ -178,12 +178,17 @@ class Identifiers:
         return self._joined == "" or any(p in self._joined for p in parts)
 
     def trl_bound(self) -> frozenset[str] | None:
-        """The local names the module's imports of trl bind (`trl` for `import trl.core`, `Y`
-        for `from trl import X as Y`), at any depth: a name that resolves to a `trl.` path starts
-        with one of them. None when a star import from trl (or unreadable code) may bind any."""
-        if self._trl_bound is False:
-            self._trl_bound = _trl_bound(self._all())
-        return self._trl_bound  # type: ignore[return-value]
+        """The local names the module's imports of trl bind: `bound_by("trl")`."""
+        return self.bound_by("trl")
+
+    def bound_by(self, package: str) -> frozenset[str] | None:
+        """The local names the module's imports of `package` bind (`trl` for `import
+        trl.core`, `Y` for `from trl import X as Y`), at any depth: a name that resolves to a
+        path under `package` starts with one of them. None when a star import from it (or
+        unreadable code) may bind any."""
+        if package not in self._bound:
+            self._bound[package] = _bound_by(self._all(), package)
+        return self._bound[package]
 
     def bindings(self) -> Bindings | None:
         """What the module's imports bind (None for code `ast` cannot read)."""
@@ -193,19 +198,19 @@ class Identifiers:
         return self._bindings  # type: ignore[return-value]
 
 
-def _trl_bound(nodes: list[ast.AST] | None) -> frozenset[str] | None:
+def _bound_by(nodes: list[ast.AST] | None, package: str) -> frozenset[str] | None:
     if nodes is None:
         return None
     bound = set()
     for node in nodes:
         if isinstance(node, ast.Import):
             for a in node.names:
-                if a.name.split(".")[0] == "trl":
-                    bound.add(a.asname or "trl")
+                if a.name.split(".")[0] == package:
+                    bound.add(a.asname or package)
         elif (
             isinstance(node, ast.ImportFrom)
             and node.level == 0
-            and (node.module or "").split(".")[0] == "trl"
+            and (node.module or "").split(".")[0] == package
         ):
             for a in node.names:
                 if a.name == "*":
@@ -608,16 +613,34 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         bound = ids.trl_bound() if ids is not None else None
         return None if bound is None else ("trl", *sorted(bound), *extra)
 
-    def resolves_to_trl(self, node: cst.BaseExpression) -> bool:
+    def resolves_to_trl(self, node: cst.CSTNode) -> bool:
         """Cheap gate before a scope look-up: whether the root name of `node` (a name or an
         attribute chain) is one a trl import binds, or no gate can be set (star import)."""
+        return self.may_resolve_to(node, "trl")
+
+    def may_resolve_to(self, node: cst.CSTNode, package: str) -> bool:
+        """Whether the root name of `node` is one an import of `package` binds, or no gate can
+        be set (a star import from it, code `ast` cannot read)."""
         ids = self.state.identifiers
-        bound = ids.trl_bound() if ids is not None else None
+        bound = ids.bound_by(package) if ids is not None else None
         if bound is None:
             return True
         while isinstance(node, cst.Attribute):
             node = node.value
         return not isinstance(node, cst.Name) or node.value in bound
+
+    def names_from(self, node: cst.CSTNode, package: str) -> tuple[str, ...]:
+        """`qualified_names(node)` for a caller that wants only paths under `package` (`trl`,
+        `transformers`): () without asking when no import of it binds the root name (its
+        names then hold no such path, and asking may cost a scope analysis: `Dataset` read
+        before its import)."""
+        if self.may_resolve_to(node, package):
+            return self.qualified_names(node)
+        if CHECK_BINDINGS and any(
+            q == package or q.startswith(package + ".") for q in self.qualified_names(node)
+        ):
+            raise AssertionError(f"{_BLANK.code_for_node(node)!r} resolves to {package}, ungated")
+        return ()
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         node_type = type(node)

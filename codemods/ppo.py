@@ -142,7 +142,7 @@ class FileFacts(walk.Visitor):
             self.weak.add(V2)
 
     def visit_Call(self, node: cst.Call) -> None:
-        qn = self.owner.qualified_names(node.func)
+        qn = self.owner.names_from(node.func, "trl")
         trainer = ppo_class(qn, TRAINER_NAMES)
         config = ppo_class(qn, CONFIG_NAMES)
         found = trainer or config
@@ -184,7 +184,7 @@ class FileFacts(walk.Visitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         if not isinstance(node.value, cst.Call):
             return
-        qn = self.owner.qualified_names(node.value.func)
+        qn = self.owner.names_from(node.value.func, "trl")
         for target in node.targets:
             name = get_full_name_for_node(target.target)
             if name and ppo_class(qn, TRAINER_NAMES):

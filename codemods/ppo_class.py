@@ -78,7 +78,7 @@ class PPOClassPass(RuleTransformer):
         """A name or attribute that may be a PPO class: renamed, or a TODO that says why not."""
         if self.in_import or id(original) in self._handled:
             return updated
-        found = ppo.ppo_class(self.qualified_names(original), self.CLASSES)
+        found = ppo.ppo_class(self.names_from(original, "trl"), self.CLASSES)
         if found is None:
             return updated
         self._handled.add(id(original))

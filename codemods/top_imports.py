@@ -25,8 +25,6 @@ import libcst as cst
 from libcst.codemod.visitors import ImportItem
 from libcst.helpers import get_absolute_module_from_package_for_import
 
-_IMPORTS = (cst.Import, cst.ImportFrom)
-
 
 def add(module: cst.Module, items: Sequence[ImportItem], package: str | None) -> cst.Module | None:
     """`module` with `items` imported at its top, as AddImportsVisitor would; None for requests
@@ -40,12 +38,15 @@ def add(module: cst.Module, items: Sequence[ImportItem], package: str | None) ->
             wanted.setdefault(item.module, set()).add(item.obj_name)
     body = list(module.body)
     start = 1 if body and _opening_line(body[0]) else 0
-    end = start
-    while end < len(body) and _import_line(body[end]):
-        end += 1
+    block: list[cst.Import | cst.ImportFrom] = []  # the top import block, a line each
+    for stmt in body[start:]:
+        node = _import_of(stmt)
+        if node is None:
+            break
+        block.append(node)
+    end = start + len(block)
     # what the block imports already
-    for stmt in body[start:end]:
-        node = stmt.body[0]  # type: ignore[attr-defined]
+    for node in block:
         if isinstance(node, cst.Import):
             plain.difference_update(a.evaluated_name for a in node.names if a.asname is None)
             continue
@@ -60,15 +61,14 @@ def add(module: cst.Module, items: Sequence[ImportItem], package: str | None) ->
             del wanted[source]
     # names from a module the block imports from: at the front of its first line
     merged = False
-    for index in range(start, end):
-        node = body[index].body[0]  # type: ignore[attr-defined]
+    for index, node in enumerate(block, start):
         if not isinstance(node, cst.ImportFrom) or isinstance(node.names, cst.ImportStar):
             continue
         source = get_absolute_module_from_package_for_import(package, node)
         if source is None or source not in wanted:
             continue
         front = [cst.ImportAlias(name=cst.Name(n)) for n in sorted(wanted.pop(source))]
-        body[index] = body[index].with_deep_changes(node, names=[*front, *node.names])  # type: ignore[arg-type]
+        body[index] = body[index].with_deep_changes(node, names=[*front, *node.names])
         merged = True
     if not plain and not wanted:
         return module.with_changes(body=body) if merged else module
@@ -88,12 +88,13 @@ def add(module: cst.Module, items: Sequence[ImportItem], package: str | None) ->
     return module.with_changes(body=[*body[:end], *added, *after])
 
 
-def _import_line(stmt: cst.BaseStatement) -> bool:
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-        and isinstance(stmt.body[0], _IMPORTS)
-    )
+def _import_of(stmt: cst.BaseStatement) -> cst.Import | cst.ImportFrom | None:
+    """The import a line holds when it holds one import and nothing else."""
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+        small = stmt.body[0]
+        if isinstance(small, (cst.Import, cst.ImportFrom)):
+            return small
+    return None
 
 
 def _opening_line(stmt: cst.BaseStatement) -> bool:

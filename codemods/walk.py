@@ -151,6 +151,8 @@ ASSIGNED, BOUND, DELETED = "assigned", "bound", "deleted"
 _UNPACKING = (cst.Tuple, cst.List, cst.Element, cst.StarredElement)
 _STORING = (cst.AsName, cst.CompFor, cst.NamedExpr)
 _TARGETED = (cst.AnnAssign, cst.AugAssign, cst.For)
+# the nodes that store to their `target` field alone (the expression context's view)
+_TARGET_HOLDERS = (*_TARGETED, cst.CompFor, cst.NamedExpr)
 
 
 def tree_of(module: cst.Module) -> Tree:
@@ -604,10 +606,8 @@ class Tree:
                 answer = "del"
             elif isinstance(parent, cst.AsName):
                 answer = "store" if parent.name is held else "load"
-            elif isinstance(parent, (cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor)):
-                answer = "store" if parent.target is held else "load"
-            elif isinstance(parent, cst.NamedExpr):
-                answer = "store" if parent.target is held else "load"
+            elif isinstance(parent, _TARGET_HOLDERS):
+                answer = "store" if parent.target is held else "load"  # type: ignore[attr-defined]
         up = parents[at]
         while up >= 0:
             if isinstance(nodes[up], cst.TypeParameters) and isinstance(

@@ -116,8 +116,9 @@ class RewritePPODatasets(RuleTransformer):
         """The batched legacy shape (stack-llama): `out = {"query": [], "input_ids": []}` filled
         with `out["query"].append(text)`; the "query" list is the "prompt" column now (both,
         when other code reads "query")."""
-        appends = m.findall(
+        appends = _find(
             fn,
+            cst.Call,
             m.Call(
                 func=m.Attribute(
                     value=m.Subscript(
@@ -139,7 +140,7 @@ class RewritePPODatasets(RuleTransformer):
         owner = query[0].func.value.value.value  # type: ignore[attr-defined]
         literals = [
             a.value
-            for a in m.findall(fn, m.Assign(targets=[m.AssignTarget(m.Name(owner))]))
+            for a in _find(fn, cst.Assign, m.Assign(targets=[m.AssignTarget(m.Name(owner))]))
             if isinstance(a, cst.Assign) and isinstance(a.value, cst.Dict)
         ]
         if len(literals) != 1:
@@ -173,13 +174,13 @@ class RewritePPODatasets(RuleTransformer):
                 m.SubscriptElement(m.Index(m.SimpleString('"query"') | m.SimpleString("'query'")))
             ],
         )
-        found = m.findall(fn, m.Assign(targets=[m.AssignTarget(query)]))
+        found = _find(fn, cst.Assign, m.Assign(targets=[m.AssignTarget(query)]))
         if len(found) != 1:
             return None
         self.rewrote = True
         # The finding points at the assignment as the file has it: the updated function's
         # nodes are new ones wherever an earlier rule rebuilt something inside it.
-        where = m.findall(original, m.Assign(targets=[m.AssignTarget(query)]))
+        where = _find(original, cst.Assign, m.Assign(targets=[m.AssignTarget(query)]))
         spot = where[0] if len(where) == 1 else found[0]
         if self.query_kept:
             # Code other than the PPO loop reads "query" (a collator, an evaluation): keep that
@@ -707,7 +708,7 @@ def _datasets(owner: RuleTransformer, module: cst.Module) -> set[str]:
     run), and those the module's dataset builders return (`RunFacts.builders`)."""
     found = set(owner.state.shared.ppo_datasets) | _built(module, owner.state.facts.builders)
     for call in walk.find_all(module, cst.Call):
-        if ppo.ppo_class(owner.qualified_names(call.func), ppo.TRAINER_NAMES):
+        if ppo.ppo_class(owner.names_from(call.func, "trl"), ppo.TRAINER_NAMES):
             for arg in call.args:
                 if arg.keyword is not None and arg.keyword.value in (
                     "dataset",
@@ -828,3 +829,12 @@ class _CollectAsPrompt(cst.CSTTransformer):
             + "\n"
         )
         return cst.FlattenSentinel([updated_node, twin])  # type: ignore[list-item]
+
+
+def _find(
+    root: cst.CSTNode, kind: type[cst.CSTNode], pattern: m.BaseMatcherNode
+) -> list[cst.CSTNode]:
+    """`m.findall(root, pattern)` for a pattern of node type `kind`: the `kind` nodes under
+    root from the tree's listing (`walk.find_all`), each matched alone, where libcst's findall
+    walks the subtree with a matcher visitor."""
+    return [node for node in walk.find_all(root, kind) if m.matches(node, pattern)]

@@ -36,7 +36,7 @@ class FlagUnsupported(RuleTransformer):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         for base in node.bases:
             found = ppo.ppo_class(
-                self.qualified_names(base.value), (*ppo.CONFIG_NAMES, *ppo.TRAINER_NAMES)
+                self.names_from(base.value, "trl"), (*ppo.CONFIG_NAMES, *ppo.TRAINER_NAMES)
             )
             if found is not None:
                 new = (

@@ -10,7 +10,7 @@ import libcst as cst
 import pytest
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper, PositionProvider, ScopeProvider
 
 import codemods
 from codemods import positions, walk
@@ -391,3 +391,67 @@ def test_the_ast_listing_holds_what_ast_walk_yields():
         tree = ast.parse(path.read_text())
         walked = Counter(id(n) for n in ast.walk(tree) if not isinstance(n, contexts))
         assert Counter(map(id, ast_nodes(tree))) == walked, path.name
+
+
+# `Dataset` is read before its import (only libcst's scope tells what such a read names), and
+# `pipeline` is a function of the file's own: neither can name a trl or transformers path.
+NOT_TRL_NAMES = dedent(
+    """
+    from trl import PPOConfig, PPOTrainer, AutoModelForCausalLMWithValueHead
+    train = Dataset.from_dict({"query": ["a"]})
+    from datasets import Dataset
+
+
+    def pipeline(task):
+        return task
+
+
+    scorer = pipeline("sentiment-analysis")
+    config = PPOConfig(batch_size=8)
+    model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
+    trainer = PPOTrainer(config, model, None, None, dataset=Dataset.from_dict({"query": []}))
+    """
+)
+
+
+def test_names_no_import_of_the_package_binds_cost_no_scope_analysis(monkeypatch):
+    # the rules ask "is this a PPO class / a value head / transformers' pipeline" of every
+    # call; a name that no import of trl (or transformers) binds is answered "no" without
+    # libcst's scope analysis, which `Dataset` (read before its import) would otherwise need
+    from codemods import base
+    from codemods.engine import process
+
+    asked: list[object] = []
+    resolve = MetadataWrapper.resolve
+
+    def counting(self, key):  # type: ignore[no-untyped-def]
+        if key is ScopeProvider and key not in self._metadata:
+            asked.append(key)
+        return resolve(self, key)
+
+    monkeypatch.setattr(MetadataWrapper, "resolve", counting)
+    monkeypatch.setattr(base, "CHECK_BINDINGS", False)
+    codes = [r.code for r in codemods.RULES]
+    result = process("gated.py", NOT_TRL_NAMES.encode(), codes=codes, options=Options())
+    assert result.new is not None and b"RLOOTrainer(" in result.new
+    assert asked == []
+    # the same questions asked without the gate need the scope
+    monkeypatch.setattr(RuleTransformer, "may_resolve_to", lambda self, node, package: True)
+    process("gated.py", NOT_TRL_NAMES.encode(), codes=codes, options=Options())
+    assert asked
+
+
+def test_the_gate_is_checked_against_the_scope(monkeypatch):
+    # under TRL_MIGRATE_CHECK_BINDINGS a gate that wrongly says "no trl path" is caught
+    from codemods import base
+    from codemods.engine import process
+
+    monkeypatch.setattr(base, "CHECK_BINDINGS", True)
+    monkeypatch.setattr(RuleTransformer, "may_resolve_to", lambda self, node, package: False)
+    result = process(
+        "gated.py",
+        NOT_TRL_NAMES.encode(),
+        codes=[r.code for r in codemods.RULES],
+        options=Options(),
+    )
+    assert result.status.value == "failed" and "ungated" in result.message

@@ -77,7 +77,7 @@ class ModelDtypes(RuleTransformer):
 
     def _builds_a_pipeline(self, call: cst.Call) -> bool:
         """`pipeline(...)` from transformers, unless its `model_kwargs` may set a dtype."""
-        if not set(self.qualified_names(call.func)) & PIPELINES:
+        if not set(self.names_from(call.func, "transformers")) & PIPELINES:
             return False
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value == "model_kwargs":

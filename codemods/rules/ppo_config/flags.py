@@ -61,7 +61,7 @@ def plan(owner: RuleTransformer, seen: parsed.Collected, target: str) -> list[Cl
             (
                 i
                 for i, e in enumerate(seq.elements)
-                if ppo.ppo_class(owner.qualified_names(e.value), ppo.CONFIG_NAMES)
+                if ppo.ppo_class(owner.names_from(e.value, "trl"), ppo.CONFIG_NAMES)
             ),
             None,
         )

@@ -173,7 +173,7 @@ def _move(
     ):
         return None
     hits = [
-        (i, ppo.ppo_class(owner.qualified_names(e.value), ppo.CONFIG_NAMES))
+        (i, ppo.ppo_class(owner.names_from(e.value, "trl"), ppo.CONFIG_NAMES))
         for i, e in enumerate(seq.elements)
     ]
     hits = [(i, hit) for i, hit in hits if hit is not None]

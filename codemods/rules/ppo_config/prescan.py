@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
 from codemods import edits, ppo, walk
@@ -68,11 +67,11 @@ class _Prescan(walk.Visitor):
         for fn in node.body:
             if not isinstance(fn, cst.FunctionDef):
                 continue
-            returns = m.findall(fn, m.Return())
+            returns = walk.find_all(fn, cst.Return)
             call = returns[0].value if len(returns) == 1 else None  # type: ignore[attr-defined]
             if not isinstance(call, cst.Call):
                 continue
-            found = ppo.ppo_class(self.owner.qualified_names(call.func), ppo.CONFIG_NAMES)
+            found = ppo.ppo_class(self.owner.names_from(call.func, "trl"), ppo.CONFIG_NAMES)
             if found is None:
                 continue
             expanded = _expand_dict_literal(call)
@@ -98,7 +97,7 @@ class _Prescan(walk.Visitor):
         call = factory.value.body if factory and isinstance(factory.value, cst.Lambda) else None
         if not isinstance(call, cst.Call):
             return
-        found = ppo.ppo_class(self.owner.qualified_names(call.func), ppo.CONFIG_NAMES)
+        found = ppo.ppo_class(self.owner.names_from(call.func, "trl"), ppo.CONFIG_NAMES)
         if found is not None:
             expanded = _expand_dict_literal(call)
             plan = plan_call(expanded, self.owner.era_of(expanded, found[1]), self.owner.target)
@@ -130,7 +129,7 @@ class _Prescan(walk.Visitor):
                 if name:  # the call's expressions mean what they meant in the function
                     owner.reads[name], owner.built_at[name] = made
             return
-        found = ppo.ppo_class(owner.qualified_names(value.func), ppo.CONFIG_NAMES)
+        found = ppo.ppo_class(owner.names_from(value.func, "trl"), ppo.CONFIG_NAMES)
         if found is not None:
             expanded = _expand_dict_literal(value)
             plan = plan_call(expanded, owner.era_of(expanded, found[1]), owner.target)
@@ -149,7 +148,7 @@ class _Prescan(walk.Visitor):
             first = value.args[0].value if value.args else None
             items = first.elements if isinstance(first, (cst.Tuple, cst.List)) else []
             for i, el in enumerate(items):
-                hit = ppo.ppo_class(owner.qualified_names(el.value), ppo.CONFIG_NAMES)
+                hit = ppo.ppo_class(owner.names_from(el.value, "trl"), ppo.CONFIG_NAMES)
                 if hit is not None:
                     for t in node.targets:
                         name = get_full_name_for_node(t.target)

@@ -94,14 +94,14 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
             self._targets.add(id(target))
 
     def visit_Call(self, node: cst.Call) -> None:
-        if ppo.ppo_class(self.qualified_names(node.func), ppo.CONFIG_NAMES):
+        if ppo.ppo_class(self.names_from(node.func, "trl"), ppo.CONFIG_NAMES):
             self._handled.add(id(node.func))
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in MUTATORS:
             self._targets.add(id(func.value))  # `config.field.update(...)` changes the field
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        found = ppo.ppo_class(self.qualified_names(original_node.func), ppo.CONFIG_NAMES)
+        found = ppo.ppo_class(self.names_from(original_node.func, "trl"), ppo.CONFIG_NAMES)
         if found is None:
             return updated_node
         name, hint = found

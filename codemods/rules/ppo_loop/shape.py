@@ -261,7 +261,7 @@ def target_trainer_vars(owner: RuleTransformer, module: cst.Module) -> set[str]:
     class _V(walk.Visitor):
         def visit_Assign(self, node: cst.Assign) -> None:
             if isinstance(node.value, cst.Call) and ppo.ppo_class(
-                owner.qualified_names(node.value.func), names
+                owner.names_from(node.value.func, "trl"), names
             ):
                 found.update(get_full_name_for_node(t.target) or "" for t in node.targets)
 

@@ -62,11 +62,11 @@ class TrainerCall(TrainerPass):
 
     # -- the call --------------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
-        if ppo.ppo_class(self.qualified_names(node.func), ppo.TRAINER_NAMES):
+        if ppo.ppo_class(self.names_from(node.func, "trl"), ppo.TRAINER_NAMES):
             self._handled.add(id(node.func))
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        found = ppo.ppo_class(self.qualified_names(original_node.func), ppo.TRAINER_NAMES)
+        found = ppo.ppo_class(self.names_from(original_node.func, "trl"), ppo.TRAINER_NAMES)
         if found is None:
             return updated_node
         name, hint = found

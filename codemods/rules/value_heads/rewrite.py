@@ -112,7 +112,7 @@ class RewriteValueHeads(RuleTransformer):
 
     # -- which class does a node name? -----------------------------------------------------------
     def _vh_class(self, node: cst.CSTNode) -> str | None:
-        for qname in self.qualified_names(node):
+        for qname in self.names_from(node, "trl"):
             if qname in self.paths:
                 return self.paths[qname]
         return None
