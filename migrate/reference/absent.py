@@ -58,6 +58,7 @@ MODULES = frozenset(
         "starlette",
         "uvicorn",
         "rdkit",
+        "sascorer",  # rdkit's synthetic-accessibility scorer, imported from rdkit's Contrib folder
         "kaggle_secrets",
         "rouge_score",
         "bert_score",
@@ -147,6 +148,11 @@ class _Anything(type):
         return ""
 
     def __format__(cls, spec: str) -> str:
+        return ""
+
+    # Paths read as the empty path: module-level code joins a stand-in's folder with a file
+    # name (`sys.path.append(os.path.join(RDConfig.RDContribDir, "SA_Score"))` under rdkit).
+    def __fspath__(cls) -> str:
         return ""
 
     def __add__(cls, other: Any) -> Any:

@@ -223,6 +223,16 @@ def test_missing_text_helpers_read_as_empty_text():
     assert fore.RED + "red" + fore.RESET == "red" and f"{fore.BLUE}blue" == "blue"
 
 
+def test_a_stand_in_joins_paths_as_the_empty_path():
+    import os
+
+    from migrate.reference import absent
+
+    config = absent._stand_in_type("rdkit.Chem.RDConfig")
+    assert os.path.join(config.RDContribDir, "SA_Score") == "SA_Score"
+    assert os.fspath(config) == ""
+
+
 def test_the_tiny_model_has_the_family_layout_a_lora_config_targets(tmp_path, store):
     pytest.importorskip("torch")
     pytest.importorskip("peft")
