@@ -647,8 +647,7 @@ class RuleTransformer(VisitorBasedCodemodCommand):
         kind = _kind(node_type)
         tree = self._tree
         if tree is None:
-            tree = self._tree = self._walked_tree()
-            self._mask = walk.hooked_mask(type(self))
+            tree = self.walked_tree()
         at = tree.index.get(id(node)) if tree is not None else None
         if (
             at is not None

@@ -566,14 +566,10 @@ class Tree:
         the target of an assignment or a loop, BOUND for that of an `as`, a walrus or a
         comprehension (whose iterable counts too, as it is not told apart here), DELETED for
         one of `del` (which libcst reads as an access), None for none of them."""
-        nodes, parents = self.nodes, self.parents
-        child = node
-        up = parents[self.index[id(node)]]
-        while up >= 0 and isinstance(nodes[up], _UNPACKING):
-            child, up = nodes[up], parents[up]
+        child, up = self._target_holder(self.index[id(node)])
         if up < 0:
             return None
-        parent = nodes[up]
+        parent = self.nodes[up]
         if isinstance(parent, cst.AssignTarget):
             return ASSIGNED
         if isinstance(parent, _STORING):
@@ -583,6 +579,15 @@ class Tree:
         if isinstance(parent, _TARGETED) and parent.target is child:  # type: ignore[attr-defined]
             return ASSIGNED
         return None
+
+    def _target_holder(self, at: int) -> tuple[cst.CSTNode, int]:
+        """Out of the tuples, lists and starred elements around position `at`: the outermost
+        of them (or the node itself) and the position of what holds it (-1: the module)."""
+        nodes, parents = self.nodes, self.parents
+        child, up = nodes[at], parents[at]
+        while up >= 0 and isinstance(nodes[up], _UNPACKING):
+            child, up = nodes[up], parents[up]
+        return child, up
 
     def context(self, node: cst.CSTNode) -> str | None:
         """libcst's ExpressionContextProvider answer for `node`, an attribute or a subscript of
@@ -594,12 +599,10 @@ class Tree:
         if at is None:
             return None
         nodes, parents = self.nodes, self.parents
-        child, up = at, parents[at]
-        while up >= 0 and isinstance(nodes[up], _UNPACKING):
-            child, up = up, parents[up]
+        held, up = self._target_holder(at)
         answer = "load"
         if up >= 0:
-            parent, held = nodes[up], nodes[child]
+            parent = nodes[up]
             if isinstance(parent, cst.AssignTarget):
                 answer = "store"
             elif isinstance(parent, cst.Del):
