@@ -123,6 +123,12 @@ def new_settings(fields: dict[str, Any]) -> dict[str, Any]:
         "completions_per_prompt": fields.get("num_generations"),
         "max_completion_length": fields.get("max_completion_length"),
         "temperature": fields.get("temperature"),
+        "dropout": _dropout(fields.get("disable_dropout")),
+        "stops_at_eos": True,  # RLOO/GRPO always stop at, and mask after, the EOS token
         "seed": fields.get("seed"),
         "gradient_checkpointing": fields.get("gradient_checkpointing"),
     }
+
+
+def _dropout(disable: Any) -> Any:
+    return disable if disable is UNKNOWN else "off" if disable else "on"

@@ -96,6 +96,8 @@ NAMES = {
     "model_dtype": ("dtype",),
     "seed": ("seed",),
     "gradient_checkpointing": ("gradient_checkpointing",),
+    "dropout": ("disable_dropout",),
+    "stops_at_eos": ("stop_token",),
 }
 
 
@@ -209,6 +211,8 @@ def old_settings(call: Call, era: str) -> dict[str, Any]:
         "grad_accumulation": get("gradient_accumulation_steps", 1),
         "gradient_checkpointing": get("gradient_checkpointing", False),
         "completions_per_prompt": 1,
+        # legacy PPO ran its forward passes in eval mode; the v2 trainers zeroed every dropout
+        "dropout": "off",
     }
     if era == "legacy":
         mini = call.kwargs.get("forward_batch_size") or get("mini_batch_size")
@@ -240,9 +244,17 @@ def old_settings(call: Call, era: str) -> dict[str, Any]:
                 "micro_batch": get("per_device_train_batch_size"),
                 "max_completion_length": get("response_length"),
                 "temperature": get("temperature"),
+                # PPO v2 stopped a completion at EOS only with stop_token="eos"
+                "stops_at_eos": _stops(get("stop_token")),
             }
         )
     return out
+
+
+def _stops(stop_token: Any) -> Any:
+    if isinstance(stop_token, tuple):
+        return tuple(dict.fromkeys(_stops(t) for t in stop_token))
+    return stop_token if stop_token is UNKNOWN else stop_token == "eos"
 
 
 def _clip(value: Any) -> Any:

@@ -27,7 +27,7 @@ def assert_fixes(
 ) -> list[Finding]:
     """`before` becomes exactly `after`, which parses and which a second run leaves alone."""
     out, findings = run(before, select=select, target=target)
-    assert out == after
+    assert out == after, f"the rewrite:\n{out}\nexpected:\n{after}"
     ast.parse(out)
     again, _ = run(out, select=select, target=target)
     assert again == out, "second run changed the output"

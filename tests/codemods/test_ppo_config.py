@@ -39,7 +39,7 @@ def test_noop(src):
             """,
             """
             from trl import RLOOConfig
-            config = RLOOConfig(output_dir="out", max_steps=5000, num_iterations=4, beta=0.05, max_completion_length=53, max_grad_norm=0.0, learning_rate=5e-05, temperature=0.7)
+            config = RLOOConfig(output_dir="out", max_steps=5000, num_iterations=4, beta=0.05, max_completion_length=53, max_grad_norm=0.0, learning_rate=5e-05, temperature=0.7, disable_dropout=True)
             """,
             "rloo",
             id="v2-total-episodes",
@@ -70,6 +70,7 @@ def test_noop(src):
                 temperature=0.7,
                 num_iterations=4,
                 beta=0.05,
+                disable_dropout=True,
             )
             """,
             "grpo",
@@ -82,7 +83,7 @@ def test_noop(src):
             """,
             """
             from trl import RLOOConfig
-            config = RLOOConfig(output_dir="o", steps_per_generation=2, max_steps=8, learning_rate=1e-5, temperature=0.7, max_completion_length=20, beta=0.1, num_iterations=1, max_grad_norm=0.0, bf16=False, gradient_checkpointing=False)
+            config = RLOOConfig(output_dir="o", steps_per_generation=2, max_steps=8, learning_rate=1e-5, temperature=0.7, max_completion_length=20, beta=0.1, num_iterations=1, max_grad_norm=0.0, disable_dropout=True, bf16=False, gradient_checkpointing=False)
             """,
             "rloo",
             id="ppov2-num-mini-batches-old-meaning",
@@ -96,7 +97,7 @@ def test_noop(src):
             """,
             """
             from trl import RLOOConfig
-            config = RLOOConfig(learning_rate=1.41e-5, per_device_train_batch_size=4, report_to=['wandb'], steps_per_generation=4, seed=0, beta=0.2, num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False)
+            config = RLOOConfig(learning_rate=1.41e-5, per_device_train_batch_size=4, report_to=['wandb'], steps_per_generation=4, seed=0, beta=0.2, num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False, disable_dropout=True)
             model = load("gpt2")
             n = 320
             """,
@@ -110,7 +111,7 @@ def test_noop(src):
             """,
             """
             import trl
-            config = trl.RLOOConfig(per_device_train_batch_size=1, num_iterations=1, beta=0.1, steps_per_generation=2, seed=0, learning_rate=1.41e-05, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False)
+            config = trl.RLOOConfig(per_device_train_batch_size=1, num_iterations=1, beta=0.1, steps_per_generation=2, seed=0, learning_rate=1.41e-05, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False, disable_dropout=True)
             """,
             "rloo",
             id="legacy-dict-literal-and-module-attribute",
@@ -128,7 +129,7 @@ def test_noop(src):
             from transformers import HfArgumentParser
             from trl import RLOOConfig, PPOTrainer
             parser = HfArgumentParser((ScriptArguments, RLOOConfig))
-            parser.set_defaults(per_device_train_batch_size=128, seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False)
+            parser.set_defaults(per_device_train_batch_size=128, seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False, disable_dropout=True)
             args, config = parser.parse_args_into_dataclasses()
             trainer = PPOTrainer(config, model, None, tokenizer)
             print(config.num_iterations)
@@ -147,7 +148,7 @@ def test_value_model_fields_are_dropped_with_a_warning():
     findings = assert_fixes(
         before,
         "from trl import RLOOConfig\nc = RLOOConfig(output_dir='o', max_grad_norm=0.0, learning_rate=5e-05, max_completion_length=53, "
-        "temperature=0.7, num_iterations=4, beta=0.05)\n",
+        "temperature=0.7, num_iterations=4, beta=0.05, disable_dropout=True)\n",
         select=SELECT,
     )
     gone = [f for f in findings if "behaviour is gone" in f.message]
@@ -177,7 +178,7 @@ def test_non_literal_inputs_get_the_formula():
 
 LEGACY_TAIL = (
     ", seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, max_grad_norm=0.0, "
-    'gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False)'
+    'gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False, disable_dropout=True)'
 )
 
 
@@ -248,7 +249,7 @@ def test_all_or_nothing(src, why):
 
 ODD = (
     "seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, "
-    'lr_scheduler_type="constant", bf16=False'
+    'lr_scheduler_type="constant", bf16=False, disable_dropout=True'
 )
 
 
@@ -373,7 +374,7 @@ class PPOScriptArguments:
             """
             + PATHS_V2.format(cfg="RLOOConfig").replace("\n", "\n            ")
             + """parser = HfArgumentParser((ScriptArguments, RLOOConfig, ModelConfig, PPOScriptArguments))
-            parser.set_defaults(max_grad_norm=0.0, learning_rate=5e-05, max_completion_length=53, temperature=0.7, num_iterations=4, beta=0.05)
+            parser.set_defaults(max_grad_norm=0.0, learning_rate=5e-05, max_completion_length=53, temperature=0.7, num_iterations=4, beta=0.05, disable_dropout=True)
             script_args, training_args, model_args, ppo_args = parser.parse_args_into_dataclasses()
             policy = load(ppo_args.sft_model_path)
             trainer = PPOTrainer(args=training_args, model=policy, reward_model=load(ppo_args.reward_model_path))
@@ -396,7 +397,7 @@ class PPOScriptArguments:
             """
             + PATHS_V2.format(cfg="GRPOConfig").replace("\n", "\n            ")
             + """parser = HfArgumentParser((GRPOConfig, PPOScriptArguments))
-            parser.set_defaults(max_grad_norm=0.0, learning_rate=3e-06, max_completion_length=53, temperature=0.7, num_iterations=4, beta=0.05)
+            parser.set_defaults(max_grad_norm=0.0, learning_rate=3e-06, max_completion_length=53, temperature=0.7, num_iterations=4, beta=0.05, disable_dropout=True)
             (config, ppo_args) = parser.parse_args_into_dataclasses()
             print(ppo_args.reward_model_path, ppo_args.sft_model_path)
             """,
@@ -439,7 +440,7 @@ class PPOScriptArguments:
 
 
             parser = HfArgumentParser([ScriptArguments, RLOOConfig, PPOScriptArguments])
-            parser.set_defaults(per_device_train_batch_size=128, seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False)
+            parser.set_defaults(per_device_train_batch_size=128, seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False, disable_dropout=True)
             args, config, ppo_args = parser.parse_args_into_dataclasses()
             trainer = PPOTrainer(config, model, None, tokenizer)
             print(ppo_args.model_name, ppo_args.query_dataset)
@@ -490,7 +491,7 @@ class PPOScriptArguments:
                         PPOScriptArguments,
                     )
                 )
-                parser.set_defaults(max_grad_norm=0.0, learning_rate=5e-05, max_completion_length=53, temperature=0.7, num_iterations=4, beta=0.05)
+                parser.set_defaults(max_grad_norm=0.0, learning_rate=5e-05, max_completion_length=53, temperature=0.7, num_iterations=4, beta=0.05, disable_dropout=True)
                 (script_args, training_args, ppo_args_2) = parser.parse_args_and_config()
                 trainer = trl.PPOTrainer(args=training_args, model=ppo_args_2.sft_model_path)
             """,
@@ -645,7 +646,7 @@ NUM_PROC_FIELD = """\
             + """
 
             parser = HfArgumentParser((ScriptArguments, RLOOConfig, PPOScriptArguments))
-            parser.set_defaults(per_device_train_batch_size=128, seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False)
+            parser.set_defaults(per_device_train_batch_size=128, seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False, disable_dropout=True)
             args, ppo_config, ppo_args = parser.parse_args_into_dataclasses()
             dataset = build_dataset(ppo_args.query_dataset, ppo_args.dataset_num_proc)
             ppo_trainer = PPOTrainer(ppo_config, model, ref_model, tokenizer)
@@ -675,7 +676,7 @@ NUM_PROC_FIELD = """\
             + """
 
             parser = TrlParser((ScriptArguments, RLOOConfig, ModelConfig, PPOScriptArguments))
-            parser.set_defaults(max_grad_norm=0.0, learning_rate=5e-05, max_completion_length=53, temperature=0.7, num_iterations=4, beta=0.05)
+            parser.set_defaults(max_grad_norm=0.0, learning_rate=5e-05, max_completion_length=53, temperature=0.7, num_iterations=4, beta=0.05, disable_dropout=True)
             script_args, training_args, model_args, ppo_args = parser.parse_args_and_config()
             dataset = dataset.map(tokenize, num_proc=ppo_args.dataset_num_proc)
             trainer = PPOTrainer(args=training_args, model=policy)
@@ -757,7 +758,7 @@ REMOTE = '    trust_remote_code: bool = field(default=False, metadata={"help": "
 LEGACY_DEFAULTS = (
     "parser.set_defaults(per_device_train_batch_size=128, seed=0, learning_rate=1.41e-05, beta=0.2, "
     'num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", '
-    "bf16=False)"
+    "bf16=False, disable_dropout=True)"
 )
 
 
@@ -1160,6 +1161,68 @@ def test_v2_max_grad_norm_had_no_effect_and_stays_off(value):
     assert run(out, select=SELECT)[0] == out
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        "PPOConfig(batch_size=8, mini_batch_size=8)",  # legacy
+        "PPOv2Config(output_dir='o', num_ppo_epochs=1)",  # PPOv2
+        "PPOConfig(output_dir='o', num_ppo_epochs=1)",  # v2
+    ],
+)
+def test_every_era_keeps_dropout_off(call):
+    """Legacy PPO ran its forward passes in eval mode and the v2 trainers zeroed every dropout;
+    RLOO/GRPO default to dropout on, so the rewrite turns it off."""
+    name = call.split("(")[0]
+    out, _ = run(f"from trl import {name}\nc = {call}\n", select=SELECT)
+    assert out.rstrip().endswith("disable_dropout=True)") or ", disable_dropout=True, " in out
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_an_unset_v2_stop_token_warns_that_completions_now_stop_at_eos():
+    src = "from trl import PPOConfig\nc = PPOConfig(output_dir='o', num_ppo_epochs=1)\n"
+    out, findings = run(src, select=SELECT)
+    [said] = [f for f in findings if "stop_token" in f.message]
+    assert said.severity is Severity.WARNING and said.fix is Fix.APPLIED
+    assert said.message == (
+        "`stop_token` is not set, so PPO ran with its default `stop_token=None`: PPO did not stop "
+        'at EOS unless stop_token="eos"; RLOO/GRPO always stop at and mask after the tokenizer\'s '
+        "EOS"
+    )
+    assert TODO not in out
+    # told to stop at EOS: the same behaviour, only a note that the keyword went
+    _, findings = run(
+        src.replace("num_ppo_epochs=1", "num_ppo_epochs=1, stop_token='eos'"), select=SELECT
+    )
+    assert [f.severity for f in findings if "stop_token" in f.message] == [Severity.INFO]
+    # written out as None: a TODO, as before
+    out, _ = run(
+        src.replace("num_ppo_epochs=1", "num_ppo_epochs=1, stop_token=None"), select=SELECT
+    )
+    assert f"{TODO}`stop_token=None` was dropped" in out
+    # legacy PPO had no stop_token: its loop's generate decided
+    _, findings = run(
+        "from trl import PPOConfig\nc = PPOConfig(batch_size=8, mini_batch_size=8)\n", select=SELECT
+    )
+    assert not [f for f in findings if "stop_token" in f.message]
+
+
+def test_a_parsed_v2_config_warns_about_stop_token_unless_the_command_line_sets_it():
+    src = (
+        "from transformers import HfArgumentParser\n"
+        "from trl import PPOConfig\n"
+        "parser = HfArgumentParser((PPOConfig,))\n"
+        "(config,) = parser.parse_args_into_dataclasses()\n"
+        "config.num_ppo_epochs\n"
+    )
+    _, findings = run(src, select=SELECT)
+    [said] = [f for f in findings if "stop_token" in f.message]
+    assert said.severity is Severity.WARNING
+    assert said.message.startswith(
+        "`stop_token` has no value here; unless the command line sets it, PPO ran with its default "
+        "`stop_token=None`"
+    )
+
+
 def test_a_default_that_changed_within_the_era_is_named_with_its_releases():
     _, findings = run(
         "from trl import PPOConfig\nc = PPOConfig(batch_size=8, mini_batch_size=8)\n", select=SELECT
@@ -1262,7 +1325,7 @@ def test_a_flag_field_of_a_parsed_v2_config_moves_with_its_type_and_default():
 
 
             parser = HfArgumentParser((RLOOConfig, ModelConfig, PPOScriptArguments))
-            parser.set_defaults(max_grad_norm=0.0, learning_rate=5e-05, max_completion_length=53, temperature=0.7, num_iterations=4, beta=0.05, bf16=False, gradient_checkpointing=False)
+            parser.set_defaults(max_grad_norm=0.0, learning_rate=5e-05, max_completion_length=53, temperature=0.7, num_iterations=4, beta=0.05, disable_dropout=True, bf16=False, gradient_checkpointing=False)
             config, model_config, ppo_args = parser.parse_args_into_dataclasses()
             if ppo_args.sanity_check:
                 print("small")
@@ -1426,7 +1489,7 @@ def test_a_rename_onto_a_keyword_the_call_also_sets_is_dropped(run_name, severit
     out, findings = run(src, select=SELECT)
     assert (
         f"config = RLOOConfig(output_dir='o', num_iterations=2, run_name={run_name}, "
-        "max_grad_norm=0.0, learning_rate=5e-05, max_completion_length=53, temperature=0.7, beta=0.05)\nprint(name)\n"
+        "max_grad_norm=0.0, learning_rate=5e-05, max_completion_length=53, temperature=0.7, beta=0.05, disable_dropout=True)\nprint(name)\n"
     ) in out
     notes = [f for f in findings if "exp_name=name" in f.message]
     assert [(f.severity, f.message) for f in notes] == [

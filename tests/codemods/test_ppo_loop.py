@@ -44,7 +44,7 @@ def test_recognised_loop_becomes_reward_function_and_train(target):
     after = dedent(
         f"""
         from trl import {cls}Config, {cls}Trainer
-        config = {cls}Config(per_device_train_batch_size=2, steps_per_generation=2,{ng} seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False, top_k=0, top_p=1.0, max_completion_length=8, generation_kwargs={{'no_repeat_ngram_size': 3}}, num_train_epochs=1)
+        config = {cls}Config(per_device_train_batch_size=2, steps_per_generation=2,{ng} seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False, disable_dropout=True, top_k=0, top_p=1.0, max_completion_length=8, generation_kwargs={{'no_repeat_ngram_size': 3}}, num_train_epochs=1)
 
 
         def reward_fn(prompts, completions, **kwargs) -> list[float]:
@@ -118,7 +118,7 @@ def test_fixed_prompt_loop_becomes_a_dataset_of_the_prompt(target):
         from trl import {cls}Config, {cls}Trainer
         from datasets import Dataset
 
-        config = {cls}Config(per_device_train_batch_size=2, num_generations=2, seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False, max_completion_length=20, num_train_epochs=1)
+        config = {cls}Config(per_device_train_batch_size=2, num_generations=2, seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False, disable_dropout=True, max_completion_length=20, num_train_epochs=1)
 
 
         def reward_fn(prompts, completions, **kwargs) -> list[float]:
@@ -162,7 +162,7 @@ def test_fixed_prompt_loop_with_generate_in_a_function():
         from datasets import Dataset
 
         def main(text, steps):
-            config = RLOOConfig(per_device_train_batch_size=2, seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False, max_completion_length=8, num_train_epochs=1)
+            config = RLOOConfig(per_device_train_batch_size=2, seed=0, learning_rate=1.41e-05, beta=0.2, num_iterations=4, max_grad_norm=0.0, gradient_checkpointing=False, lr_scheduler_type="constant", bf16=False, disable_dropout=True, max_completion_length=8, num_train_epochs=1)
 
             def reward_fn(prompts, completions, **kwargs) -> list[float]:
                 rewards = [score()]
@@ -758,6 +758,7 @@ class ScriptArguments:
             gradient_checkpointing=False,
             lr_scheduler_type="constant",
             bf16=False,
+            disable_dropout=True,
             top_k=0,
             top_p=1.0,
             max_completion_length=16,
@@ -1204,7 +1205,8 @@ def test_a_loop_whose_config_is_built_in_the_trainer_call_gets_its_settings_ther
     out, findings = run(src, select=PPO)
     [config_call] = [line for line in out.splitlines() if "RLOOTrainer(args=RLOOConfig(" in line]
     assert (
-        "bf16=False, top_k=0, top_p=1.0, max_completion_length=8, generation_kwargs="
+        "bf16=False, disable_dropout=True, top_k=0, top_p=1.0, max_completion_length=8, "
+        "generation_kwargs="
         "{'no_repeat_ngram_size': 3}, num_train_epochs=1), model=model" in config_call
     )
     assert "reward_funcs=reward_fn" in config_call and ".step(" not in out

@@ -84,7 +84,7 @@ def test_a_shim_that_imports_ppo_from_either_place_is_rewritten_whole():
             except ImportError:
                 pass
 
-            config = RLOOConfig(output_dir="o", num_iterations=2, max_grad_norm=0.0, learning_rate=1e-5, max_completion_length=32, temperature=1.0, beta=0.1, bf16=False, gradient_checkpointing=False)
+            config = RLOOConfig(output_dir="o", num_iterations=2, max_grad_norm=0.0, learning_rate=1e-5, max_completion_length=32, temperature=1.0, beta=0.1, bf16=False, gradient_checkpointing=False, disable_dropout=True)
             """
         ),
     )
@@ -116,6 +116,7 @@ def test_line_comments_stay_on_their_argument_and_new_arguments_get_none():
                 max_completion_length=53,
                 temperature=0.7,
                 beta=0.05,
+                disable_dropout=True,
             )
             """
         ),

@@ -33,6 +33,17 @@ def test_every_changed_setting_of_an_era_fixture_is_reported(script, target):
         )
 
 
+def test_the_checker_sees_dropout_left_on_and_an_unreported_eos_stop():
+    text = "from trl import PPOConfig\nconfig = PPOConfig(output_dir='o', num_ppo_epochs=4)\n"
+    rewritten, findings = _rewrite(text, "rloo")
+    assert "disable_dropout=True" in rewritten
+    (report,) = effective.check(text, rewritten.replace(", disable_dropout=True", ""), findings)
+    assert [d.setting for d in report.uncovered] == ["dropout"]
+    quiet = [f for f in findings if "stop_token" not in f.message]
+    (report,) = effective.check(text, rewritten, quiet)
+    assert [d.setting for d in report.uncovered] == ["stops_at_eos"]
+
+
 def test_the_checker_sees_a_change_no_finding_names():
     text = "from trl import PPOConfig\nconfig = PPOConfig(output_dir='o', num_ppo_epochs=4, kl_coef=0.05)\n"
     rewritten, findings = _rewrite(text, "rloo")
@@ -81,6 +92,17 @@ def test_a_config_trls_own_parser_builds_is_checked(target):
         ),
         ("PPOConfig(output_dir='o', num_ppo_epochs=2)", "temperature", 0.7, 0.7),
         ("PPOConfig(output_dir='o', num_ppo_epochs=2)", "epochs_per_generation", 2, 2),
+        # every era ran without dropout; RLOO/GRPO leave it on unless told
+        ("PPOConfig(batch_size=8, mini_batch_size=4)", "dropout", "off", "off"),
+        ("PPOConfig(output_dir='o', num_ppo_epochs=2)", "dropout", "off", "off"),
+        # v2 stopped at EOS only when told to; RLOO/GRPO always do
+        ("PPOConfig(output_dir='o', num_ppo_epochs=2)", "stops_at_eos", False, True),
+        (
+            "PPOConfig(output_dir='o', num_ppo_epochs=2, stop_token='eos')",
+            "stops_at_eos",
+            True,
+            True,
+        ),
     ],
 )
 def test_old_and_new_settings(call, setting, old, new):

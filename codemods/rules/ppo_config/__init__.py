@@ -29,7 +29,7 @@ class PPOConfigRule(Rule):
         "from trl import RLOOConfig\n"
         'config = RLOOConfig(output_dir="out", max_steps=5000, num_iterations=4, beta=0.05, '
         "max_completion_length=53, "
-        "max_grad_norm=0.0, learning_rate=5e-05, temperature=0.7)\n"
+        "max_grad_norm=0.0, learning_rate=5e-05, temperature=0.7, disable_dropout=True)\n"
     )
     transformers = (RewritePPOConfig, PPOConfigImports)
     triggers = ("PPOConfig", "PPOv2Config")

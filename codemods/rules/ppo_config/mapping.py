@@ -12,8 +12,10 @@ from codemods.rules.ppo_config.v2 import v2_fields
 from migrate.kernel.findings import Severity
 
 
-def plan_call(call: cst.Call, era: str | None, target: str) -> Plan:
-    """Decide the rewrite of `PPOConfig(...)`; `plan.fail` says why it must stay as it is."""
+def plan_call(call: cst.Call, era: str | None, target: str, *, parsed: bool = False) -> Plan:
+    """Decide the rewrite of `PPOConfig(...)`; `plan.fail` says why it must stay as it is.
+    `parsed`: the config is built by a parser, so a field the call leaves out may still come
+    from the command line."""
     plan = Plan()
     given: dict[str, tuple[int, cst.BaseExpression]] = {}
     for i, arg in enumerate(call.args):
@@ -106,10 +108,36 @@ def plan_call(call: cst.Call, era: str | None, target: str) -> Plan:
     for name, row in ppo.mapping()["era_extra"].get(era, {}).items():
         if name not in given:
             plan.extra.append((name, row["value"]))
+    _unset_flags(plan, given, table, era, parsed=parsed)
     _kept_defaults(plan, given, era, target)
     _changed_defaults(plan, given, table, era)
     completions_per_prompt(plan, target)
     return plan
+
+
+def _unset_flags(plan: Plan, given: dict, table: dict, era: str, *, parsed: bool) -> None:
+    """A flag field the call leaves out whose PPO default, in every release of the era, is not
+    the value TRL 1.13 behaves as (v2's `stop_token=None`: PPO did not stop at EOS). The
+    rewrite cannot keep that behaviour, so it says the training changes (a warning: the value
+    was PPO's default, not a choice the file made). A parsed config may get the value from the
+    command line."""
+    for name, row in table.items():
+        if row["kind"] != "flag" or name in given:
+            continue
+        runs = ppo.default_history(era, name)
+        if not runs or any(value == row["off"] for _, _, value in runs):
+            continue
+        default = runs[-1][2]
+        said = row["todo"].format(value=repr(default))
+        said = said.removesuffix(f" (`{name}={default!r}`)")  # the message names it already
+        where = (
+            "has no value here; unless the command line sets it, PPO ran with"
+            if parsed
+            else "is not set, so PPO ran with"
+        )
+        plan.notes.append(
+            (Severity.WARNING, f"`{name}` {where} its default `{name}={default!r}`: {said}")
+        )
 
 
 def _kept_defaults(plan: Plan, given: dict, era: str, target: str) -> None:

@@ -40,13 +40,14 @@ def fmt(value: Any) -> str:
 def completions_per_prompt(plan: Plan, target: str) -> None:
     written = dict(plan.extra) | {n: v for _, n, v in plan.args if v is not None}
     n = written.get("num_generations", "2" if target == "rloo" else "8")
+    times = f"{n}x" if n.isdigit() else "num_generations times"
     plan.notes.append(
         (
             Severity.WARNING,
             f"PPO sampled one completion per prompt; {ppo.target_config(target)[:4]} samples "
             f"num_generations={n} per prompt and scores each against the others, so a generation "
-            "of the "
-            f"same number of samples holds 1/{n} as many prompts",
+            f"of the same number of samples holds 1/{n} as many prompts, and a pass over the "
+            f"dataset (an epoch) takes {times} the generations and optimizer steps",
         )
     )
 

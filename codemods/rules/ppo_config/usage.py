@@ -78,7 +78,7 @@ class UsageDocstring(ConfigPass):
                 f"trained with through `{var}.set_defaults(...)`",
             )
             return updated_node
-        plan = plan_call(cst.Call(func=cst.Name("PPOConfig")), era, self.target)
+        plan = plan_call(cst.Call(func=cst.Name("PPOConfig")), era, self.target, parsed=True)
         for severity, message in plan.notes:
             self.report(original_node, message, severity=severity)
         for message in plan.todos:
