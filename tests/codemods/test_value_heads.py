@@ -68,11 +68,46 @@ def test_noop(src):
             """,
             """
             from transformers import AutoModelForCausalLM, BitsAndBytesConfig
-            from peft import get_peft_model
+            from peft import get_peft_model, prepare_model_for_kbit_training
 
-            model = get_peft_model(AutoModelForCausalLM.from_pretrained("gpt2", quantization_config=BitsAndBytesConfig(load_in_8bit=True)), lora_config)
+            model = get_peft_model(prepare_model_for_kbit_training(AutoModelForCausalLM.from_pretrained("gpt2", quantization_config=BitsAndBytesConfig(load_in_8bit=True))), lora_config)
             """,
             id="peft-and-8bit",
+        ),
+        pytest.param(
+            """
+            from trl import AutoModelForCausalLMWithValueHead
+            model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2", load_in_4bit=True, peft_config=lora, layer_norm_names=[], use_gradient_checkpointing=False)
+            """,
+            """
+            from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+            from peft import get_peft_model, prepare_model_for_kbit_training
+
+            model = get_peft_model(prepare_model_for_kbit_training(AutoModelForCausalLM.from_pretrained("gpt2", quantization_config=BitsAndBytesConfig(load_in_4bit=True)), use_gradient_checkpointing=False), lora)
+            """,
+            id="the-kbit-preparation-keeps-its-arguments",
+        ),
+        pytest.param(
+            """
+            from trl import AutoModelForCausalLMWithValueHead
+            model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2", load_in_8bit=args.load_in_8bit)
+            """,
+            """
+            from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+            model = AutoModelForCausalLM.from_pretrained("gpt2", quantization_config=BitsAndBytesConfig(load_in_8bit=args.load_in_8bit) if args.load_in_8bit else None)
+            """,
+            id="a-flag-read-at-run-time-quantizes-only-when-true",
+        ),
+        pytest.param(
+            """
+            from trl import AutoModelForCausalLMWithValueHead
+            model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2", load_in_8bit=False, load_in_4bit=False, use_gradient_checkpointing=True)
+            """,
+            """
+            from transformers import AutoModelForCausalLM
+            model = AutoModelForCausalLM.from_pretrained("gpt2")
+            """,
+            id="false-flags-and-an-unused-preparation-argument-go",
         ),
         pytest.param(
             """
@@ -710,3 +745,27 @@ def test_a_backbone_name_never_copied_back_is_still_rewritten():
     )
     out, findings = run(src, select=SELECT)
     assert "\nbase = model\n" in out and not [f for f in findings if f.fix is Fix.MANUAL]
+
+
+def test_a_quantized_adapter_model_names_what_changes():
+    """The wrapper prepared an 8/4-bit model for its adapter; a flag read at run time leaves that
+    to a TODO; RLOO/GRPO then train the adapter in bf16, which the findings say."""
+    src = (
+        "from trl import AutoModelForCausalLMWithValueHead\n"
+        "model = AutoModelForCausalLMWithValueHead.from_pretrained('m', load_in_8bit=args.q, "
+        "peft_config=lora)\n"
+    )
+    out, findings = run(src, select=SELECT)
+    assert "quantization_config=BitsAndBytesConfig(load_in_8bit=args.q) if args.q else None" in out
+    assert (
+        "# TODO(trl-migrate TRL102): where the 8/4-bit flag is true, the value-head model ran "
+        "`peft.prepare_model_for_kbit_training(model)` before adding the adapter" in out
+    )
+    assert any(
+        f.message.startswith("RLOOTrainer and GRPOTrainer cast the trainable parameters")
+        and f.severity is Severity.WARNING
+        for f in findings
+    )
+    plain, findings = run(src.replace("args.q", "False"), select=SELECT)
+    assert "quantization_config" not in plain and "prepare_model_for_kbit_training" not in plain
+    assert not any("cast the trainable" in f.message for f in findings)

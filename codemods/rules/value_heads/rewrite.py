@@ -18,6 +18,7 @@ from codemods.rules.value_heads.tables import (
     DROPPED_KWARGS,
     ENCODER_DECODER_BRANCH_TODO,
     ENCODER_DECODER_TODO,
+    KBIT_KWARGS,
     MODEL_FACTORIES,
     PEFT_LOAD_KWARGS,
     QUANT_KWARGS,
@@ -291,6 +292,7 @@ class RewriteValueHeads(RuleTransformer):
         peft_arg = peft_orig = None
         adapter: list[tuple[cst.Arg, cst.Arg]] = []  # reward_adapter=, reward_adapter_name=
         quant: list[tuple[cst.Arg, cst.Arg]] = []  # (original for positions, updated)
+        kbit: list[tuple[cst.Arg, cst.Arg]] = []  # the 8/4-bit preparation's own arguments
         for orig, arg in zip(original_node.args, updated_node.args):
             key = arg.keyword.value if arg.keyword is not None else None
             if key in DROPPED_KWARGS:
@@ -320,6 +322,8 @@ class RewriteValueHeads(RuleTransformer):
                 adapter.append((orig, arg))
             elif key == "peft_config":
                 peft_arg, peft_orig = arg, orig
+            elif key in KBIT_KWARGS:
+                kbit.append((orig, arg))
             elif key in QUANT_KWARGS and edits.kwarg(original_node, "quantization_config") is None:
                 if not quant:
                     kept.append(
@@ -341,6 +345,8 @@ class RewriteValueHeads(RuleTransformer):
             return updated_node
         if wraps_model and first is not None:
             rest = [a for a in kept if a is not first and not (quant and a is quant[0][1])]
+            rest += [a for _, a in kbit]  # the preparation ran where the model was loaded
+            kbit = []
             if rest or quant:
                 self.todo(
                     original_node,
@@ -367,7 +373,12 @@ class RewriteValueHeads(RuleTransformer):
         else:
             if quant:
                 placeholder = quant[0][1]
-                kept = [self._quantization_arg(quant) if a is placeholder else a for a in kept]
+                new_arg, quantized = self._quantization_arg(quant)
+                kept = [
+                    new_arg if a is placeholder else a
+                    for a in kept
+                    if a is not placeholder or new_arg is not None
+                ]
             if via_var:  # the variable's own assignment now holds the plain class
                 func = updated_node.func
                 self.report(
@@ -392,9 +403,73 @@ class RewriteValueHeads(RuleTransformer):
             result = updated_node.with_changes(func=func, args=_ending_like(kept, updated_node))
         if adapter:
             self._reward_adapter(original_node, adapter, peft_arg, wraps_model, cls)
+        if not quant or wraps_model:
+            quantized = "off"
+        peft_on = peft_arg is not None and variables.peft_move(original_node, self.facts) != (
+            variables.DROP
+        )
+        prepare = self._kbit_preparation(original_node, kbit, quantized if peft_on else "off")
         if peft_arg is not None and peft_orig is not None:
-            result = self._move_peft(original_node, result, peft_arg, peft_orig)
+            result = self._move_peft(original_node, result, peft_arg, peft_orig, prepare)
+        if peft_on and quantized != "off":
+            self.report(
+                original_node,
+                "RLOOTrainer and GRPOTrainer cast the trainable parameters of an 8/4-bit model "
+                "(the adapter's) to bf16 (the QLoRA recipe: trl/trainer/rloo_trainer.py, "
+                "grpo_trainer.py); the value-head model's PPO trained the adapter in fp32",
+                severity=Severity.WARNING,
+            )
         return result
+
+    def _kbit_preparation(
+        self, original: cst.Call, kbit: list[tuple[cst.Arg, cst.Arg]], quantized: str
+    ) -> list[cst.Arg] | None:
+        """The arguments of `prepare_model_for_kbit_training(model, ...)` when the wrapper ran it
+        (`quantized` "on": a literal 8/4-bit flag and an adapter), else None; the wrapper's
+        preparation arguments are reported either way."""
+        args: list[cst.Arg] = []
+        for orig, arg in kbit:
+            key = arg.keyword.value if arg.keyword is not None else ""
+            if key == "layer_norm_names":
+                self.report(
+                    orig,
+                    "`layer_norm_names` was an argument of old peft's 8-bit preparation; "
+                    "`prepare_model_for_kbit_training` takes no list (it casts every weight that "
+                    "is not quantized to fp32) and from_pretrained rejects it: dropped",
+                    severity=Severity.INFO,
+                )
+            elif quantized == "on":
+                args.append(
+                    arg.with_changes(
+                        comma=cst.MaybeSentinel.DEFAULT,
+                        whitespace_after_arg=cst.SimpleWhitespace(""),
+                    )
+                )
+            elif quantized == "off":
+                self.report(
+                    orig,
+                    f"`{key}` went to peft's 8/4-bit preparation, which the value-head model "
+                    "ran only on an 8/4-bit model given a `peft_config`; it did nothing here: "
+                    "dropped",
+                    severity=Severity.INFO,
+                )
+        if quantized == "maybe":
+            shown = "".join(
+                f", {edits.code(a).strip().rstrip(',')}"
+                for _, a in kbit
+                if a.keyword is not None and a.keyword.value != "layer_norm_names"
+            )
+            self.todo(
+                original,
+                "where the 8/4-bit flag is true, the value-head model ran "
+                f"`peft.prepare_model_for_kbit_training(model{shown})` before adding the "
+                "adapter (weights that are not quantized to fp32, input gradients for "
+                "gradient checkpointing): call it there, before `get_peft_model`",
+            )
+        if quantized != "on":
+            return None
+        AddImportsVisitor.add_needed_import(self.context, "peft", "prepare_model_for_kbit_training")
+        return args
 
     def _reward_adapter(
         self,
@@ -445,7 +520,12 @@ class RewriteValueHeads(RuleTransformer):
         )
 
     def _move_peft(
-        self, original: cst.Call, loaded: cst.BaseExpression, peft_arg: cst.Arg, peft_orig: cst.Arg
+        self,
+        original: cst.Call,
+        loaded: cst.BaseExpression,
+        peft_arg: cst.Arg,
+        peft_orig: cst.Arg,
+        prepare: list[cst.Arg] | None = None,
     ) -> cst.BaseExpression:
         """`peft_config=cfg` -> `get_peft_model(loaded, cfg)`; a cfg the file also sets to None is
         applied by an `if cfg is not None:` statement after the assignment (the value head took
@@ -460,10 +540,23 @@ class RewriteValueHeads(RuleTransformer):
             )
             return loaded
         AddImportsVisitor.add_needed_import(self.context, "peft", "get_peft_model")
+        if prepare is not None:
+            self.report(
+                original,
+                "the value-head model ran `peft.prepare_model_for_kbit_training` on this 8/4-bit "
+                "model before adding the adapter (weights that are not quantized to fp32, input "
+                "gradients for gradient checkpointing); written out, with the arguments it was "
+                "given",
+                severity=Severity.INFO,
+            )
         if move == variables.GUARD:
             target, stmt = self.facts.statements[id(original)]
+            prepared = target
+            if prepare is not None:
+                extra = "".join(f", {edits.code(a).strip()}" for a in prepare)
+                prepared = f"prepare_model_for_kbit_training({target}{extra})"
             self._guards[stmt] = cst.parse_statement(
-                f"if {cfg} is not None:\n    {target} = get_peft_model({target}, {cfg})\n"
+                f"if {cfg} is not None:\n    {target} = get_peft_model({prepared}, {cfg})\n"
             )
             self.report(
                 peft_orig,
@@ -484,6 +577,10 @@ class RewriteValueHeads(RuleTransformer):
             "`peft_config=`)",
             severity=Severity.WARNING,
         )
+        if prepare is not None:
+            loaded = cst.Call(
+                func=cst.Name("prepare_model_for_kbit_training"), args=[cst.Arg(loaded), *prepare]
+            )
         return cst.Call(
             func=cst.Name("get_peft_model"),
             args=[
@@ -579,24 +676,55 @@ class RewriteValueHeads(RuleTransformer):
         AddImportsVisitor.add_needed_import(self.context, "transformers")
         return cst.parse_expression(f"transformers.{new}")
 
-    def _quantization_arg(self, quant: list[tuple[cst.Arg, cst.Arg]]) -> cst.Arg:
+    def _quantization_arg(self, quant: list[tuple[cst.Arg, cst.Arg]]) -> tuple[cst.Arg | None, str]:
+        """`load_in_8bit=`/`load_in_4bit=` -> `quantization_config=BitsAndBytesConfig(...)`, and
+        whether the model is quantized: "on", "off" or "maybe" (a flag read at run time).
+        transformers 5 quantizes in 4 bits whenever a BitsAndBytesConfig says load_in_8bit=False
+        (quantizers/auto.py), so a flag that may be False gets the config only when it is true,
+        and a literal False flag none at all."""
+        values = [edits.literal(a.value) for _, a in quant]
+        if all(v is False for v in values):
+            for orig, arg in quant:
+                self.report(
+                    orig,
+                    f"`{edits.code(arg).strip().rstrip(',')}` dropped: transformers 5 has no such "
+                    "argument, and the model loads unquantized as it did",
+                    severity=Severity.INFO,
+                )
+            return None, "off"
         self.state.shared.value_head_imports.add("BitsAndBytesConfig")
+        live = [(orig, arg) for (orig, arg), v in zip(quant, values) if v is not False]
+        runtime = [arg for (_, arg), v in zip(quant, values) if v is not True and v is not False]
         for orig, arg in quant:
             self.report(
                 orig,
                 f"`{arg.keyword.value if arg.keyword else ''}` "
                 f"is not a from_pretrained argument in "
-                "transformers 5; moved into `quantization_config=BitsAndBytesConfig(...)`",
+                "transformers 5; moved into `quantization_config=BitsAndBytesConfig(...)`"
+                + (
+                    ", given only when the flag is true (a BitsAndBytesConfig whose "
+                    "load_in_8bit is False quantizes in 4 bits)"
+                    if runtime
+                    else ""
+                ),
                 severity=Severity.WARNING,
             )
-        inner = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for _, a in quant]
+        inner = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for _, a in live]
         inner = [
             a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
             for a in inner[:-1]
         ] + inner[-1:]
-        call = cst.Call(func=cst.Name("BitsAndBytesConfig"), args=inner)
+        call: cst.BaseExpression = cst.Call(func=cst.Name("BitsAndBytesConfig"), args=inner)
+        if runtime:
+            test = " or ".join(edits.code(a.value).strip() for a in runtime)
+            call = cst.IfExp(
+                test=cst.parse_expression(test if len(runtime) == 1 else f"({test})"),
+                body=call,
+                orelse=cst.Name("None"),
+            )
         # Take the place, comma and spacing of the first 8/4-bit flag, so the call keeps its layout.
-        return quant[0][1].with_changes(keyword=cst.Name("quantization_config"), value=call)
+        arg = quant[0][1].with_changes(keyword=cst.Name("quantization_config"), value=call)
+        return arg, "maybe" if runtime else "on"
 
     # -- other references: .pretrained_model, .v_head, isinstance(...) -----------------------------
     def leave_Attribute(

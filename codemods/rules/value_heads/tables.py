@@ -41,6 +41,11 @@ ADAPTER_PATH = "trl.PreTrainedModelWrapper.compute_reward_score"
 
 
 QUANT_KWARGS = ("load_in_8bit", "load_in_4bit")
+# The wrapper handed these to peft's `prepare_model_for_kbit_training`, which it ran on an 8/4-bit
+# model before adding a `peft_config` adapter (W:0.11.4 modeling_base.py `_split_kwargs`, L229-233),
+# and dropped otherwise. `layer_norm_names` belonged to old peft's int8 preparation; today's casts
+# every weight that is not quantized to fp32 and takes no list.
+KBIT_KWARGS = ("use_gradient_checkpointing", "gradient_checkpointing_kwargs", "layer_norm_names")
 
 
 ENCODER_DECODER_TODO = (
