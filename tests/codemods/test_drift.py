@@ -565,7 +565,11 @@ def test_a_legacy_scripts_model_keeps_loading_in_float32(load, after):
 )
 def test_a_load_that_sets_its_dtype_or_is_not_transformers_is_left(load):
     out, findings = run(PPO_LEGACY.format(load=f"model = {load}"))
-    assert _load_line(out) == f"model = {load}"
+    # an 8-bit load keeps its precision; its flag moves into the quantization config
+    moved = load.replace(
+        "load_in_8bit=True", "quantization_config=BitsAndBytesConfig(load_in_8bit=True)"
+    )
+    assert _load_line(out) == f"model = {moved}"
     assert not [f for f in findings if "float32" in f.message]
 
 
@@ -946,3 +950,45 @@ def test_reads_of_fields_a_parsed_trl_config_lost_are_renamed_or_get_a_todo():
     )
     findings = assert_fixes(before, after, select=SELECT)
     assert [f.line for f in findings if f.fix is Fix.MANUAL] == [7]
+
+
+@pytest.mark.parametrize(
+    ("load", "after"),
+    [
+        pytest.param(
+            'AutoModelForSequenceClassification.from_pretrained("rm", load_in_8bit=True, device_map="auto")',
+            'AutoModelForSequenceClassification.from_pretrained("rm", quantization_config=BitsAndBytesConfig(load_in_8bit=True), device_map="auto")',
+            id="literal",
+        ),
+        pytest.param(
+            'AutoModelForSequenceClassification.from_pretrained("rm", load_in_8bit=args.q)',
+            'AutoModelForSequenceClassification.from_pretrained("rm", quantization_config=BitsAndBytesConfig(load_in_8bit=args.q) if args.q else None)',
+            id="read-at-run-time",
+        ),
+        pytest.param(
+            'AutoModelForSequenceClassification.from_pretrained("rm", load_in_4bit=False)',
+            'AutoModelForSequenceClassification.from_pretrained("rm")',
+            id="false",
+        ),
+        pytest.param(
+            'pipeline("sentiment-analysis", model="m", model_kwargs={"load_in_8bit": True, "device_map": "auto"})',
+            'pipeline("sentiment-analysis", model="m", model_kwargs={"quantization_config": BitsAndBytesConfig(load_in_8bit=True), "device_map": "auto"})',
+            id="pipeline-model-kwargs",
+        ),
+    ],
+)
+def test_an_8bit_flag_moves_into_a_quantization_config(load, after):
+    """transformers 5 rejects `load_in_8bit=`; a flag read at run time gets the config only when
+    true (a BitsAndBytesConfig with load_in_8bit=False quantizes in 4 bits)."""
+    head = "from transformers import AutoModelForSequenceClassification, pipeline\n"
+    out, findings = run(head + f"x = {load}\n", select=("TRL108",))
+    assert out.splitlines()[-1] == f"x = {after}"
+    assert ("BitsAndBytesConfig" in out.splitlines()[0]) == ("BitsAndBytesConfig" in after)
+    assert findings and all(f.code == "TRL108" for f in findings)
+    assert run(out, select=("TRL108",))[0] == out
+
+
+def test_an_8bit_flag_of_a_load_that_is_not_transformers_is_left():
+    src = "from mylib import Loader\nx = Loader.from_pretrained('r', load_in_8bit=True)\n"
+    out, findings = run(src, select=("TRL108",))
+    assert out == src and not findings

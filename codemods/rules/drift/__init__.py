@@ -24,12 +24,13 @@ from typing import Any
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits, inline, walk
+from codemods import edits, inline, quantization, walk
 from codemods.base import Rule, RuleTransformer
 from codemods.config_vars import config_vars
 from codemods.edits import KEEP, REMOVE, alias_asname, alias_name, new_alias, rewrite_import_from
 from codemods.rules.drift import dtypes, scores, tokenizers
 from codemods.rules.drift.dtypes import ModelDtypes
+from codemods.rules.drift.quantized import QuantizedLoads
 from codemods.rules.drift.scores import PipelineScores
 from codemods.rules.drift.tokenizers import TokenizerCalls
 from migrate.kernel.findings import Severity
@@ -75,11 +76,14 @@ def config_class(qualified: Sequence[str]) -> str | None:
     return name if name in config_fields() else None
 
 
-class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes, RuleTransformer):
+class RewriteDrift(
+    inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes, QuantizedLoads, RuleTransformer
+):
     # The identifiers the table acts on: a file without any of them skips the pass.
     NAMES = tuple(
         sorted(
             {*table()["keywords"], *table()["dropped"], scores.FLAG, *tokenizers.NAMES}
+            | {*quantization.FLAGS, "model_kwargs"}
             | {old for values in table()["values"].values() for old in values}
             | {
                 path.rpartition(".")[2]
@@ -210,6 +214,7 @@ class RewriteDrift(inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes,
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         call = self.tokenizer_call(original_node, self._keywords(original_node, updated_node))
         call = self.dtype_call(original_node, call)
+        call = self.quantized_call(original_node, call)
         return self.scores_call(original_node, call)
 
     def _keywords(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:

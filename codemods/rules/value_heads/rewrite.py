@@ -9,7 +9,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits, inline, symbols, walk
+from codemods import edits, inline, quantization, symbols, walk
 from codemods.base import RuleTransformer
 from codemods.rules.value_heads import variables
 from codemods.rules.value_heads.tables import (
@@ -677,54 +677,20 @@ class RewriteValueHeads(RuleTransformer):
         return cst.parse_expression(f"transformers.{new}")
 
     def _quantization_arg(self, quant: list[tuple[cst.Arg, cst.Arg]]) -> tuple[cst.Arg | None, str]:
-        """`load_in_8bit=`/`load_in_4bit=` -> `quantization_config=BitsAndBytesConfig(...)`, and
-        whether the model is quantized: "on", "off" or "maybe" (a flag read at run time).
-        transformers 5 quantizes in 4 bits whenever a BitsAndBytesConfig says load_in_8bit=False
-        (quantizers/auto.py), so a flag that may be False gets the config only when it is true,
-        and a literal False flag none at all."""
-        values = [edits.literal(a.value) for _, a in quant]
-        if all(v is False for v in values):
+        """`load_in_8bit=`/`load_in_4bit=` -> `quantization_config=...` (codemods/quantization.py),
+        and whether the model is quantized ("on", "off", "maybe")."""
+        value, state = quantization.bnb_config([a for _, a in quant])
+        if value is None:
             for orig, arg in quant:
-                self.report(
-                    orig,
-                    f"`{edits.code(arg).strip().rstrip(',')}` dropped: transformers 5 has no such "
-                    "argument, and the model loads unquantized as it did",
-                    severity=Severity.INFO,
-                )
-            return None, "off"
+                self.report(orig, quantization.dropped_message(arg), severity=Severity.INFO)
+            return None, state
         self.state.shared.value_head_imports.add("BitsAndBytesConfig")
-        live = [(orig, arg) for (orig, arg), v in zip(quant, values) if v is not False]
-        runtime = [arg for (_, arg), v in zip(quant, values) if v is not True and v is not False]
         for orig, arg in quant:
-            self.report(
-                orig,
-                f"`{arg.keyword.value if arg.keyword else ''}` "
-                f"is not a from_pretrained argument in "
-                "transformers 5; moved into `quantization_config=BitsAndBytesConfig(...)`"
-                + (
-                    ", given only when the flag is true (a BitsAndBytesConfig whose "
-                    "load_in_8bit is False quantizes in 4 bits)"
-                    if runtime
-                    else ""
-                ),
-                severity=Severity.WARNING,
-            )
-        inner = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for _, a in live]
-        inner = [
-            a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            for a in inner[:-1]
-        ] + inner[-1:]
-        call: cst.BaseExpression = cst.Call(func=cst.Name("BitsAndBytesConfig"), args=inner)
-        if runtime:
-            test = " or ".join(edits.code(a.value).strip() for a in runtime)
-            call = cst.IfExp(
-                test=cst.parse_expression(test if len(runtime) == 1 else f"({test})"),
-                body=call,
-                orelse=cst.Name("None"),
-            )
+            name = arg.keyword.value if arg.keyword else ""
+            self.report(orig, quantization.moved_message(name, state), severity=Severity.WARNING)
         # Take the place, comma and spacing of the first 8/4-bit flag, so the call keeps its layout.
-        arg = quant[0][1].with_changes(keyword=cst.Name("quantization_config"), value=call)
-        return arg, "maybe" if runtime else "on"
+        arg = quant[0][1].with_changes(keyword=cst.Name("quantization_config"), value=value)
+        return arg, state
 
     # -- other references: .pretrained_model, .v_head, isinstance(...) -----------------------------
     def leave_Attribute(

@@ -1,0 +1,66 @@
+"""`load_in_8bit=` / `load_in_4bit=` of a model load, which transformers 5 no longer takes, as the
+`quantization_config=BitsAndBytesConfig(...)` that does the same (TRL102 for the value-head
+models, TRL108 for every other load).
+
+transformers 5 picks bitsandbytes' 4-bit quantizer whenever a BitsAndBytesConfig says
+`load_in_8bit=False` (quantizers/auto.py), so a flag that may be False at run time gets the config
+only where it is true, and a literal False flag gets none: the model loads unquantized, as it
+did."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemods import edits
+
+FLAGS = ("load_in_8bit", "load_in_4bit")
+ON, OFF, MAYBE = "on", "off", "maybe"
+
+
+def bnb_config(flags: list[cst.Arg]) -> tuple[cst.BaseExpression | None, str]:
+    """The `quantization_config=` value for the 8/4-bit keyword arguments `flags`, or None when
+    every one is a literal False; and whether the model is quantized: ON (a literal True),
+    OFF, or MAYBE (a flag read at run time)."""
+    values = [edits.literal(a.value) for a in flags]
+    if all(v is False for v in values):
+        return None, OFF
+    live = [a for a, v in zip(flags, values) if v is not False]
+    runtime = [a for a, v in zip(flags, values) if v is not True and v is not False]
+    inner = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in live]
+    inner = [
+        a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        for a in inner[:-1]
+    ] + inner[-1:]
+    call: cst.BaseExpression = cst.Call(func=cst.Name("BitsAndBytesConfig"), args=inner)
+    if not runtime:
+        return call, ON
+    test = " or ".join(edits.code(a.value).strip() for a in runtime)
+    return (
+        cst.IfExp(
+            test=cst.parse_expression(test if len(runtime) == 1 else f"({test})"),
+            body=call,
+            orelse=cst.Name("None"),
+        ),
+        MAYBE,
+    )
+
+
+def moved_message(name: str, state: str) -> str:
+    """What a finding says of one flag moved into the config."""
+    return (
+        f"`{name}` is not a from_pretrained argument in transformers 5; moved into "
+        "`quantization_config=BitsAndBytesConfig(...)`"
+        + (
+            ", given only when the flag is true (a BitsAndBytesConfig whose load_in_8bit is "
+            "False quantizes in 4 bits)"
+            if state == MAYBE
+            else ""
+        )
+    )
+
+
+def dropped_message(arg: cst.Arg) -> str:
+    return (
+        f"`{edits.code(arg).strip().rstrip(',')}` dropped: transformers 5 has no such argument, "
+        "and the model loads unquantized as it did"
+    )
