@@ -391,3 +391,51 @@ def test_a_dataloader_count_the_script_computes_with_keeps_its_todo():
     out, findings = run(src, select=("TRL104",))
     assert "n = len(ppo_trainer.dataloader)\n" in out
     assert [f.fix.value for f in findings if "dataloader" in f.message] == ["manual"]
+
+
+REFERENCE = """\
+from peft import get_peft_model
+from transformers import AutoModelForCausalLM
+from trl import PPOTrainer
+policy = {policy}
+ref = AutoModelForCausalLM.from_pretrained("sft-ref")
+trainer = PPOTrainer(config, policy, ref, tokenizer, dataset=ds)
+"""
+
+
+def test_a_reference_from_another_path_keeps_a_todo_to_point_the_reload_there():
+    out, findings = run(
+        REFERENCE.format(policy='AutoModelForCausalLM.from_pretrained("sft-policy")'),
+        select=SELECT,
+    )
+    assert (
+        f'{TODO}`ref` was loaded from "sft-ref" and `policy` from "sft-policy": RLOOTrainer '
+        "reloads its reference from the policy's path when beta != 0" in out
+    )
+
+
+def test_a_peft_policy_is_its_own_reference_and_no_reload_is_suggested():
+    """RLOO makes no reference model for a PEFT policy: a frozen copy of its starting adapter
+    is the reference, so pointing `_name_or_path` anywhere would change nothing."""
+    out, findings = run(
+        REFERENCE.format(
+            policy='get_peft_model(AutoModelForCausalLM.from_pretrained("sft-policy"), lora)'
+        ),
+        select=SELECT,
+    )
+    assert "_name_or_path" not in out and TODO not in out.split("trainer =")[0][-200:]
+    [said] = [f for f in findings if f.message.startswith("`ref` (loaded from")]
+    assert said.severity is Severity.WARNING
+    assert said.message.startswith(
+        '`ref` (loaded from "sft-ref") dropped: the policy is a PEFT model, and for one '
+        "RLOOTrainer makes no reference model: the reference is a frozen copy of the adapter "
+        "the policy starts with"
+    )
+    # a trainer given `peft_config=` wraps the policy itself: the same
+    src = REFERENCE.format(policy='AutoModelForCausalLM.from_pretrained("sft-policy")').replace(
+        "trainer = PPOTrainer(config, policy, ref, tokenizer, dataset=ds)",
+        "trainer = PPOTrainer(args=config, model=policy, ref_model=ref, processing_class=tok, "
+        "reward_model=rm, value_model=vm, train_dataset=ds, peft_config=lora)",
+    )
+    _, findings = run(src, select=SELECT)
+    assert any("the policy is a PEFT model" in f.message for f in findings)

@@ -206,6 +206,26 @@ class TrainerCall(TrainerPass):
         ref_name = get_full_name_for_node(orig.value)
         policy_paths = self.loaded.get(model_name or "", set())
         ref_paths = self.loaded.get(ref_name or "", set())
+        peft = model_name in self.peft_models or (
+            "peft_config" in named
+            and not (
+                isinstance(named["peft_config"][1], cst.Name)
+                and named["peft_config"][1].value == "None"
+            )
+        )
+        if peft:
+            loaded = f" (loaded from {', '.join(sorted(ref_paths))})" if ref_paths else ""
+            self.report(
+                orig,
+                f"`{ref_name or edits.code(orig.value).strip()}`{loaded} dropped: the policy is a "
+                f"PEFT model, and for one {self.new_name} makes no reference model: the "
+                "reference is a frozen copy of the adapter the policy starts with, on the same "
+                "base (with peft < 0.20 and `target_parameters`, the base with the adapters "
+                "disabled), which for a fresh LoRA is the base model itself; if the old "
+                "reference was another model, the KL now pulls toward this one",
+                severity=Severity.WARNING,
+            )
+            return
         if len(policy_paths) == 1 and len(ref_paths) == 1 and policy_paths != ref_paths:
             (policy_path,), (ref_path,) = policy_paths, ref_paths
             self.todo(

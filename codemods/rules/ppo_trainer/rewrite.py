@@ -30,6 +30,7 @@ class RewritePPOTrainer(TrainerCall, TrainerReferences, TrainerPass):
         self.loop_vars = _looped(node, self.facts.trainer_vars)
         self.in_loops = _in_loops(node, self.loop_vars)
         self.loaded = _loaded_from_path(node)
+        self.peft_models = _peft_models(node)
         self.assignments: dict[str, cst.Call] = {}  # variable -> the call assigned to it
         self._dropped: set[int] = (
             set()
@@ -198,6 +199,30 @@ def _loaded_from_path(module: cst.Module) -> dict[str, set[str]]:
                     name = get_full_name_for_node(t.target)
                     if name:
                         found.setdefault(name, set()).add(path)
+
+    walk.visit(module, _Find())
+    return found
+
+
+def _peft_models(module: cst.Module) -> set[str]:
+    """Names assigned a PEFT model: `get_peft_model(...)`, `PeftModel.from_pretrained(...)`,
+    `AutoPeftModelForCausalLM.from_pretrained(...)` (TRL102 writes the first for a value-head
+    model given `peft_config`)."""
+    found: set[str] = set()
+
+    def is_peft(call: cst.Call) -> bool:
+        name = get_full_name_for_node(call.func) or ""
+        last = name.rpartition(".")[2]
+        owner = name.rpartition(".")[0].rpartition(".")[2]
+        return last == "get_peft_model" or (last == "from_pretrained" and "Peft" in owner)
+
+    class _Find(walk.Visitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if isinstance(node.value, cst.Call) and is_peft(node.value):
+                for t in node.targets:
+                    name = get_full_name_for_node(t.target)
+                    if name:
+                        found.add(name)
 
     walk.visit(module, _Find())
     return found

@@ -36,6 +36,7 @@ class TrainerPass(PPOClassPass):
     loop_vars: set[str]  # trainer variables a legacy loop uses (TRL106's)
     in_loops: set[int]  # ids of `<trainer>.<attr>` nodes inside such a loop
     loaded: dict[str, set[str]]
+    peft_models: set[str]  # names assigned a PEFT model (their reference is their own adapter)
     assignments: dict[str, cst.Call]  # variable -> the call assigned to it
     kwargs: dict[str, Any]  # codemods/data/ppo_mapping.json "trainer"
     positional: dict[str, Any]

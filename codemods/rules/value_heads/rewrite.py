@@ -374,11 +374,13 @@ class RewriteValueHeads(RuleTransformer):
             if quant:
                 placeholder = quant[0][1]
                 new_arg, quantized = self._quantization_arg(quant)
-                kept = [
-                    new_arg if a is placeholder else a
-                    for a in kept
-                    if a is not placeholder or new_arg is not None
-                ]
+                placed: list[cst.Arg] = []
+                for a in kept:
+                    if a is not placeholder:
+                        placed.append(a)
+                    elif new_arg is not None:  # None: every flag was False, and goes
+                        placed.append(new_arg)
+                kept = placed
             if via_var:  # the variable's own assignment now holds the plain class
                 func = updated_node.func
                 self.report(
