@@ -1499,3 +1499,25 @@ def test_a_rename_onto_a_keyword_the_call_also_sets_is_dropped(run_name, severit
         )
     ]
     assert run(out, select=SELECT)[0] == out
+
+
+def test_step_intervals_change_unit_without_total_episodes_too():
+    """PPO v2 counted a step per rollout batch whatever set the run's length; RLOO counts
+    optimizer steps, num_ppo_epochs of them per batch."""
+    src = "from trl import PPOConfig\nc = PPOConfig(output_dir='o', num_ppo_epochs=2, logging_steps=10, save_steps=x)\n"
+    out, findings = run(src, select=SELECT)
+    assert "logging_steps=20" in out and "num_iterations=2" in out
+    assert f"{TODO}`save_steps=x` counted rollout batches in PPO v2" in out
+    [left] = [f for f in findings if "left at their defaults" in f.message]
+    assert left.message.startswith("`eval_steps` left at their defaults count optimizer steps")
+    assert run(out, select=SELECT)[0] == out
+    # nothing given: the defaults alone are said to run twice as often
+    _, findings = run(
+        "from trl import PPOConfig\nc = PPOConfig(output_dir='o', num_ppo_epochs=2)\n",
+        select=SELECT,
+    )
+    assert any(
+        f.message.startswith("`logging_steps`, `save_steps`, `eval_steps` left at their defaults")
+        and "2x as often" in f.message
+        for f in findings
+    )

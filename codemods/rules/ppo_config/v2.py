@@ -107,6 +107,14 @@ def v2_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
             "todo",
             "`total_episodes` is gone: training length is `max_steps`",
         )
+    if ("total_episodes" not in given or values["total_episodes"] is None) and (
+        mu and nmb and (old_meaning or new_meaning)
+    ):
+        # the run's length is the epochs' (num_train_epochs), but the step counts of logging,
+        # saving and evaluation change unit all the same
+        _rescale_intervals(
+            plan, given, values, shown, idx, handled, mu * (nmb if old_meaning else 1)
+        )
     if "num_sample_generations" in given:
         value = values["num_sample_generations"]
         if value == 0:
