@@ -439,3 +439,15 @@ def test_a_peft_policy_is_its_own_reference_and_no_reload_is_suggested():
     )
     _, findings = run(src, select=SELECT)
     assert any("the policy is a PEFT model" in f.message for f in findings)
+
+
+def test_a_reward_model_is_said_to_score_text_without_special_tokens():
+    src = (
+        "from trl import PPOTrainer\n"
+        "trainer = PPOTrainer(args=a, processing_class=t, model='m', ref_model=None, "
+        "reward_model=rm, value_model=vm, train_dataset=ds)\n"
+    )
+    _, findings = run(src, select=SELECT)
+    [said] = [f for f in findings if f.message.startswith("`reward_model` is `reward_funcs` now")]
+    assert said.severity is Severity.WARNING
+    assert "decoded without special tokens" in said.message and "not at an EOS" in said.message

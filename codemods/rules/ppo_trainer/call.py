@@ -114,7 +114,11 @@ class TrainerCall(TrainerPass):
                     orig,
                     "`reward_model` is `reward_funcs` now and scores the decoded text, "
                     "re-tokenized with "
-                    "`reward_processing_classes` (the policy tokenizer, as PPO used)",
+                    "`reward_processing_classes` (the policy tokenizer, as PPO used); the text "
+                    "is decoded without special tokens and re-tokenized without adding any, so "
+                    "the score is read at the last token of the text, not at an EOS or after a "
+                    "BOS the token ids PPO scored held (for chat prompts, at the end of the "
+                    "chat template's rendering of prompt and completion)",
                     severity=Severity.WARNING,
                 )
                 wrapper = self.wrapped.get(get_full_name_for_node(value) or "")
