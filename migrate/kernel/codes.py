@@ -175,7 +175,8 @@ SMOKE: dict[str, tuple[str, str]] = {
         "fails-at-scale",
         "The capped smoke run trained, but the script's own settings fail a check of its config "
         "on this machine (batch sizes and num_generations, a precision the device lacks): the "
-        "real run would stop there.",
+        "real run would stop there. After a precision the device lacks, the checks run again "
+        "with it off, for what a device that has it would stop at.",
     ),
     SKIPPED: (
         "not-run",

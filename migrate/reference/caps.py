@@ -135,21 +135,41 @@ _TRIAL = False  # building check_at_scale's copy: no caps, no second check
 def check_at_scale(args: Any) -> None:
     """Build a copy of the config at the script's own values, as the real run would: a check
     that fails there (batch not divisible by num_generations, precision this device lacks) is
-    recorded in AT_SCALE, since the capped run would never hit it."""
+    recorded in AT_SCALE, since the capped run would never hit it. A precision this device lacks
+    stops the config's checks first; the copy is then built again with it off, so the checks
+    after it (which a device with that precision would meet) are run too."""
     import copy
 
     global _TRIAL
-    trial = copy.copy(args)
-    _TRIAL = True
-    try:
-        type(args).__post_init__(trial)  # the config's own checks too (GRPO's, RLOO's)
-    except Exception as e:  # noqa: BLE001 - any failure of the real config is what we report
-        text = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
-        message = f"{type(args).__name__} at the script's own settings: {type(e).__name__}: {text}"
-        if message not in AT_SCALE:
-            AT_SCALE.append(message)
-    finally:
-        _TRIAL = False
+    aside = ""
+    for _ in range(2):
+        trial = copy.copy(args)
+        if aside:
+            trial.bf16 = trial.fp16 = False
+        _TRIAL = True
+        try:
+            type(args).__post_init__(trial)  # the config's own checks too (GRPO's, RLOO's)
+            return
+        except Exception as e:  # noqa: BLE001 - any failure of the real config is what we report
+            text = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
+            message = (
+                f"{type(args).__name__} at the script's own settings{aside}: "
+                f"{type(e).__name__}: {text}"
+            )
+            if message not in AT_SCALE:
+                AT_SCALE.append(message)
+            precision = getattr(args, "bf16", False) or getattr(args, "fp16", False)
+            if aside or not precision or not _about_precision(text):
+                return
+            aside = " (its precision aside, as on a device that has it)"
+        finally:
+            _TRIAL = False
+
+
+def _about_precision(text: str) -> bool:
+    """Whether a config's error is its precision check (bf16/fp16 this device lacks)."""
+    lowered = text.lower()
+    return "bf16" in lowered or "fp16" in lowered or "half precision" in lowered
 
 
 def patch_training_args(module: Any, steps: int) -> None:

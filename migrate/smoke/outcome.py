@@ -156,14 +156,20 @@ def judge(
             f"trained: {trainer}, loss {shown} ({result.seconds:.1f} s)" + _with_stand_ins(result),
         )
         for problem in result.at_scale:
-            finding(
-                result,
-                AT_SCALE,
-                Severity.WARNING,
-                f"{problem.rstrip('.')}: the smoke run's caps went past it, the real run on this "
-                "machine "
-                "would stop there",
-            )
+            finding(result, AT_SCALE, Severity.WARNING, at_scale_message(problem))
+
+
+# What migrate/reference/caps.py says of a check it ran with the script's precision turned off.
+PRECISION_ASIDE = "(its precision aside"
+
+
+def at_scale_message(problem: str) -> str:
+    """TRL420's words for one failure of the script's own settings (caps.AT_SCALE)."""
+    where = "on a device with that precision" if PRECISION_ASIDE in problem else "on this machine"
+    return (
+        f"{problem.rstrip('.')}: the smoke run's caps went past it, the real run {where} "
+        "would stop there"
+    )
 
 
 def _newer_python(err: dict[str, Any]) -> str:

@@ -1,0 +1,68 @@
+"""TRL420: what the script's own settings would fail with at real scale, checked before the
+smoke caps (migrate/reference/caps.py), and worded by migrate/smoke/outcome.py."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("trl")
+
+from trl import RLOOConfig  # noqa: E402
+
+from migrate.reference import caps  # noqa: E402
+from migrate.smoke import outcome  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    caps.AT_SCALE.clear()
+    yield
+    caps.AT_SCALE.clear()
+
+
+def _config(**kwargs):
+    """A config as the script wrote it, before its own checks ran (where the smoke harness's
+    patched __post_init__ calls check_at_scale)."""
+    post_init = RLOOConfig.__post_init__
+    RLOOConfig.__post_init__ = lambda self: None  # type: ignore[method-assign]
+    try:
+        return RLOOConfig(output_dir="out", report_to="none", **kwargs)
+    finally:
+        RLOOConfig.__post_init__ = post_init  # type: ignore[method-assign]
+
+
+def test_a_check_past_the_devices_precision_is_run_with_the_precision_aside():
+    """On a device without bf16 the config stops at its precision check; an evaluation batch
+    that cannot hold a whole group would stop a run on a device that has bf16: both are said."""
+    args = _config(eval_strategy="steps", eval_steps=10, per_device_eval_batch_size=1, bf16=True)
+    caps.check_at_scale(args)
+    [group] = [p for p in caps.AT_SCALE if "eval batch size" in p]
+    assert group.endswith(
+        "ValueError: The global eval batch size (1 * 1) must be divisible by the number of "
+        "generations used for evaluation (2)."
+    )
+    if len(caps.AT_SCALE) == 2:  # this device lacks bf16: that check came first
+        assert "bf16" in caps.AT_SCALE[0] and caps.AT_SCALE[1] == group
+        assert group.startswith(
+            "RLOOConfig at the script's own settings (its precision aside, as on a device that "
+            "has it): "
+        )
+    else:
+        assert [group] == caps.AT_SCALE and outcome.PRECISION_ASIDE not in group
+
+
+def test_settings_that_hold_at_scale_say_nothing():
+    caps.check_at_scale(_config(per_device_train_batch_size=4, bf16=False, use_cpu=True))
+    assert caps.AT_SCALE == []
+
+
+def test_the_finding_says_where_the_real_run_would_stop():
+    here = outcome.at_scale_message("RLOOConfig at the script's own settings: ValueError: a.")
+    there = outcome.at_scale_message(
+        "RLOOConfig at the script's own settings (its precision aside, as on a device that has "
+        "it): ValueError: b."
+    )
+    assert here.endswith(
+        "ValueError: a: the smoke run's caps went past it, the real run on this machine would stop there"
+    )
+    assert there.endswith("the real run on a device with that precision would stop there")
