@@ -1270,6 +1270,19 @@ def test_usage_docstring_flags_that_changed_get_one_todo():
     assert run(out, select=SELECT)[0] == out
 
 
+def test_a_usage_string_after_the_imports_gets_the_todo_too():
+    """TRL's example scripts keep their usage in a string statement after the imports."""
+    doc, code = USAGE.split('"""\nfrom', 1)
+    src = "from" + code.replace("\nparser =", "\n" + doc + '"""\n\nparser =', 1)
+    out, _ = run(src, select=SELECT)
+    assert f"{TODO}the usage in this docstring passes PPO flags: `--num_ppo_epochs` is " in out
+    assert out.index("usage in this docstring") < out.index('"""Usage:') < out.index("parser =")
+    assert run(out, select=SELECT)[0] == out
+    # a string that does not run a script is prose, not usage
+    prose, _ = run(src.replace("python ppo.py", "flags such as"), select=SELECT)
+    assert "usage in this docstring" not in prose
+
+
 @pytest.mark.parametrize(
     "src",
     [

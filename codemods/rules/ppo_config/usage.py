@@ -56,7 +56,7 @@ class UsageDocstring(ConfigPass):
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ):  # type: ignore[no-untyped-def]
         assign = original_node.body[0] if len(original_node.body) == 1 else None
-        if original_node is self._first and isinstance(assign, cst.Expr) and self.parsers:
+        if isinstance(assign, cst.Expr) and self.parsers and self._usage_string(original_node):
             self._usage_flags(original_node, assign.value)
         if (
             not isinstance(assign, cst.Assign)
@@ -103,6 +103,18 @@ class UsageDocstring(ConfigPass):
             severity=Severity.INFO,
         )
         return cst.FlattenSentinel([updated_node, defaults])
+
+    def _usage_string(self, stmt: cst.SimpleStatementLine) -> bool:
+        """The module docstring, or a string statement of the module's body that runs this
+        script (`python ppo.py --flag ...`: TRL's examples keep their usage there, after the
+        imports)."""
+        if stmt is self._first:
+            return True
+        module = self.context.wrapper.module if self.context.wrapper is not None else None
+        if module is None or not any(s is stmt for s in module.body):
+            return False
+        text = edits.literal(stmt.body[0].value)  # type: ignore[attr-defined]
+        return isinstance(text, str) and bool(re.search(r"(python|launch)\s+\S+\.py", text))
 
     def _usage_flags(self, stmt: cst.SimpleStatementLine, doc: cst.BaseExpression) -> None:
         """The module docstring of a script that parses a PPO config is its usage: flags of PPO
