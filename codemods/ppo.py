@@ -15,6 +15,7 @@ from typing import Any
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
+from packaging.version import Version
 
 from codemods import walk
 from codemods.base import RuleTransformer
@@ -53,11 +54,14 @@ def _defaults() -> dict[str, Any]:
     )
 
 
-def default_history(era: str, field: str) -> list[tuple[str, str, Any]]:
+def default_history(era: str, field: str, before: str | None = None) -> list[tuple[str, str, Any]]:
     """(first release, last release, default) for each run of releases of `era` in which the PPO
-    config's `field` had one default, oldest first (codemods/data/ppo_defaults.json)."""
+    config's `field` had one default, oldest first (codemods/data/ppo_defaults.json). `before`:
+    only the releases older than this one (what the file's code tells: `release_cap`)."""
     runs: list[tuple[str, str, Any]] = []
     for version, eras in _defaults()["versions"].items():
+        if before is not None and Version(version) >= Version(before):
+            continue
         fields = eras.get(era)
         if fields is None or field not in fields:
             continue
@@ -66,6 +70,27 @@ def default_history(era: str, field: str) -> list[tuple[str, str, Any]]:
         else:
             runs.append((version, version, fields[field]))
     return runs
+
+
+# Keywords of a PPO v2 `PPOTrainer(...)` call that TRL 0.15 removed (0.13 renamed them to args=,
+# model=, ref_model= and kept the old names as deprecated aliases; W:0.13.0 ppo_trainer.py
+# deprecate_kwarg(..., "0.15.0", ...)): a v2 file that passes one ran on TRL 0.12-0.14.
+V2_OLD_TRAINER_KEYWORDS = ("config", "policy", "ref_policy")
+V2_OLD_TRAINER_GONE_IN = "0.15.0"
+
+
+def release_cap(module: cst.Module, trainer_names: Iterable[str] = TRAINER_NAMES) -> str | None:
+    """The first release a v2 PPO file cannot have run on, when its `PPOTrainer(...)` call says
+    so (`config=`, `policy=`, `ref_policy=`: TRL 0.12-0.14), else None. Only meaningful for the
+    v2 era: legacy PPOTrainer took `config=` too."""
+    names = set(trainer_names)
+    for call in walk.find_all(module, cst.Call):
+        func = get_full_name_for_node(call.func) or ""
+        if func.rpartition(".")[2] in names and any(
+            a.keyword is not None and a.keyword.value in V2_OLD_TRAINER_KEYWORDS for a in call.args
+        ):
+            return V2_OLD_TRAINER_GONE_IN
+    return None
 
 
 def era_keys(keys: Iterable[str]) -> tuple[bool, bool]:

@@ -25,6 +25,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+import libcst as cst
+
+from codemods import ppo
 from migrate.effective import loop, models
 from migrate.effective.new import TARGET_CLASSES, build_new, new_settings
 from migrate.effective.old import CONFIG_CLASSES, NAMES, calls, era_of, old_settings
@@ -99,10 +102,11 @@ def check(
     old_calls = [c for c in calls(original, CONFIG_CLASSES) if not c.star]
     new_calls = calls(rewritten, TARGET_CLASSES)
     generation = _moved_generation(original, rewritten)
+    cap = ppo.release_cap(cst.parse_module(original))  # `PPOTrainer(config=...)`: TRL 0.12-0.14
     reports = []
     for old, new in zip(old_calls, new_calls):
         era = era_of(old, original)
-        before = old_settings(old, era)
+        before = old_settings(old, era, cap)
         fields, error = build_new(new.cls, new.kwargs, python=python)
         after = new_settings(fields)
         before["model_dtype"] = models.old_dtypes(original, era)

@@ -10,6 +10,8 @@ import json
 from importlib import resources
 from typing import Any
 
+from packaging.version import Version
+
 from migrate.effective.values import UNKNOWN
 
 CONFIG_CLASSES = {"PPOConfig", "PPOv2Config"}
@@ -102,11 +104,14 @@ NAMES = {
 
 
 @functools.cache
-def era_defaults() -> dict[str, dict[str, tuple[Any, ...]]]:
-    """era -> field -> the distinct defaults its releases had (newest first)."""
+def era_defaults(before: str | None = None) -> dict[str, dict[str, tuple[Any, ...]]]:
+    """era -> field -> the distinct defaults its releases had (newest first); `before`: only
+    the releases older than it (codemods.ppo.release_cap)."""
     raw = json.loads(resources.files("codemods").joinpath("data/ppo_defaults.json").read_text())
     out: dict[str, dict[str, list[Any]]] = {}
     for version in reversed(list(raw["versions"])):
+        if before is not None and Version(version) >= Version(before):
+            continue
         for era, fields in raw["versions"][version].items():
             for name, value in fields.items():
                 seen = out.setdefault(era, {}).setdefault(name, [])
@@ -194,10 +199,10 @@ def era_of(call: Call, text: str) -> str:
 
 # -- the old run
 # ------------------------------------------------------------------------------------------
-def old_settings(call: Call, era: str) -> dict[str, Any]:
+def old_settings(call: Call, era: str, before: str | None = None) -> dict[str, Any]:
     """Setting -> value (or a tuple of the values the era's releases had; UNKNOWN when not
-    literal)."""
-    defaults = era_defaults()[era]
+    literal). `before`: the first release the file cannot have run on (v2 era only)."""
+    defaults = era_defaults(before if era == "v2" else None)[era]
 
     def get(name: str, fallback: Any = None) -> Any:
         if name in call.kwargs:

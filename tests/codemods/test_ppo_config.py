@@ -1534,3 +1534,31 @@ def test_step_intervals_change_unit_without_total_episodes_too():
         and "2x as often" in f.message
         for f in findings
     )
+
+
+def test_a_v2_trainer_given_config_or_policy_ran_on_0_12_to_0_14_and_keeps_those_defaults():
+    """`PPOTrainer(config=..., policy=...)` is the v2 API of TRL 0.12 (kept as deprecated aliases
+    until 0.15): bf16 and gradient checkpointing defaulted to False there, not True as from 0.19
+    and 0.22, so the rewrite keeps False and has no release to ask about."""
+    src = (
+        "from trl import PPOConfig, PPOTrainer\n"
+        "c = PPOConfig(output_dir='o', num_ppo_epochs=1)\n"
+        "t = PPOTrainer(config=c, processing_class=tok, policy=m, ref_policy=r, reward_model=rm, "
+        "train_dataset=ds, value_model=vm)\n"
+    )
+    out, findings = run(src, select=SELECT)
+    line = out.splitlines()[1]
+    assert "bf16=False" in line and "gradient_checkpointing=False" in line
+    assert not [f for f in findings if "changed between releases" in f.message]
+    newer, findings = run(
+        src.replace("config=c", "args=c").replace("policy=", "model="), select=SELECT
+    )
+    assert "bf16" not in newer.splitlines()[1]  # 0.19+'s True is TRL 1.13's default too
+    assert [
+        f.message.split(" is not set")[0]
+        for f in findings
+        if "changed between releases" in f.message
+    ] == [
+        "`bf16`",
+        "`gradient_checkpointing`",
+    ]

@@ -191,3 +191,18 @@ def test_the_model_load_dtype_is_judged():
     assert [(d.setting, d.old, d.new) for d in bare.uncovered if d.setting == "model_dtype"] == [
         ("model_dtype", "float32", "auto")
     ]
+
+
+def test_a_v2_trainer_given_config_is_judged_on_the_0_12_to_0_14_defaults():
+    """`PPOTrainer(config=..., policy=...)` ran on TRL 0.12-0.14, where bf16 was False: the
+    rewrite's bf16=False is the old run's setting, and nothing is left uncovered."""
+    text = (
+        "from trl import PPOConfig, PPOTrainer\n"
+        "config = PPOConfig(output_dir='o', num_ppo_epochs=2)\n"
+        "t = PPOTrainer(config=config, processing_class=tok, policy=m, ref_policy=r, "
+        "reward_model=rm, train_dataset=ds, value_model=vm)\n"
+    )
+    rewritten, findings = _rewrite(text, "rloo")
+    (report,) = effective.check(text, rewritten, findings)
+    assert (report.old["precision"], report.new["precision"]) == ("fp32", "fp32")
+    assert report.uncovered == []

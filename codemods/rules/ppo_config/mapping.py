@@ -12,10 +12,18 @@ from codemods.rules.ppo_config.v2 import v2_fields
 from migrate.kernel.findings import Severity
 
 
-def plan_call(call: cst.Call, era: str | None, target: str, *, parsed: bool = False) -> Plan:
+def plan_call(
+    call: cst.Call,
+    era: str | None,
+    target: str,
+    *,
+    parsed: bool = False,
+    before: str | None = None,
+) -> Plan:
     """Decide the rewrite of `PPOConfig(...)`; `plan.fail` says why it must stay as it is.
     `parsed`: the config is built by a parser, so a field the call leaves out may still come
-    from the command line."""
+    from the command line. `before`: the first release the file cannot have run on
+    (`ppo.release_cap`, for the v2 era): its defaults are those of the releases before it."""
     plan = Plan()
     given: dict[str, tuple[int, cst.BaseExpression]] = {}
     for i, arg in enumerate(call.args):
@@ -108,9 +116,10 @@ def plan_call(call: cst.Call, era: str | None, target: str, *, parsed: bool = Fa
     for name, row in ppo.mapping()["era_extra"].get(era, {}).items():
         if name not in given:
             plan.extra.append((name, row["value"]))
+    cap = before if era == ppo.V2 else None
     _unset_flags(plan, given, table, era, parsed=parsed)
-    _kept_defaults(plan, given, era, target)
-    _changed_defaults(plan, given, table, era)
+    _kept_defaults(plan, given, era, target, cap)
+    _changed_defaults(plan, given, table, era, cap)
     completions_per_prompt(plan, target)
     return plan
 
@@ -140,13 +149,13 @@ def _unset_flags(plan: Plan, given: dict, table: dict, era: str, *, parsed: bool
         )
 
 
-def _kept_defaults(plan: Plan, given: dict, era: str, target: str) -> None:
+def _kept_defaults(plan: Plan, given: dict, era: str, target: str, before: str | None) -> None:
     """A training field both configs have, left out of the call, whose default in the era's newest
     release differs from the target's (bf16 and gradient_checkpointing of PPOv2): keep PPO's."""
     written = {n for _, n, _ in plan.args} | {n for n, _ in plan.extra}
     defaults = ppo.targets()["config_defaults"][target]
     for name in ppo.mapping()["training_fields"]:
-        runs = ppo.default_history(era, name)
+        runs = ppo.default_history(era, name, before)
         if name in given or name in written or name not in defaults or not runs:
             continue
         old, new = runs[-1][2], defaults[name]
@@ -156,13 +165,13 @@ def _kept_defaults(plan: Plan, given: dict, era: str, target: str) -> None:
             plan.extra.append((name, repr(old)))
 
 
-def _changed_defaults(plan: Plan, given: dict, table: dict, era: str) -> None:
+def _changed_defaults(plan: Plan, given: dict, table: dict, era: str, before: str | None) -> None:
     """A field the call leaves out whose default changed between the era's releases: the file does
     not say which release it ran on, so say which default the rewrite kept."""
     for name in ppo.mapping()["training_fields"]:
         if name in given:
             continue
-        runs = ppo.default_history(era, name)
+        runs = ppo.default_history(era, name, before)
         if len(runs) < 2:
             continue
         new = table.get(name, {}).get("to", name)

@@ -75,7 +75,12 @@ class _Prescan(walk.Visitor):
             if found is None:
                 continue
             expanded = _expand_dict_literal(call)
-            plan = plan_call(expanded, self.owner.era_of(expanded, found[1]), self.owner.target)
+            plan = plan_call(
+                expanded,
+                self.owner.era_of(expanded, found[1]),
+                self.owner.target,
+                before=self.owner.release_cap,
+            )
             if not plan.fail:
                 self.returned[fn.name.value] = (plan, returns[0])
 
@@ -100,7 +105,12 @@ class _Prescan(walk.Visitor):
         found = ppo.ppo_class(self.owner.names_from(call.func, "trl"), ppo.CONFIG_NAMES)
         if found is not None:
             expanded = _expand_dict_literal(call)
-            plan = plan_call(expanded, self.owner.era_of(expanded, found[1]), self.owner.target)
+            plan = plan_call(
+                expanded,
+                self.owner.era_of(expanded, found[1]),
+                self.owner.target,
+                before=self.owner.release_cap,
+            )
             if not plan.fail:
                 self.factories[(self.classes[-1], node.target.value)] = plan
 
@@ -132,7 +142,9 @@ class _Prescan(walk.Visitor):
         found = ppo.ppo_class(owner.names_from(value.func, "trl"), ppo.CONFIG_NAMES)
         if found is not None:
             expanded = _expand_dict_literal(value)
-            plan = plan_call(expanded, owner.era_of(expanded, found[1]), owner.target)
+            plan = plan_call(
+                expanded, owner.era_of(expanded, found[1]), owner.target, before=owner.release_cap
+            )
             for t in node.targets:
                 name = get_full_name_for_node(t.target)
                 if name and not plan.fail:

@@ -44,6 +44,8 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
             str, tuple[int, str | None]
         ] = {}  # HfArgumentParser variable -> (index of the config, era)
         self._targets: set[int] = set()
+        # a v2 PPOTrainer call given `config=`/`policy=`: the file ran on TRL 0.12-0.14
+        self.release_cap = ppo.release_cap(node)
         self.own_trainer = vendored.own_trainer(self, node)
         if self.own_trainer is not None:  # the config stays PPO's: nothing is planned
             self.param_plans, self.moves, self.handed, self.moved, self.appends = {}, [], {}, {}, {}
@@ -109,7 +111,9 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
             self.todo(original_node, self.retired_message(found))  # type: ignore[arg-type]
             return updated_node
         expanded = _expand_dict_literal(original_node)
-        plan = plan_call(expanded, self.era_of(expanded, hint), self.target)
+        plan = plan_call(
+            expanded, self.era_of(expanded, hint), self.target, before=self.release_cap
+        )
         func = self._renamed(original_node.func)
         if plan.fail or func is None:
             self.todo(

@@ -17,6 +17,7 @@ class ConfigPass(PPOClassPass):
     """The base of TRL103's pass and of its mixins (reads.py, usage.py, fields.py)."""
 
     reads: dict[str, Plan]  # config variable -> the plan of the call that built it
+    release_cap: str | None  # the first release the file cannot have run on (ppo.release_cap)
     # config variable -> the statement that built it (its scope is asked for only on a read
     # that needs it: libcst's scope analysis costs about four parses of the module)
     built_at: dict[str, cst.CSTNode]

@@ -78,7 +78,13 @@ class UsageDocstring(ConfigPass):
                 f"trained with through `{var}.set_defaults(...)`",
             )
             return updated_node
-        plan = plan_call(cst.Call(func=cst.Name("PPOConfig")), era, self.target, parsed=True)
+        plan = plan_call(
+            cst.Call(func=cst.Name("PPOConfig")),
+            era,
+            self.target,
+            parsed=True,
+            before=self.release_cap,
+        )
         for severity, message in plan.notes:
             self.report(original_node, message, severity=severity)
         for message in plan.todos:
