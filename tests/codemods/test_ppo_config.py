@@ -322,7 +322,6 @@ def test_batch_sizes_read_at_run_time_divide_there(given, spg):
     [
         pytest.param("batch_size=3, mini_batch_size=2", id="mini-does-not-divide"),
         pytest.param("batch_size=6, mini_batch_size=2, gradient_accumulation_steps=2", id="ga"),
-        pytest.param("batch_size=1", id="default-mini"),
     ],
 )
 def test_odd_batch_size_not_literal_keeps_the_todo(given):
@@ -1562,3 +1561,26 @@ def test_a_v2_trainer_given_config_or_policy_ran_on_0_12_to_0_14_and_keeps_those
         "`bf16`",
         "`gradient_checkpointing`",
     ]
+
+
+def test_a_batch_size_the_newer_mini_batch_default_rejects_ran_on_an_older_release():
+    """PPOConfig(batch_size=32) fails from TRL 0.7.11 (32 is not a multiple of the default
+    mini_batch_size 128), so the script ran on 0.4.7-0.6.0, whose mini_batch_size was 1."""
+    out, findings = run("from trl import PPOConfig\nc = PPOConfig(batch_size=32)\n", select=SELECT)
+    line = out.splitlines()[-1]
+    assert "per_device_train_batch_size=1, steps_per_generation=32" in line
+    assert TODO not in out
+    assert not [f for f in findings if "`mini_batch_size` is not set" in f.message]
+    assert any(
+        f.message.startswith("`batch_size=32` is not a multiple of mini_batch_size 128")
+        and "TRL 0.4.7-0.6.0" in f.message
+        for f in findings
+    )
+    assert run(out, select=SELECT)[0] == out
+    assert "learning_rate=1e-05" in line  # 0.4.7-0.6.0's default (1.41e-5 from 0.7.11)
+    # batch_size=1 on those releases: one sample per generation, which no group can fill
+    out, _ = run("from trl import PPOConfig\nc = PPOConfig(batch_size=1)\n", select=SELECT)
+    assert f"{TODO}`num_generations` (>= 2) must divide the generation batch (1 samples)" in out
+    # a batch_size the newer default divides keeps the newer default
+    out, _ = run("from trl import PPOConfig\nc = PPOConfig(batch_size=256)\n", select=SELECT)
+    assert "per_device_train_batch_size=128, steps_per_generation=2" in out

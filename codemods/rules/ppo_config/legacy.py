@@ -7,9 +7,38 @@ from __future__ import annotations
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits
+from codemods import edits, ppo
 from codemods.rules.ppo_config.plan import Plan, fmt, int_value
 from migrate.kernel.findings import Severity
+
+
+def _mini_default(plan: Plan, values: dict) -> int:
+    """The default mini_batch_size of the releases a call that leaves it out can have run on.
+    From TRL 0.7.11 PPOConfig rejects a batch_size that mini_batch_size (128 by default) times
+    gradient_accumulation_steps does not divide (`exact_div` in its __post_init__): a literal
+    batch_size of 32 ran on an older release, whose default (1) and other defaults the rewrite
+    keeps (`plan.before`)."""
+    bs = int_value(values, "batch_size", 128)
+    ga = int_value(values, "gradient_accumulation_steps", 1)
+    runs = ppo.default_history(ppo.LEGACY, "mini_batch_size")
+    newest = runs[-1][2]
+    if "batch_size" not in values or not bs or not ga or bs % (newest * ga) == 0:
+        return int(newest)
+    for at in range(len(runs) - 2, -1, -1):
+        first, last, mini = runs[at]
+        if isinstance(mini, int) and mini and bs % (mini * ga) == 0:
+            plan.before = runs[at + 1][0]
+            plan.notes.append(
+                (
+                    Severity.INFO,
+                    f"`batch_size={bs}` is not a multiple of mini_batch_size {newest} (its "
+                    f"default from TRL {runs[at + 1][0]}) times gradient_accumulation_steps, "
+                    f"which those releases reject: the script ran on TRL {first}-{last}, "
+                    f"whose defaults the rewrite keeps (mini_batch_size {mini})",
+                )
+            )
+            return mini
+    return int(newest)
 
 
 def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
@@ -42,13 +71,13 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
                 "[] for none)"
             )
     mini_key = "forward_batch_size" if "forward_batch_size" in given else "mini_batch_size"
+    default_mini = 128  # the legacy default mini_batch_size from TRL 0.7.11
     if mini_key in given:
         plan.args.append((idx[mini_key], "per_device_train_batch_size", None))
         plan.reads[mini_key] = ("attr", "per_device_train_batch_size")
     else:
-        plan.extra.append(
-            ("per_device_train_batch_size", "128")
-        )  # the legacy default mini_batch_size
+        default_mini = _mini_default(plan, values)
+        plan.extra.append(("per_device_train_batch_size", str(default_mini)))
     if "forward_batch_size" in given and "mini_batch_size" in given:
         plan.notes.append(
             (
@@ -58,7 +87,7 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
         )
     bs, mini, ga = (
         int_value(values, "batch_size", 128),
-        int_value(values, mini_key, 128),
+        int_value(values, mini_key, default_mini),
         int_value(values, "gradient_accumulation_steps", 1),
     )
     spg = None

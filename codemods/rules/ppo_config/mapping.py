@@ -101,10 +101,13 @@ def plan_call(
                 (Severity.INFO, f"`{name}={shown}` is what TRL 1.13 does anyway; dropped")
             )
             read_value(plan, name, expr, value)
+    cap = before if era == ppo.V2 else plan.before
     for name, row in table.items():  # target defaults that differ from PPO's: keep PPO's
         emit = row.get("emit")
         if isinstance(emit, dict):
             emit = emit.get(era)
+        if cap and emit is not None:
+            emit = _capped_emit(era, name, emit, cap)
         new = row.get("to", name)
         if (
             emit is not None
@@ -116,12 +119,27 @@ def plan_call(
     for name, row in ppo.mapping()["era_extra"].get(era, {}).items():
         if name not in given:
             plan.extra.append((name, row["value"]))
-    cap = before if era == ppo.V2 else None
     _unset_flags(plan, given, table, era, parsed=parsed)
     _kept_defaults(plan, given, era, target, cap)
     _changed_defaults(plan, given, table, era, cap)
     completions_per_prompt(plan, target)
     return plan
+
+
+def _capped_emit(era: str, name: str, emit: str, cap: str) -> str:
+    """The value written for an absent field when the file's releases end before `cap`: the
+    default of those releases where `emit` is the era's newest default (`learning_rate`), else
+    `emit` itself, which then says what the trainer did (v2's `max_grad_norm=0.0`: it never
+    clipped)."""
+    newest = ppo.default_history(era, name)
+    capped = ppo.default_history(era, name, cap)
+    if not newest or not capped or not isinstance(capped[-1][2], (int, float)):
+        return emit
+    try:
+        is_default = float(emit) == float(newest[-1][2])
+    except (TypeError, ValueError):
+        return emit
+    return repr(capped[-1][2]) if is_default else emit
 
 
 def _unset_flags(plan: Plan, given: dict, table: dict, era: str, *, parsed: bool) -> None:

@@ -31,6 +31,9 @@ class Plan:
         default_factory=dict
     )  # field -> ("attr"|"value"|"todo", text)
     fail: str = ""
+    # the first release the call cannot have run on, when its own values tell (a legacy
+    # batch_size the newer default mini_batch_size does not divide): defaults come from before it
+    before: str | None = None
 
 
 def fmt(value: Any) -> str:
