@@ -62,7 +62,7 @@ class QuantizedLoads(RuleTransformer):
         for arg in updated.args:
             if arg is flags[0] and value is not None:
                 keep.append(arg.with_changes(keyword=cst.Name("quantization_config"), value=value))
-            elif arg not in flags:
+            elif not any(arg is f for f in flags):  # by identity: equal nodes are not the same
                 keep.append(arg)
         if value is not None:
             AddImportsVisitor.add_needed_import(self.context, "transformers", "BitsAndBytesConfig")
@@ -109,7 +109,7 @@ class QuantizedLoads(RuleTransformer):
                 out.append(
                     e.with_changes(key=cst.SimpleString('"quantization_config"'), value=value)
                 )
-            elif e not in flags:
+            elif not any(e is f for f in flags):
                 out.append(e)
         if out and not isinstance(elements[-1].comma, cst.Comma):
             out[-1] = out[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
