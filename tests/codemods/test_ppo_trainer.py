@@ -451,3 +451,16 @@ def test_a_reward_model_is_said_to_score_text_without_special_tokens():
     [said] = [f for f in findings if f.message.startswith("`reward_model` is `reward_funcs` now")]
     assert said.severity is Severity.WARNING
     assert "decoded without special tokens" in said.message and "not at an EOS" in said.message
+
+
+def test_a_reference_beside_a_policy_loaded_from_its_path_is_dropped_with_what_replaces_it():
+    out, findings = run(
+        REFERENCE.format(policy='AutoModelForCausalLM.from_pretrained("sft-ref")'), select=SELECT
+    )
+    [said] = [f for f in findings if f.message.startswith("reference model dropped")]
+    assert said.severity is Severity.INFO
+    assert said.message == (
+        "reference model dropped: TRL 1.13 reloads the reference from the model's path "
+        "(model.config._name_or_path) when beta != 0 (a PEFT model's reference is a frozen copy "
+        "of its starting adapter instead)"
+    )

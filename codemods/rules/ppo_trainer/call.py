@@ -247,7 +247,8 @@ class TrainerCall(TrainerPass):
             self.report(
                 orig,
                 "reference model dropped: TRL 1.13 reloads the reference from the model's path "
-                "(model.config._name_or_path) when beta != 0, or disables the PEFT adapters",
+                "(model.config._name_or_path) when beta != 0 (a PEFT model's reference is a frozen "
+                "copy of its starting adapter instead)",
                 severity=Severity.INFO,
             )
         else:
