@@ -79,14 +79,13 @@ V2_OLD_TRAINER_KEYWORDS = ("config", "policy", "ref_policy")
 V2_OLD_TRAINER_GONE_IN = "0.15.0"
 
 
-def release_cap(module: cst.Module, trainer_names: Iterable[str] = TRAINER_NAMES) -> str | None:
+def release_cap(module: cst.Module) -> str | None:
     """The first release a v2 PPO file cannot have run on, when its `PPOTrainer(...)` call says
     so (`config=`, `policy=`, `ref_policy=`: TRL 0.12-0.14), else None. Only meaningful for the
     v2 era: legacy PPOTrainer took `config=` too."""
-    names = set(trainer_names)
     for call in walk.find_all(module, cst.Call):
         func = get_full_name_for_node(call.func) or ""
-        if func.rpartition(".")[2] in names and any(
+        if func.rpartition(".")[2] in TRAINER_NAMES and any(
             a.keyword is not None and a.keyword.value in V2_OLD_TRAINER_KEYWORDS for a in call.args
         ):
             return V2_OLD_TRAINER_GONE_IN

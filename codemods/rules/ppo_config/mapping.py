@@ -24,7 +24,7 @@ def plan_call(
     `parsed`: the config is built by a parser, so a field the call leaves out may still come
     from the command line. `before`: the first release the file cannot have run on
     (`ppo.release_cap`, for the v2 era): its defaults are those of the releases before it."""
-    plan = Plan()
+    plan = Plan(before=before if era == ppo.V2 else None)  # legacy_fields may narrow it
     given: dict[str, tuple[int, cst.BaseExpression]] = {}
     for i, arg in enumerate(call.args):
         if arg.keyword is None:
@@ -101,7 +101,7 @@ def plan_call(
                 (Severity.INFO, f"`{name}={shown}` is what TRL 1.13 does anyway; dropped")
             )
             read_value(plan, name, expr, value)
-    cap = before if era == ppo.V2 else plan.before
+    cap = plan.before
     for name, row in table.items():  # target defaults that differ from PPO's: keep PPO's
         emit = row.get("emit")
         if isinstance(emit, dict):

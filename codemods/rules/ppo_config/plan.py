@@ -31,8 +31,9 @@ class Plan:
         default_factory=dict
     )  # field -> ("attr"|"value"|"todo", text)
     fail: str = ""
-    # the first release the call cannot have run on, when its own values tell (a legacy
-    # batch_size the newer default mini_batch_size does not divide): defaults come from before it
+    # the first release the call cannot have run on, when the file tells (a v2 PPOTrainer given
+    # `config=`: ppo.release_cap) or the call's own values do (a legacy batch_size the newer
+    # default mini_batch_size does not divide): defaults come from the releases before it
     before: str | None = None
 
 

@@ -29,8 +29,7 @@ class RewritePPOTrainer(TrainerCall, TrainerReferences, TrainerPass):
         self.trainer_vars = self.facts.trainer_vars
         self.loop_vars = _looped(node, self.facts.trainer_vars)
         self.in_loops = _in_loops(node, self.loop_vars)
-        self.loaded = _loaded_from_path(node)
-        self.peft_models = _peft_models(node)
+        self.loaded, self.peft_models = _models(node)
         self.assignments: dict[str, cst.Call] = {}  # variable -> the call assigned to it
         self._dropped: set[int] = (
             set()
@@ -181,51 +180,33 @@ def _in_loops(module: cst.Module, loop_vars: set[str]) -> set[int]:
     return found
 
 
-def _loaded_from_path(module: cst.Module) -> dict[str, set[str]]:
+def _models(module: cst.Module) -> tuple[dict[str, set[str]], set[str]]:
     """Names assigned from `X.from_pretrained(...)`: models whose path the trainer can reload,
-    each with the code of the paths it was loaded from."""
-    found: dict[str, set[str]] = {}
+    each with the code of the paths it was loaded from; and the names assigned a PEFT model
+    (`get_peft_model(...)`, `PeftModel.from_pretrained(...)`,
+    `AutoPeftModelForCausalLM.from_pretrained(...)`; TRL102 writes the first for a value-head
+    model given `peft_config`), whose reference is their own adapter."""
+    loaded: dict[str, set[str]] = {}
+    peft: set[str] = set()
 
     class _Find(walk.Visitor):
         def visit_Assign(self, node: cst.Assign) -> None:
             value = node.value
-            if (
-                isinstance(value, cst.Call)
-                and isinstance(value.func, cst.Attribute)
-                and value.func.attr.value == "from_pretrained"
-            ):
+            if not isinstance(value, cst.Call):
+                return
+            name = get_full_name_for_node(value.func) or ""
+            last = name.rpartition(".")[2]
+            owner = name.rpartition(".")[0].rpartition(".")[2]
+            targets = [n for t in node.targets if (n := get_full_name_for_node(t.target))]
+            if isinstance(value.func, cst.Attribute) and value.func.attr.value == "from_pretrained":
                 path = edits.code(value.args[0].value).strip() if value.args else "?"
-                for t in node.targets:
-                    name = get_full_name_for_node(t.target)
-                    if name:
-                        found.setdefault(name, set()).add(path)
+                for target in targets:
+                    loaded.setdefault(target, set()).add(path)
+            if last == "get_peft_model" or (last == "from_pretrained" and "Peft" in owner):
+                peft.update(targets)
 
     walk.visit(module, _Find())
-    return found
-
-
-def _peft_models(module: cst.Module) -> set[str]:
-    """Names assigned a PEFT model: `get_peft_model(...)`, `PeftModel.from_pretrained(...)`,
-    `AutoPeftModelForCausalLM.from_pretrained(...)` (TRL102 writes the first for a value-head
-    model given `peft_config`)."""
-    found: set[str] = set()
-
-    def is_peft(call: cst.Call) -> bool:
-        name = get_full_name_for_node(call.func) or ""
-        last = name.rpartition(".")[2]
-        owner = name.rpartition(".")[0].rpartition(".")[2]
-        return last == "get_peft_model" or (last == "from_pretrained" and "Peft" in owner)
-
-    class _Find(walk.Visitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            if isinstance(node.value, cst.Call) and is_peft(node.value):
-                for t in node.targets:
-                    name = get_full_name_for_node(t.target)
-                    if name:
-                        found.add(name)
-
-    walk.visit(module, _Find())
-    return found
+    return loaded, peft
 
 
 def _shown_dataloader(module: cst.Module, trainers: set[str]) -> list[cst.BaseStatement]:
