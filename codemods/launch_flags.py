@@ -54,6 +54,10 @@ def changes(args: Sequence[str], target: str) -> list[FlagChange]:
             out.append(FlagChange(flag, f"--{renamed[0]}", ""))
             continue
         row = rows[-1]
+        gone = dropped(flag, value, row)
+        if gone:
+            out.append(FlagChange(flag, "", gone, drop=True, owner=ppo.target_config(target)))
+            continue
         if row["kind"] == "special" and row.get("to"):
             why = (
                 f"set `--{row['to']}` instead: the new config counts `{row['to']}`, not "
@@ -63,6 +67,35 @@ def changes(args: Sequence[str], target: str) -> list[FlagChange]:
             why = row.get("todo") or row.get("why") or "it has no equivalent"
         out.append(FlagChange(flag, "", why.replace("{value}", value or "<value>")))
     return out
+
+
+def dropped(flag: str, value: str, row: dict[str, object]) -> str:
+    """Why the flag can leave the line with nothing lost, as TRL103 drops the same keyword of a
+    `PPOConfig(...)` call: a field TRL 1.13 does not use, a value-model field (RLOO/GRPO have no
+    value model), or a switch at the value TRL 1.13 behaves like (`--stop_token eos`); ""
+    otherwise."""
+    kind = row["kind"]
+    if kind == "drop":
+        return f"TRL 1.13 does not use it ({row.get('why', 'runtime')})"
+    if kind == "gone":
+        return f"{row['why']}; that behaviour is gone"
+    if kind == "flag" and same_value(value, row["off"]):
+        return f"`{flag} {value}` is what TRL 1.13 does anyway" if value else ""
+    return ""
+
+
+def same_value(given: str, off: object) -> bool:
+    """Whether a command-line value is `off` as HfArgumentParser reads it (`False`, `false`,
+    `no`, `0` for a boolean)."""
+    if isinstance(off, bool):
+        words = ("false", "f", "no", "n", "0") if not off else ("true", "t", "yes", "y", "1")
+        return given.lower() in words
+    if isinstance(off, (int, float)):
+        try:
+            return float(given) == float(off)
+        except ValueError:
+            return False
+    return off is not None and given == str(off)
 
 
 # Classes a launch line's flags reach through HfArgumentParser/TrlParser: the drift keywords of
@@ -190,6 +223,27 @@ def renamed(args: Sequence[str], found: Sequence[FlagChange]) -> list[str]:
             continue
         out.append(new[flag] + eq + value if flag in new else token)
     return out
+
+
+def left_out(args: Sequence[str], found: Sequence[FlagChange]) -> tuple[list[str], list[str]]:
+    """`args` without the flags of `found` that have no new spelling and stay on the line for a
+    human (a TODO), and those flags with their values (`--total_episodes 1000`): a smoke run of
+    the line goes on without them, and says the real launch stops on them."""
+    todo = {c.flag for c in found if not (c.new or c.drop or c.value)}
+    kept: list[str] = []
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        token = args[i]
+        flag, eq, _ = token.partition("=")
+        if flag not in todo:
+            kept.append(token)
+            i += 1
+            continue
+        value = not eq and i + 1 < len(args) and not args[i + 1].startswith("-")
+        out.append(f"{token} {args[i + 1]}" if value else token)
+        i += 2 if value else 1
+    return kept, out
 
 
 def with_value(line: str, flag: str, old: str, new: str) -> str:

@@ -121,8 +121,13 @@ def launch_flags(
     `--warmup_ratio`) to a script that parses flags into dataclasses. Each gets a finding at
     the launch line; in shell scripts, with `write`,
     the renamed flags are written in and each flag with no new spelling gets a TODO comment above
-    the command (the file is rewritten whole, or left as it was). The entry points come back
-    with the new spelling, so the smoke run tries the launch line as it now reads."""
+    the command (the file is rewritten whole, or left as it was). Flags that change nothing
+    under the new config (`--local_rollout_forward_batch_size`, `--stop_token eos`) leave the
+    line, as the rewrite drops the same keywords. The entry points come back with the new
+    spelling, so the smoke run tries the launch line as it now reads, less the flags with no new
+    spelling (`left_out`: the smoke run says the real launch stops on them). A script's own
+    usage string (a launch line in its docstring) gets no finding here: the rewrite's TODO on
+    it says the same."""
     from codemods import launch_flags as flags
     from codemods.base import todo_comment
     from migrate.kernel.files import atomic_write
@@ -155,8 +160,10 @@ def launch_flags(
             out_entries.append(entry)
             continue
         source, _, line = entry.found_in.rpartition(":")
-        by_file.setdefault(source, []).append((int(line), found))
-        out_entries.append(dataclasses.replace(entry, args=tuple(flags.renamed(entry.args, found))))
+        if not source.endswith(".py"):  # a script's own usage string: its TODO is the rewrite's
+            by_file.setdefault(source, []).append((int(line), found))
+        kept, left_out = flags.left_out(flags.renamed(entry.args, found), found)
+        out_entries.append(dataclasses.replace(entry, args=tuple(kept), left_out=tuple(left_out)))
     launches: list[FileResult] = []
     for source, lines in sorted(by_file.items()):
         full = os.path.join(root, source)
@@ -177,7 +184,12 @@ def launch_flags(
                 end += 1
             for change in found:
                 rewrite: Callable[[str], str] | None = None  # what each physical line becomes
-                if change.drop:
+                if change.drop and change.code == "TRL103":  # as the rewrite drops the keyword
+                    message = f"`{change.flag}` has no {change.owner} flag: {change.why}" + (
+                        ", so it was removed" if edit else ": remove it from this line"
+                    )
+                    rewrite = partial(_without, flag=change.flag)
+                elif change.drop:
                     message = (
                         f"`{change.flag}` is not a flag of {change.owner} any more "
                         f"({change.why}); it changed nothing in training"
@@ -209,6 +221,7 @@ def launch_flags(
                 if edit and rewrite is not None:
                     for i in range(line - 1, min(end, len(physical))):
                         physical[i] = rewrite(physical[i])
+                    _end_command(physical, line - 1, min(end, len(physical)))
                 findings.append(
                     Finding(
                         change.code,
@@ -264,6 +277,18 @@ def _without(line: str, flag: str) -> str:
     if kept.strip() in ("", "\\"):
         return ""
     return kept + ending
+
+
+def _end_command(physical: list[str], start: int, end: int) -> None:
+    """After lines of a command went whole (a continuation line that held only a removed flag),
+    the last line left must not end in a backslash: it would join the next command to this."""
+    left = [i for i in range(start, end) if physical[i]]
+    if not left or left[-1] == end - 1:
+        return
+    last = physical[left[-1]]
+    body = last.rstrip("\r\n")
+    if body.rstrip().endswith("\\"):
+        physical[left[-1]] = body.rstrip()[:-1].rstrip() + last[len(body) :]
 
 
 def _swap_flag(line: str, old: str, new: str) -> str:

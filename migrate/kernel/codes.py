@@ -176,7 +176,8 @@ SMOKE: dict[str, tuple[str, str]] = {
         "The capped smoke run trained, but the script's own settings fail a check of its config "
         "on this machine (batch sizes and num_generations, a precision the device lacks): the "
         "real run would stop there. After a precision the device lacks, the checks run again "
-        "with it off, for what a device that has it would stop at.",
+        "with it off, for what a device that has it would stop at. Also: a flag of the launch "
+        "line that the rewritten config lacks, which the smoke run left out.",
     ),
     SKIPPED: (
         "not-run",

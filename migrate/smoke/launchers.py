@@ -287,6 +287,61 @@ def read_launches(
     return out
 
 
+def usage_launches(path: str, source: bytes | str, root: str) -> list[Launch]:
+    """The launch lines of the Python file `path` in its own usage strings: its module docstring
+    and the other strings standing as statements of its module body (TRL's examples keep
+    `python examples/scripts/ppo/ppo.py --flag ...` there, after the imports). Only lines that
+    run this file count: by its path, or by its name where the path is not in the repo (a copy of
+    TRL's `ppo.py` names TRL's path). A line runs from the repo root, or from the file's folder
+    where only that makes the path it names this file."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    target = os.path.abspath(path)
+    base = os.path.dirname(target)
+    cwd = os.path.abspath(root)
+    raw = (source.decode("utf-8", "replace") if isinstance(source, bytes) else source).splitlines()
+    out: list[Launch] = []
+    for stmt in tree.body:
+        if not (
+            isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Constant)
+            and isinstance(stmt.value.value, str)
+        ):
+            continue
+        at = stmt.lineno  # where the next command is looked for among the file's own lines
+        for _, line in _logical_lines(stmt.value.value):
+            tokens = _split(re.sub(r"^\s*[$>]\s+", "", line))
+            if not tokens:
+                continue
+            parsed = parse_command(_command(tokens), cwd=cwd, base=base, env={})
+            if parsed is None or not parsed[0]:
+                continue
+            script, _, args, unresolved, runs_in = parsed
+            if script != target:
+                if os.path.isfile(script) or os.path.basename(script) != os.path.basename(target):
+                    continue
+                script, runs_in = target, cwd
+            head = _command(tokens)[0]  # the command starts on the next line that names it
+            end = stmt.end_lineno or stmt.lineno
+            number = next((n for n in range(at, min(end, len(raw)) + 1) if head in raw[n - 1]), at)
+            at = number + 1
+            out.append(
+                Launch(
+                    source=target,
+                    line=number,
+                    text=" ".join(_command(tokens)),
+                    script=script,
+                    module="",
+                    args=tuple(args),
+                    cwd=runs_in,
+                    unresolved=tuple(unresolved),
+                )
+            )
+    return out
+
+
 def _cd(cwd: str, base: str, target: str, *, doc: bool = False) -> str:
     """Where `cd target` goes from `cwd`. In a doc, a folder that is not in the repo is the
     clone's own folder (`git clone .../x.git && cd x`), which is the repo root here: `cwd`. A

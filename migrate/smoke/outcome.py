@@ -62,6 +62,12 @@ def judge(
     ]
     result.overrides = list(data.get("overrides", []))
     result.at_scale = list(data.get("at_scale", []))
+    left_out = tuple(getattr(result.entry, "left_out", ()) or ())
+    for flag in left_out:
+        name, _, value = flag.partition(" ")
+        result.overrides.append(
+            {"config": "launch line", "field": name, "was": value or True, "now": "left out"}
+        )
     result.error = data.get("error")
     outcome = data.get("outcome")
     err = result.error or {}
@@ -157,6 +163,18 @@ def judge(
         )
         for problem in result.at_scale:
             finding(result, AT_SCALE, Severity.WARNING, at_scale_message(problem))
+        for flag in left_out:
+            finding(result, AT_SCALE, Severity.WARNING, left_out_message(result.entry, flag))
+
+
+def left_out_message(entry: Any, flag: str) -> str:
+    """TRL420's words for a flag of the launch line that the rewritten script's config lacks,
+    which the smoke run left out (EntryPoint.left_out)."""
+    return (
+        f"the launch line at {entry.found_in} passes `{flag}`, which the rewritten script's "
+        "parser no longer takes (a finding of this report says what replaces it): the smoke "
+        "run left it out, the real launch would stop on it"
+    )
 
 
 # What migrate/reference/caps.py says of a check it ran with the script's precision turned off.

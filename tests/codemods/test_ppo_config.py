@@ -1269,6 +1269,31 @@ def test_usage_docstring_flags_that_changed_get_one_todo():
     assert run(out, select=SELECT)[0] == out
 
 
+def test_usage_flags_the_script_keeps_are_not_listed_and_harmless_ones_can_go():
+    """`--sft_model_path` stays a flag of the written-in PPOScriptArguments (the script reads
+    it); `--stop_token eos` and `--local_rollout_forward_batch_size 8` change nothing in RLOO,
+    as the launch-line rewrite (codemods/launch_flags.py) drops them."""
+    src = (
+        USAGE.replace(
+            "--total_episodes 10000",
+            "--total_episodes 10000 --sft_model_path m --stop_token eos "
+            "--local_rollout_forward_batch_size 8 --whiten_rewards True",
+        )
+        + "policy = load(config.sft_model_path)\n"
+    )
+    out, _ = run(src, select=SELECT)
+    todo = (
+        f"{TODO}the usage in this docstring passes PPO flags: `--num_ppo_epochs` is "
+        "`--num_iterations`, `--response_length` is `--max_completion_length`; "
+        "`--stop_token eos`, `--local_rollout_forward_batch_size` can go (TRL 1.13 does not use "
+        "them, or does the same); `--total_episodes`, `--whiten_rewards` have no RLOOConfig "
+        "flag (the config's findings say what replaces each)\n"
+    )
+    assert out.startswith(todo + '"""Usage:')
+    assert "ppo_args.sft_model_path" in out
+    assert run(out, select=SELECT)[0] == out
+
+
 def test_a_usage_string_after_the_imports_gets_the_todo_too():
     """TRL's example scripts keep their usage in a string statement after the imports."""
     doc, code = USAGE.split('"""\nfrom', 1)

@@ -213,6 +213,7 @@ def test_fixture_repo_entry_point_proves_the_library_module(tmp_path):
             "via": [str(root / "src/rlhfpkg/train.py")],
             "also": [],
             "unresolved": [],
+            "left_out": [],
         }
     ]
     assert [(m.path, m.why) for m in missing] == [
@@ -417,3 +418,76 @@ def test_a_launched_cli_deep_in_a_package_is_found_beside_nearer_scripts(tmp_pat
     (root / "README.md").write_text("")
     found, _ = find(str(root), {}, [str(root / "pkg/compat.py")])
     assert [e.path for e in found] == [str(root / "scripts/task.py")]
+
+
+# TRL's example scripts keep their usage in a string after the imports; copies of them in public
+# repos (ninoaf/PPO_transfomer_toy, TPNxl/592rli-llm-project) keep TRL's path or their own.
+USAGE = '''\
+"""Train with PPO.
+
+    python other.py --not this one
+"""
+import trl
+
+"""
+see the paper
+python examples/scripts/ppo/ppo_tldr.py \\
+    --dataset_name trl-lib/tldr \\
+    --total_episodes 30000
+accelerate launch --config_file zero2.yaml \\
+    examples/scripts/ppo/ppo_tldr.py --output_dir o
+"""
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_a_scripts_own_usage_string_is_its_launch_line_by_its_name(tmp_path):
+    root = _repo(tmp_path, {"scripts/ppo_tldr.py": USAGE, "other.py": "x = 1\n"})
+    path = str(root / "scripts" / "ppo_tldr.py")
+    [entry], _ = find(str(root), {}, [path])
+    assert (entry.found_in, entry.args, entry.cwd) == (
+        "scripts/ppo_tldr.py:9",
+        ("--dataset_name", "trl-lib/tldr", "--total_episodes", "30000"),
+        str(root),
+    )
+    assert entry.launch.startswith("python examples/scripts/ppo/ppo_tldr.py --dataset_name")
+    assert entry.also == ("scripts/ppo_tldr.py:12",)
+
+
+def test_a_usage_string_naming_the_file_from_its_folder_runs_from_there(tmp_path):
+    text = '"""\npython train.py --lr 1\n"""\nif __name__ == "__main__":\n    go()\n'
+    root = _repo(tmp_path, {"scripts/train.py": text})
+    [entry], _ = find(str(root), {}, [str(root / "scripts" / "train.py")])
+    assert (entry.found_in, entry.args, entry.cwd) == (
+        "scripts/train.py:2",
+        ("--lr", "1"),
+        str(root / "scripts"),
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param('"""\npython other.py --lr 1\n"""\n', id="another-file-of-the-repo"),
+        pytest.param('"""Usage: python train.py --lr 1"""\n', id="prose-not-a-command"),
+        pytest.param(
+            'def f():\n    """\n    python train.py --lr 1\n    """\n', id="in-a-function"
+        ),
+    ],
+)
+def test_usage_strings_that_do_not_run_this_file_are_not_its_launch(tmp_path, text):
+    root = _repo(tmp_path, {"train.py": text + 'if __name__ == "__main__":\n    go()\n'})
+    (root / "other.py").write_text("y = 2\n")
+    [entry], _ = find(str(root), {}, [str(root / "train.py")])
+    assert (entry.found_in, entry.args) == ("__main__ guard", ())
+
+
+def test_a_launch_line_of_the_repo_wins_over_the_usage_string(tmp_path):
+    root = _repo(
+        tmp_path,
+        {"ppo_tldr.py": USAGE, "run.sh": "python ppo_tldr.py --output_dir mine\n"},
+    )
+    [entry], _ = find(str(root), {}, [str(root / "ppo_tldr.py")])
+    assert (entry.found_in, entry.args) == ("run.sh:1", ("--output_dir", "mine"))

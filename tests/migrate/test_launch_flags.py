@@ -55,23 +55,75 @@ def test_flags_the_new_config_takes_are_left_alone(args):
 
 @pytest.mark.parametrize("target", ["rloo", "grpo"])
 def test_renamed_flags_get_the_new_spelling_and_others_the_reason(target):
-    args = ["--num_ppo_epochs=4", "--exp_name", "e", "--whiten_rewards", "--stop_token", "eos"]
+    args = ["--num_ppo_epochs=4", "--exp_name", "e", "--whiten_rewards", "--stop_token", "bos"]
     found = launch_flags.changes(args, target)
-    assert [(c.flag, c.new) for c in found] == [
-        ("--num_ppo_epochs", "--num_iterations"),
-        ("--exp_name", "--run_name"),
-        ("--whiten_rewards", ""),
-        ("--stop_token", ""),
+    assert [(c.flag, c.new, c.drop) for c in found] == [
+        ("--num_ppo_epochs", "--num_iterations", False),
+        ("--exp_name", "--run_name", False),
+        ("--whiten_rewards", "", False),  # a bare boolean flag is True: whitening was on
+        ("--stop_token", "", False),
     ]
-    assert "`stop_token=eos`" in found[3].why
+    assert "`stop_token=bos`" in found[3].why
     assert launch_flags.renamed(args, found) == [
         "--num_iterations=4",
         "--run_name",
         "e",
         "--whiten_rewards",
         "--stop_token",
-        "eos",
+        "bos",
     ]
+    kept, left_out = launch_flags.left_out(launch_flags.renamed(args, found), found)
+    assert kept == ["--num_iterations=4", "--run_name", "e"]
+    assert left_out == ["--whiten_rewards", "--stop_token bos"]
+
+
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        pytest.param(
+            ["--local_rollout_forward_batch_size", "16"],
+            "TRL 1.13 does not use it (RLOO guide: follows per_device_train_batch_size)",
+            id="a-field-1.13-does-not-use",
+        ),
+        pytest.param(
+            ["--vf_coef=0.1"],
+            "no value model in RLOO/GRPO; that behaviour is gone",
+            id="a-value-model-field",
+        ),
+        pytest.param(
+            ["--stop_token", "eos"], "`--stop_token eos` is what TRL 1.13 does anyway", id="eos"
+        ),
+        pytest.param(
+            ["--whiten_rewards", "False"],
+            "`--whiten_rewards False` is what TRL 1.13 does anyway",
+            id="a-switch-off",
+        ),
+        pytest.param(
+            ["--ratio_threshold", "10"],
+            "`--ratio_threshold 10` is what TRL 1.13 does anyway",
+            id="a-number-at-its-harmless-value",
+        ),
+    ],
+)
+def test_flags_the_rewrite_would_drop_leave_the_line(args, why):
+    # the same keywords of a `PPOConfig(...)` call are dropped by TRL103 (mapping.plan_call)
+    [change] = launch_flags.changes([*args, "--output_dir", "o"], "rloo")
+    assert (change.flag, change.new, change.drop, change.why) == (
+        args[0].partition("=")[0],
+        "",
+        True,
+        why,
+    )
+    assert launch_flags.renamed([*args, "--output_dir", "o"], [change]) == ["--output_dir", "o"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--whiten_rewards", "true"], ["--ratio_threshold", "5"], ["--stop_token", "bos"]],
+)
+def test_a_switch_at_another_value_keeps_its_todo(args):
+    [change] = launch_flags.changes(args, "rloo")
+    assert not change.drop and not change.new and args[1] in change.why
 
 
 def _repo(tmp_path, launcher: str = "run.sh", text: str = RUN):
@@ -97,9 +149,52 @@ def test_a_shell_launch_line_gets_the_new_flags_and_todos_and_a_second_run_chang
     ]
     assert report.launch_todos == 2 and report.exit_code == 1
     [entry] = report.entry_points  # the smoke run would try the line as it now reads
-    assert entry.args[:4] == ("--output_dir", "out", "--num_iterations", "2")
+    assert entry.args == ("--output_dir", "out", "--num_iterations", "2", "--learning_rate", "3e-6")
+    # ... less the flags the new config lacks, which it names as what the real launch stops on
+    assert entry.left_out == ("--total_episodes=1000", "--missing_eos_penalty 1.0")
     again = api.upgrade_path(str(root), smoke=False, installed=False)
     assert again.launches == [] and (root / "run.sh").read_text() == RUN_AFTER
+
+
+def test_flags_that_change_nothing_under_the_new_config_leave_a_shell_line(tmp_path):
+    run = (
+        "python scripts/train.py --output_dir out --stop_token eos \\\n"
+        "    --local_rollout_forward_batch_size 4 --vf_coef=0.2\n"
+        "echo done\n"
+    )
+    root = _repo(tmp_path, text=run)
+    report = api.upgrade_path(str(root), smoke=False, installed=False)
+    # the line the flags went from is gone, and the one before it no longer continues onto
+    # `echo done`
+    assert (root / "run.sh").read_text() == "python scripts/train.py --output_dir out\necho done\n"
+    [launch] = report.launches
+    assert [(f.line, f.fix, f.message) for f in launch.findings] == [
+        (
+            1,
+            Fix.APPLIED,
+            "`--stop_token` has no RLOOConfig flag: `--stop_token eos` is what TRL 1.13 does "
+            "anyway, so it was removed",
+        ),
+        (
+            1,
+            Fix.APPLIED,
+            "`--local_rollout_forward_batch_size` has no RLOOConfig flag: TRL 1.13 does not use "
+            "it (RLOO guide: follows per_device_train_batch_size), so it was removed",
+        ),
+        (
+            1,
+            Fix.APPLIED,
+            "`--vf_coef` has no RLOOConfig flag: no value model in RLOO/GRPO; that behaviour is "
+            "gone, so it was removed",
+        ),
+    ]
+    [entry] = report.entry_points
+    assert entry.args == ("--output_dir", "out") and entry.left_out == ()
+    assert report.launch_todos == 0
+    again = api.upgrade_path(str(root), smoke=False, installed=False)
+    assert again.launches == [] and (root / "run.sh").read_text() == (
+        "python scripts/train.py --output_dir out\necho done\n"
+    )
 
 
 def test_a_dry_run_reports_the_flags_and_writes_nothing(tmp_path):
@@ -271,7 +366,7 @@ class ScriptArguments:
 parser = HfArgumentParser((ScriptArguments, GRPOConfig))
 script_args, training_args = parser.parse_args_into_dataclasses()
 # a rewrite in the same file (the entry points `upgrade` checks are those of rewritten files)
-critic = GRPOConfig(output_dir="critic", vllm_guided_decoding_regex=r"\d+")
+critic = GRPOConfig(output_dir="critic", vllm_guided_decoding_regex=r"\\d+")
 """
 
 

@@ -240,3 +240,50 @@ def test_only_code_libcst_reads_is_called_newer_python(tmp_path):
         if sys.version_info >= (3, 12)
         else said.startswith("; newer.py is valid in a newer Python than the ")
     )
+
+
+def test_flags_of_the_launch_line_left_out_of_a_passing_run_are_said_and_listed(tmp_path):
+    """A launch line's `--total_episodes 30000` that RLOOConfig lacks: the smoke run went on
+    without it (upgrade's launch_flags), and the pass says the real launch stops on it."""
+    from migrate.smoke.entry_points import EntryPoint
+    from migrate.smoke.outcome import judge
+    from migrate.smoke.result import SmokeResult
+
+    script = tmp_path / "ppo.py"
+    script.write_text("train()\n")
+    result = SmokeResult(str(script), ["--output_dir", "o"], 2, 60)
+    result.ran = str(script)
+    result.entry = EntryPoint(
+        str(script),
+        "ppo.py:40",
+        args=("--output_dir", "o"),
+        launch="python ppo.py --output_dir o --total_episodes 30000 --whiten_rewards",
+        left_out=("--total_episodes 30000", "--whiten_rewards"),
+    )
+    data = {
+        "outcome": "ok",
+        "trainers": [{"class": "RLOOTrainer", "global_step": 2, "losses": [0.0, 0.1]}],
+        "overrides": [{"config": "RLOOConfig", "field": "max_steps", "was": -1, "now": 2}],
+    }
+    judge(result, data, timed_out=False, returncode=0)
+    assert result.outcome == "passed"
+    assert [(f.code, f.message) for f in result.findings[1:]] == [
+        (
+            "TRL420",
+            "the launch line at ppo.py:40 passes `--total_episodes 30000`, which the rewritten "
+            "script's parser no longer takes (a finding of this report says what replaces it): "
+            "the smoke run left it out, the real launch would stop on it",
+        ),
+        (
+            "TRL420",
+            "the launch line at ppo.py:40 passes `--whiten_rewards`, which the rewritten script's "
+            "parser no longer takes (a finding of this report says what replaces it): the smoke "
+            "run left it out, the real launch would stop on it",
+        ),
+    ]
+    assert result.overrides[1:] == [
+        {"config": "launch line", "field": "--total_episodes", "was": "30000", "now": "left out"},
+        {"config": "launch line", "field": "--whiten_rewards", "was": True, "now": "left out"},
+    ]
+    assert result.command == "python " + str(script) + " --output_dir o"
+

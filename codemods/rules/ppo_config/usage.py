@@ -8,7 +8,7 @@ import re
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits, ppo
+from codemods import edits, launch_flags, ppo
 from codemods.rules.ppo_config import keep, parsed
 from codemods.rules.ppo_config.mapping import plan_call
 from codemods.rules.ppo_config.state import ConfigPass
@@ -139,22 +139,33 @@ class UsageDocstring(ConfigPass):
             return
         table = ppo.mapping()["legacy_config" if era == ppo.LEGACY else "v2_config"]
         fields = ppo.config_fields(self.target)
-        renamed, gone = [], []
+        kept = {name for move in self.moves for name in move.fields}  # PPOScriptArguments' flags
+        renamed, dropped, gone = [], [], []
         for flag in flags:
             row = table.get(flag)
-            if row is None or flag in fields:
+            if row is None or flag in fields or flag in kept:
                 continue
             to = row.get("to") if row["kind"] == "rename" else row.get("flag")
+            value = re.search(rf"--{flag}(?:=|\s+)([^\s\\-][^\s\\]*)", text)
+            shown = f"--{flag} {value.group(1)}" if value and row["kind"] == "flag" else f"--{flag}"
             if to in fields:
                 renamed.append(f"`--{flag}` is `--{to}`")
+            elif launch_flags.dropped(f"--{flag}", value.group(1) if value else "", row):
+                dropped.append(f"`{shown}`")
             else:
                 gone.append(f"`--{flag}`")
-        if renamed or gone:
-            parts = ([", ".join(renamed)] if renamed else []) + (
-                [f"{', '.join(gone)} {'has' if len(gone) == 1 else 'have'} no {self.new_name} flag"]
-                if gone
-                else []
-            )
+        if renamed or dropped or gone:
+            parts = [", ".join(renamed)] if renamed else []
+            if dropped:
+                parts.append(
+                    f"{', '.join(dropped)} can go (TRL 1.13 does not use "
+                    f"{'it' if len(dropped) == 1 else 'them'}, or does the same)"
+                )
+            if gone:
+                parts.append(
+                    f"{', '.join(gone)} {'has' if len(gone) == 1 else 'have'} no "
+                    f"{self.new_name} flag"
+                )
             self.todo(
                 stmt,
                 f"the usage in this docstring passes PPO flags: {'; '.join(parts)} "
