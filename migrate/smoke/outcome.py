@@ -128,7 +128,8 @@ def judge(
             CRASH,
             Severity.ERROR,
             f"{after}the script raised {err.get('exception')}: {err.get('message')}"
-            f"{_caused_by(err)}{_newer_python(err)}{where}{_untouched(result, err)}"
+            f"{_caused_by(err)}{_newer_python(err)}{_dataset_column(err)}{where}"
+            f"{_untouched(result, err)}"
             f"{_not_in_repo(err)}"
             f"{_from_launch(result, err)}{todo}",
             line,
@@ -270,6 +271,27 @@ def _from_launch(result: SmokeResult, err: dict[str, Any]) -> str:
     return (
         f"; they come from the launch line at {entry.found_in}: TRL 1.13's configs no longer "
         "have them, so rename or drop them there"
+    )
+
+
+# What a list operation on datasets 4's lazy `Column` raises: `+` with a list, pandas, json,
+# list methods (`col.append`), numpy's `.ndim` probe through pandas.
+_COLUMN = re.compile(
+    r"'Column' object (has no attribute|is not)|for \S+: 'Column' and|'Column' and '|"
+    r"type Column is not JSON|\(not \"Column\"\)"
+)
+
+
+def _dataset_column(err: dict[str, Any]) -> str:
+    """A list operation on `dataset["name"]`, which datasets 4 answers with a lazy `Column`
+    where datasets 3 gave a list: the datasets release TRL 1.13 installs, not the rewrite."""
+    if err.get("exception") not in ("AttributeError", "TypeError") or not _COLUMN.search(
+        str(err.get("message", ""))
+    ):
+        return ""
+    return (
+        '; `dataset["name"]` is a lazy `Column` from datasets 4.0 on (TRL 1.13 installs datasets '
+        ">= 4.7), where datasets 3 gave a list: wrap it in `list(...)` where the code needs a list"
     )
 
 

@@ -992,3 +992,42 @@ def test_an_8bit_flag_of_a_load_that_is_not_transformers_is_left():
     src = "from mylib import Loader\nx = Loader.from_pretrained('r', load_in_8bit=True)\n"
     out, findings = run(src, select=("TRL108",))
     assert out == src and not findings
+
+
+LOAD_METRIC_TODO = (
+    "# TODO(trl-migrate TRL108): `datasets.load_metric` is gone: datasets 3.0 removed it "
+    "(deprecated since 2.5 for the `evaluate` library; TRL 1.13 installs datasets >= 4.7): load "
+    "the metric with `evaluate.load(...)` after `pip install evaluate` (the same metric names; "
+    "`.compute(predictions=..., references=...)` is unchanged)\n"
+)
+
+
+def test_load_metric_of_datasets_gets_a_todo_naming_evaluate():
+    """A removed import with no drop-in in the same package: a TODO on the import and on a use
+    through the module, the code itself left as it is (shangluyang/rlhf train_reward.py)."""
+    before = (
+        "from datasets import load_dataset, load_metric\nimport datasets\n"
+        "m = load_metric('accuracy')\nr = datasets.load_metric('rouge')\n"
+    )
+    out, findings = run(before, select=SELECT)
+    assert out == (
+        LOAD_METRIC_TODO
+        + "from datasets import load_dataset, load_metric\nimport datasets\n"
+        + "m = load_metric('accuracy')\n"
+        + LOAD_METRIC_TODO
+        + "r = datasets.load_metric('rouge')\n"
+    )
+    assert [(f.line, f.fix) for f in findings] == [(1, Fix.MANUAL), (4, Fix.MANUAL)]
+    assert run(out, select=SELECT)[0] == out
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "import evaluate\nm = evaluate.load('accuracy')\n",
+        "from mylib import load_metric\nm = load_metric('accuracy')\n",
+        "def load_metric(name):\n    return name\nm = load_metric('accuracy')\n",
+    ],
+)
+def test_a_load_metric_that_is_not_datasets_is_left(src):
+    assert_noop(src, select=SELECT)

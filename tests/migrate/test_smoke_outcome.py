@@ -287,3 +287,36 @@ def test_flags_of_the_launch_line_left_out_of_a_passing_run_are_said_and_listed(
     ]
     assert result.command == "python " + str(script) + " --output_dir o"
 
+
+@pytest.mark.parametrize(
+    ("exception", "message"),
+    [
+        ("AttributeError", "'Column' object has no attribute 'ndim'"),  # pd.DataFrame(ds["id"])
+        ("AttributeError", "'Column' object has no attribute 'append'"),
+        ("TypeError", "unsupported operand type(s) for +: 'Column' and 'list'"),
+        ("TypeError", 'can only concatenate list (not "Column") to list'),
+        ("TypeError", "Object of type Column is not JSON serializable"),
+    ],
+)
+def test_a_list_operation_on_a_datasets_column_names_datasets_4(exception, message):
+    """HexamindOrganisation/HexamindTextToSQL: `pd.DataFrame(test_dataset["db_id"])`."""
+    from migrate.smoke.outcome import _dataset_column
+
+    assert _dataset_column({"exception": exception, "message": message}) == (
+        '; `dataset["name"]` is a lazy `Column` from datasets 4.0 on (TRL 1.13 installs datasets '
+        ">= 4.7), where datasets 3 gave a list: wrap it in `list(...)` where the code needs a list"
+    )
+
+
+@pytest.mark.parametrize(
+    ("exception", "message"),
+    [
+        ("AttributeError", "'Tensor' object has no attribute 'ndim'"),
+        ("KeyError", "'Column' object has no attribute 'x'"),
+        ("TypeError", "unsupported operand type(s) for +: 'int' and 'list'"),
+    ],
+)
+def test_other_errors_are_not_said_to_be_a_datasets_column(exception, message):
+    from migrate.smoke.outcome import _dataset_column
+
+    assert _dataset_column({"exception": exception, "message": message}) == ""
