@@ -126,8 +126,8 @@ def launch_flags(
     line, as the rewrite drops the same keywords. The entry points come back with the new
     spelling, so the smoke run tries the launch line as it now reads, less the flags with no new
     spelling (`left_out`: the smoke run says the real launch stops on them). A script's own
-    usage string (a launch line in its docstring) gets no finding here: the rewrite's TODO on
-    it says the same."""
+    usage string (a launch line in its docstring) gets findings here for the transformers
+    flags only: the rewrite's TODO on it names the PPO ones."""
     from codemods import launch_flags as flags
     from codemods.base import todo_comment
     from migrate.kernel.files import atomic_write
@@ -160,8 +160,10 @@ def launch_flags(
             out_entries.append(entry)
             continue
         source, _, line = entry.found_in.rpartition(":")
-        if not source.endswith(".py"):  # a script's own usage string: its TODO is the rewrite's
-            by_file.setdefault(source, []).append((int(line), found))
+        # a script's own usage string: the rewrite's TODO on it names the PPO flags already
+        said = [c for c in found if c.code != "TRL103"] if source.endswith(".py") else found
+        if said:
+            by_file.setdefault(source, []).append((int(line), said))
         kept, left_out = flags.left_out(flags.renamed(entry.args, found), found)
         out_entries.append(dataclasses.replace(entry, args=tuple(kept), left_out=tuple(left_out)))
     launches: list[FileResult] = []

@@ -452,3 +452,28 @@ def test_a_flag_value_transformers_removed_gets_its_replacement(tmp_path):
     [found] = launch_flags.drift_changes(["--optim", "adamw_hf"], own)
     assert (found.value, found.was) == ("adamw_torch", "adamw_hf")
     assert launch_flags.drift_changes(["--optim", "sgd"], own) == []
+
+
+def test_a_scripts_usage_string_is_tried_with_the_new_flags_and_reported_once(tmp_path):
+    """TRL's examples (and their copies) carry their launch line in a string after the imports:
+    the smoke run tries it with the new spellings; its PPO flags are the rewrite's TODO, its
+    transformers flags a finding of `upgrade` at that line (nothing is written into it)."""
+    usage = (
+        '"""\npython train.py --output_dir out --num_ppo_epochs 2 --total_episodes 100 \\\\\n'
+        '    --evaluation_strategy no --stop_token eos\n"""\n'
+    )
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "train.py").write_text(SCRIPT.replace("\nif __name__", "\n" + usage + "\nif __name__"))
+    report = api.upgrade_path(str(root), smoke=False, installed=False)
+    text = (root / "train.py").read_text()
+    assert "# TODO(trl-migrate TRL103): the usage in this docstring passes PPO flags" in text
+    [entry] = report.entry_points
+    line = text.splitlines().index('"""') + 2  # the command's first line
+    assert entry.found_in == f"train.py:{line}"
+    assert entry.args == ("--output_dir", "out", "--num_iterations", "2", "--eval_strategy", "no")
+    assert entry.left_out == ("--total_episodes 100",)
+    [launch] = report.launches
+    assert launch.status is Status.UNCHANGED
+    assert [(f.line, f.code, f.fix) for f in launch.findings] == [(line, "TRL108", Fix.MANUAL)]
+    assert launch.findings[0].message.startswith("`--evaluation_strategy` is `--eval_strategy`")
