@@ -6,7 +6,7 @@ namespace) is none of them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -59,6 +59,47 @@ def config_vars(
                 kinds.add(slot)
     return {
         name: kinds.pop() for name, kinds in bound.items() if len(kinds) == 1 and OTHER not in kinds
+    }
+
+
+def parsed_beside(
+    module: cst.Module,
+    class_of: Callable[[cst.BaseExpression], str | None],
+    kind: str,
+    partners: Collection[str],
+) -> dict[str, str]:
+    """Name of a `kind` config -> the name of the one config of a class in `partners` that the
+    same parser builds beside it (`training_args` for `model_args` in `script_args,
+    training_args, model_args = HfArgumentParser((S, GRPOConfig, ModelConfig)).parse_...()`),
+    for the names every unpack of the module pairs the same way."""
+    parsers: dict[str, list[str | None]] = {}
+    for assign in walk.find_all(module, cst.Assign):
+        slots = _parser_slots(assign.value, class_of)
+        if slots is not None:
+            for t in assign.targets:
+                name = get_full_name_for_node(t.target)
+                if name:
+                    parsers[name] = slots
+    pairs: dict[str, set[str]] = {}
+    for assign in walk.find_all(module, cst.Assign):
+        value = assign.value
+        if not (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in PARSES
+        ):
+            continue
+        slots = parsers.get(get_full_name_for_node(value.func.value) or "")
+        target = assign.targets[0].target if len(assign.targets) == 1 else None
+        if slots is None or not isinstance(target, (cst.Tuple, cst.List)):
+            continue
+        names = [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements]
+        mine = [n for slot, n in zip(slots, names) if slot == kind and n]
+        theirs = [n for slot, n in zip(slots, names) if slot in partners and n]
+        for name in mine:  # none or several beside it: no partner (OTHER)
+            pairs.setdefault(name, set()).add(theirs[0] if len(theirs) == 1 else OTHER)
+    return {
+        name: found.pop() for name, found in pairs.items() if len(found) == 1 and OTHER not in found
     }
 
 

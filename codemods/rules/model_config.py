@@ -1,5 +1,6 @@
 """TRL110 model-config: `ModelConfig.torch_dtype` is `ModelConfig.dtype` since TRL 0.23 (the old
-name was removed in 0.27), in any script, not only PPO ones.
+name was removed in 0.27), and `ModelConfig.trust_remote_code` is gone since TRL 1.7, in any
+script, not only PPO ones.
 
 `ModelConfig(torch_dtype=...)` becomes `ModelConfig(dtype=...)`, and a read `x.torch_dtype` of a
 name the file binds only to a ModelConfig (built by a call, or unpacked from the
@@ -8,6 +9,14 @@ name the file binds only to a ModelConfig (built by a call, or unpacked from the
 transformers of its day, and 1.13's default `dtype="float32"` loads float32. A name bound to a
 ModelConfig in one place and to something else in another is left alone (a transformers
 config has its own `torch_dtype`).
+
+TRL 1.7 moved `trust_remote_code` from ModelConfig to the trainer configs (`SFTConfig`,
+`GRPOConfig`, ...: TRUSTING). A read `model_args.trust_remote_code` of a ModelConfig parsed beside
+one of them (`HfArgumentParser((ScriptArguments, GRPOConfig, ModelConfig))`, unpacked into
+`script_args, training_args, model_args`) reads `training_args.trust_remote_code`: the
+`--trust_remote_code` flag now lands there, with the same default (False). Without such a config
+beside it (a ModelConfig built by a call, a parser of transformers' TrainingArguments), the read
+gets a TODO, as does `ModelConfig(trust_remote_code=...)`.
 """
 
 from __future__ import annotations
@@ -16,23 +25,47 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from codemods.base import Rule, RuleTransformer
-from codemods.config_vars import config_vars
+from codemods.config_vars import config_vars, parsed_beside
 
 OLD, NEW = "torch_dtype", "dtype"
+TRUST = "trust_remote_code"
+# TRL 1.13's configs that have `trust_remote_code` (ModelConfig lost it in 1.7).
+TRUSTING = frozenset(
+    {
+        "DPOConfig",
+        "DistillationConfig",
+        "GRPOConfig",
+        "KTOConfig",
+        "RLOOConfig",
+        "RewardConfig",
+        "SFTConfig",
+    }
+)
+TRUST_GONE = (
+    "ModelConfig has no `trust_remote_code` since TRL 1.7 (TRL's trainer configs took it and "
+    "the `--trust_remote_code` flag)"
+)
 
 
 class RenameModelConfigDtype(RuleTransformer):
-    NAMES = (OLD,)
+    NAMES = (OLD, TRUST)
 
     def focus(self) -> tuple[str, ...]:
-        return (OLD,)
+        return (OLD, TRUST)
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
-        found = config_vars(
-            node, lambda func: "ModelConfig" if self._is_model_config(func) else None
-        )
-        self.model_vars = set(found)
+        found = config_vars(node, self._config_class)
+        self.model_vars = {name for name, cls in found.items() if cls == "ModelConfig"}
+        self.partner = parsed_beside(node, self._config_class, "ModelConfig", TRUSTING)
+
+    def _config_class(self, func: cst.BaseExpression) -> str | None:
+        """ "ModelConfig", or the name of a TRL config that has `trust_remote_code`."""
+        if self._is_model_config(func):
+            return "ModelConfig"
+        names = self.qualified_names(func) if self.resolves_to_trl(func) else ()
+        last = {q.rpartition(".")[2] for q in names if q.startswith("trl.")}
+        return last.pop() if len(last) == 1 and len(names) == 1 and last <= TRUSTING else None
 
     def _is_model_config(self, func: cst.BaseExpression) -> bool:
         names = self.qualified_names(func) if self.resolves_to_trl(func) else ()
@@ -44,6 +77,12 @@ class RenameModelConfigDtype(RuleTransformer):
         if not self._is_model_config(original_node.func):
             return updated_node
         args = list(updated_node.args)
+        if any(a.keyword is not None and a.keyword.value == TRUST for a in args):
+            self.todo(
+                original_node,
+                f"{TRUST_GONE}: pass `trust_remote_code=` to your trainer config instead, or to "
+                "the `from_pretrained` calls that load the model",
+            )
         for i, arg in enumerate(args):
             if arg.keyword is not None and arg.keyword.value == OLD:
                 if any(a.keyword is not None and a.keyword.value == NEW for a in args):
@@ -62,11 +101,28 @@ class RenameModelConfigDtype(RuleTransformer):
     def leave_Attribute(
         self, original_node: cst.Attribute, updated_node: cst.Attribute
     ) -> cst.BaseExpression:
-        if original_node.attr.value != OLD or self.in_import:
+        if original_node.attr.value not in (OLD, TRUST) or self.in_import:
             return updated_node
         owner = get_full_name_for_node(original_node.value)
         if owner not in self.model_vars:
             return updated_node
+        if original_node.attr.value == TRUST:
+            config = self.partner.get(owner)
+            if config is None:
+                self.todo(
+                    original_node,
+                    f"`{owner}.{TRUST}`: {TRUST_GONE}, and no TRL config is parsed beside "
+                    f"`{owner}` here: read the flag from your trainer config, or give your "
+                    "script its own flag for it",
+                )
+                return updated_node
+            self.report(
+                original_node,
+                f"`{owner}.{TRUST}` is `{config}.{TRUST}`: {TRUST_GONE}; the parser builds "
+                f"`{config}` beside `{owner}`, so the flag lands there, with the same default "
+                "(False)",
+            )
+            return updated_node.with_changes(value=cst.Name(config))
         self.report(
             original_node,
             f"`{owner}.torch_dtype` is `{owner}.dtype` (ModelConfig renamed it in TRL 0.23 and "
@@ -78,7 +134,10 @@ class RenameModelConfigDtype(RuleTransformer):
 class ModelConfigDtype(Rule):
     code = "TRL110"
     name = "model-config"
-    summary = "Rename ModelConfig's `torch_dtype` (removed in TRL 0.27) to `dtype`."
+    summary = (
+        "Rename ModelConfig's `torch_dtype` (removed in TRL 0.27) to `dtype`; read its "
+        "`trust_remote_code` (removed in TRL 1.7) from the trainer config parsed beside it."
+    )
     before = (
         "from transformers import HfArgumentParser\n"
         "from trl import ModelConfig, SFTConfig\n"
@@ -94,4 +153,4 @@ class ModelConfigDtype(Rule):
         "dtype = model_args.dtype\n"
     )
     transformers = (RenameModelConfigDtype,)
-    triggers = (OLD,)
+    triggers = (OLD, TRUST)

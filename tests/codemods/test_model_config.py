@@ -31,6 +31,19 @@ SELECT = ("TRL110",)
             "from mylib import ModelConfig\nm = ModelConfig(torch_dtype='bfloat16')\n",
             id="another-library",
         ),
+        pytest.param(
+            "from transformers import AutoModel\nimport trl\n"
+            "m = AutoModel.from_pretrained('x', trust_remote_code=True)\n"
+            "print(args.trust_remote_code)\n",
+            id="trust-remote-code-of-no-model-config",
+        ),
+        pytest.param(
+            "from transformers import HfArgumentParser\nfrom trl import GRPOConfig, ModelConfig\n"
+            "p = HfArgumentParser((GRPOConfig, ModelConfig))\n"
+            "training_args, model_args = p.parse_args_into_dataclasses()\n"
+            "print(training_args.trust_remote_code)\n",
+            id="trust-remote-code-read-from-the-trainer-config",
+        ),
     ],
 )
 def test_noop(src):
@@ -83,5 +96,94 @@ def test_both_names_given_is_a_todo():
     src = "from trl import ModelConfig\nm = ModelConfig(torch_dtype='float16', dtype='bfloat16')\n"
     out, findings = run(src, select=SELECT)
     assert out.endswith("m = ModelConfig(torch_dtype='float16', dtype='bfloat16')\n")
+    assert [f.fix for f in findings] == [Fix.MANUAL]
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_fixes_trust_remote_code_read_from_the_config_parsed_beside():
+    """TRL's own example scripts (reward modeling, SFT, GRPO: TPNxl/592rli-llm-project,
+    ktolnos/Reward-Model-Overoptimization) read `model_args.trust_remote_code`, which TRL 1.7
+    moved to the trainer configs: the flag lands in the config the same parser builds."""
+    before = dedent(
+        """
+        from transformers import AutoModelForCausalLM, HfArgumentParser
+        from trl import GRPOConfig, ModelConfig, ScriptArguments
+        parser = HfArgumentParser((ScriptArguments, GRPOConfig, ModelConfig))
+        script_args, training_args, model_args = parser.parse_args_into_dataclasses()
+        model = AutoModelForCausalLM.from_pretrained(
+            model_args.model_name_or_path, trust_remote_code=model_args.trust_remote_code
+        )
+        """
+    )
+    after = before.replace(
+        "trust_remote_code=model_args.trust_remote_code",
+        "trust_remote_code=training_args.trust_remote_code",
+    )
+    [finding] = assert_fixes(before, after, select=SELECT)
+    assert (finding.line, finding.fix, finding.message) == (
+        6,
+        Fix.APPLIED,
+        "`model_args.trust_remote_code` is `training_args.trust_remote_code`: ModelConfig has no "
+        "`trust_remote_code` since TRL 1.7 (TRL's trainer configs took it and the "
+        "`--trust_remote_code` flag); the parser builds `training_args` beside `model_args`, so "
+        "the flag lands there, with the same default (False)",
+    )
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param(
+            "from transformers import HfArgumentParser, TrainingArguments\n"
+            "from trl import ModelConfig\n"
+            "p = HfArgumentParser((TrainingArguments, ModelConfig))\n"
+            "training_args, model_args = p.parse_args_into_dataclasses()\n"
+            "x = model_args.trust_remote_code\n",
+            id="beside-transformers-training-arguments",
+        ),
+        pytest.param(
+            "from trl import ModelConfig\nm = ModelConfig(model_name_or_path='gpt2')\n"
+            "x = m.trust_remote_code\n",
+            id="built-by-a-call",
+        ),
+        pytest.param(
+            "from transformers import HfArgumentParser\nfrom trl import ModelConfig, SFTConfig\n"
+            "p = HfArgumentParser((SFTConfig, SFTConfig, ModelConfig))\n"
+            "a, b, model_args = p.parse_args_into_dataclasses()\n"
+            "x = model_args.trust_remote_code\n",
+            id="two-configs-beside-it",
+        ),
+    ],
+)
+def test_trust_remote_code_with_no_one_config_beside_is_a_todo(src):
+    out, findings = run(src, select=SELECT)
+    head, read = src.rsplit("x = ", 1)
+    owner = read.split(".")[0]
+    assert (
+        out
+        == head
+        + (
+            f"# TODO(trl-migrate TRL110): `{owner}.trust_remote_code`: ModelConfig has no "
+            "`trust_remote_code` since TRL 1.7 (TRL's trainer configs took it and the "
+            f"`--trust_remote_code` flag), and no TRL config is parsed beside `{owner}` here: read "
+            "the flag from your trainer config, or give your script its own flag for it\n"
+        )
+        + "x = "
+        + read
+    )
+    assert [f.fix for f in findings] == [Fix.MANUAL]
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_trust_remote_code_given_to_model_config_is_a_todo():
+    src = "from trl import ModelConfig\nm = ModelConfig('gpt2', trust_remote_code=True)\n"
+    out, findings = run(src, select=SELECT)
+    assert out == (
+        "from trl import ModelConfig\n# TODO(trl-migrate TRL110): ModelConfig has no "
+        "`trust_remote_code` since TRL 1.7 (TRL's trainer configs took it and the "
+        "`--trust_remote_code` flag): pass `trust_remote_code=` to your trainer config instead, "
+        "or to the `from_pretrained` calls that load the model\n"
+        "m = ModelConfig('gpt2', trust_remote_code=True)\n"
+    )
     assert [f.fix for f in findings] == [Fix.MANUAL]
     assert run(out, select=SELECT)[0] == out
