@@ -1031,3 +1031,152 @@ def test_load_metric_of_datasets_gets_a_todo_naming_evaluate():
 )
 def test_a_load_metric_that_is_not_datasets_is_left(src):
     assert_noop(src, select=SELECT)
+
+
+# -- Trainer overrides the Trainer now calls with `num_items_in_batch` ---------------------------
+HOOK_NOTE = (
+    "`compute_loss` takes `num_items_in_batch=None` now: transformers 4.46 and later (TRL 1.13 "
+    "needs 4.56.2) pass it by name, which this override did not take; it still ignores it, and "
+    "the Trainer still divides the loss it returns by the gradient-accumulation steps, as "
+    "before, unless the batches carry `labels` and the model's forward takes `**kwargs`: then "
+    "it takes the loss as normalized by the label tokens (`num_items_in_batch`) and does not "
+    "divide it"
+)
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        pytest.param(
+            """
+            from transformers import Trainer
+            class RewardTrainer(Trainer):
+                def compute_loss(self, model, inputs, return_outputs=False):
+                    return model(**inputs)[0].mean()
+            """,
+            """
+            from transformers import Trainer
+            class RewardTrainer(Trainer):
+                def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+                    return model(**inputs)[0].mean()
+            """,
+            id="stack-llama-reward-trainer",
+        ),
+        pytest.param(
+            """
+            import transformers
+            class Base(transformers.Trainer):
+                pass
+            class Mine(Base):
+                def compute_loss(
+                    self,
+                    model,
+                    inputs,
+                    return_outputs=False,
+                ):
+                    return 0.0
+            """,
+            """
+            import transformers
+            class Base(transformers.Trainer):
+                pass
+            class Mine(Base):
+                def compute_loss(
+                    self,
+                    model,
+                    inputs,
+                    return_outputs=False,
+                    num_items_in_batch=None,
+                ):
+                    return 0.0
+            """,
+            id="a-subclass-of-a-subclass-one-parameter-a-line",
+        ),
+        pytest.param(
+            """
+            from trl import DPOTrainer
+            class Mine(DPOTrainer):
+                def compute_loss(self, model, inputs, *args):
+                    return 0.0
+                def training_step(self, model, inputs):
+                    return 0.0
+            """,
+            """
+            from trl import DPOTrainer
+            class Mine(DPOTrainer):
+                def compute_loss(self, model, inputs, *args, num_items_in_batch=None):
+                    return 0.0
+                def training_step(self, model, inputs, num_items_in_batch=None):
+                    return 0.0
+            """,
+            id="a-trl-trainer-star-args-and-training-step",
+        ),
+    ],
+)
+def test_trainer_overrides_take_num_items_in_batch(before, after):
+    findings = assert_fixes(dedent(before), dedent(after), select=SELECT)
+    assert findings and all(f.fix is Fix.APPLIED and f.severity is Severity.INFO for f in findings)
+    assert findings[0].message == HOOK_NOTE
+
+
+def test_an_override_that_reads_labels_is_warned_about_gradient_accumulation():
+    src = dedent(
+        """
+        from transformers import Trainer
+        class T(Trainer):
+            def compute_loss(self, model, inputs, return_outputs=False):
+                return loss_fn(model(**inputs).logits, inputs["labels"])
+        """
+    )
+    out, [finding] = run(src, select=SELECT)
+    assert "return_outputs=False, num_items_in_batch=None):" in out
+    assert finding.severity is Severity.WARNING
+    assert finding.message == HOOK_NOTE + (
+        " (this override reads `labels`: with gradient_accumulation_steps > 1, divide by "
+        "`num_items_in_batch` as the Trainer's own compute_loss does, or by the steps)"
+    )
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param(
+            "class T:\n    def compute_loss(self, model, inputs, return_outputs=False):\n"
+            "        return 0\n",
+            id="not-a-trainer",
+        ),
+        pytest.param(
+            "from transformers import Trainer\nclass T(Trainer):\n"
+            "    def compute_loss(self, model, inputs, return_outputs=False, **kwargs):\n"
+            "        return 0\n",
+            id="takes-kwargs",
+        ),
+        pytest.param(
+            "from transformers import Trainer\nclass T(Trainer):\n"
+            "    def compute_loss(self, model, inputs, num_items_in_batch=None):\n        return 0\n",
+            id="takes-it-already",
+        ),
+        pytest.param(
+            "from transformers import Trainer\nclass T(Trainer):\n"
+            "    def training_step(self, model, inputs, *args):\n        return 0\n",
+            id="training-step-with-star-args",
+        ),
+        pytest.param(
+            "from transformers import Trainer\nclass T(Trainer):\n"
+            "    def helper(self):\n        def compute_loss(model, inputs):\n            return 0\n",
+            id="a-nested-function",
+        ),
+        pytest.param(
+            "from transformers import Trainer\n"
+            "def compute_loss(model, inputs, return_outputs=False):\n    return 0\n",
+            id="a-module-function",
+        ),
+        pytest.param(
+            "from mylib import Trainer\nclass T(Trainer):\n"
+            "    def compute_loss(self, model, inputs):\n        return 0\n",
+            id="another-librarys-trainer",
+        ),
+    ],
+)
+def test_overrides_that_take_the_argument_or_are_no_trainers_are_left(src):
+    assert_noop(src, select=SELECT)

@@ -28,8 +28,9 @@ from codemods import edits, inline, quantization, walk
 from codemods.base import Rule, RuleTransformer
 from codemods.config_vars import config_vars
 from codemods.edits import KEEP, REMOVE, alias_asname, alias_name, new_alias, rewrite_import_from
-from codemods.rules.drift import dtypes, scores, tokenizers
+from codemods.rules.drift import dtypes, hooks, scores, tokenizers
 from codemods.rules.drift.dtypes import ModelDtypes
+from codemods.rules.drift.hooks import TrainerHooks
 from codemods.rules.drift.quantized import QuantizedLoads
 from codemods.rules.drift.scores import PipelineScores
 from codemods.rules.drift.tokenizers import TokenizerCalls
@@ -77,13 +78,19 @@ def config_class(qualified: Sequence[str]) -> str | None:
 
 
 class RewriteDrift(
-    inline.WritesIn, TokenizerCalls, PipelineScores, ModelDtypes, QuantizedLoads, RuleTransformer
+    inline.WritesIn,
+    TokenizerCalls,
+    PipelineScores,
+    ModelDtypes,
+    QuantizedLoads,
+    TrainerHooks,
+    RuleTransformer,
 ):
     # The identifiers the table acts on: a file without any of them skips the pass.
     NAMES = tuple(
         sorted(
             {*table()["keywords"], *table()["dropped"], scores.FLAG, *tokenizers.NAMES}
-            | {*quantization.FLAGS, "model_kwargs"}
+            | {*quantization.FLAGS, "model_kwargs", *hooks.HOOKS}
             | {old for values in table()["values"].values() for old in values}
             | {
                 path.rpartition(".")[2]
@@ -97,6 +104,7 @@ class RewriteDrift(
         super().visit_Module(node)
         self.scores_prescan(node)
         self.tokenizer_prescan(node)
+        self.hooks_prescan(node)
         self._module = node
         self._own: set[str] | None = None  # made on the first read of a dropped setting
         self._configs: dict[str, str] | None = None  # names holding a TRL config (first read)
