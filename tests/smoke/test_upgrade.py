@@ -151,3 +151,54 @@ def test_a_crash_in_a_rewritten_module_says_whether_the_rewrite_changed_that_lin
         "the script raised NameError: name 'undefined' is not defined; it came from "
         f"{smoke.shown(str(root / 'helpers.py'))}:{line}, a line the rewrite did not change"
     ), crash.message
+
+
+ERAS = pathlib.Path(__file__).parents[1] / "fixtures" / "eras"
+
+
+@pytest.mark.smoke
+def test_a_script_no_launcher_runs_is_run_as_its_usage_string_says(tmp_path):
+    # TRL's PPOv2 script with its usage in a string after the imports, as TRL's examples and
+    # their copies in public repos keep it (ninoaf/PPO_transfomer_toy, TPNxl/592rli-llm-project):
+    # the smoke run takes its flags in their new spelling, drops those that change nothing and
+    # goes on without the one RLOOConfig lacks, which a TRL420 names.
+    source = (ERAS / "ppov2_0_10.py").read_text()
+    usage = (
+        '"""\npython examples/scripts/ppo.py --output_dir models/minimal/ppo \\\n'
+        "    --model_name_or_path EleutherAI/pythia-1b-deduped --num_ppo_epochs 2 \\\n"
+        "    --total_episodes 1000 --stop_token eos --local_rollout_forward_batch_size 4\n"
+        '"""\n'
+    )
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "ppo.py").write_text(source.replace("\nparser =", "\n" + usage + "\nparser =", 1))
+    report = api.upgrade_path(str(root), installed=False)
+    [entry] = report.entry_points
+    text = (root / "ppo.py").read_text()
+    line = text.splitlines().index(
+        "python examples/scripts/ppo.py --output_dir models/minimal/ppo \\"
+    )
+    assert entry.found_in == f"ppo.py:{line + 1}"
+    assert entry.left_out == ("--total_episodes 1000",)
+    [smoke] = report.smokes
+    assert smoke.outcome == "passed" and smoke.steps_run == 2, (smoke.findings, smoke.log_tail)
+    assert smoke.args == [
+        "--output_dir",
+        "models/minimal/ppo",
+        "--model_name_or_path",
+        "EleutherAI/pythia-1b-deduped",
+        "--num_iterations",
+        "2",
+    ]
+    left = [f.message for f in smoke.findings if f.code == "TRL420" and "launch line" in f.message]
+    assert left == [
+        f"the launch line at ppo.py:{line + 1} passes `--total_episodes 1000`, which the rewritten "
+        "script's parser no longer takes (a finding of this report says what replaces it): the "
+        "smoke run left it out, the real launch would stop on it"
+    ]
+    assert {
+        "config": "launch line",
+        "field": "--total_episodes",
+        "was": "1000",
+        "now": "left out",
+    } in smoke.overrides
