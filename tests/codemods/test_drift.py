@@ -1180,3 +1180,33 @@ def test_an_override_that_reads_labels_is_warned_about_gradient_accumulation():
 )
 def test_overrides_that_take_the_argument_or_are_no_trainers_are_left(src):
     assert_noop(src, select=SELECT)
+
+
+def test_a_trainer_subclass_without_its_own_init_takes_processing_class():
+    """synbol/TCM-Nvwa's reward script: `RewardTrainer(Trainer)` overrides compute_loss only,
+    so `RewardTrainer(..., tokenizer=tok)` hands `tokenizer=` to transformers' Trainer, which
+    5.0 no longer takes. A subclass with an `__init__` of its own may take it itself."""
+    before = dedent(
+        """
+        from transformers import Trainer
+        class RewardTrainer(Trainer):
+            pass
+        class Child(RewardTrainer):
+            pass
+        class Own(Trainer):
+            def __init__(self, *args, tokenizer=None, **kwargs):
+                super().__init__(*args, **kwargs)
+        class Below(Own):
+            pass
+        a = RewardTrainer(model=m, tokenizer=tok)
+        b = Child(model=m, tokenizer=tok)
+        c = Own(model=m, tokenizer=tok)
+        d = Below(model=m, tokenizer=tok)
+        """
+    )
+    after = before.replace(
+        "a = RewardTrainer(model=m, tokenizer=tok)",
+        "a = RewardTrainer(model=m, processing_class=tok)",
+    ).replace("b = Child(model=m, tokenizer=tok)", "b = Child(model=m, processing_class=tok)")
+    findings = assert_fixes(before, after, select=SELECT)
+    assert [f.line for f in findings] == [11, 12]

@@ -412,10 +412,14 @@ class RewriteDrift(
         return updated_node if new is None else updated_node.with_changes(value=new)
 
     def _callee(self, call: cst.Call) -> list[str]:
-        """What the call may be: qualified names of its function, or its dotted name."""
+        """What the call may be: qualified names of its function, or its dotted name; for a
+        Trainer subclass of the module with no `__init__` of its own, also the library trainer
+        whose `__init__` takes its keywords (`RewardTrainer(Trainer)` of the stack-llama reward
+        script: `tokenizer=` is `transformers.Trainer`'s)."""
         names = list(self.qualified_names(call.func))
         dotted = get_full_name_for_node(call.func)
-        return [*names, dotted] if dotted else names
+        inherited = list(self.trainer_bases.get(dotted or "", ()))
+        return [*names, dotted, *inherited] if dotted else names
 
     def leave_Attribute(
         self, original_node: cst.Attribute, updated_node: cst.Attribute

@@ -45,22 +45,44 @@ class TrainerHooks(RuleTransformer):
 
     def hooks_prescan(self, module: cst.Module) -> None:
         """The classes of the module that subclass a Trainer, directly or through another class
-        of the module defined before them."""
+        of the module defined before them; and, for those that define no `__init__` on the way,
+        the library trainer whose `__init__` a call of them runs (`trainer_bases`)."""
         self._trainer_classes: set[int] = set()
         self._scopes: list[cst.ClassDef | None] = []  # the class or function each def is in
-        names: set[str] = set()
+        # a module-level class name -> the library trainer's qualified names whose __init__ a
+        # call of it runs (none of the module's classes between them defines one)
+        self.trainer_bases: dict[str, tuple[str, ...]] = {}
+        names: dict[str, tuple[str, ...]] = {}  # trainer subclass -> library names, () if __init__
         ids = self.state.identifiers
-        if ids is not None and not ids.has_any(tuple(HOOKS)):
+        if ids is not None and not ids.has_any((*HOOKS, "Trainer")):
             return
         for node in walk.find_all(module, cst.ClassDef):
+            own_init = any(
+                isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__"
+                for stmt in node.body.body
+            )
             for base in node.bases:
                 value = base.value
-                if (isinstance(value, cst.Name) and value.value in names) or any(
-                    fnmatch.fnmatchcase(q, p) for q in self.qualified_names(value) for p in TRAINERS
-                ):
-                    self._trainer_classes.add(id(node))
-                    names.add(node.name.value)
-                    break
+                local = names.get(value.value) if isinstance(value, cst.Name) else None
+                library = () if local is not None else self._library_trainer(value)
+                if local is None and not library:
+                    continue
+                self._trainer_classes.add(id(node))
+                reached = () if own_init else (local if local is not None else library)
+                if node.name.value in names:  # defined twice: no one answer
+                    reached = ()
+                names[node.name.value] = reached
+                break
+        self.trainer_bases = {name: found for name, found in names.items() if found}
+
+    def _library_trainer(self, value: cst.BaseExpression) -> tuple[str, ...]:
+        if not any(self.may_resolve_to(value, p) for p in ("transformers", "trl")):
+            return ()
+        return tuple(
+            q
+            for q in self.qualified_names(value)
+            if any(fnmatch.fnmatchcase(q, p) for p in TRAINERS)
+        )
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._scopes.append(node)
