@@ -1120,6 +1120,7 @@ def test_trainer_overrides_take_num_items_in_batch(before, after):
 
 
 def test_an_override_that_reads_labels_is_warned_about_gradient_accumulation():
+    """Only a `labels` key of the inputs counts (`chosen_labels` of DPO batches does not)."""
     src = dedent(
         """
         from transformers import Trainer
@@ -1210,3 +1211,16 @@ def test_a_trainer_subclass_without_its_own_init_takes_processing_class():
     ).replace("b = Child(model=m, tokenizer=tok)", "b = Child(model=m, processing_class=tok)")
     findings = assert_fixes(before, after, select=SELECT)
     assert [f.line for f in findings] == [11, 12]
+
+
+def test_another_key_ending_in_labels_is_no_labels_batch():
+    src = dedent(
+        """
+        from trl import DPOTrainer
+        class T(DPOTrainer):
+            def compute_loss(self, model, inputs, return_outputs=False):
+                return model(inputs["chosen_labels"]).loss
+        """
+    )
+    out, [finding] = run(src, select=SELECT)
+    assert (finding.severity, finding.message) == (Severity.INFO, HOOK_NOTE)

@@ -9,12 +9,13 @@ Trainer does with the loss it returns is then what it did before: it divides it 
 gradient-accumulation steps, except where the batches carry `labels` and the model's `forward`
 takes `**kwargs` (transformers then counts the label tokens and takes the loss as already
 normalized by them, 4.56.2 and 5.25 alike). A finding says so; a warning where the override
-reads `labels`.
+reads a `labels` key of its inputs.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Sequence
 
 import libcst as cst
@@ -138,7 +139,7 @@ class TrainerHooks(RuleTransformer):
         if not by_name:  # the override runs the whole step, its own scaling included
             self.report(original, said, severity=Severity.INFO)
             return updated.with_changes(params=params)
-        labels = "labels" in _code(original.body)
+        labels = _LABELS.search(_code(original.body)) is not None
         self.report(
             original,
             f"{said}, and the Trainer still divides the loss it returns by the "
@@ -172,6 +173,11 @@ def _append(params: Sequence[cst.Param], new: cst.Param) -> list[cst.Param]:
         return [*out, new.with_changes(comma=last.comma)]
     out[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
     return [*out, new]
+
+
+# A batch key `labels` read by the override (`inputs["labels"]`, `inputs.get("labels")`): the
+# Trainer counts label tokens only for batches with that key.
+_LABELS = re.compile(r"""["']labels["']""")
 
 
 def _code(node: cst.CSTNode) -> str:
