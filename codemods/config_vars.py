@@ -6,7 +6,7 @@ namespace) is none of them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator, Sequence
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -24,37 +24,18 @@ def config_vars(
     """Name -> the class `class_of` gives the callee that builds it (None: not a config of
     interest), for the names the module binds only to that one class."""
     bound: dict[str, set[str]] = {}
-    parsers: dict[str, list[str | None]] = {}  # parser variable -> the class of each slot
     assigns = walk.find_all(module, cst.Assign)
     for assign in assigns:
         value = assign.value
         kind = class_of(value.func) if isinstance(value, cst.Call) else None
-        if kind is None:
-            slots = _parser_slots(value, class_of)
-            if slots is not None:
-                for t in assign.targets:
-                    name = get_full_name_for_node(t.target)
-                    if name:
-                        parsers[name] = slots
         for t in assign.targets:
             name = get_full_name_for_node(t.target)
             if name:
                 bound.setdefault(name, set()).add(kind or OTHER)
-    for assign in assigns:
-        value = assign.value
-        if not (
-            isinstance(value, cst.Call)
-            and isinstance(value.func, cst.Attribute)
-            and value.func.attr.value in PARSES
-        ):
-            continue
-        slots = parsers.get(get_full_name_for_node(value.func.value) or "")
-        target = assign.targets[0].target if len(assign.targets) == 1 else None
-        if slots is None or not isinstance(target, (cst.Tuple, cst.List)):
-            continue
-        for slot, element in zip(slots, target.elements):
-            if slot is not None and isinstance(element.value, cst.Name):
-                kinds = bound.setdefault(element.value.value, set())
+    for slots, names in _unpacks(assigns, class_of):
+        for slot, name in zip(slots, names):
+            if slot is not None and name:
+                kinds = bound.setdefault(name, set())
                 kinds.discard(OTHER)  # this assignment binds it to the config
                 kinds.add(slot)
     return {
@@ -72,16 +53,32 @@ def parsed_beside(
     same parser builds beside it (`training_args` for `model_args` in `script_args,
     training_args, model_args = HfArgumentParser((S, GRPOConfig, ModelConfig)).parse_...()`),
     for the names every unpack of the module pairs the same way."""
-    parsers: dict[str, list[str | None]] = {}
-    for assign in walk.find_all(module, cst.Assign):
+    pairs: dict[str, set[str]] = {}
+    for slots, names in _unpacks(walk.find_all(module, cst.Assign), class_of):
+        mine = [n for slot, n in zip(slots, names) if slot == kind and n]
+        theirs = [n for slot, n in zip(slots, names) if slot in partners and n]
+        for name in mine:  # none or several beside it: no partner (OTHER)
+            pairs.setdefault(name, set()).add(theirs[0] if len(theirs) == 1 else OTHER)
+    return {
+        name: found.pop() for name, found in pairs.items() if len(found) == 1 and OTHER not in found
+    }
+
+
+def _unpacks(
+    assigns: Sequence[cst.Assign], class_of: Callable[[cst.BaseExpression], str | None]
+) -> Iterator[tuple[list[str | None], list[str | None]]]:
+    """For each `a, b, c = parser.parse_args_into_dataclasses()` (or another PARSES method) of a
+    parser variable bound to `HfArgumentParser((A, B, C))`: the class of each slot
+    (`_parser_slots`) and the name each target element binds (None: not a plain name)."""
+    parsers: dict[str, list[str | None]] = {}  # parser variable -> the class of each slot
+    for assign in assigns:
         slots = _parser_slots(assign.value, class_of)
         if slots is not None:
             for t in assign.targets:
                 name = get_full_name_for_node(t.target)
                 if name:
                     parsers[name] = slots
-    pairs: dict[str, set[str]] = {}
-    for assign in walk.find_all(module, cst.Assign):
+    for assign in assigns:
         value = assign.value
         if not (
             isinstance(value, cst.Call)
@@ -93,14 +90,10 @@ def parsed_beside(
         target = assign.targets[0].target if len(assign.targets) == 1 else None
         if slots is None or not isinstance(target, (cst.Tuple, cst.List)):
             continue
-        names = [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements]
-        mine = [n for slot, n in zip(slots, names) if slot == kind and n]
-        theirs = [n for slot, n in zip(slots, names) if slot in partners and n]
-        for name in mine:  # none or several beside it: no partner (OTHER)
-            pairs.setdefault(name, set()).add(theirs[0] if len(theirs) == 1 else OTHER)
-    return {
-        name: found.pop() for name, found in pairs.items() if len(found) == 1 and OTHER not in found
-    }
+        yield (
+            slots,
+            [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements],
+        )
 
 
 def _parser_slots(
