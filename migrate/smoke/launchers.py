@@ -287,6 +287,11 @@ def read_launches(
     return out
 
 
+# What comes before a command on a line of a usage string: indentation, the string's opening
+# quotes, a shell prompt.
+_LINE_START = re.compile(r"""^\s*[rRbBuU]?("{3}|'{3}|"|')?\s*([$>]\s+)?""")
+
+
 def usage_launches(path: str, source: bytes | str, root: str) -> list[Launch]:
     """The launch lines of the Python file `path` in its own usage strings: its module docstring
     and the other strings standing as statements of its module body (TRL's examples keep
@@ -323,9 +328,16 @@ def usage_launches(path: str, source: bytes | str, root: str) -> list[Launch]:
                 if os.path.isfile(script) or os.path.basename(script) != os.path.basename(target):
                     continue
                 script, runs_in = target, cwd
-            head = _command(tokens)[0]  # the command starts on the next line that names it
+            head = _command(tokens)[0]  # the command starts on the next line that begins with it
             end = stmt.end_lineno or stmt.lineno
-            number = next((n for n in range(at, min(end, len(raw)) + 1) if head in raw[n - 1]), at)
+            number = next(
+                (
+                    n
+                    for n in range(at, min(end, len(raw)) + 1)
+                    if _LINE_START.sub("", raw[n - 1]).startswith(head)
+                ),
+                at,
+            )
             at = number + 1
             out.append(
                 Launch(

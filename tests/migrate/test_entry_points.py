@@ -491,3 +491,13 @@ def test_a_launch_line_of_the_repo_wins_over_the_usage_string(tmp_path):
     )
     [entry], _ = find(str(root), {}, [str(root / "ppo_tldr.py")])
     assert (entry.found_in, entry.args) == ("run.sh:1", ("--output_dir", "mine"))
+
+
+def test_the_usage_line_is_where_the_command_begins_not_a_line_of_prose_naming_python(tmp_path):
+    text = (
+        '"""Fine-tune with python and TRL.\n\n    $ python train.py --lr 1\n"""\n'
+        'if __name__ == "__main__":\n    go()\n'
+    )
+    root = _repo(tmp_path, {"train.py": text})
+    [entry], _ = find(str(root), {}, [str(root / "train.py")])
+    assert (entry.found_in, entry.args) == ("train.py:3", ("--lr", "1"))
