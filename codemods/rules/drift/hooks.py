@@ -50,7 +50,8 @@ class TrainerHooks(RuleTransformer):
         the library trainer whose `__init__` a call of them runs (`trainer_bases`)."""
         self._trainer_classes: set[int] = set()
         self._scopes: list[cst.ClassDef | None] = []  # the class or function each def is in
-        # a module-level class name -> the library trainer's qualified names whose __init__ a
+        # the name of a class of the module (at any depth: a trainer class defined inside the
+        # function that builds it) -> the library trainer's qualified names whose __init__ a
         # call of it runs (none of the module's classes between them defines one)
         self.trainer_bases: dict[str, tuple[str, ...]] = {}
         names: dict[str, tuple[str, ...]] = {}  # trainer subclass -> library names, () if __init__
