@@ -60,7 +60,8 @@ class RenameModelConfigDtype(RuleTransformer):
         self.partner = parsed_beside(node, self._config_class, "ModelConfig", TRUSTING)
 
     def _config_class(self, func: cst.BaseExpression) -> str | None:
-        """ "ModelConfig", or the name of a TRL config that has `trust_remote_code`."""
+        """The class a call of `func` builds, when it is ModelConfig or a TRL config that has
+        `trust_remote_code` (TRUSTING); else None."""
         if self._is_model_config(func):
             return "ModelConfig"
         names = self.qualified_names(func) if self.resolves_to_trl(func) else ()
