@@ -128,7 +128,8 @@ def judge(
             CRASH,
             Severity.ERROR,
             f"{after}the script raised {err.get('exception')}: {err.get('message')}"
-            f"{_caused_by(err)}{_newer_python(err)}{_dataset_column(err)}{where}"
+            f"{_caused_by(err)}{_newer_python(err)}{_older_python(err)}{_dataset_column(err)}"
+            f"{where}"
             f"{_untouched(result, err)}"
             f"{_not_in_repo(err)}"
             f"{_from_launch(result, err)}{todo}",
@@ -219,6 +220,24 @@ def _newer_python(err: dict[str, Any]) -> str:
     return (
         f"; {os.path.basename(path)} is valid in a newer Python than the {here} that ran it "
         "(libcst parses it): pass `--python` an interpreter of the version the project uses"
+    )
+
+
+_MUTABLE_DEFAULT = re.compile(r"mutable default <class '([\w.]+)'> for field (\w+) is not allowed")
+
+
+def _older_python(err: dict[str, Any]) -> str:
+    """A dataclass field whose default is an unhashable object (a peft `LoraConfig`): Python 3.11
+    rejects it where 3.10, which TRL 1.13 still supports, took it. The project's Python, not the
+    rewrite."""
+    found = _MUTABLE_DEFAULT.search(str(err.get("message", "")))
+    if err.get("exception") != "ValueError" or found is None:
+        return ""
+    return (
+        f"; Python 3.11 and later reject a dataclass field whose default is an unhashable object "
+        f"(`{found.group(2)}`: a `{found.group(1).rpartition('.')[2]}`), which Python 3.10 took: "
+        "the project was written for 3.10, where TRL 1.13 runs too: pass `--python` a 3.10 "
+        "interpreter, or give the field a `default_factory`"
     )
 
 

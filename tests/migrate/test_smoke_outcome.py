@@ -320,3 +320,22 @@ def test_other_errors_are_not_said_to_be_a_datasets_column(exception, message):
     from migrate.smoke.outcome import _dataset_column
 
     assert _dataset_column({"exception": exception, "message": message}) == ""
+
+
+def test_a_mutable_dataclass_default_names_the_projects_python():
+    """CambioML/pykoi: `lora_config_rl: LoraConfig = LoraConfig(...)` in a dataclass, which
+    Python 3.10 took and 3.11 rejects."""
+    from migrate.smoke.outcome import _older_python
+
+    message = (
+        "mutable default <class 'peft.tuners.lora.config.LoraConfig'> for field lora_config_rl "
+        "is not allowed: use default_factory"
+    )
+    assert _older_python({"exception": "ValueError", "message": message}) == (
+        "; Python 3.11 and later reject a dataclass field whose default is an unhashable object "
+        "(`lora_config_rl`: a `LoraConfig`), which Python 3.10 took: the project was written for "
+        "3.10, where TRL 1.13 runs too: pass `--python` a 3.10 interpreter, or give the field a "
+        "`default_factory`"
+    )
+    assert _older_python({"exception": "TypeError", "message": message}) == ""
+    assert _older_python({"exception": "ValueError", "message": "invalid literal"}) == ""
