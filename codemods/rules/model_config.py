@@ -53,29 +53,37 @@ class RenameModelConfigDtype(RuleTransformer):
     def focus(self) -> tuple[str, ...]:
         return (OLD, TRUST)
 
+    @classmethod
+    def wanted(cls, state, names) -> bool:  # type: ignore[no-untyped-def]
+        # Both fields are ModelConfig's: a file that never names it has nothing to move
+        # (`trust_remote_code=` alone is on most model loads).
+        return names.has_any(cls.NAMES) and names.has_any(("ModelConfig",))
+
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
+        self._module = node
         found = config_vars(node, self._config_class)
         self.model_vars = {name for name, cls in found.items() if cls == "ModelConfig"}
-        self.partner = parsed_beside(node, self._config_class, "ModelConfig", TRUSTING)
+        self._partner: dict[str, str] | None = None  # made on the first `trust_remote_code` read
 
     def _config_class(self, func: cst.BaseExpression) -> str | None:
         """The class a call of `func` builds, when it is ModelConfig or a TRL config that has
         `trust_remote_code` (TRUSTING); else None."""
-        if self._is_model_config(func):
-            return "ModelConfig"
         names = self.qualified_names(func) if self.resolves_to_trl(func) else ()
-        last = {q.rpartition(".")[2] for q in names if q.startswith("trl.")}
-        return last.pop() if len(last) == 1 and len(names) == 1 and last <= TRUSTING else None
+        last = {q.rpartition(".")[2] for q in names}
+        if not names or len(last) != 1 or not all(q.startswith("trl.") for q in names):
+            return None
+        cls = last.pop()
+        return cls if cls == "ModelConfig" or cls in TRUSTING else None
 
-    def _is_model_config(self, func: cst.BaseExpression) -> bool:
-        names = self.qualified_names(func) if self.resolves_to_trl(func) else ()
-        return bool(names) and all(
-            q.startswith("trl.") and q.endswith(".ModelConfig") for q in names
-        )
+    def _partner_of(self, model_var: str) -> str | None:
+        """The TRL config the parser that builds `model_var` builds beside it (parsed_beside)."""
+        if self._partner is None:
+            self._partner = parsed_beside(self._module, self._config_class, "ModelConfig", TRUSTING)
+        return self._partner.get(model_var)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if not self._is_model_config(original_node.func):
+        if self._config_class(original_node.func) != "ModelConfig":
             return updated_node
         args = list(updated_node.args)
         if any(a.keyword is not None and a.keyword.value == TRUST for a in args):
@@ -108,7 +116,7 @@ class RenameModelConfigDtype(RuleTransformer):
         if owner not in self.model_vars:
             return updated_node
         if original_node.attr.value == TRUST:
-            config = self.partner.get(owner)
+            config = self._partner_of(owner)
             if config is None:
                 self.todo(
                     original_node,

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from codemods import walk
+from codemods import edits, walk
 from codemods.base import RuleTransformer
 from migrate.kernel.findings import Severity
 
@@ -140,7 +140,7 @@ class TrainerHooks(RuleTransformer):
         if not by_name:  # the override runs the whole step, its own scaling included
             self.report(original, said, severity=Severity.INFO)
             return updated.with_changes(params=params)
-        labels = _LABELS.search(_code(original.body)) is not None
+        labels = _LABELS.search(edits.code(original.body)) is not None
         self.report(
             original,
             f"{said}, and the Trainer still divides the loss it returns by the "
@@ -179,7 +179,3 @@ def _append(params: Sequence[cst.Param], new: cst.Param) -> list[cst.Param]:
 # A batch key `labels` read by the override (`inputs["labels"]`, `inputs.get("labels")`): the
 # Trainer counts label tokens only for batches with that key.
 _LABELS = re.compile(r"""["']labels["']""")
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)

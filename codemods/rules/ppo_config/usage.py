@@ -8,7 +8,7 @@ import re
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits, launch_flags, ppo
+from codemods import edits, ppo
 from codemods.rules.ppo_config import keep, parsed
 from codemods.rules.ppo_config.mapping import plan_call
 from codemods.rules.ppo_config.state import ConfigPass
@@ -137,6 +137,8 @@ class UsageDocstring(ConfigPass):
             era = ppo.LEGACY if legacy and not v2 else ppo.V2 if v2 and not legacy else None
         if era is None:
             return
+        from codemods import launch_flags  # its flag tables; only a usage string needs them
+
         table = ppo.mapping()["legacy_config" if era == ppo.LEGACY else "v2_config"]
         fields = ppo.config_fields(self.target)
         kept = {name for move in self.moves for name in move.fields}  # PPOScriptArguments' flags
