@@ -68,7 +68,8 @@ def _unpacks(
     assigns: Sequence[cst.Assign], class_of: Callable[[cst.BaseExpression], str | None]
 ) -> Iterator[tuple[list[str | None], list[str | None]]]:
     """For each `a, b, c = parser.parse_args_into_dataclasses()` (or another PARSES method) of a
-    parser variable bound to `HfArgumentParser((A, B, C))`: the class of each slot
+    parser variable bound to `HfArgumentParser((A, B, C))`, or of that call itself
+    (`HfArgumentParser((A, B, C)).parse_args_into_dataclasses()`): the class of each slot
     (`_parser_slots`) and the name each target element binds (None: not a plain name)."""
     parsers: dict[str, list[str | None]] = {}  # parser variable -> the class of each slot
     for assign in assigns:
@@ -86,7 +87,12 @@ def _unpacks(
             and value.func.attr.value in PARSES
         ):
             continue
-        slots = parsers.get(get_full_name_for_node(value.func.value) or "")
+        held = value.func.value  # the parser: a variable, or the call that builds it
+        slots = (
+            _parser_slots(held, class_of)
+            if isinstance(held, cst.Call)
+            else parsers.get(get_full_name_for_node(held) or "")
+        )
         target = assign.targets[0].target if len(assign.targets) == 1 else None
         if slots is None or not isinstance(target, (cst.Tuple, cst.List)):
             continue

@@ -66,15 +66,19 @@ def rewrite_import_from(stmt: cst.SimpleStatementLine, decisions: Sequence[Decis
     )
     kept: list[cst.ImportAlias] = []
     moved: dict[str, list[cst.ImportAlias]] = {}
+    ends = False  # whether what is kept ends with what the last alias became
     for alias, decision in zip(node.names, decisions):
+        ends = False
         if decision == KEEP:
             kept.append(alias)
+            ends = True
         elif isinstance(decision, tuple) and decision[0] == here:  # same module: replace in place
             new = [
                 a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
                 for a in decision[1]
             ]
             kept.extend([*new[:-1], new[-1].with_changes(comma=alias.comma)] if new else [])
+            ends = bool(new)
         elif isinstance(decision, tuple):
             moved.setdefault(decision[0], []).extend(decision[1])
     new_lines = [import_from(module, aliases) for module, aliases in moved.items()]
@@ -87,6 +91,9 @@ def rewrite_import_from(stmt: cst.SimpleStatementLine, decisions: Sequence[Decis
         return new_lines[0] if len(new_lines) == 1 else cst.FlattenSentinel(new_lines)
     if isinstance(node.names[-1].comma, cst.MaybeSentinel):  # no trailing comma to keep
         kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    elif not ends:  # the last alias went: the new last one ends as it did (`,` then `)` on
+        # its own line in a parenthesized list, not the next alias's indent)
+        kept[-1] = kept[-1].with_changes(comma=node.names[-1].comma)
     rest = stmt.with_changes(body=[node.with_changes(names=kept)])
     return cst.FlattenSentinel([rest, *new_lines]) if new_lines else rest
 

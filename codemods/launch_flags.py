@@ -9,6 +9,7 @@ import dataclasses
 import fnmatch
 import re
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from codemods import ppo
 
@@ -153,6 +154,16 @@ def drift_changes(
             why = f"{gone['why']}; {gone['note']}"
             out.append(FlagChange(flag, "", why, "TRL108", value=gone["to"], was=value))
             continue
+        switch = table()["switches"].get(name)
+        if (
+            switch is not None
+            and name not in seen
+            and not declared(name)
+            and (not script or any(_names(p, script) for p in switch["callees"]))
+        ):
+            seen.add(name)
+            out.append(_switched(flag, value, switch))
+            continue
         rule = rules.get(name)
         if rule is None or name in seen or declared(name):
             continue
@@ -170,6 +181,21 @@ def drift_changes(
             continue
         out.append(FlagChange(flag, f"--{rule['to']}", why, "TRL108"))
     return out
+
+
+def _switched(flag: str, value: str, switch: dict[str, Any]) -> FlagChange:
+    """A boolean flag of drift.json's `switches` (`--group_by_length`, bare or with a value):
+    true becomes the new flag with its value (`--train_sampling_strategy group_by_length`),
+    false leaves the line (the new flag's default is what it did), anything else (`$GROUP`)
+    has no new spelling."""
+    why = switch["why"].split(";")[0]
+    on = switch["on"] if isinstance(switch["on"], str) else " ".join(switch["on"])
+    new = f"--{switch['to']}"
+    if not value or same_value(value, True):
+        return FlagChange(flag, new, why, "TRL108", value=on, was=value)
+    if same_value(value, False):
+        return FlagChange(flag, "", why, "TRL108", drop=True)
+    return FlagChange(flag, "", f"{why}: give `{new} {on}` where it is true", "TRL108")
 
 
 def _names(pattern: str, script: str) -> bool:
@@ -194,9 +220,10 @@ def _flags(args: Sequence[str]) -> Iterator[tuple[str, str, str]]:
 def renamed(args: Sequence[str], found: Sequence[FlagChange]) -> list[str]:
     """`args` with each renamed flag spelled the new way (`--num_ppo_epochs=4` ->
     `--num_iterations=4`); flags without a new spelling stay as they are."""
-    new = {c.flag: c.new for c in found if c.new}
+    new = {c.flag: c.new for c in found if c.new and not c.value}
     dropped = {c.flag for c in found if c.drop}
-    values = {c.flag: c.value for c in found if c.value}
+    values = {c.flag: c.value for c in found if c.value and not c.new}
+    switched = {c.flag: [c.new, *c.value.split()] for c in found if c.new and c.value}
     out: list[str] = []
     skip_value = False
     revalue = ""  # the new value of the flag just passed (`--optim adamw_hf`)
@@ -212,6 +239,10 @@ def renamed(args: Sequence[str], found: Sequence[FlagChange]) -> list[str]:
             continue
         revalue = ""
         if flag in dropped:
+            skip_value = not eq
+            continue
+        if flag in switched:  # the flag and a true value after it give way to the new pair
+            out.extend(switched[flag])
             skip_value = not eq
             continue
         if flag in values:
@@ -252,6 +283,17 @@ def with_value(line: str, flag: str, old: str, new: str) -> str:
     return re.sub(
         rf"((?<![\w-]){re.escape(flag)}(?:=|[ \t]+))['\"]?{re.escape(old)}['\"]?(?=[\s\\]|$)",
         lambda m: m.group(1) + new,
+        line,
+    )
+
+
+def with_switch(line: str, flag: str, new: str, value: str) -> str:
+    """`line` of a shell script with the boolean `flag`, bare or given a true value
+    (`--group_by_length`, `--group_by_length True`, `--group_by_length=true`), as `new value`."""
+    true = "['\"]?(?i:true|t|yes|y|1)['\"]?"
+    return re.sub(
+        rf"(?<![\w-]){re.escape(flag)}(?:=(?:{true})|[ \t]+(?:{true}))?(?=[\s\\]|$)",
+        f"{new} {value}",
         line,
     )
 

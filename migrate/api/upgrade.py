@@ -197,6 +197,14 @@ def launch_flags(
                         f"({change.why}); it changed nothing in training"
                     ) + (", so it was removed" if edit else ": remove it from this line")
                     rewrite = partial(_without, flag=change.flag)
+                elif change.new and change.value:  # a switch: `--group_by_length [True]`
+                    given = f"{change.flag} {change.was}".strip()
+                    message = (f"`{given}` is `{change.new} {change.value}` now ({change.why})") + (
+                        " (written in)" if edit else ": change it on this line"
+                    )
+                    rewrite = partial(
+                        flags.with_switch, flag=change.flag, new=change.new, value=change.value
+                    )
                 elif change.value:
                     message = (
                         f"`{change.flag} {change.was}` is `{change.flag} {change.value}` now "

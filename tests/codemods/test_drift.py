@@ -1224,3 +1224,226 @@ def test_another_key_ending_in_labels_is_no_labels_batch():
     )
     out, [finding] = run(src, select=SELECT)
     assert (finding.severity, finding.message) == (Severity.INFO, HOOK_NOTE)
+
+
+# transformers 5 moved group_by_length to train_sampling_strategy="group_by_length" (the
+# stack-llama SFT scripts of AndrewHYC, PrasannS, NhatHoang2002; Pranavbp525's TrainingArguments)
+SWITCHES = """
+from dataclasses import dataclass, field
+from transformers import HfArgumentParser, TrainingArguments
+from trl import SFTConfig
+@dataclass
+class ScriptArguments:
+    group_by_length: bool = field(default=False)
+    packing: bool = False
+script_args, training_args = HfArgumentParser(
+    (ScriptArguments, TrainingArguments)
+).parse_args_into_dataclasses()
+if training_args.group_by_length and script_args.packing:
+    raise ValueError("no packing with group_by_length")
+same = training_args.group_by_length == True
+mine = script_args.group_by_length
+a = TrainingArguments(
+    output_dir="o",
+    group_by_length=True,
+    include_inputs_for_metrics=True,
+)
+b = TrainingArguments("o", group_by_length=script_args.group_by_length, include_inputs_for_metrics=False)
+c = SFTConfig("o", group_by_length=lambda: 1)
+"""
+
+
+def test_a_removed_switch_becomes_the_value_of_its_successor():
+    before = dedent(SWITCHES)
+    after = (
+        before.replace(
+            "if training_args.group_by_length and",
+            'if training_args.train_sampling_strategy == "group_by_length" and',
+        )
+        .replace(
+            "same = training_args.group_by_length == True",
+            'same = (training_args.train_sampling_strategy == "group_by_length") == True',
+        )
+        .replace("    group_by_length=True,\n", '    train_sampling_strategy="group_by_length",\n')
+        .replace("    include_inputs_for_metrics=True,\n", '    include_for_metrics=["inputs"],\n')
+        .replace(
+            "group_by_length=script_args.group_by_length, include_inputs_for_metrics=False)",
+            'train_sampling_strategy="group_by_length" if script_args.group_by_length '
+            'else "random")',
+        )
+        .replace(
+            "group_by_length=lambda: 1)",
+            'train_sampling_strategy="group_by_length" if (lambda: 1) else "random")',
+        )
+    )
+    findings = assert_fixes(before, after, select=SELECT)
+    assert [(f.line, f.severity, f.fix) for f in findings] == [
+        (11, Severity.INFO, Fix.APPLIED),
+        (13, Severity.INFO, Fix.APPLIED),
+        (17, Severity.INFO, Fix.APPLIED),
+        (18, Severity.INFO, Fix.APPLIED),
+        (20, Severity.INFO, Fix.APPLIED),
+        (20, Severity.INFO, Fix.APPLIED),
+        (21, Severity.INFO, Fix.APPLIED),
+    ]
+    assert findings[0].message == (
+        "`training_args.group_by_length` is gone (transformers 5.0 removed group_by_length): "
+        'read as `training_args.train_sampling_strategy == "group_by_length"`, the same setting'
+    )
+    assert findings[2].message.startswith(
+        "`group_by_length=` is gone (transformers 5.0 removed group_by_length): it is now "
+        '`train_sampling_strategy="group_by_length"`, the same setting (the "group_by_length" '
+        "strategy builds the same LengthGroupedSampler for training and evaluation"
+    )
+    assert findings[5].message == (
+        "`include_inputs_for_metrics=False` was removed (transformers 5.0 removed "
+        "include_inputs_for_metrics, deprecated since 4.46); `include_for_metrics=[]`, the "
+        "default, is what it did, so the call goes on without it"
+    )
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param(
+            "import trl\nfrom transformers import TrainingArguments\n"
+            "a = TrainingArguments('o', train_sampling_strategy='group_by_length')\n",
+            id="new-keyword",
+        ),
+        pytest.param(
+            "import trl\nmake(group_by_length=True)\nx = data.group_by_length\n",
+            id="not-a-training-config",
+        ),
+        pytest.param(
+            "import trl\nfrom dataclasses import dataclass\n@dataclass\nclass A:\n"
+            "    group_by_length: bool = False\nif args.group_by_length:\n    pass\n",
+            id="the-scripts-own-field",
+        ),
+        pytest.param(
+            "import argparse\nimport trl\nargs = argparse.ArgumentParser().parse_args()\n"
+            "print(args.logging_dir, args.group_by_length)\n"
+            "script_args = HfArgumentParser(Mine).parse_args_into_dataclasses()[0]\n"
+            "x = script_args.group_by_length\n",
+            id="names-the-file-binds-to-something-else",
+        ),
+    ],
+)
+def test_switch_noop(src):
+    assert assert_noop(src, select=SELECT) == []
+
+
+def test_a_switch_read_of_an_unknown_owner_or_set_is_a_todo():
+    before = dedent(
+        """
+        from transformers import TrainingArguments
+        args = TrainingArguments("o", train_sampling_strategy="group_by_length", group_by_length=True)
+        if self.args.group_by_length:
+            pass
+        args.group_by_length = False
+        """
+    )
+    out, findings = run(before, select=SELECT)
+    assert out == dedent(
+        """
+        from transformers import TrainingArguments
+        # TODO(trl-migrate TRL108): `group_by_length=` and `train_sampling_strategy=` are both given; `group_by_length` is gone (transformers 5.0 removed group_by_length): keep `train_sampling_strategy=`
+        args = TrainingArguments("o", train_sampling_strategy="group_by_length", group_by_length=True)
+        # TODO(trl-migrate TRL108): `self.args.group_by_length`: transformers 5.0 removed group_by_length, so reading it from TrainingArguments or a TRL config raises AttributeError; read `self.args.train_sampling_strategy == "group_by_length"` there instead
+        if self.args.group_by_length:
+            pass
+        # TODO(trl-migrate TRL108): `args.group_by_length` is set here, but transformers 5.0 removed group_by_length: set `args.train_sampling_strategy` to "group_by_length" (or "random") instead
+        args.group_by_length = False
+        """
+    )
+    assert [f.fix for f in findings] == [Fix.MANUAL] * 3
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_logging_dir_leaves_the_call_with_a_warning_and_its_reads_on_configs_get_a_todo():
+    # ninoaf, Angelneer926, 1998frankchen: TrainingArguments(logging_dir="./logs"), which
+    # transformers 5 rejects; TensorBoard's folder is now TENSORBOARD_LOGGING_DIR's
+    before = dedent(
+        """
+        from transformers import TrainingArguments
+        import trl
+        training_args = TrainingArguments(output_dir="o", logging_dir="./logs", seed=1)
+        print(training_args.logging_dir, accelerator.logging_dir, project.logging_dir)
+        """
+    )
+    after = dedent(
+        """
+        from transformers import TrainingArguments
+        import trl
+        training_args = TrainingArguments(output_dir="o", seed=1)
+        # TODO(trl-migrate TRL108): `training_args.logging_dir`: transformers 5.0 removed logging_dir, so reading it from TrainingArguments or a TRL config raises AttributeError; give your script its own flag for it (a field of its dataclass), or drop the check
+        print(training_args.logging_dir, accelerator.logging_dir, project.logging_dir)
+        """
+    )
+    out, findings = run(before, select=SELECT)
+    assert out == after
+    assert run(out, select=SELECT)[0] == out
+    assert [(f.line, f.severity, f.fix) for f in findings] == [
+        (3, Severity.WARNING, Fix.APPLIED),
+        (4, Severity.ERROR, Fix.MANUAL),
+    ]
+    assert "TENSORBOARD_LOGGING_DIR environment variable" in findings[0].message
+
+
+def test_a_value_after_a_dropped_keyword_is_still_replaced():
+    # `_values` read the keyword's original by position, which a dropped keyword before it
+    # shifted: `optim="adamw_hf"` stayed
+    before = (
+        "import trl\nfrom transformers import TrainingArguments\n"
+        'a = TrainingArguments(overwrite_output_dir=True, optim="adamw_hf")\n'
+    )
+    after = (
+        "import trl\nfrom transformers import TrainingArguments\n"
+        'a = TrainingArguments(optim="adamw_torch")\n'
+    )
+    assert len(assert_fixes(before, after, select=SELECT)) == 2
+
+
+def test_is_torch_tpu_available_is_written_in_and_answers_as_it_did(monkeypatch):
+    # synbol/TCM-Nvwa's and Jerry-XDL/AIDoctor's pretraining.py import it from transformers,
+    # which dropped it after 4.50
+    before = dedent(
+        """
+        import trl
+        from transformers import (
+            Trainer,
+            is_torch_tpu_available,
+        )
+        metrics = None if is_torch_tpu_available() else 1
+        """
+    )
+    out, findings = run(before, select=SELECT)
+    assert out.startswith("import trl\nfrom transformers import (\n    Trainer,\n)\n")
+    assert "def is_torch_tpu_available(check_device=True):" in out
+    assert out.endswith("metrics = None if is_torch_tpu_available() else 1\n")
+    assert run(out, select=SELECT)[0] == out
+    [f] = findings
+    assert (f.line, f.fix) == (4, Fix.APPLIED)
+    # what it answers: no torch_xla -> False; torch_xla with a device -> True; one whose
+    # xla_device() raises RuntimeError -> False unless check_device=False
+    import importlib.util
+    import sys
+    import types
+
+    def answers(spec, device):  # type: ignore[no-untyped-def]
+        xm = types.ModuleType("torch_xla.core.xla_model")
+        xm.xla_device = device
+        monkeypatch.setitem(sys.modules, "torch_xla", types.ModuleType("torch_xla"))
+        monkeypatch.setitem(sys.modules, "torch_xla.core", types.ModuleType("torch_xla.core"))
+        monkeypatch.setitem(sys.modules, "torch_xla.core.xla_model", xm)
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name: spec)
+        space: dict = {}
+        written = out[out.index("import functools") : out.index("metrics =")]
+        exec(written, space)
+        return space["is_torch_tpu_available"](), space["is_torch_tpu_available"](False)
+
+    def broken():  # type: ignore[no-untyped-def]
+        raise RuntimeError("no device")
+
+    assert answers(None, lambda: "xla:0") == (False, False)
+    assert answers(object(), lambda: "xla:0") == (True, True)
+    assert answers(object(), broken) == (False, True)

@@ -477,3 +477,76 @@ def test_a_scripts_usage_string_is_tried_with_the_new_flags_and_reported_once(tm
     assert launch.status is Status.UNCHANGED
     assert [(f.line, f.code, f.fix) for f in launch.findings] == [(line, "TRL108", Fix.MANUAL)]
     assert launch.findings[0].message.startswith("`--evaluation_strategy` is `--eval_strategy`")
+
+
+def test_a_removed_switch_flag_becomes_the_new_flag_and_value(tmp_path):
+    # `--group_by_length`, which the stack-llama SFT launch lines pass: transformers 5 moved the
+    # setting to `--train_sampling_strategy group_by_length`; a false one is the default
+    report = _upgrade_sft(
+        tmp_path,
+        "python sft.py --output_dir out --group_by_length \\\n    --lr 1\n"
+        "python sft2.py --group_by_length True --include_inputs_for_metrics=false --x 1\n",
+    )
+    assert (tmp_path / "run.sh").read_text() == (
+        "python sft.py --output_dir out --train_sampling_strategy group_by_length \\\n"
+        "    --lr 1\n"
+        "python sft2.py --train_sampling_strategy group_by_length --x 1\n"
+    )
+    [launch] = report.launches
+    assert [(f.line, f.fix, f.message.split(" (")[0]) for f in launch.findings] == [
+        (1, Fix.APPLIED, "`--group_by_length` is `--train_sampling_strategy group_by_length` now"),
+        (
+            3,
+            Fix.APPLIED,
+            "`--group_by_length True` is `--train_sampling_strategy group_by_length` now",
+        ),
+        (
+            3,
+            Fix.APPLIED,
+            "`--include_inputs_for_metrics` is not a flag of TrainingArguments any more",
+        ),
+    ]
+    again = api.upgrade_path(str(tmp_path), smoke=False, installed=False)
+    assert all(r.status is not Status.CHANGED for r in again.launches)
+
+
+def test_a_switch_flag_in_the_smoke_runs_arguments():
+    none = set().__contains__
+    args = ["--group_by_length", "--bf16", "--include-inputs-for-metrics=1", "--g", "0"]
+    found = launch_flags.drift_changes(args, none)
+    assert launch_flags.renamed(args, found) == [
+        "--train_sampling_strategy",
+        "group_by_length",
+        "--bf16",
+        "--include_for_metrics",
+        "inputs",
+        "--g",
+        "0",
+    ]
+    off = ["--group_by_length", "no", "--lr", "1"]
+    assert launch_flags.renamed(off, launch_flags.drift_changes(off, none)) == ["--lr", "1"]
+    # the script's own flag of that name, and a script that names no TrainingArguments
+    assert launch_flags.drift_changes(["--group_by_length"], {"group_by_length"}.__contains__) == []
+    assert launch_flags.drift_changes(["--group_by_length"], none, "import argparse") == []
+    # a value the line does not spell out: no new spelling, the reason says what to give
+    [found] = launch_flags.drift_changes(["--group_by_length", "$GROUP"], none)
+    assert (found.new, found.drop, found.why) == (
+        "",
+        False,
+        "transformers 5.0 removed group_by_length: give `--train_sampling_strategy "
+        "group_by_length` where it is true",
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "after"),
+    [
+        ("python a.py --group_by_length --bf16", "python a.py --x v --bf16"),
+        ("python a.py --group_by_length True \\", "python a.py --x v \\"),
+        ("python a.py --group_by_length='true'", "python a.py --x v"),
+        ("python a.py --group_by_length_x 1", "python a.py --group_by_length_x 1"),
+        ("python a.py --my--group_by_length", "python a.py --my--group_by_length"),
+    ],
+)
+def test_with_switch_rewrites_the_flag_and_a_true_value_only(line, after):
+    assert launch_flags.with_switch(line, "--group_by_length", "--x", "v") == after

@@ -89,7 +89,8 @@ class RewriteDrift(
     # The identifiers the table acts on: a file without any of them skips the pass.
     NAMES = tuple(
         sorted(
-            {*table()["keywords"], *table()["dropped"], scores.FLAG, *tokenizers.NAMES}
+            {*table()["keywords"], *table()["dropped"], *table()["switches"]}
+            | {scores.FLAG, *tokenizers.NAMES}
             | {*quantization.FLAGS, "model_kwargs", *hooks.HOOKS}
             | {old for values in table()["values"].values() for old in values}
             | {
@@ -108,6 +109,9 @@ class RewriteDrift(
         self._module = node
         self._own: set[str] | None = None  # made on the first read of a dropped setting
         self._configs: dict[str, str] | None = None  # names holding a TRL config (first read)
+        # names holding TrainingArguments or any TRL config (first read of a switch)
+        self._training: dict[str, str] | None = None
+        self._assigned: set[str] | None = None  # dotted names the module assigns (first ask)
 
     def _config_field(
         self, original: cst.Attribute, updated: cst.Attribute
@@ -145,14 +149,47 @@ class RewriteDrift(
         return updated
 
     def _own_fields(self) -> set[str]:
-        """Dropped settings the file's own classes declare (fields of its dataclasses)."""
+        """Dropped settings and switches the file's own classes declare (fields of its
+        dataclasses)."""
         if self._own is None:
+            gone = table()["dropped"].keys() | table()["switches"].keys()
             self._own = {
                 a.target.value
                 for a in walk.find_all(self._module, cst.AnnAssign)
-                if isinstance(a.target, cst.Name) and a.target.value in table()["dropped"]
+                if isinstance(a.target, cst.Name) and a.target.value in gone
             }
         return self._own
+
+    def _training_config(self, owner: str) -> bool:
+        """Whether `owner` (a dotted name) holds TrainingArguments or a TRL config: built by a
+        call of one, or a slot of a parser's unpack (`config_vars`)."""
+        if self._training is None:
+            self._training = config_vars(self._module, self._training_class)
+        return owner in self._training
+
+    def _config_like(self, owner: cst.BaseExpression) -> bool:
+        """Whether `owner` holds TrainingArguments or a TRL config as far as a read can tell:
+        a name `_training_config` knows, or one the file does not assign that is named as
+        such configs are (`self.args` of a Trainer, a function's `training_args`). A name
+        the file binds to something else (`script_args` of its own parser, argparse's
+        `args`) is not one."""
+        name = get_full_name_for_node(owner) or ""
+        if self._training_config(name):
+            return True
+        if self._assigned is None:
+            self._assigned = {
+                bound
+                for assign in walk.find_all(self._module, cst.Assign)
+                for target in assign.targets
+                for bound in _bound_names(target.target)
+            }
+        return name not in self._assigned and name.rpartition(".")[2] in _CONFIG_NAMES
+
+    def _training_class(self, func: cst.BaseExpression) -> str | None:
+        names = self.qualified_names(func)
+        if names and all(_listed([q], TRAINING_ARGUMENTS) for q in names):
+            return names[0].rpartition(".")[2]
+        return None
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         return self.place_written(self.scores_module(updated_node))
@@ -284,6 +321,8 @@ class RewriteDrift(
             updated_node = self._dropped(original_node, updated_node)
         if present & table()["values"].keys():
             updated_node = self._values(original_node, updated_node)
+        if present & table()["switches"].keys():
+            updated_node = self._switches(original_node, updated_node)
         if not present & rules.keys():
             return updated_node
         callee = self._callee(original_node)
@@ -334,7 +373,7 @@ class RewriteDrift(
                 f"`{edits.code(arg).strip().rstrip(',')}` was removed: "
                 f"{rule['why'].split(';')[0]}; {rule['why'].split(';', 1)[1].strip()}, so "
                 "dropping it changes nothing in training",
-                severity=Severity.INFO,
+                severity=Severity(rule.get("severity", "info")),
             )
         if len(keep) == len(updated.args):
             return updated
@@ -345,13 +384,124 @@ class RewriteDrift(
         (`optim="adamw_hf"` to TrainingArguments) becomes the value that replaced it."""
         callee = self._callee(original)
         args = list(updated.args)
-        for i, (orig, arg) in enumerate(zip(original.args, updated.args)):
+        for i, arg in enumerate(updated.args):
             if arg.keyword is None:
                 continue
+            orig = _given(original, arg.keyword.value)  # the same keyword: an earlier step may
+            # have dropped another argument
             new = self._new_value(orig.value, arg.keyword.value, callee=callee)
             if new is not None:
                 args[i] = arg.with_changes(value=new)
         return updated.with_changes(args=args)
+
+    def _switches(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """A boolean keyword of the `switches` table, given to a callee it lists, becomes the
+        value of the keyword that replaced it: `group_by_length=True` ->
+        `train_sampling_strategy="group_by_length"`; any other expression `x` -> `... if x
+        else "random"`; a False leaves the call (it is the new keyword's default)."""
+        callee = self._callee(original)
+        present = {a.keyword.value for a in updated.args if a.keyword is not None}
+        keep: list[cst.Arg] = []
+        for arg in updated.args:
+            rule = table()["switches"].get(arg.keyword.value) if arg.keyword is not None else None
+            if rule is None or not _listed(callee, rule["callees"]):
+                keep.append(arg)
+                continue
+            old, to = arg.keyword.value, rule["to"]  # type: ignore[union-attr]
+            at = _given(original, old)
+            why = rule["why"].split(";")[0]
+            if to in present:
+                self.todo(
+                    original,
+                    f"`{old}=` and `{to}=` are both given; `{old}` is gone ({why}): keep `{to}=`",
+                )
+                keep.append(arg)
+                continue
+            on, off = _value_code(rule["on"]), _value_code(rule["off"])
+            given = edits.literal(arg.value)
+            if given is False:
+                self.report(
+                    at,
+                    f"`{old}=False` was removed ({why}); `{to}={off}`, the default, is what it "
+                    "did, so the call goes on without it",
+                    severity=Severity.INFO,
+                )
+                continue
+            if given is True:
+                value: cst.BaseExpression = cst.parse_expression(on)
+                said = f"`{to}={on}`"
+            else:
+                value = cst.IfExp(
+                    test=_tested(arg.value),
+                    body=cst.parse_expression(on),
+                    orelse=cst.parse_expression(off),
+                )
+                said = f"`{to}={on} if ... else {off}`"
+            keep.append(arg.with_changes(keyword=cst.Name(to), value=value))
+            self.report(
+                at,
+                f"`{old}=` is gone ({why}): it is now {said}, the same setting "
+                f"({rule['why'].split(';', 1)[1].strip()})",
+                severity=Severity.INFO,
+            )
+        if len(keep) == len(updated.args):
+            return updated.with_changes(args=keep)
+        return updated.with_changes(args=edits.relayout(updated, keep, set()))
+
+    def _switch_read(
+        self, original: cst.Attribute, updated: cst.Attribute, rule: dict[str, Any]
+    ) -> cst.BaseExpression:
+        """`args.group_by_length` where `args` holds TrainingArguments or a TRL config: the
+        test of the keyword that replaced it (`args.train_sampling_strategy ==
+        "group_by_length"`); a TODO where the code sets it, or where the owner is only named
+        like one (`self.args`). A field of the script's own dataclasses, or another object's
+        attribute, is left alone."""
+        field = original.attr.value
+        owner = edits.code(original.value).strip()
+        test = rule["read"].format(owner=owner)
+        why = rule["why"].split(";")[0]
+        known = self._training_config(get_full_name_for_node(original.value) or "")
+        if not known and field in self._own_fields():
+            return updated
+        if self.in_mutation and (known or self._config_like(original.value)):
+            self.todo(
+                original,
+                f"`{owner}.{field}` is set here, but {why}: set `{owner}.{rule['to']}` to "
+                f"{_value_code(rule['on'])} (or {_value_code(rule['off'])}) instead",
+            )
+            return updated
+        if not known:
+            if not self._config_like(original.value):
+                return updated  # another object's attribute of that name
+            self.todo(
+                original,
+                f"`{owner}.{field}`: {why}, so reading it from TrainingArguments or a TRL "
+                f"config raises AttributeError; read `{test}` there instead",
+            )
+            return updated
+        value = _put_back(
+            cst.parse_expression(rule["read"].format(owner="__owner__")), updated.value
+        )
+        if not self._bare_ok(original):
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        self.report(
+            original,
+            f"`{owner}.{field}` is gone ({why}): read as `{test}`, the same setting",
+            severity=Severity.INFO,
+        )
+        return value
+
+    def _bare_ok(self, node: cst.CSTNode) -> bool:
+        """Whether a comparison can stand where `node` is without parentheses: a condition, an
+        operand of `and`/`or`/`not`, an argument, an element, an assigned or returned value."""
+        tree = self.walked_tree()
+        at = tree.index.get(id(node)) if tree is not None else None
+        if tree is None or at is None or tree.parents[at] < 0:
+            return False
+        parent = tree.nodes[tree.parents[at]]
+        if isinstance(parent, cst.UnaryOperation):
+            return isinstance(parent.operator, cst.Not)
+        return isinstance(parent, _BARE_OK)
 
     def _new_value(
         self, value: cst.BaseExpression, key: str, *, callee: list[str] | None = None
@@ -431,9 +581,16 @@ class RewriteDrift(
             return field
         if original_node.attr.value not in self.NAMES:
             return updated_node
+        switch = table()["switches"].get(original_node.attr.value)
+        if switch is not None:
+            return self._switch_read(original_node, updated_node, switch)
         gone = table()["dropped"].get(original_node.attr.value)
         if gone is not None:
-            if original_node.attr.value not in self._own_fields() and not self.in_mutation:
+            if (
+                original_node.attr.value not in self._own_fields()
+                and not self.in_mutation
+                and (gone.get("reads") != "configs" or self._config_like(original_node.value))
+            ):
                 self.todo(
                     original_node,
                     f"`{edits.code(original_node).strip()}`: {gone['why'].split(';')[0]}, so "
@@ -481,6 +638,67 @@ class Drift(Rule):
     # either: a load's dtype is changed only where the file's PPO code tells the transformers
     # it ran on.)
     beyond_trl = tuple(n for n in RewriteDrift.NAMES if n != "tokenizer")
+
+
+# Where a comparison reads the same without parentheses (`_bare_ok`).
+_BARE_OK = (
+    cst.If,
+    cst.While,
+    cst.IfExp,
+    cst.BooleanOperation,
+    cst.Arg,
+    cst.Assign,
+    cst.AnnAssign,
+    cst.Return,
+    cst.Element,
+    cst.Assert,
+)
+# The callees the table lists for TrainingArguments and TRL's configs.
+TRAINING_ARGUMENTS = tuple(table()["dropped"]["overwrite_output_dir"]["callees"])
+
+
+# How code names a TrainingArguments or TRL config it did not build itself (`_config_like`).
+_CONFIG_NAMES = ("args", "training_args", "train_args", "training_arguments")
+
+
+def _bound_names(target: cst.BaseExpression) -> list[str]:
+    """The dotted names an assignment target binds (through tuples and lists)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _bound_names(e.value)]
+    name = get_full_name_for_node(target)
+    return [name] if name else []
+
+
+def _listed(callee: Sequence[str], patterns: Sequence[str]) -> bool:
+    """Whether one of the names a call may have matches one of `patterns` (fnmatch)."""
+    return any(fnmatch.fnmatchcase(c, p) for c in callee for p in patterns)
+
+
+def _given(call: cst.Call, keyword: str) -> cst.Arg:
+    """The argument of `call` given as `keyword=` (which it has)."""
+    return next(a for a in call.args if a.keyword is not None and a.keyword.value == keyword)
+
+
+def _value_code(value: object) -> str:
+    """A table's JSON value (a string, a list of strings) as Python code."""
+    return json.dumps(value)
+
+
+def _tested(value: cst.BaseExpression) -> cst.BaseExpression:
+    """`value` as the test of a conditional expression: parenthesized where it binds looser."""
+    if isinstance(value, (cst.Lambda, cst.IfExp, cst.NamedExpr, cst.Yield)) and not value.lpar:
+        return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return value
+
+
+def _put_back(value: cst.BaseExpression, owner: cst.BaseExpression) -> cst.BaseExpression:
+    """`value` with the name `__owner__` replaced by the node `owner` (kept as it was)."""
+
+    class _Owner(cst.CSTTransformer):
+        def leave_Name(self, original_node: cst.Name, updated_node: cst.Name):  # type: ignore[no-untyped-def]
+            return owner if original_node.value == "__owner__" else updated_node
+
+    return value.visit(_Owner())  # type: ignore[return-value]
 
 
 def is_ratio(text: str) -> bool:
