@@ -565,3 +565,52 @@ def test_v2_rollout_helpers_give_trl_0_26s_tensors():
         assert torch.equal(s1, s2) and torch.equal(l1, l2), step
         assert s2[0, -1] == pad_id and s2[1, -1] != pad_id  # one slice ended early
         assert not s2.requires_grad and not l2.requires_grad
+
+
+@pytest.mark.parametrize("version", ["0.11.4", "0.19.1"])
+def test_reward_collator_pads_as_trl_did(version):
+    """The written-in RewardDataCollatorWithPadding gives the batch of TRL 0.11.4's class
+    (which took max_length) and 0.19.1's (as later releases had it; 0.26's only added a
+    deprecation warning), margins and padding options included, and raises as they did on a
+    feature without the four keys."""
+    torch = pytest.importorskip("torch")
+    from migrate.reference.tiny import tiny_tokenizer
+
+    tok = tiny_tokenizer()
+    source = _old_definition(version, "RewardDataCollatorWithPadding")
+    from dataclasses import dataclass
+    from typing import Any, Optional, Union
+
+    space = {"dataclass": dataclass, "torch": torch, "Any": Any, "Optional": Optional}
+    space.update({"Union": Union, "List": list, "Dict": dict, "PreTrainedTokenizerBase": object})
+    exec("@dataclass\n" + source, space)  # noqa: S102
+    old, ours = space["RewardDataCollatorWithPadding"], _ours("RewardDataCollatorWithPadding")
+
+    def feature(chosen, rejected, **extra):  # type: ignore[no-untyped-def]
+        c, r = tok(chosen)["input_ids"], tok(rejected)["input_ids"]
+        return {
+            "input_ids_chosen": c,
+            "attention_mask_chosen": [1] * len(c),
+            "input_ids_rejected": r,
+            "attention_mask_rejected": [1] * len(r),
+            **extra,
+        }
+
+    plain = [feature("a good answer here", "no"), feature("yes", "a much longer rejected one")]
+    margins = [dict(f, margin=m) for f, m in zip(plain, (0.5, 2))]
+    options = [{}, {"pad_to_multiple_of": 8}, {"padding": "longest"}]
+    if version == "0.11.4":
+        options.append({"padding": "max_length", "max_length": 40})
+    for kwargs in options:
+        for features in (plain, margins):
+            want, got = old(tok, **kwargs)(features), ours(tok, **kwargs)(features)
+            assert list(got) == list(want)
+            for key, value in want.items():
+                same = torch.equal(got[key], value) if torch.is_tensor(value) else got[key] == value
+                assert same, (kwargs, key)
+    broken = [{"input_ids_chosen": [1], "attention_mask_chosen": [1]}]
+    with pytest.raises(ValueError) as theirs:
+        old(tok)(broken)
+    with pytest.raises(ValueError) as mine:
+        ours(tok)(broken)
+    assert str(mine.value) == str(theirs.value)
