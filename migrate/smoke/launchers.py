@@ -31,6 +31,7 @@ CONTROL = frozenset({"&&", "||", ";", "|", "&", ">", ">>", "2>&1", "1>", "2>", "
 # Values a README leaves for the reader to fill: `<your-model>`, `...`, `[MODEL]`, `YOUR_PATH`.
 PLACEHOLDER = re.compile(r"^(<[^>]*>|\.\.\.|\[[A-Z_]+\]|(YOUR|PATH_TO|path_to)_\w*)$|<[^>]+>")
 HELP = frozenset({"-h", "--help", "--version"})
+SUBSTITUTION = "\x00"  # marks a word that is a command substitution (`_command`)
 # Python's own options that take a value (`python -W ignore x.py`).
 PY_VALUED = frozenset({"-W", "-X", "-c"})
 
@@ -126,12 +127,24 @@ def _split(line: str) -> list[str] | None:
 
 
 def _command(tokens: list[str]) -> list[str]:
-    """The first simple command of `tokens`: up to the first `&&`, `;`, `|`, redirection."""
+    """The first simple command of `tokens`: up to the first `&&`, `;`, `|`, redirection. A
+    command substitution (`$(...)`, backquotes) is one word, whatever its tokens hold (the shell
+    runs it when the line runs; `SUBSTITUTION` marks it)."""
     out = []
+    depth = 0  # open `$(` of a substitution being gathered
+    quoted = False  # inside a backquoted one
     for token in tokens:
-        if token in CONTROL or token.startswith((">", "2>", "1>")):
+        if depth or quoted:
+            out[-1] += " " + token
+        elif "$(" in token or "`" in token:
+            out.append(SUBSTITUTION + token)
+        elif token in CONTROL or token.startswith((">", "2>", "1>")):
             break
-        out.append(token)
+        else:
+            out.append(token)
+            continue
+        depth = max(depth + token.count("(") - token.count(")"), 0)
+        quoted = quoted != bool(token.count("`") % 2)
     return out
 
 
@@ -183,6 +196,16 @@ def parse_command(
     j = 0
     while j < len(rest):
         word, ok = rest[j]
+        j += 1
+        if word.startswith(SUBSTITUTION):
+            # what a command substitution adds is known only when the line runs: left out
+            raw = words[i + j][len(SUBSTITUTION) :]  # as the line spells it
+            if args and args[-1].startswith("-") and "=" not in args[-1]:
+                unresolved.append(args.pop())  # the flag it gives the value of
+            unresolved.append(raw)
+            continue
+        if ok and not word and not (args and args[-1].startswith("-") and "=" not in args[-1]):
+            continue  # `${DEBUG:-}` with no value: the shell passes no word for it
         ok = ok and not PLACEHOLDER.match(word)
         if ok:
             args.append(word)
@@ -190,7 +213,6 @@ def parse_command(
             unresolved += [args.pop(), word]
         else:
             unresolved.append(word)
-        j += 1
     path, runs_in = "", cwd
     if script:
         for folder in (cwd, base):

@@ -60,6 +60,26 @@ def _launch(tmp_path, launcher: str, text: str, scripts=("train.py",)):  # type:
             id="variables-and-continuations",
         ),
         pytest.param(
+            # ktolnos's evaluate_policy.sh: an optional flag through `${DEBUG_MODE:-}` and a
+            # command substitution that adds one when a variable is set
+            "run.sh",
+            "python train.py --a 1 \\\n  ${DEBUG_MODE:-} \\\n"
+            '  $([ ! -z "${BASE:-}" ] && echo "--base $BASE") \\\n'
+            '  --out "" --tag `date +%s` --seed 3 && echo done\n',
+            ("train.py",),
+            [
+                (
+                    "train.py",
+                    "",
+                    ["--a", "1", "--out", "", "--seed", "3"],
+                    ".",
+                    1,
+                    ["$([ ! -z ${BASE:-} ] && echo --base $BASE)", "--tag", "`date +%s`"],
+                )
+            ],
+            id="empty-variable-and-command-substitution",
+        ),
+        pytest.param(
             "run.sh",
             "python train.py --run_name $WANDB_NAME --lr 3\n",
             ("train.py",),
