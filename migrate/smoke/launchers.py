@@ -130,7 +130,7 @@ def _command(tokens: list[str]) -> list[str]:
     """The first simple command of `tokens`: up to the first `&&`, `;`, `|`, redirection. A
     command substitution (`$(...)`, backquotes) is one word, whatever its tokens hold (the shell
     runs it when the line runs; `SUBSTITUTION` marks it)."""
-    out = []
+    out: list[str] = []
     depth = 0  # open `$(` of a substitution being gathered
     quoted = False  # inside a backquoted one
     for token in tokens:
