@@ -50,6 +50,27 @@ SELECT = ("TRL108",)
             "a = TrainingArguments('o', max_seq_length=3)\n",
             id="max-seq-length-not-sft",
         ),
+        pytest.param(
+            "import trl\nfrom transformers import TrainingArguments\n"
+            "a = TrainingArguments('o', train_sampling_strategy='group_by_length')\n",
+            id="new-keyword",
+        ),
+        pytest.param(
+            "import trl\nmake(group_by_length=True)\nx = data.group_by_length\n",
+            id="not-a-training-config",
+        ),
+        pytest.param(
+            "import trl\nfrom dataclasses import dataclass\n@dataclass\nclass A:\n"
+            "    group_by_length: bool = False\nif args.group_by_length:\n    pass\n",
+            id="the-scripts-own-field",
+        ),
+        pytest.param(
+            "import argparse\nimport trl\nargs = argparse.ArgumentParser().parse_args()\n"
+            "print(args.logging_dir, args.group_by_length)\n"
+            "script_args = HfArgumentParser(Mine).parse_args_into_dataclasses()[0]\n"
+            "x = script_args.group_by_length\n",
+            id="names-the-file-binds-to-something-else",
+        ),
     ],
 )
 def test_noop(src):
@@ -1300,36 +1321,6 @@ def test_a_removed_switch_becomes_the_value_of_its_successor():
         "include_inputs_for_metrics, deprecated since 4.46); `include_for_metrics=[]`, the "
         "default, is what it did, so the call goes on without it"
     )
-
-
-@pytest.mark.parametrize(
-    "src",
-    [
-        pytest.param(
-            "import trl\nfrom transformers import TrainingArguments\n"
-            "a = TrainingArguments('o', train_sampling_strategy='group_by_length')\n",
-            id="new-keyword",
-        ),
-        pytest.param(
-            "import trl\nmake(group_by_length=True)\nx = data.group_by_length\n",
-            id="not-a-training-config",
-        ),
-        pytest.param(
-            "import trl\nfrom dataclasses import dataclass\n@dataclass\nclass A:\n"
-            "    group_by_length: bool = False\nif args.group_by_length:\n    pass\n",
-            id="the-scripts-own-field",
-        ),
-        pytest.param(
-            "import argparse\nimport trl\nargs = argparse.ArgumentParser().parse_args()\n"
-            "print(args.logging_dir, args.group_by_length)\n"
-            "script_args = HfArgumentParser(Mine).parse_args_into_dataclasses()[0]\n"
-            "x = script_args.group_by_length\n",
-            id="names-the-file-binds-to-something-else",
-        ),
-    ],
-)
-def test_switch_noop(src):
-    assert assert_noop(src, select=SELECT) == []
 
 
 def test_a_switch_read_of_an_unknown_owner_or_set_is_a_todo():
