@@ -1609,3 +1609,53 @@ def test_a_batch_size_the_newer_mini_batch_default_rejects_ran_on_an_older_relea
     # a batch_size the newer default divides keeps the newer default
     out, _ = run("from trl import PPOConfig\nc = PPOConfig(batch_size=256)\n", select=SELECT)
     assert "per_device_train_batch_size=128, steps_per_generation=2" in out
+
+
+@pytest.mark.parametrize(
+    ("src", "said"),
+    [
+        pytest.param("from trl import PPOConfig\nc = PPOConfig(output_dir='o')\n", True, id="v2"),
+        pytest.param(
+            "from trl.experimental.ppo import PPOConfig\nc = PPOConfig(output_dir='o')\n",
+            True,
+            id="experimental",
+        ),
+        pytest.param(
+            "from trl import PPOConfig\nc = PPOConfig(output_dir='o', report_to='wandb')\n",
+            False,
+            id="given",
+        ),
+        pytest.param(
+            "from trl import PPOConfig\nc = PPOConfig(batch_size=8, mini_batch_size=2)\n",
+            False,
+            id="legacy-log-with-none",
+        ),
+        pytest.param(
+            "from transformers import HfArgumentParser\nfrom trl import PPOConfig\n"
+            "(c,) = HfArgumentParser((PPOConfig,)).parse_args_into_dataclasses()\n",
+            False,
+            id="parsed-from-the-command-line",
+        ),
+    ],
+)
+def test_a_v2_config_without_report_to_is_told_the_default_changed(src, said):
+    """transformers 4 reported to every installed integration when report_to was not set, and 5
+    to none: a rewritten v2 config that logged to wandb by default logs nowhere now. Which
+    transformers ran the file it does not say, so this is a warning, not a pin."""
+    out, findings = run(src, select=SELECT)
+    told = [f for f in findings if f.message.startswith("`report_to` is not set")]
+    assert [(f.severity, f.message) for f in told] == (
+        [
+            (
+                Severity.WARNING,
+                "`report_to` is not set: on transformers 4 its default reported to every "
+                "integration installed (wandb, tensorboard, ...); on transformers 5, which TRL "
+                "1.13 installs in practice, it reports to none: if this ran on transformers 4 and "
+                'logged that way, set `report_to="all"` (or name the tracker)',
+            )
+        ]
+        if said
+        else []
+    )
+    assert "report_to" not in out.replace("report_to='wandb'", "")
+    assert run(out, select=SELECT)[0] == out

@@ -12,6 +12,14 @@ from codemods.rules.ppo_config.v2 import v2_fields
 from migrate.kernel.findings import Severity
 
 
+REPORT_TO = (
+    "`report_to` is not set: on transformers 4 its default reported to every integration "
+    "installed (wandb, tensorboard, ...); on transformers 5, which TRL 1.13 installs in "
+    "practice, it reports to none: if this ran on transformers 4 and logged that way, set "
+    '`report_to="all"` (or name the tracker)'
+)
+
+
 def plan_call(
     call: cst.Call,
     era: str | None,
@@ -55,6 +63,10 @@ def plan_call(
         return plan
     special = legacy_fields if era == ppo.LEGACY else v2_fields
     handled = special(plan, given, values, target)
+    if era != ppo.LEGACY and "report_to" not in given and not parsed:
+        # the TrainingArguments default these configs inherited: "all" (every integration
+        # installed) on transformers 4, "none" on 5; which one ran the file does not say
+        plan.notes.append((Severity.WARNING, REPORT_TO))
     for name, (i, expr) in given.items():
         if name in handled:
             continue
