@@ -1438,3 +1438,73 @@ def test_is_torch_tpu_available_is_written_in_and_answers_as_it_did(monkeypatch)
     assert answers(None, lambda: "xla:0") == (False, False)
     assert answers(object(), lambda: "xla:0") == (True, True)
     assert answers(object(), broken) == (False, True)
+
+
+# A script's own field that a TRL 1.13 config also declares: ktolnos's my_sft.py (`max_length`,
+# SFTConfig's since TRL 0.16) and HassanJbara's train_dpo.py (`trust_remote_code`, the trainer
+# configs' since TRL 1.7) stop in HfArgumentParser on the duplicate flag.
+CLASH = """
+from dataclasses import dataclass, field
+from transformers import HfArgumentParser
+from trl import ModelConfig, SFTConfig
+@dataclass
+class ScriptArguments:
+    max_length: int = field(default=1024)
+    dataset_name: str = "d"
+    report_to: str = "none"
+parser = HfArgumentParser((ScriptArguments, SFTConfig, ModelConfig))
+"""
+
+
+def test_a_scripts_field_that_a_parsed_trl_config_also_declares_is_a_todo():
+    before = dedent(CLASH)
+    out, findings = run(before, select=SELECT)
+    todo = (
+        "# TODO(trl-migrate TRL108): `--{0}` is a flag of both the script's `ScriptArguments` "
+        "and TRL 1.13's `SFTConfig`, so HfArgumentParser stops on it (argparse: conflicting "
+        "option strings): rename the script's field (and the flag on its launch lines), or drop "
+        "it and read the parsed config's `{0}`\n"
+    )
+    assert out == before.replace(
+        "parser = ", todo.format("max_length") + todo.format("report_to") + "parser = "
+    )
+    assert [(f.line, f.fix) for f in findings] == [(9, Fix.MANUAL), (9, Fix.MANUAL)]
+    assert run(out, select=SELECT)[0] == out
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param(CLASH.replace("max_length", "max_len").replace("report_to", "log"), id="none"),
+        pytest.param(CLASH.replace("SFTConfig, ModelConfig", "Other"), id="not-a-trl-config"),
+        pytest.param(
+            CLASH.replace(
+                "from trl import ModelConfig, SFTConfig", "from mylib import SFTConfig"
+            ).replace("SFTConfig, ModelConfig", "SFTConfig"),
+            id="the-repos-own-sftconfig",
+        ),
+        pytest.param(CLASH.replace("HfArgumentParser((", "make(("), id="not-a-parser"),
+    ],
+)
+def test_no_clash(src):
+    assert assert_noop(dedent(src), select=SELECT) == []
+
+
+def test_a_clash_with_transformers_training_arguments_is_a_todo_too():
+    src = dedent(
+        """
+        import trl
+        from dataclasses import dataclass
+        from transformers import HfArgumentParser, TrainingArguments
+        @dataclass
+        class Args:
+            seed: int = 0
+        a, t = HfArgumentParser([Args, TrainingArguments]).parse_args_into_dataclasses()
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    assert (
+        "`--seed` is a flag of both the script's `Args` and transformers' `TrainingArguments`"
+        in out
+    )
+    assert [f.fix for f in findings] == [Fix.MANUAL]

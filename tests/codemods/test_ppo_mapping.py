@@ -103,3 +103,22 @@ def test_every_row_has_a_known_kind():
             assert row["kind"] != "rename" or "to" in row, name
             assert row["kind"] not in ("todo", "flag") or "todo" in row, name
             assert row["kind"] not in ("drop", "gone", "special") or "why" in row, name
+
+
+def test_stored_parser_fields_match_installed():
+    """`parser_fields` (TRL108's flag clashes) holds every dataclass TRL 1.13 exports with the
+    flags it gives a parser; a TrainingArguments subclass lists those beyond TrainingArguments."""
+    import transformers
+
+    trl = _trl()
+    data = ppo.targets()
+    base = {f.name for f in dataclasses.fields(transformers.TrainingArguments)}
+    assert set(data["parser_fields"]["TrainingArguments"]) == base
+    for name in ("SFTConfig", "DPOConfig", "RewardConfig", "GRPOConfig", "ModelConfig"):
+        cls = getattr(trl, name)
+        flags = set(data["parser_fields"][name])
+        if name in data["parser_extends"]:
+            flags |= base
+        assert flags == {f.name for f in dataclasses.fields(cls)}, name
+    assert "max_length" in data["parser_fields"]["SFTConfig"]
+    assert "trust_remote_code" in data["parser_fields"]["DPOConfig"]

@@ -28,7 +28,8 @@ from codemods import edits, inline, quantization, walk
 from codemods.base import Rule, RuleTransformer
 from codemods.config_vars import config_vars
 from codemods.edits import KEEP, REMOVE, alias_asname, alias_name, new_alias, rewrite_import_from
-from codemods.rules.drift import dtypes, hooks, scores, tokenizers
+from codemods.rules.drift import clashes, dtypes, hooks, scores, tokenizers
+from codemods.rules.drift.clashes import ParserClashes
 from codemods.rules.drift.dtypes import ModelDtypes
 from codemods.rules.drift.hooks import TrainerHooks
 from codemods.rules.drift.quantized import QuantizedLoads
@@ -84,13 +85,14 @@ class RewriteDrift(
     ModelDtypes,
     QuantizedLoads,
     TrainerHooks,
+    ParserClashes,
     RuleTransformer,
 ):
     # The identifiers the table acts on: a file without any of them skips the pass.
     NAMES = tuple(
         sorted(
             {*table()["keywords"], *table()["dropped"], *table()["switches"]}
-            | {scores.FLAG, *tokenizers.NAMES}
+            | {scores.FLAG, *tokenizers.NAMES, *clashes.NAMES}
             | {*quantization.FLAGS, "model_kwargs", *hooks.HOOKS}
             | {old for values in table()["values"].values() for old in values}
             | {
@@ -257,6 +259,7 @@ class RewriteDrift(
         return self.followed_by(rewrite_import_from(updated_node, decisions), written, updated_node)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        self.clashes_call(original_node)
         call = self.tokenizer_call(original_node, self._keywords(original_node, updated_node))
         call = self.dtype_call(original_node, call)
         call = self.quantized_call(original_node, call)

@@ -11,7 +11,6 @@ from codemods.rules.ppo_config.plan import Plan, completions_per_prompt, read_va
 from codemods.rules.ppo_config.v2 import v2_fields
 from migrate.kernel.findings import Severity
 
-
 REPORT_TO = (
     "`report_to` is not set: on transformers 4 its default reported to every integration "
     "installed (wandb, tensorboard, ...); on transformers 5, which TRL 1.13 installs in "
