@@ -614,3 +614,43 @@ def test_reward_collator_pads_as_trl_did(version):
     with pytest.raises(ValueError) as mine:
         ours(tok)(broken)
     assert str(mine.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("name", ["SftScriptArguments", "DpoScriptArguments"])
+def test_script_arguments_give_trl_0_8_6s_flags(name):
+    """The written-in flag dataclasses of TRL 0.8's SFT and DPO examples give HfArgumentParser
+    the flags, types and defaults of 0.8.6's own classes."""
+    from dataclasses import dataclass, field, fields
+
+    from transformers import HfArgumentParser
+
+    source = _old_definition("0.8.6", name, "trl/commands/cli_utils.py")
+    space: dict = {"dataclass": dataclass, "field": field}
+    exec("@dataclass\n" + source, space)  # noqa: S102
+    old = space[name]
+    ours = inline.lookup(f"trl.commands.cli_utils.{name}")
+    assert ours
+    mine: dict = {}
+    exec(ours.replace("__NAME__", name), mine)  # noqa: S102
+    new = mine[name]
+    assert [(f.name, f.type, f.default) for f in fields(new)] == [
+        (f.name, f.type, f.default) for f in fields(old)
+    ]
+    argv = ["--dataset_name", "d", "--config", "c.yaml", "--gradient_checkpointing_use_reentrant"]
+    (a,) = HfArgumentParser(old).parse_args_into_dataclasses(argv)
+    (b,) = HfArgumentParser(new).parse_args_into_dataclasses(argv)
+    assert vars(a) == vars(b)
+
+
+def test_sft_script_arguments_note_names_the_releases_that_differ():
+    src = "from trl.commands.cli_utils import SftScriptArguments, TrlParser\n\np = TrlParser((SftScriptArguments,))\n"
+    out, findings = run(src, select=("TRL101",))
+    assert "class SftScriptArguments:" in out and "from trl import TrlParser" in out
+    [written] = [f for f in findings if "SftScriptArguments" in f.message]
+    assert (written.severity.value, written.fix.value) == ("warning", "applied")
+    assert written.message.endswith(
+        '0.8.0-0.8.3 defaulted `--dataset_text_field` to "text" (None here), and 0.8.0-0.8.4 '
+        "had no `--dataset_train_name`/`--dataset_test_name`: pass `--dataset_text_field text` "
+        "if the script ran on those"
+    )
+    assert run(out, select=("TRL101",))[0] == out
