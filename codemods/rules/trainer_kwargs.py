@@ -224,8 +224,25 @@ class RewriteTrainerKwargs(RuleTransformer):
         if at is not None:
             updated = self._wrap_args(original, updated, trainer, at)
         keep: list[cst.Arg] = []
+        twice = self._peft_twice(original, trainer)
         for orig, arg in zip(original.args, updated.args):
             kw = _kw(arg)
+            if kw == "peft_config" and twice == "drop":
+                self.report(
+                    orig,
+                    f"`peft_config=` dropped: `model` is a PeftModel already (`get_peft_model` "
+                    f"above), which {trainer} of TRL 0.4-0.12 (this call's keywords ran there) "
+                    "trained as it was, leaving peft_config unused; TRL 1.13 raises on the pair",
+                    severity=Severity.INFO,
+                )
+                continue
+            if kw == "peft_config" and twice == "todo":
+                self.todo(
+                    original,
+                    f"`model` may be a PeftModel here (`get_peft_model` in a branch above): "
+                    f"{trainer} of TRL 0.4-0.12 then left `peft_config` unused, and TRL 1.13 "
+                    "raises on the pair; pass `peft_config` only where `model` is no PeftModel",
+                )
             if kw in row["moved"]:
                 to = row["moved"][kw]["to"]
                 if planned:
@@ -254,6 +271,50 @@ class RewriteTrainerKwargs(RuleTransformer):
         if len(keep) == len(updated.args):
             return updated
         return updated.with_changes(args=edits.relayout(original, keep, set()))
+
+    def _peft_twice(self, call: cst.Call, trainer: str) -> str | None:
+        """For a trainer call given `peft_config=` whose `model` the nearest assignment before
+        it in the same function made a PeftModel (`get_peft_model(...)`): "drop" where that
+        assignment always runs before the call (the same block), "todo" where it sits in a branch;
+        else None. SFTTrainer and RewardTrainer of TRL 0.4-0.12 wrapped only a model that was
+        no PeftModel; DPOTrainer merged the adapter instead, so it is left alone."""
+        if (
+            trainer not in ("SFTTrainer", "RewardTrainer")
+            or edits.kwarg(call, "peft_config") is None
+        ):
+            return None
+        model = edits.kwarg(call, "model")
+        if model is None:
+            positional = [a for a in call.args if a.keyword is None and not a.star]
+            model = positional[0] if positional else None
+        tree = self.walked_tree()
+        if model is None or not isinstance(model.value, cst.Name) or tree is None:
+            return None
+        at = tree.index.get(id(call))
+        if at is None:
+            return None
+        last: cst.Assign | None = None  # the nearest binding of the name before the call
+        for assign in walk.find_all(self._module, cst.Assign):
+            where = tree.index.get(id(assign))
+            if (
+                where is not None
+                and where < at
+                and tree.scope_at[where] == tree.scope_at[at]
+                and any(model.value.value in _binds(t.target) for t in assign.targets)
+            ):
+                last = assign
+        if (
+            last is None
+            or len(last.targets) != 1
+            or not isinstance(last.targets[0].target, cst.Name)
+        ):
+            return None  # an unpacking (`model, tok = ...`) says nothing of what it binds
+        if last is None or not isinstance(last.value, cst.Call):
+            return None
+        made = self.qualified_names(last.value.func)
+        if not made or not all(q in PEFT_MODEL_MAKERS for q in made):
+            return None
+        return "drop" if _block_of(tree, last) == _block_of(tree, call) else "todo"
 
     def _helper_taken(self) -> bool:
         """The file binds the helper's name to something of its own."""
@@ -353,6 +414,30 @@ class RewriteTrainerKwargs(RuleTransformer):
             source = inline.lookup(HELPER_PATH) or ""
             updated_node = inline.after_imports(updated_node, inline.statements(source, HELPER))
         return updated_node
+
+
+# What returns a PeftModel (`_peft_twice`).
+PEFT_MODEL_MAKERS = frozenset(
+    {"peft.get_peft_model", "peft.mapping.get_peft_model", "peft.mapping_func.get_peft_model"}
+)
+
+
+def _binds(target: cst.BaseExpression) -> set[str]:
+    """The plain names an assignment target binds (through tuples and lists)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return {n for e in target.elements for n in _binds(e.value)}
+    return {target.value} if isinstance(target, cst.Name) else set()
+
+
+def _block_of(tree: walk.Tree, node: cst.CSTNode) -> int:
+    """The position of the block (a function body, a branch, the module) whose statement holds
+    `node`: its nearest enclosing statement's parent."""
+    at = tree.index[id(node)]
+    while at > 0 and not isinstance(
+        tree.nodes[at], (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+    ):
+        at = tree.parents[at]
+    return tree.parents[at] if at > 0 else -1
 
 
 def _args_at(call: cst.Call, trainer: str) -> int | None:

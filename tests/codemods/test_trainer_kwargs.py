@@ -312,3 +312,76 @@ def test_the_table_names_real_fields_of_the_1_13_configs():
             assert old not in params and old not in fields, (trainer, old)
         for name in row["pins"]:
             assert name in fields
+
+
+# Pranavbp525's and izaanz's SFT scripts wrap the model with get_peft_model and hand SFTTrainer
+# the same LoraConfig: TRL 0.4-0.12 trained the PeftModel as it was (peft_config unused); TRL
+# 1.13 raises "You passed a `PeftModel` instance together with a `peft_config`".
+PEFT_TWICE = """
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM, TrainingArguments
+from trl import SFTTrainer
+def main(args):
+    model = AutoModelForCausalLM.from_pretrained("m")
+    config = LoraConfig(r=8)
+    model = get_peft_model(model, config)
+    trainer = SFTTrainer(
+        model=model,
+        args=TrainingArguments("o"),
+        train_dataset=ds,
+        peft_config=config,
+        max_seq_length=512,
+    )
+"""
+
+
+def test_peft_config_beside_a_peft_model_is_dropped_where_the_old_trainer_left_it_unused():
+    before = dedent(PEFT_TWICE)
+    out, findings = run(before, select=("TRL109",))
+    assert out.split("trainer = ")[1] == (
+        "SFTTrainer(\n"
+        "        model=model,\n"
+        '        args=SFTConfig("o", max_length=512, learning_rate=5e-05, bf16=False, '
+        "gradient_checkpointing=False, logging_steps=500),\n"
+        "        train_dataset=ds,\n"
+        "    )\n"
+    )
+    [dropped] = [f for f in findings if f.message.startswith("`peft_config=` dropped")]
+    assert (dropped.line, dropped.severity, dropped.fix) == (12, Severity.INFO, Fix.APPLIED)
+    assert run(out, select=("TRL109",))[0] == out
+
+
+@pytest.mark.parametrize(
+    ("change", "todo"),
+    [
+        pytest.param(
+            (
+                "    model = get_peft_model(model, config)\n",
+                "    if args.lora:\n        model = get_peft_model(model, config)\n",
+            ),
+            True,
+            id="in-a-branch",
+        ),
+        pytest.param(
+            (
+                "    model = get_peft_model(model, config)\n",
+                "    model = get_peft_model(model, config)\n    model, extra = model, 1\n",
+            ),
+            False,
+            id="rebound-by-an-unpacking",
+        ),
+        pytest.param(
+            ("get_peft_model(model, config)", "wrap(model, config)"), False, id="no-peft-model"
+        ),
+        pytest.param(("SFTTrainer(", "DPOTrainer("), False, id="dpo-merged-instead"),
+        pytest.param(("        max_seq_length=512,\n", ""), False, id="era-unknown"),
+    ],
+)
+def test_peft_config_beside_a_maybe_peft_model(change, todo):
+    before = dedent(PEFT_TWICE).replace(*change)
+    out, findings = run(before, select=("TRL109",))
+    assert "peft_config=config" in out
+    assert not any(f.message.startswith("`peft_config=` dropped") for f in findings)
+    told = [f for f in findings if f.message.startswith("`model` may be a PeftModel here")]
+    assert len(told) == (1 if todo else 0)
+    assert run(out, select=("TRL109",))[0] == out
