@@ -1508,3 +1508,27 @@ def test_a_clash_with_transformers_training_arguments_is_a_todo_too():
         in out
     )
     assert [f.fix for f in findings] == [Fix.MANUAL]
+
+
+def test_a_config_field_of_a_dataclass_trlparser_parses_is_a_todo():
+    src = dedent(
+        """
+        from dataclasses import dataclass
+        from trl import TrlParser
+        @dataclass
+        class Args:
+            config: str = None
+            lr: float = 1.0
+        p = TrlParser((Args,))
+        q = HfArgumentParser((Args,))
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    assert out == src.replace(
+        "p = TrlParser",
+        "# TODO(trl-migrate TRL108): `Args` has a field named `config`, which TRL 1.13's "
+        "TrlParser rejects (it reads `--config`, a YAML file of flag values, itself): rename the "
+        "field, or drop it where it held that path\np = TrlParser",
+    )
+    assert [(f.line, f.fix) for f in findings] == [(7, Fix.MANUAL)]
+    assert run(out, select=SELECT)[0] == out
