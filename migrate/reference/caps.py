@@ -64,7 +64,7 @@ def cap_args(args: Any, steps: int) -> None:
     put("per_device_eval_batch_size", BATCH)
     put("deepspeed", None)
     put("fsdp", "")
-    if "bnb" in str(getattr(args, "optim", "")) or "8bit" in str(getattr(args, "optim", "")):
+    if bitsandbytes_optim(str(getattr(args, "optim", ""))):
         put("optim", "adamw_torch")
     if not torch.cuda.is_available():
         put("use_cpu", True)
@@ -92,6 +92,14 @@ def cap_args(args: Any, steps: int) -> None:
     for name, limit in (("max_length", 128), ("max_prompt_length", 64), ("max_seq_length", 128)):
         if getattr(args, name, None):
             put(name, min(getattr(args, name), limit))
+
+
+def bitsandbytes_optim(name: str) -> bool:
+    """Whether TrainingArguments' optimizer `name` is one of bitsandbytes' (8-bit, paged, Lion,
+    AdEMAMix: `adamw_bnb_8bit`, `paged_adamw_32bit`, `lion_32bit`, ...), which need CUDA and the
+    bitsandbytes package; a smoke run trains with `adamw_torch` instead, listed as an override."""
+    name = name.lower()
+    return any(part in name for part in ("bnb", "8bit", "paged", "lion", "ademamix"))
 
 
 # Overrides every capped config got: {"config", "field", "was", "now"}, in order, each once.

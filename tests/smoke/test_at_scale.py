@@ -66,3 +66,29 @@ def test_the_finding_says_where_the_real_run_would_stop():
         "ValueError: a: the smoke run's caps went past it, the real run on this machine would stop there"
     )
     assert there.endswith("the real run on a device with that precision would stop there")
+
+
+@pytest.mark.parametrize(
+    ("optim", "capped"),
+    [
+        ("paged_adamw_32bit", True),  # the QLoRA scripts' (Pranavbp525, TPNxl notebooks)
+        ("adamw_bnb_8bit", True),
+        ("paged_lion_8bit", True),
+        ("rmsprop_bnb", True),
+        ("adamw_torch", False),
+        ("adafactor", False),
+        ("sgd", False),
+    ],
+)
+def test_a_bitsandbytes_optimizer_trains_as_adamw_torch_with_the_override_listed(optim, capped):
+    """bitsandbytes' optimizers need CUDA and the package: a smoke run on this machine stopped
+    on them ("You need to install `bitsandbytes`") before this cap."""
+    from transformers import TrainingArguments
+
+    caps.OVERRIDES.clear()
+    args = TrainingArguments(output_dir="out", optim=optim, report_to="none")
+    caps.cap_args(args, 2)
+    assert (args.optim == "adamw_torch") is (capped or optim == "adamw_torch")
+    said = [o for o in caps.OVERRIDES if o["field"] == "optim"]
+    assert len(said) == (1 if capped else 0)
+    caps.OVERRIDES.clear()
