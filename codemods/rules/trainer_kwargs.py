@@ -293,20 +293,29 @@ class RewriteTrainerKwargs(RuleTransformer):
         at = tree.index.get(id(call))
         if at is None:
             return None
-        last: cst.Assign | None = None  # the nearest binding of the name before the call
-        for assign in walk.find_all(self._module, cst.Assign):
+        # the nearest binding of the name before the call: `model = ...`, `model: T = ...`
+        last: cst.Assign | cst.AnnAssign | None = None
+        bindings: list[cst.Assign | cst.AnnAssign] = [
+            *walk.find_all(self._module, cst.Assign),
+            *walk.find_all(self._module, cst.AnnAssign),
+        ]
+        bindings.sort(key=lambda node: tree.index.get(id(node), -1))
+        for assign in bindings:
             where = tree.index.get(id(assign))
+            targets: list[cst.BaseExpression] = []
+            if isinstance(assign, cst.Assign):
+                targets = [t.target for t in assign.targets]
+            elif assign.value is not None:  # `model: T` alone binds nothing
+                targets = [assign.target]
             if (
                 where is not None
                 and where < at
                 and tree.scope_at[where] == tree.scope_at[at]
-                and any(model.value.value in _binds(t.target) for t in assign.targets)
+                and any(model.value.value in _binds(t) for t in targets)
             ):
                 last = assign
-        if (
-            last is None
-            or len(last.targets) != 1
-            or not isinstance(last.targets[0].target, cst.Name)
+        if isinstance(last, cst.Assign) and (
+            len(last.targets) != 1 or not isinstance(last.targets[0].target, cst.Name)
         ):
             return None  # an unpacking (`model, tok = ...`) says nothing of what it binds
         if last is None or not isinstance(last.value, cst.Call):

@@ -371,6 +371,11 @@ def test_peft_config_beside_a_peft_model_is_dropped_where_the_old_trainer_left_i
             id="rebound-by-an-unpacking",
         ),
         pytest.param(
+            ("    trainer = ", "    model: object = base\n    trainer = "),
+            False,
+            id="rebound-with-an-annotation",
+        ),
+        pytest.param(
             ("get_peft_model(model, config)", "wrap(model, config)"), False, id="no-peft-model"
         ),
         pytest.param(("SFTTrainer(", "DPOTrainer("), False, id="dpo-merged-instead"),
