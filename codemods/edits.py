@@ -281,6 +281,18 @@ def elements(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [e.value for e in expr.elements] if isinstance(expr, (cst.Tuple, cst.List)) else []
 
 
+def target_names(target: cst.BaseExpression) -> list[str]:
+    """The names an assignment or loop target binds (`x`, `a, (b, *c)`); `batch["k"] = v` and
+    `self.x = v` bind none."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    return []
+
+
 def bound_names(node: cst.CSTNode) -> set[str]:
     """Names a statement assigns anywhere inside it (=, +=, annotated, for, with, walrus)."""
     found: set[str] = set()

@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import json
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
@@ -295,11 +295,10 @@ class RewriteTrainerKwargs(RuleTransformer):
             return None
         # the nearest binding of the name before the call: `model = ...`, `model: T = ...`
         last: cst.Assign | cst.AnnAssign | None = None
-        bindings: list[cst.Assign | cst.AnnAssign] = [
-            *walk.find_all(self._module, cst.Assign),
-            *walk.find_all(self._module, cst.AnnAssign),
-        ]
-        bindings.sort(key=lambda node: tree.index.get(id(node), -1))
+        bindings = cast(
+            "list[cst.Assign | cst.AnnAssign]",
+            walk.find_all(self._module, (cst.Assign, cst.AnnAssign)),  # in source order
+        )
         for assign in bindings:
             where = tree.index.get(id(assign))
             targets: list[cst.BaseExpression] = []
@@ -311,7 +310,7 @@ class RewriteTrainerKwargs(RuleTransformer):
                 where is not None
                 and where < at
                 and tree.scope_at[where] == tree.scope_at[at]
-                and any(model.value.value in _binds(t) for t in targets)
+                and any(model.value.value in edits.target_names(t) for t in targets)
             ):
                 last = assign
         if isinstance(last, cst.Assign) and (
@@ -429,13 +428,6 @@ class RewriteTrainerKwargs(RuleTransformer):
 PEFT_MODEL_MAKERS = frozenset(
     {"peft.get_peft_model", "peft.mapping.get_peft_model", "peft.mapping_func.get_peft_model"}
 )
-
-
-def _binds(target: cst.BaseExpression) -> set[str]:
-    """The plain names an assignment target binds (through tuples and lists)."""
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return {n for e in target.elements for n in _binds(e.value)}
-    return {target.value} if isinstance(target, cst.Name) else set()
 
 
 def _block_of(tree: walk.Tree, node: cst.CSTNode) -> int:

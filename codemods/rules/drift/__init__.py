@@ -113,7 +113,7 @@ class RewriteDrift(
         self._configs: dict[str, str] | None = None  # names holding a TRL config (first read)
         # names holding TrainingArguments or any TRL config (first read of a switch)
         self._training: dict[str, str] | None = None
-        self._assigned: set[str] | None = None  # dotted names the module assigns (first ask)
+        self._assigned: set[str] | None = None  # plain names the module assigns (first ask)
 
     def _config_field(
         self, original: cst.Attribute, updated: cst.Attribute
@@ -183,13 +183,13 @@ class RewriteDrift(
                 bound
                 for assign in walk.find_all(self._module, cst.Assign)
                 for target in assign.targets
-                for bound in _bound_names(target.target)
+                for bound in edits.target_names(target.target)
             }
         return name not in self._assigned and name.rpartition(".")[2] in _CONFIG_NAMES
 
     def _training_class(self, func: cst.BaseExpression) -> str | None:
         names = self.qualified_names(func)
-        if names and all(_listed([q], TRAINING_ARGUMENTS) for q in names):
+        if names and all(_listed([q], TRAINING_CONFIGS) for q in names):
             return names[0].rpartition(".")[2]
         return None
 
@@ -482,9 +482,7 @@ class RewriteDrift(
                 f"config raises AttributeError; read `{test}` there instead",
             )
             return updated
-        value = _put_back(
-            cst.parse_expression(rule["read"].format(owner="__owner__")), updated.value
-        )
+        value = cst.parse_expression(rule["read"].format(owner=edits.code(updated.value).strip()))
         if not self._bare_ok(original):
             value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         self.report(
@@ -656,20 +654,13 @@ _BARE_OK = (
     cst.Element,
     cst.Assert,
 )
-# The callees the table lists for TrainingArguments and TRL's configs.
-TRAINING_ARGUMENTS = tuple(table()["dropped"]["overwrite_output_dir"]["callees"])
+# The callees the table lists for TrainingArguments and TRL's configs (every such row lists the
+# same ones).
+TRAINING_CONFIGS = tuple(table()["dropped"]["overwrite_output_dir"]["callees"])
 
 
 # How code names a TrainingArguments or TRL config it did not build itself (`_config_like`).
 _CONFIG_NAMES = ("args", "training_args", "train_args", "training_arguments")
-
-
-def _bound_names(target: cst.BaseExpression) -> list[str]:
-    """The dotted names an assignment target binds (through tuples and lists)."""
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _bound_names(e.value)]
-    name = get_full_name_for_node(target)
-    return [name] if name else []
 
 
 def _listed(callee: Sequence[str], patterns: Sequence[str]) -> bool:
@@ -692,16 +683,6 @@ def _tested(value: cst.BaseExpression) -> cst.BaseExpression:
     if isinstance(value, (cst.Lambda, cst.IfExp, cst.NamedExpr, cst.Yield)) and not value.lpar:
         return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return value
-
-
-def _put_back(value: cst.BaseExpression, owner: cst.BaseExpression) -> cst.BaseExpression:
-    """`value` with the name `__owner__` replaced by the node `owner` (kept as it was)."""
-
-    class _Owner(cst.CSTTransformer):
-        def leave_Name(self, original_node: cst.Name, updated_node: cst.Name):  # type: ignore[no-untyped-def]
-            return owner if original_node.value == "__owner__" else updated_node
-
-    return value.visit(_Owner())  # type: ignore[return-value]
 
 
 def is_ratio(text: str) -> bool:

@@ -550,12 +550,12 @@ class _Flow:
             for t in stmt.targets:
                 if not _plain_target(t.target):
                     self.check(t.target, bound)
-            return bound | {n for t in stmt.targets for n in _target_names(t.target)}
+            return bound | {n for t in stmt.targets for n in edits.target_names(t.target)}
         if isinstance(stmt, (cst.AugAssign, cst.AnnAssign)):
             self.check(stmt.value, bound)
             if isinstance(stmt, cst.AugAssign) or not _plain_target(stmt.target):
                 self.check(stmt.target, bound)
-            return bound | set(_target_names(stmt.target))
+            return bound | set(edits.target_names(stmt.target))
         if isinstance(stmt, cst.If):
             self.check(stmt.test, bound)
             taken = self.suite(stmt.body, bound)
@@ -568,7 +568,7 @@ class _Flow:
         if isinstance(stmt, (cst.For, cst.While)):
             if isinstance(stmt, cst.For):
                 self.check(stmt.iter, bound)
-                self.suite(stmt.body, bound | set(_target_names(stmt.target)))
+                self.suite(stmt.body, bound | set(edits.target_names(stmt.target)))
             else:
                 self.check(stmt.test, bound)
                 self.suite(stmt.body, bound)
@@ -579,7 +579,7 @@ class _Flow:
             for item in stmt.items:
                 self.check(item.item, bound)
                 if item.asname is not None:
-                    bound = bound | set(_target_names(item.asname.name))
+                    bound = bound | set(edits.target_names(item.asname.name))
             return self.suite(stmt.body, bound)
         if isinstance(stmt, cst.Try):
             after = self.suite(stmt.body, bound)
@@ -604,39 +604,28 @@ def _plain_target(target: cst.BaseExpression) -> bool:
     return False
 
 
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    """The names a target binds (`x`, `a, b`); `batch["k"] = v` and `self.x = v` bind none."""
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _target_names(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []
-
-
 def _binds_anywhere(node: cst.CSTNode) -> set[str]:
     """Names bound anywhere inside a statement (assignment targets, loop variables, `as`)."""
     found: set[str] = set()
 
     class _V(walk.Visitor):
         def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
-            found.update(_target_names(n.target))
+            found.update(edits.target_names(n.target))
 
         def visit_AugAssign(self, n: cst.AugAssign) -> None:
-            found.update(_target_names(n.target))
+            found.update(edits.target_names(n.target))
 
         def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
-            found.update(_target_names(n.target))
+            found.update(edits.target_names(n.target))
 
         def visit_For(self, n: cst.For) -> None:
-            found.update(_target_names(n.target))
+            found.update(edits.target_names(n.target))
 
         def visit_AsName(self, n: cst.AsName) -> None:
-            found.update(_target_names(n.name))  # type: ignore[arg-type]
+            found.update(edits.target_names(n.name))  # type: ignore[arg-type]
 
         def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
-            found.update(_target_names(n.target))
+            found.update(edits.target_names(n.target))
 
         def visit_CompFor(self, n: cst.CompFor) -> bool:
             return True  # its targets are its own, but a walrus inside binds outside
@@ -680,7 +669,7 @@ def reads(node: cst.CSTNode) -> set[str]:
                 got = inner(comp.iter)
                 found.update(got if first else got - own)
                 first = False
-                own |= set(_target_names(comp.target))  # type: ignore[arg-type]
+                own |= set(edits.target_names(comp.target))  # type: ignore[arg-type]
                 for cond in comp.ifs:
                     found.update(inner(cond.test) - own)
                 comp = comp.inner_for_in
