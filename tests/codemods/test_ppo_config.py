@@ -1659,3 +1659,42 @@ def test_a_v2_config_without_report_to_is_told_the_default_changed(src, said):
     )
     assert "report_to" not in out.replace("report_to='wandb'", "")
     assert run(out, select=SELECT)[0] == out
+
+
+@pytest.mark.parametrize(
+    ("given", "read"),
+    [
+        pytest.param("1000", "1000", id="literal"),
+        pytest.param("args.episodes", "args.episodes", id="attribute"),
+    ],
+)
+def test_total_episodes_read_gets_what_the_call_gave(given, read):
+    """`config.total_episodes` read after the call (a print, the script's own arithmetic) is
+    the value the call gave it: RLOOConfig has no such field (an AttributeError on 1.13)."""
+    before = dedent(
+        f"""
+        from trl import PPOConfig
+        config = PPOConfig(output_dir="o", total_episodes={given}, num_ppo_epochs=1)
+        print(config.total_episodes)
+        """
+    )
+    out, findings = run(before, select=SELECT)
+    assert out.splitlines()[-1] == f"print({read})"
+    reads = [f for f in findings if f.line == 3]
+    assert len(reads) == 1 and reads[0].fix is Fix.APPLIED
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_total_episodes_read_of_an_expression_keeps_its_todo():
+    before = dedent(
+        """
+        from trl import PPOConfig
+        config = PPOConfig(output_dir="o", total_episodes=n * 2, num_ppo_epochs=1)
+        print(config.total_episodes)
+        """
+    )
+    out, _ = run(before, select=SELECT)
+    assert (
+        f"{TODO}`config.total_episodes`: `total_episodes` is gone: training length is "
+        "`max_steps`\nprint(config.total_episodes)" in out
+    )

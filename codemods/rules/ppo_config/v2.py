@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from codemods import edits, ppo
-from codemods.rules.ppo_config.plan import Plan, int_value
+from codemods.rules.ppo_config.plan import Plan, int_value, read_value
 from migrate.kernel.findings import Severity
 
 
@@ -103,10 +103,13 @@ def v2_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
                 "num_processes)) * num_ppo_epochs` (TRL 0.12-0.16: also x num_mini_batches inside "
                 "and out)"
             )
-        plan.reads["total_episodes"] = (
-            "todo",
-            "`total_episodes` is gone: training length is `max_steps`",
-        )
+        # a read of the field gets what the call gave it (`print(config.total_episodes)`)
+        read_value(plan, "total_episodes", given["total_episodes"][1], values["total_episodes"])
+        if plan.reads["total_episodes"][0] == "todo":
+            plan.reads["total_episodes"] = (
+                "todo",
+                "`total_episodes` is gone: training length is `max_steps`",
+            )
     if ("total_episodes" not in given or values["total_episodes"] is None) and (
         mu and nmb and (old_meaning or new_meaning)
     ):
