@@ -1698,3 +1698,56 @@ def test_total_episodes_read_of_an_expression_keeps_its_todo():
         f"{TODO}`config.total_episodes`: `total_episodes` is gone: training length is "
         "`max_steps`\nprint(config.total_episodes)" in out
     )
+
+
+@pytest.mark.parametrize(
+    ("given", "report_to", "read"),
+    [
+        pytest.param(
+            "script_args.log_with",
+            'script_args.log_with or "none"',
+            'if script_args.log_with == "wandb":',
+            id="attribute",
+        ),
+        pytest.param("tracker", 'tracker or "none"', 'if tracker == "wandb":', id="name"),
+        pytest.param(
+            '"wandb" if use_wandb else None',
+            '("wandb" if use_wandb else None) or "none"',
+            f"{TODO}`config.log_with`: `log_with` is not a field of the new config; keep the "
+            'value in a variable of your own\nif config.log_with == "wandb":',
+            id="conditional-bracketed",
+        ),
+    ],
+)
+def test_log_with_variable_becomes_report_to_or_none(given, report_to, read):
+    """A tracker given as a variable is `report_to`, with None (no tracker) as "none": on
+    transformers 5, `report_to=None` would become `[None]` and fail. A read of the field gets
+    what the call gave it."""
+    before = dedent(
+        f"""
+        from trl import PPOConfig
+        config = PPOConfig(batch_size=8, mini_batch_size=8, log_with={given})
+        if config.log_with == "wandb":
+            pass
+        """
+    )
+    out, findings = run(before, select=SELECT)
+    assert out == (
+        "from trl import RLOOConfig\n"
+        f"config = RLOOConfig(per_device_train_batch_size=8, report_to={report_to}{LEGACY_TAIL}\n"
+        f"{read}\n"
+        "    pass\n"
+    )
+    note = [f for f in findings if "is `report_to` now" in f.message]
+    assert len(note) == 1 and note[0].severity is Severity.INFO
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_log_with_variable_runs_with_and_without_a_tracker():
+    """What the rewritten keyword gives a real TRL 1.13 config: a tracker name reports there,
+    None reports nowhere."""
+    from trl import RLOOConfig
+
+    for value, expected in (("tensorboard", ["tensorboard"]), (None, [])):
+        config = RLOOConfig(output_dir="/tmp/o", report_to=value or "none", use_cpu=True)
+        assert config.report_to == expected

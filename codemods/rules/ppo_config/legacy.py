@@ -8,7 +8,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from codemods import edits, ppo
-from codemods.rules.ppo_config.plan import Plan, fmt, int_value
+from codemods.rules.ppo_config.plan import Plan, fmt, int_value, read_value
 from migrate.kernel.findings import Severity
 
 
@@ -59,6 +59,7 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
     idx = {k: i for k, (i, _) in given.items()}
     if "log_with" in given:
         value = values["log_with"]
+        read_value(plan, "log_with", given["log_with"][1], value)  # `config.log_with` reads
         if value is None:
             plan.notes.append(
                 (Severity.INFO, "`log_with=None` dropped: TRL 1.13 reports to nothing by default")
@@ -66,9 +67,16 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
         elif isinstance(value, str):
             plan.args.append((idx["log_with"], "report_to", fmt([value])))
         else:
-            plan.todos.append(
-                f"`log_with={shown['log_with']}` was dropped: set `report_to=[<tracker>]` (a list; "
-                "[] for none)"
+            # None (no tracker) must be "none": transformers 5 would make report_to=None [None]
+            plan.args.append(
+                (idx["log_with"], "report_to", f'{_operand(shown["log_with"])} or "none"')
+            )
+            plan.notes.append(
+                (
+                    Severity.INFO,
+                    f'`log_with={shown["log_with"]}` is `report_to` now, "none" where it gave '
+                    "no tracker (None)",
+                )
             )
     mini_key = "forward_batch_size" if "forward_batch_size" in given else "mini_batch_size"
     default_mini = 128  # the legacy default mini_batch_size from TRL 0.7.11
