@@ -18,6 +18,7 @@ import libcst as cst
 import tomlkit
 
 from codemods import edits
+from migrate.kernel import notebooks
 
 
 @functools.cache
@@ -229,11 +230,55 @@ class WritesIn:
             if not edits.is_import_block(body[i]):
                 break
             end = i
-        if end == start:
-            return module
-        rest = [n for n in body if id(n) not in self._top_written]
-        at = rest.index(body[end]) + 1
-        return module.with_changes(body=[*rest[:at], *written, *rest[at:]])
+        if end != start:
+            rest = [n for n in body if id(n) not in self._top_written]
+            at = rest.index(body[end]) + 1
+            body = [*rest[:at], *written, *rest[at:]]
+        return module.with_changes(body=_spaced(body, self._top_written, bool(module.header)))
+
+
+def _spaced(body: list[cst.BaseStatement], written: frozenset[int], header: bool) -> list:
+    """`body` laid out as PEP 8 has it around the top-level definitions written in (ids in
+    `written`): two blank lines before each written class or function and before the statement
+    after one; none above the module's first statement when no comment heads the file."""
+    out = list(body)
+    for i, stmt in enumerate(body):
+        after_def = i > 0 and id(body[i - 1]) in written and _is_def(body[i - 1])
+        if i == 0 and id(stmt) in written and not header:
+            lines = edits.leading(stmt)
+            while lines and lines[0].comment is None:
+                lines = lines[1:]
+            out[i] = stmt.with_changes(leading_lines=lines)
+        elif i > 0 and ((id(stmt) in written and _is_def(stmt)) or after_def):
+            if not _cell_boundary(stmt):  # a notebook's next cell: blank lines would end this one
+                out[i] = _blank_lines_before(stmt, 2)
+    return out
+
+
+def _cell_boundary(stmt: cst.BaseStatement) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, cst.Name)
+        and notebooks.is_boundary(stmt.body[0].value.value)
+    )
+
+
+def _is_def(stmt: cst.CSTNode) -> bool:
+    return isinstance(stmt, (cst.ClassDef, cst.FunctionDef))
+
+
+def _blank_lines_before(stmt: cst.BaseStatement, n: int) -> cst.BaseStatement:
+    """`stmt` with at least `n` blank lines above it (and above its comments)."""
+    lines = edits.leading(stmt)
+    blank = 0
+    while blank < len(lines) and lines[blank].comment is None:
+        blank += 1
+    if blank >= n:
+        return stmt
+    more = [cst.EmptyLine(indent=False)] * (n - blank)
+    return stmt.with_changes(leading_lines=[*more, *lines])
 
 
 def after_imports(module: cst.Module, written: list[cst.BaseStatement]) -> cst.Module:

@@ -193,6 +193,11 @@ _BOUNDARY = "__trl_migrate_cell_{}__"
 _BOUNDARY_LINE = re.compile(r"^__trl_migrate_cell_(\d+)__[ \t]*$")
 
 
+def is_boundary(name: str) -> bool:
+    """Whether `name` is the line that stands between two cells of a joined notebook."""
+    return _BOUNDARY_LINE.match(name) is not None
+
+
 @dataclasses.dataclass
 class Joined:
     """The code cells of a notebook as one Python module, and the way back to cells."""

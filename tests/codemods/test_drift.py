@@ -287,6 +287,7 @@ def test_removed_transformers_helpers_are_written_in():
         import torch
         from transformers import AutoTokenizer
 
+
         def filt(logits, top_k=0, top_p=1.0, filter_value=-float("Inf"), min_tokens_to_keep=1):
             \"\"\"top_k_top_p_filtering of transformers (to 4.38) and trl.core (to 0.13), gone since (written
             in by trl-migrate).\"\"\"
@@ -299,10 +300,12 @@ def test_removed_transformers_helpers_are_written_in():
                 logits = TopPLogitsWarper(top_p=top_p, **keep)(None, logits)
             return logits
 
+
         def send_example_telemetry(*args, **kwargs):
             \"\"\"transformers.utils.send_example_telemetry, gone in transformers 5: it only reported usage
             to the Hub, so nothing is lost by doing nothing (written in by trl-migrate).\"\"\"
             return None
+
 
         send_example_telemetry("run_ppo", args)
         logits = filt(logits, top_k=0, top_p=0.9)

@@ -266,6 +266,7 @@ def test_removed_names_keep_their_import_with_one_todo_each():
             from trl.core import respond_to_batch
             from trl import SFTTrainer
 
+
             class Sampler:
                 \"\"\"trl.core.LengthSampler, which TRL 0.25.0 removed (written in by trl-migrate).\"\"\"
 
@@ -277,10 +278,63 @@ def test_removed_names_keep_their_import_with_one_todo_each():
 
                     return np.random.choice(self.values)
 
+
             length = Sampler(2, 8)
             response = respond_to_batch(model, query)
             """,
             id="class-after-the-import-block",
+        ),
+        pytest.param(
+            """
+            \"\"\"A module.\"\"\"
+            from trl.core import LengthSampler
+            import os
+            def sample():
+                return LengthSampler(1, 2)
+            """,
+            """
+            \"\"\"A module.\"\"\"
+            import os
+
+
+            class LengthSampler:
+                \"\"\"trl.core.LengthSampler, which TRL 0.25.0 removed (written in by trl-migrate).\"\"\"
+
+                def __init__(self, min_value, max_value):
+                    self.values = list(range(min_value, max_value))
+
+                def __call__(self):
+                    import numpy as np
+
+                    return np.random.choice(self.values)
+
+
+            def sample():
+                return LengthSampler(1, 2)
+            """,
+            id="pep8-two-blank-lines-around-the-written-class",
+        ),
+        pytest.param(
+            """
+            from trl.core import LengthSampler
+            x = LengthSampler(1, 2)
+            """,
+            """
+            class LengthSampler:
+                \"\"\"trl.core.LengthSampler, which TRL 0.25.0 removed (written in by trl-migrate).\"\"\"
+
+                def __init__(self, min_value, max_value):
+                    self.values = list(range(min_value, max_value))
+
+                def __call__(self):
+                    import numpy as np
+
+                    return np.random.choice(self.values)
+
+
+            x = LengthSampler(1, 2)
+            """,
+            id="first-statement-of-the-file-has-no-blank-line-above",
         ),
         pytest.param(
             """
@@ -322,7 +376,7 @@ def test_written_in_helpers_behave_like_the_originals():
     )  # two real newlines, as TRL's constant held
     out, _ = run("from trl import get_kbit_device_map as device_map\n", select=SELECT)
     assert out.startswith(
-        '\ndef device_map():\n    """trl.get_kbit_device_map, which TRL 1.8.0 removed'
+        'def device_map():\n    """trl.get_kbit_device_map, which TRL 1.8.0 removed'
     )
     torch = pytest.importorskip("torch")
     exec(compile(out, "t.py", "exec"), namespace)
@@ -413,9 +467,9 @@ UNUSED = "`trl.core.respond_to_batch` was removed in TRL 0.14.0; this file never
         ),
         pytest.param(
             "import os\nfrom trl.core import LengthSampler, respond_to_batch\nfrom trl import SFTTrainer\n\nx = LengthSampler(1, 3)\n",
-            "import os\nfrom trl import SFTTrainer\n"
+            "import os\nfrom trl import SFTTrainer\n\n"
             + LENGTH_SAMPLER
-            + "\nx = LengthSampler(1, 3)\n",
+            + "\n\nx = LengthSampler(1, 3)\n",
             id="written-helper-still-goes-below-the-imports",
         ),
     ],

@@ -55,7 +55,7 @@ def test_fixed_notebook_keeps_everything_but_the_rewritten_code(notebook):
         in sources[1]
     )
     assert sources[1].endswith(  # a removed helper is written into the cell that imported it
-        "from transformers import set_seed\n\nclass LengthSampler:\n"
+        "from transformers import set_seed\n\n\nclass LengthSampler:\n"
         '    """trl.core.LengthSampler, which TRL 0.25.0 removed (written in by trl-migrate)."""\n\n'
         "    def __init__(self, min_value, max_value):\n        self.values = list(range(min_value, max_value))\n\n"
         "    def __call__(self):\n        import numpy as np\n\n        return np.random.choice(self.values)"
