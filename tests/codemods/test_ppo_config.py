@@ -1751,3 +1751,25 @@ def test_log_with_variable_runs_with_and_without_a_tracker():
     for value, expected in (("tensorboard", ["tensorboard"]), (None, [])):
         config = RLOOConfig(output_dir="/tmp/o", report_to=value or "none", use_cpu=True)
         assert config.report_to == expected
+
+
+@pytest.mark.parametrize(
+    ("given", "written"),
+    [
+        pytest.param("warmup_ratio=0.1", "warmup_steps=0.1", id="warmup-ratio"),
+        pytest.param('evaluation_strategy="no"', 'eval_strategy="no"', id="evaluation-strategy"),
+        pytest.param("report_to=None", 'report_to="all"', id="report-to-none"),
+    ],
+)
+def test_a_v2_config_keeps_the_training_arguments_that_trl108_moves(given, written):
+    """A v2 PPOConfig took every TrainingArguments field of its day; one that transformers 5
+    renamed is not unknown to TRL103, which rewrites the call and leaves the keyword to TRL108.
+    Before, TRL103 left the call under a TODO and TRL108 renamed the keyword, so a second run
+    rewrote the call: `fix` refused the file (tyronen/bb-finetune's ppo.py)."""
+    before = f'from trl import PPOConfig\nconfig = PPOConfig(output_dir="o", num_ppo_epochs=1, {given})\n'
+    out, findings = run(before, select=("TRL103", "TRL108"))
+    assert out.startswith(
+        f'from trl import RLOOConfig\nconfig = RLOOConfig(output_dir="o", num_iterations=1, {written},'
+    )
+    assert "TODO" not in out
+    assert run(out, select=("TRL103", "TRL108"))[0] == out

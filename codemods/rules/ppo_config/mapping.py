@@ -53,7 +53,8 @@ def plan_call(
     table = ppo.mapping()["legacy_config" if era == ppo.LEGACY else "v2_config"]
     fields = ppo.config_fields(target)
     values = {k: edits.literal(v) for k, (_, v) in given.items()}
-    unknown = [k for k in given if k not in table and k not in fields]
+    moved = ppo.moved_by_drift() if era != ppo.LEGACY else frozenset()
+    unknown = [k for k in given if k not in table and k not in fields and k not in moved]
     if unknown:
         plan.fail = (
             f"`{'`, `'.join(unknown)}` is neither a known {ppo.ERA_TEXT[era]} field nor a field of "
