@@ -696,6 +696,29 @@ def test_a_script_whose_ppo_era_is_unclear_is_told_not_changed():
     assert [f.severity.name for f in findings if f.code == "TRL108"] == ["WARNING"]
 
 
+def test_an_unclear_era_stays_unclear_on_the_rewrites_second_run():
+    """The rewrite of a mixed-era file leaves writes of legacy-only fields under TODOs
+    (`config.adap_kl_ctrl = True`); with no PPO class left, the second run must not read them as
+    a legacy file and add `dtype="float32"` the first run only reported (Vedang1308/RLAIF's
+    train.py was refused as not idempotent)."""
+    src = dedent(
+        """
+        from transformers import AutoModelForCausalLM
+        from trl import PPOConfig, PPOTrainer
+
+        config = PPOConfig(mini_batch_size=4, batch_size=16)
+        config.adap_kl_ctrl = True
+        model = AutoModelForCausalLM.from_pretrained("m")
+        trainer = PPOTrainer(args=config, model=model, processing_class=tok, train_dataset=ds)
+        print("PPOTrainer:", trainer)
+        """
+    )
+    out, findings = run(src)
+    assert 'model = AutoModelForCausalLM.from_pretrained("m")\n' in out
+    assert [f.severity.name for f in findings if f.code == "TRL108"] == ["WARNING"]
+    assert run(out)[0] == out
+
+
 @pytest.mark.parametrize(
     "value",
     [pytest.param("1.0", id="one-counts-steps"), pytest.param("args.warmup", id="not-literal")],
@@ -846,6 +869,60 @@ def test_the_removed_adamw_given_to_training_arguments_becomes_adamw_torch(call,
     assert out == (before.replace('"adamw_hf"', '"adamw_torch"') if changed else before)
     assert len(findings) == int(changed)
     assert run(out, select=("TRL108",))[0] == out
+
+
+@pytest.mark.parametrize(
+    ("call", "changed"),
+    [
+        ('TrainingArguments(output_dir="o", report_to=None)', True),
+        ("SFTConfig(report_to=None, learning_rate=1e-5)", True),
+        ("my_trainer(report_to=None)", False),  # not a callee the table lists
+        ('TrainingArguments(output_dir="o", report_to="none")', False),
+        ('TrainingArguments(output_dir="o", report_to=args.report_to)', False),
+    ],
+)
+def test_report_to_none_becomes_all_as_transformers_4_read_it(call, changed):
+    """transformers 4 read `report_to=None` as "all"; 5 takes None for a tracker's name and
+    the Trainer stops on it."""
+    before = (
+        f"from transformers import TrainingArguments\nfrom trl import SFTConfig\nargs = {call}\n"
+    )
+    out, findings = run(before, select=("TRL108",))
+    assert out == (before.replace("report_to=None", 'report_to="all"') if changed else before)
+    assert [f.message.split(":")[0] for f in findings] == (
+        ["`report_to=None` is gone"] if changed else []
+    )
+    assert run(out, select=("TRL108",))[0] == out
+
+
+def test_a_scripts_own_report_to_field_defaulting_to_none_is_left():
+    src = dedent(
+        """
+        from dataclasses import dataclass, field
+        from transformers import TrainingArguments
+
+        @dataclass
+        class Args:
+            report_to: str = field(default=None)
+        """
+    )
+    assert assert_noop(src, select=("TRL108",)) == []
+
+
+def test_report_to_all_is_what_transformers_4_made_of_none():
+    """The premise, on the transformers TRL 1.13 installs: "all" is every integration
+    installed, and None is refused when the Trainer builds its callbacks."""
+    pytest.importorskip("transformers")
+    from transformers import TrainingArguments
+    from transformers.integrations import get_available_reporting_integrations
+    from transformers.integrations import get_reporting_integration_callbacks
+
+    args = TrainingArguments(output_dir="/tmp/o", report_to="all")
+    assert args.report_to == get_available_reporting_integrations()
+    with pytest.raises(ValueError, match="None is not supported"):
+        get_reporting_integration_callbacks(
+            TrainingArguments(output_dir="/tmp/o", report_to=None).report_to
+        )
 
 
 def test_a_comparison_with_the_removed_adamw_is_left_alone():

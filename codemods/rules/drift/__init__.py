@@ -94,7 +94,12 @@ class RewriteDrift(
             {*table()["keywords"], *table()["dropped"], *table()["switches"]}
             | {scores.FLAG, *tokenizers.NAMES, *clashes.NAMES}
             | {*quantization.FLAGS, "model_kwargs", *hooks.HOOKS}
-            | {old for values in table()["values"].values() for old in values}
+            # an old value is the trigger, or its keyword where the value is None (in every file)
+            | {
+                key if old == "None" else old
+                for key, values in table()["values"].items()
+                for old in values
+            }
             | {
                 path.rpartition(".")[2]
                 for path in (*table()["imports"], *table()["todo"], *WRITTEN_IN)
@@ -510,8 +515,9 @@ class RewriteDrift(
         """The string literal `value` of setting `key` with the `values` table's replacement
         (reported), or None. `callee`: the call that takes it, which must be one the table lists;
         None for the default of a script's own field of that name."""
-        if not isinstance(value, cst.SimpleString):
-            return None
+        none = isinstance(value, cst.Name) and value.value == "None"
+        if not (isinstance(value, cst.SimpleString) or (none and callee is not None)):
+            return None  # a script's own field defaulting to None may mean anything to it
         rule = table()["values"].get(key, {}).get(str(edits.literal(value)))
         if rule is None:
             return None
@@ -521,7 +527,7 @@ class RewriteDrift(
             return None
         old = edits.literal(value)
         where = (
-            f'`{key}="{old}"`'
+            (f"`{key}=None`" if none else f'`{key}="{old}"`')
             if callee is not None
             else f'the default of the script\'s own `{key}` field, "{old}",'
         )
@@ -530,6 +536,8 @@ class RewriteDrift(
             f'{where} is gone: {rule["why"]}; it is now "{rule["to"]}": {rule["note"]}',
             severity=Severity.WARNING,
         )
+        if not isinstance(value, cst.SimpleString):
+            return cst.SimpleString(f'"{rule["to"]}"')
         quote = value.prefix + value.quote
         return cst.SimpleString(f"{quote}{rule['to']}{value.quote}")
 
