@@ -691,8 +691,34 @@ def test_generation_settings_bound_inside_a_function_move_to_the_config():
     assert run(out, select=PPO)[0] == out
 
 
-def test_a_generation_dict_bound_twice_in_the_module_is_not_followed():
+def test_a_generation_dict_another_function_binds_too_is_followed_in_the_loops_function():
+    """Each function's `generation_kwargs` is its own local: the loop reads main()'s."""
     src = dedent(IN_MAIN) + 'def other():\n    generation_kwargs = {"top_k": 5}\n'
+    out, findings = run(src, select=PPO)
+    assert "max_completion_length=15, top_k=0, top_p=1.0, num_train_epochs=1)" in out
+    assert "for batch in trainer.dataloader" not in out
+    assert not [f for f in findings if f.fix is Fix.MANUAL]
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param(
+            dedent(IN_MAIN) + '    generation_kwargs = {"top_k": 5}\n',
+            id="twice-in-the-loops-function",
+        ),
+        pytest.param(
+            # at the top level, and rebound through `global` by another function
+            "\n".join(
+                line[4:] if line.startswith("    ") else line
+                for line in dedent(IN_MAIN).replace("def main():\n", "").splitlines()
+            )
+            + '\ndef other():\n    global generation_kwargs\n    generation_kwargs = {"top_k": 5}\n',
+            id="global-in-another-function",
+        ),
+    ],
+)
+def test_a_generation_dict_the_loops_scope_may_rebind_is_not_followed(src):
     out, findings = run(src, select=PPO)
     todo = [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
     assert any("`**generation_kwargs` is not a dict literal" in f.message for f in todo)

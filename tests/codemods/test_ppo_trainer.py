@@ -464,3 +464,66 @@ def test_a_reference_beside_a_policy_loaded_from_its_path_is_dropped_with_what_r
         "(model.config._name_or_path) when beta != 0 (a PEFT model's reference is a frozen copy "
         "of its starting adapter instead)"
     )
+
+
+SCHEDULER_TODO = (
+    "is stepped more often now: the PPO trainers stepped a scheduler they were given once per "
+    "rollout batch"
+)
+
+
+@pytest.mark.parametrize(
+    ("call", "scheduler"),
+    [
+        pytest.param(
+            "PPOTrainer(config, model, tokenizer=tok, dataset=ds, optimizer=opt, lr_scheduler=sched)",
+            "sched",
+            id="legacy-lr-scheduler",
+        ),
+        pytest.param(
+            "PPOTrainer(args=config, model=model, processing_class=tok, train_dataset=ds, "
+            "reward_model=rm, value_model=vm, optimizers=(opt, sched))",
+            "sched",
+            id="v2-optimizers-pair",
+        ),
+        pytest.param(
+            "PPOTrainer(args=config, model=model, processing_class=tok, train_dataset=ds, "
+            "reward_model=rm, value_model=vm, optimizers=pair)",
+            "pair",
+            id="v2-optimizers-not-written-out",
+        ),
+    ],
+)
+def test_a_scheduler_handed_to_the_trainer_is_a_todo(call, scheduler):
+    """Legacy PPOTrainer stepped a given scheduler once per `step()` and the v2 trainers once per
+    rollout batch; RLOOTrainer steps it after every optimizer step, so the schedule would run
+    faster without a word (bcmin1018's CosineAnnealingLR)."""
+    out, findings = run(f"from trl import PPOTrainer\nppo_trainer = {call}\n", select=SELECT)
+    todos = [f for f in findings if f.fix is Fix.MANUAL and SCHEDULER_TODO in f.message]
+    assert len(todos) == 1 and todos[0].message.startswith(f"`{scheduler}` is stepped")
+    assert f"{TODO}`{scheduler}` {SCHEDULER_TODO}" in out
+    assert run(out, select=SELECT)[0] == out
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        pytest.param(
+            "PPOTrainer(config, model, tokenizer=tok, dataset=ds, optimizer=opt)",
+            id="legacy-optimizer-only",
+        ),
+        pytest.param(
+            "PPOTrainer(config, model, tokenizer=tok, dataset=ds, optimizer=opt, lr_scheduler=None)",
+            id="legacy-none",
+        ),
+        pytest.param(
+            "PPOTrainer(args=config, model=model, processing_class=tok, train_dataset=ds, "
+            "reward_model=rm, value_model=vm, optimizers=(opt, None))",
+            id="v2-no-scheduler",
+        ),
+    ],
+)
+def test_an_optimizer_alone_is_no_scheduler_todo(call):
+    out, findings = run(f"from trl import PPOTrainer\nppo_trainer = {call}\n", select=SELECT)
+    assert not [f for f in findings if SCHEDULER_TODO in f.message]
+    assert "optimizers=(opt, None)" in out

@@ -36,7 +36,11 @@ class Generation(LoopPass):
         self.prompt_returned = True  # legacy generate() returned prompt + response by default
         for arg in call.args[1:]:
             if arg.star == "**":
-                literal = self.dicts.get(get_full_name_for_node(arg.value) or "")
+                name = get_full_name_for_node(arg.value) or ""
+                literal = self.dicts.get(name)
+                scope = self.function_of(at or call)
+                if literal is None and scope is not None:
+                    literal = self.scoped_dicts.get((scope, name))
                 if literal is None:
                     raise Refused(
                         f"`**{edits.code(arg.value).strip()}` is not a dict literal in this file"

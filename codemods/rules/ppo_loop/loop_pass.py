@@ -14,6 +14,9 @@ from codemods.rules.ppo_loop.shape import Bound, Line
 class LoopPass(RuleTransformer):
     trainers: set[str]  # names bound to PPO trainers (and target trainers TRL104 wrote)
     dicts: dict[str, dict[str, cst.BaseExpression]]  # dict literals by variable
+    scoped_dicts: dict[
+        tuple[int, str], dict[str, cst.BaseExpression]
+    ]  # by (function body, variable)
     samplers: dict[str, tuple[Bound, Bound]]  # LengthSampler(lo, hi) by variable
     single: dict[str, cst.BaseExpression]  # names the module binds once, to what
     reward_name: str  # the reward function's name: `reward_fn`, unless the file uses it

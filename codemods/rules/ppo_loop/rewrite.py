@@ -54,7 +54,7 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         self.trainers = set(facts.trainer_vars) | target_trainer_vars(
             self, node
         )  # TRL104 may have run first
-        self.dicts = dict_literals(node)
+        self.dicts, self.scoped_dicts = dict_literals(node, self.function_of)
         self.single = single_bindings(node)
         self.samplers = length_samplers(node, self.single)
         self.trainer_cls = ppo.target_trainer(self.state.target)

@@ -269,34 +269,77 @@ def target_trainer_vars(owner: RuleTransformer, module: cst.Module) -> set[str]:
     return found
 
 
-def dict_literals(module: cst.Module) -> dict[str, dict[str, cst.BaseExpression]]:
-    """`name = {"k": v, ...}` with string keys, `name` bound once in the module (at any depth:
-    in `main()`, under `if __name__ == "__main__":`, in a `try:`) and not changed by a
-    `name["k"] = v` outside a loop: generation kwargs the loop expands."""
-    out: dict[str, dict[str, cst.BaseExpression]] = {}
+def dict_literals(
+    module: cst.Module, scope_of: Callable[[cst.CSTNode], int | None]
+) -> tuple[dict[str, Pairs], dict[tuple[int, str], Pairs]]:
+    """Generation kwargs the loop expands: `name = {"k": v, ...}` with string keys, or
+    `name = dict(k=v, ...)`, not changed by a `name["k"] = v` (or `name.update(...)`) outside a
+    loop. By name where the module binds the name once (at any depth: in `main()`, under
+    `if __name__ == "__main__":`, in a `try:`); and by (function body, name) where that function
+    binds it once (`scope_of`: walk.Tree's numbering), for a name each of several functions
+    binds to its own dict (a training function and an evaluation function)."""
+    by_name: dict[str, Pairs] = {}
+    by_scope: dict[tuple[int, str], Pairs] = {}
     seen: dict[str, int] = {}
+    seen_in: dict[tuple[int | None, str], int] = {}
     for assigned in walk.find_all(module, cst.AssignTarget):
         if isinstance(assigned.target, (cst.Name, cst.Attribute)):
             name = get_full_name_for_node(assigned.target) or ""
             seen[name] = seen.get(name, 0) + 1
+            key = (scope_of(assigned), name)
+            seen_in[key] = seen_in.get(key, 0) + 1
     changed = _changed_outside_loops(module)
+    # a `global`/`nonlocal` name may be rebound from another function's body
+    shared = {
+        n.name.value
+        for t in (cst.Global, cst.Nonlocal)
+        for s in walk.find_all(module, t)
+        for n in s.names
+    }
+    builtin_dict = "dict" not in edits.bound_names(module) and not any(  # the builtin's
+        d.name.value == "dict"
+        for t in (cst.FunctionDef, cst.ClassDef)
+        for d in walk.find_all(module, t)
+    )
     for assign in walk.find_all(module, cst.Assign):
-        if (
-            len(assign.targets) == 1
-            and isinstance(assign.value, cst.Dict)
-            and seen.get(get_full_name_for_node(assign.targets[0].target) or "") == 1
-            and get_full_name_for_node(assign.targets[0].target) not in changed
-        ):
-            keys = [
-                edits.literal(e.key) if isinstance(e, cst.DictElement) else None
-                for e in assign.value.elements
-            ]
-            names = [k for k in keys if isinstance(k, str)]
-            if len(names) == len(keys):
-                out[get_full_name_for_node(assign.targets[0].target) or ""] = {
-                    k: e.value for k, e in zip(names, assign.value.elements)
-                }
-    return out
+        if len(assign.targets) != 1:
+            continue
+        name = get_full_name_for_node(assign.targets[0].target) or ""
+        if not name or name in changed:
+            continue
+        pairs = _string_keyed(assign.value, builtin_dict)
+        if pairs is None:
+            continue
+        if seen.get(name) == 1:
+            by_name[name] = pairs
+        scope = scope_of(assign)
+        if scope is not None and seen_in.get((scope, name)) == 1 and name not in shared:
+            by_scope[(scope, name)] = pairs
+    return by_name, by_scope
+
+
+Pairs = dict[str, cst.BaseExpression]
+
+
+def _string_keyed(value: cst.BaseExpression, builtin_dict: bool) -> Pairs | None:
+    """The keys and values of a dict display with string keys, or of a `dict(k=v, ...)` call
+    with keywords only; None for anything else."""
+    if isinstance(value, cst.Dict):
+        keys = [
+            edits.literal(e.key) if isinstance(e, cst.DictElement) else None for e in value.elements
+        ]
+        if not all(isinstance(k, str) for k in keys):
+            return None
+        return {k: e.value for k, e in zip(keys, value.elements)}  # type: ignore[misc]
+    if (
+        builtin_dict
+        and isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Name)
+        and value.func.value == "dict"
+        and all(a.keyword is not None and not a.star for a in value.args)
+    ):
+        return {a.keyword.value: a.value for a in value.args}  # type: ignore[union-attr]
+    return None
 
 
 def _changed_outside_loops(module: cst.Module) -> set[str]:

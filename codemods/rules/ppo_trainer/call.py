@@ -92,6 +92,18 @@ class TrainerCall(TrainerPass):
         for key, (orig, value) in named.items():
             row = self.kwargs[key]
             kind = row["kind"]
+            scheduler = _scheduler(key, value)
+            if scheduler is not None:
+                self.todo(
+                    orig,
+                    f"`{scheduler}` is stepped more often now: the PPO trainers stepped a "
+                    "scheduler they were given once per rollout batch (legacy: each `step()`; "
+                    f"v2: each batch of `train()`), {self.new_name} (a transformers Trainer) after "
+                    "every optimizer step, num_iterations x steps_per_generation of them per "
+                    "generation, so its schedule runs that many times faster: build it counting "
+                    "optimizer steps (its `T_max`, `total_iters`, `step_size` times that), or drop "
+                    "it and set `lr_scheduler_type` in the config",
+                )
             if kind in ("same", "rename"):
                 out[row.get("to", key)] = (key, value)
             elif kind == "drop":
@@ -265,3 +277,26 @@ class TrainerCall(TrainerPass):
                 "peft_config, or beta=0.0)",
                 severity=Severity.WARNING,
             )
+
+
+def _scheduler(key: str, value: cst.BaseExpression) -> str | None:
+    """The learning-rate scheduler a PPO trainer keyword hands over (`lr_scheduler=sched`, the
+    second of `optimizers=(opt, sched)`, or an `optimizers` value whose parts are not written
+    out), as code; None where it hands none."""
+    if key == "lr_scheduler":
+        part: cst.BaseExpression | None = value
+    elif key == "optimizers":
+        if isinstance(value, (cst.Tuple, cst.List)):
+            items = [e.value for e in value.elements]
+            part = (
+                items[1]
+                if len(items) == 2 and not isinstance(items[1], cst.StarredElement)
+                else value
+            )
+        else:
+            part = value
+    else:
+        return None
+    if part is None or (isinstance(part, cst.Name) and part.value == "None"):
+        return None
+    return edits.code(part).strip()
