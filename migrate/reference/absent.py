@@ -90,6 +90,9 @@ MODULES = frozenset(
         # CUDA-only quantization: the tiny CPU stand-in model is never quantized (the harness
         # drops `quantization_config`), so its layers and optimizers are the torch ones below.
         "bitsandbytes",
+        # Colab's own runtime (`drive.mount(...)`, `userdata.get(...)`): a notebook's setup, not
+        # its training; stood in for alone, never the rest of the `google` namespace
+        "google.colab",
     }
 )
 
@@ -193,13 +196,13 @@ def stand_in(names: frozenset[str]) -> list[str]:
     reaches: `reached`) that is not installed (and the submodules imported); the top-level
     names, sorted."""
     used = sorted(
-        {n.split(".")[0] for n in names}
-        & {m for m in MODULES if m not in sys.modules and importlib.util.find_spec(m) is None}
+        m for m in MODULES if any(_within(n, m) for n in names) and not _installed(m)
     )
-    for name in sorted(n for n in names if n.split(".")[0] in used):
+    for name in sorted(n for n in names if any(_within(n, m) for m in used)):
         parts = name.split(".")
         for i in range(1, len(parts) + 1):
-            _module(".".join(parts[:i]))
+            if not _installed(".".join(parts[:i])):  # `google` of `google.colab` may be there
+                _module(".".join(parts[:i]))
     if "tyro" in used:
         sys.modules["tyro"].cli = _tyro_cli  # type: ignore[attr-defined]
     if used:
@@ -284,15 +287,30 @@ def _tyro_cli(f: Any, *, args: Any = None, default: Any = None, **_: Any) -> Any
     return default if default is not None else f()
 
 
+def _within(name: str, module: str) -> bool:
+    """Whether module `name` is `module` or one of its submodules."""
+    return name == module or name.startswith(module + ".")
+
+
+def _installed(name: str) -> bool:
+    """Whether `name` imports here (a dotted name whose parent is missing does not)."""
+    if name in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 class _Submodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Serves `PIL.Image` and the like once `PIL` is stood in for: a library that sees the
     stand-in may import its submodules (`import PIL.Image`), which get stand-ins too."""
 
     def __init__(self, tops: frozenset[str]) -> None:
-        self.tops = tops
+        self.tops = tops  # the modules stood in for (`PIL`, `google.colab`)
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname.split(".")[0] not in self.tops:
+        if not any(_within(fullname, top) for top in self.tops):
             return None
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 

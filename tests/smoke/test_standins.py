@@ -387,3 +387,31 @@ def test_a_checkpoint_folder_the_repo_leaves_as_a_placeholder_is_stood_in_and_sa
         "checkpoint reward_model (a placeholder in the repo: no config, tokenizer or weights)",
         "checkpoint peft_model (a placeholder in the repo: no config, tokenizer or weights)",
     ]
+
+
+def test_colabs_runtime_module_is_a_reported_stand_in_without_the_rest_of_google(
+    tmp_path, store
+):
+    """A Colab notebook's setup (`drive.mount`, `userdata.get`) runs on a stand-in for
+    `google.colab` alone: another `google` package the machine has still imports as itself."""
+    pytest.importorskip("torch")
+    pytest.importorskip("trl")
+    import importlib.util
+
+    from migrate.smoke import smoke_script
+
+    script = tmp_path / "colab.py"
+    script.write_text(
+        "from google.colab import drive, userdata\n"
+        "drive.mount('/content/drive')\n"
+        "token = userdata.get('HF_TOKEN')\n"
+        "import google\n"
+        "print('MOUNTED', getattr(google, '__file__', None) is None or 'site-packages' in str(google.__path__))\n"
+    )
+    result = smoke_script(str(script), store=store, timeout=120)
+    assert [f.code for f in result.findings] == ["TRL413"], result.log_tail
+    assert "MOUNTED True" in result.log_tail
+    assert "google.colab is not installed here: a no-op stand-in" in result.log_tail
+    assert result.stand_ins == ["google.colab"]
+    if importlib.util.find_spec("google") is not None:  # a namespace some package provides
+        assert "google is not installed" not in result.log_tail
