@@ -250,11 +250,24 @@ def _display(*objects: Any, **kwargs: Any) -> None:
 
 
 def _notebook_builtins() -> None:
-    """Names IPython gives every notebook cell without an import (`display`)."""
+    """Names IPython gives every notebook cell without an import (`display`), and a kernel that
+    survives the Colab restart trick: `os.kill(os.getpid(), signal.SIGTERM)` after `%pip install`
+    cells (whose lines the smoke run does not run) restarts the kernel, and the next cells run in
+    a fresh one; here the same process goes on, with the kill listed among the overrides."""
     import builtins
 
     if not hasattr(builtins, "display"):
         builtins.display = _display  # type: ignore[attr-defined]
+    kill = os.kill
+
+    def kill_other(pid: int, sig: int) -> None:
+        if pid in (os.getpid(), 0):  # the notebook's own kernel (or its process group)
+            caps.note("notebook", "kernel restart", f"os.kill(own process, {sig})", "skipped")
+            print("[trl-migrate smoke] the notebook restarts its kernel: skipped", file=sys.stderr)
+            return
+        kill(pid, sig)
+
+    os.kill = kill_other
 
 
 def _release_our_packages() -> None:

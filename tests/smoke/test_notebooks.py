@@ -60,6 +60,27 @@ def test_a_notebook_may_call_display_as_ipython_gives_it(tmp_path, store):
     assert "{'loss': 1.5}" in result.log_tail and "END" in result.log_tail
 
 
+def test_a_notebook_that_restarts_its_kernel_after_installs_goes_on_and_trains(tmp_path, store):
+    """Colab notebooks kill their own kernel after `%pip install` cells so the next cells import
+    the new versions; the smoke run skips the install lines, so it skips the kill too and says
+    so, where the harness used to die without a result (TRL418)."""
+    path = _notebook(
+        tmp_path / "restart.ipynb",
+        "%pip install trl==0.4.4\nimport os\nimport signal\nos.kill(os.getpid(), signal.SIGTERM)",
+        TRAIN,
+        TRAIN_2,
+    )
+    result = smoke_script(path, store=store, timeout=180)
+    assert [f.code for f in result.findings if f.code != "TRL420"] == ["TRL410"], result.log_tail
+    assert result.steps_run == 2
+    assert {
+        "config": "notebook",
+        "field": "kernel restart",
+        "was": "os.kill(own process, 15)",
+        "now": "skipped",
+    } in result.overrides
+
+
 def test_a_failing_cell_is_reported_by_cell_and_line(tmp_path, store):
     path = _notebook(tmp_path / "bad.ipynb", "import os\n%ls", "x = 1\n\nraise ValueError('boom')")
     result = smoke_script(path, store=store, timeout=120)
