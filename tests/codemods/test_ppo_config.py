@@ -162,7 +162,8 @@ def test_value_model_fields_are_dropped_with_a_warning():
 
 
 def test_non_literal_inputs_get_the_formula():
-    before = "from trl import PPOConfig\nc = PPOConfig(output_dir='o', total_episodes=n, missing_eos_penalty=1.0)\n"
+    # num_mini_batches=2 meant another thing before TRL 0.17 and after: no formula to write
+    before = "from trl import PPOConfig\nc = PPOConfig(output_dir='o', total_episodes=n, num_mini_batches=2, missing_eos_penalty=1.0)\n"
     out, findings = run(before, select=SELECT)
     assert "max_steps=" not in out.splitlines()[-1]
     assert (
@@ -1773,3 +1774,55 @@ def test_a_v2_config_keeps_the_training_arguments_that_trl108_moves(given, writt
     )
     assert "TODO" not in out
     assert run(out, select=("TRL103", "TRL108"))[0] == out
+
+
+@pytest.mark.parametrize(
+    ("episodes", "batch", "accumulation", "epochs"),
+    [(1000, 4, 2, 1), (1500, 8, 1, 4), (7, 3, 2, 2), (64, 64, 1, 4)],
+)
+def test_total_episodes_read_at_run_time_gives_the_max_steps_a_literal_would(
+    episodes, batch, accumulation, epochs
+):
+    """`total_episodes=args.total_episodes` (and the batch settings as names) becomes the same
+    formula as code, which gives the number the literal call is rewritten to."""
+    literal, _ = run(
+        "from trl import PPOConfig\n"
+        f"c = PPOConfig(output_dir='o', total_episodes={episodes}, per_device_train_batch_size={batch}, "
+        f"gradient_accumulation_steps={accumulation}, num_ppo_epochs={epochs})\n",
+        select=SELECT,
+    )
+    expected = int(literal.split("max_steps=")[1].split(",")[0])
+    out, findings = run(
+        "from trl import PPOConfig\n"
+        "c = PPOConfig(output_dir='o', total_episodes=args.total_episodes, "
+        "per_device_train_batch_size=args.batch, gradient_accumulation_steps=args.accumulation, "
+        "num_ppo_epochs=args.epochs)\n",
+        select=SELECT,
+    )
+    assert out.startswith("from trl import RLOOConfig\nimport math\n")
+    code = out.split("max_steps=")[1].split(", per_device_train_batch_size=")[0]
+    assert code == (
+        "-1 if args.total_episodes is None else math.ceil(args.total_episodes / "
+        "(args.batch * args.accumulation)) * args.epochs"
+    )
+    import math
+    import types
+
+    args = types.SimpleNamespace(
+        total_episodes=episodes, batch=batch, accumulation=accumulation, epochs=epochs
+    )
+    assert eval(code, {"math": math, "args": args}) == expected  # noqa: S307
+    args.total_episodes = None  # PPO then trained num_train_epochs epochs: so does max_steps=-1
+    assert eval(code, {"math": math, "args": args}) == -1  # noqa: S307
+    assert not [f for f in findings if f.fix is Fix.MANUAL]
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_total_episodes_beside_a_batch_size_computed_in_the_call_keeps_its_todo():
+    """An operand evaluated twice (its keyword and the formula) must be a name or attribute."""
+    out, _ = run(
+        "from trl import PPOConfig\n"
+        "c = PPOConfig(output_dir='o', total_episodes=n, per_device_train_batch_size=next(sizes))\n",
+        select=SELECT,
+    )
+    assert f"{TODO}`total_episodes=n` was dropped: set `max_steps = ceil(" in out

@@ -131,6 +131,8 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
             arg = call.args[i].with_changes(keyword=cst.Name(new))
             if value is not None:
                 arg = arg.with_changes(value=cst.parse_expression(value))
+                if "math." in value:  # a formula of values read at run time
+                    AddImportsVisitor.add_needed_import(self.context, "math")
             if i == len(call.args) - 1:
                 fresh.add(id(arg))  # the old last argument: its comma ends the call
             args.append(arg)

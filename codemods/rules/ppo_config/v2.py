@@ -95,6 +95,23 @@ def v2_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
                     " for one process; divide the episodes by the number of processes for more",
                 )
             )
+        elif nmb == 1 and (expr := _max_steps_code(given, shown, values)) is not None:
+            # read at run time (`args.total_episodes`, a constant of the script): the same
+            # formula, written as code; num_mini_batches=1 means the same in every v2 release
+            plan.args.append((idx["total_episodes"], "max_steps", expr))
+            if mu is not None:
+                _rescale_intervals(plan, given, values, shown, idx, handled, mu)
+            plan.notes.append(
+                (
+                    Severity.WARNING,
+                    f"`total_episodes={shown['total_episodes']}` became `max_steps={expr}`: "
+                    "ceil(total_episodes / (per_device_train_batch_size * "
+                    "gradient_accumulation_steps)) * num_ppo_epochs for one process, computed when "
+                    "the config is built (-1, epochs instead, where total_episodes is None, as "
+                    "PPO then trained num_train_epochs epochs); divide the episodes by the number "
+                    "of processes for more",
+                )
+            )
         else:
             plan.todos.append(
                 f"`total_episodes={shown['total_episodes']}` was dropped: set `max_steps = "
@@ -142,6 +159,48 @@ def v2_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
 # global_step too); TRL 1.13 takes one per optimizer step, num_ppo_epochs (x num_mini_batches
 # before 0.17) of them per batch, which is why max_steps is that many times the batches.
 INTERVALS = ("warmup_steps", "logging_steps", "save_steps", "eval_steps")
+
+
+def _max_steps_code(given: dict, shown: dict[str, str], values: dict) -> str | None:
+    """`max_steps` as code, for a `total_episodes` or batch setting given as an expression:
+    `math.ceil(E / (P * GA)) * MU`, with each operand the call's own code (or the v2 default) and
+    literal factors of 1 left out, guarded by `-1 if E is None else` where E is a name or an
+    attribute; None where an operand is a literal that is not a positive int (the formula would
+    not mean what PPO did)."""
+    parts = []
+    for name, default in (
+        ("total_episodes", None),
+        ("per_device_train_batch_size", 8),
+        ("gradient_accumulation_steps", 1),
+        ("num_ppo_epochs", 4),
+    ):
+        if name not in given:
+            parts.append(str(default))
+            continue
+        value = values[name]
+        if value is not edits.NOT_LITERAL and not (
+            isinstance(value, int) and not isinstance(value, bool) and value > 0
+        ):
+            return None
+        if value is edits.NOT_LITERAL and name != "total_episodes" and not _is_dotted(shown[name]):
+            return None  # evaluated twice (its own keyword and here): names and attributes only
+        parts.append(shown[name] if value is edits.NOT_LITERAL else str(value))
+    te, p, ga, mu = parts
+    batch = " * ".join(_factor(x) for x in (p, ga) if x != "1") or "1"
+    per = f"({batch})" if " * " in batch else batch
+    steps = f"math.ceil({_factor(te)} / {per})" + (f" * {_factor(mu)}" if mu != "1" else "")
+    # a flag or a field read at run time may be None (PPO then trained num_train_epochs epochs)
+    may_be_none = values["total_episodes"] is edits.NOT_LITERAL and _is_dotted(te)
+    return f"-1 if {te} is None else {steps}" if may_be_none else steps
+
+
+def _is_dotted(code: str) -> bool:
+    return all(part.isidentifier() for part in code.split("."))
+
+
+def _factor(code: str) -> str:
+    """`code` as an operand of `*` and `/`: names, attributes and numbers as they are."""
+    return code if code.replace(".", "").replace("_", "").isalnum() else f"({code})"
 
 
 def _rescale_intervals(
