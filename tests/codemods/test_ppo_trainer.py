@@ -527,3 +527,41 @@ def test_an_optimizer_alone_is_no_scheduler_todo(call):
     out, findings = run(f"from trl import PPOTrainer\nppo_trainer = {call}\n", select=SELECT)
     assert not [f for f in findings if SCHEDULER_TODO in f.message]
     assert "optimizers=(opt, None)" in out
+
+
+def test_positional_arguments_in_a_file_with_v2_code_are_a_todo_not_read_in_legacy_order():
+    """The v2 trainers took (config, tokenizer, policy, ref_policy, reward_model, train_dataset,
+    ...) by position too: read in the legacy order (config, model, ref_model, tokenizer, ...),
+    tyronen/bb-finetune's call became `model=tokenizer`. A file whose config has v2 keywords
+    leaves such a call under a TODO."""
+    src = dedent(
+        """
+        from trl import PPOConfig, PPOTrainer
+        config = PPOConfig(output_dir="o", batch_size=2, mini_batch_size=1, num_ppo_epochs=1)
+        trainer = PPOTrainer(config, tokenizer, policy, ref_policy, reward_model, prompts)
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    assert (
+        "trainer = PPOTrainer(config, tokenizer, policy, ref_policy, reward_model, prompts)" in out
+    )
+    assert (
+        f"{TODO}`PPOTrainer` is gone in TRL 1.13 and this call was left as it is: its arguments are given by position"
+        in out
+    )
+    assert "model=tokenizer" not in out
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_positional_arguments_of_a_legacy_file_are_still_read_in_legacy_order():
+    src = dedent(
+        """
+        from trl import PPOConfig, PPOTrainer
+        config = PPOConfig(batch_size=2, mini_batch_size=1)
+        trainer = PPOTrainer(config, model, ref_model, tokenizer, dataset=ds)
+        """
+    )
+    out, _ = run(src, select=SELECT)
+    assert (
+        "RLOOTrainer(args=config, model=model, processing_class=tokenizer, train_dataset=ds)" in out
+    )

@@ -40,6 +40,10 @@ class TrainerCall(TrainerPass):
                 "ref_policy",
             }
         )
+        if positional >= 2 and self.facts.signals & {ppo.V2, ppo.PPOV2, ppo.EXPERIMENTAL}:
+            # the v2 trainers took their first six arguments by position too, in another order
+            # (config, tokenizer, policy, ...): in a file with v2 code, positions are no sign
+            v2 = True
         if legacy != v2:
             return ppo.LEGACY if legacy else ppo.V2
         return None if legacy else self.file_era
@@ -74,7 +78,15 @@ class TrainerCall(TrainerPass):
         func = self._renamed(original_node.func)
         named, fail = self._named_args(original_node, updated_node, era)
         if era is None:
-            fail = "cannot tell which PPO era this call is from"
+            positional = sum(1 for a in original_node.args if a.keyword is None and not a.star)
+            fail = (
+                "its arguments are given by position, which the legacy trainer (config, model, "
+                "ref_model, tokenizer, dataset, ...) and the v2 one (config, tokenizer, policy, "
+                "ref_policy, reward_model, train_dataset, ...) read in different orders, and this "
+                "file has code of both eras: name them (`args=`, `model=`, ...)"
+                if positional >= 2
+                else "cannot tell which PPO era this call is from"
+            )
         if fail or func is None:
             self.todo(
                 original_node,
