@@ -32,8 +32,11 @@ class PPOClassPass(RuleTransformer):
         self.file_era = self.facts.era()
         if self.file_era is not None:
             self.state.shared.ppo_era = self.file_era
-        elif self.facts.signals or self.facts.trainer_vars or self.facts.config_vars:
-            # PPO code whose era its signals disagree on: TRL108 then says, not changes
+        elif (
+            self.facts.signals or self.facts.trainer_vars or self.facts.config_vars or self.facts.weak
+        ):
+            # PPO code whose era its signals disagree on (or that only reads one era's config
+            # fields, from no PPO class of trl's): TRL108 then says, not changes
             self.state.shared.ppo_era = self.state.shared.ppo_era or "unknown"
         self.target = self.state.target
         self.new_name = self.target_class()

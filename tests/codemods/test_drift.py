@@ -719,6 +719,25 @@ def test_an_unclear_era_stays_unclear_on_the_rewrites_second_run():
     assert run(out)[0] == out
 
 
+def test_legacy_field_reads_without_a_ppo_class_of_trl_are_told_not_changed():
+    """A repo's own PPO config read with legacy field names (entfane/RLHF) tells no TRL era:
+    the model load gets the warning, not a pinned dtype."""
+    src = dedent(
+        """
+        from transformers import AutoModelForCausalLM
+        from trl import AutoModelForCausalLMWithValueHead
+        from my_ppo import PPOConfig
+
+        ppo_config = PPOConfig()
+        print(ppo_config.adap_kl_ctrl, ppo_config.forward_batch_size)
+        model = AutoModelForCausalLM.from_pretrained("m")
+        """
+    )
+    out, findings = run(src)
+    assert 'model = AutoModelForCausalLM.from_pretrained("m")\n' in out
+    assert [f.severity.name for f in findings if f.code == "TRL108"] == ["WARNING"]
+
+
 @pytest.mark.parametrize(
     "value",
     [pytest.param("1.0", id="one-counts-steps"), pytest.param("args.warmup", id="not-literal")],
