@@ -25,6 +25,7 @@ CONFIG_NAMES = ("PPOConfig", "PPOv2Config")
 TRAINER_NAMES = ("PPOTrainer", "PPOv2Trainer")
 TRAINER_HELPERS = ("OnlineTrainerState", "PolicyAndValueWrapper")  # gone with the trainer
 TARGETS = {"rloo": ("RLOOConfig", "RLOOTrainer"), "grpo": ("GRPOConfig", "GRPOTrainer")}
+TARGET_TRAINERS = frozenset({"trl.RLOOTrainer", "trl.GRPOTrainer"})
 ERA_TEXT = {
     LEGACY: "legacy PPO (TRL <= 0.11)",
     PPOV2: "PPOv2 (TRL 0.9-0.12)",
@@ -103,6 +104,18 @@ def era_keys(keys: Iterable[str]) -> tuple[bool, bool]:
     if v2:
         legacy -= set(table["v2_runtime"]["fields"])
     return bool(legacy), v2
+
+
+@functools.cache
+def legacy_only() -> frozenset[str]:
+    """Fields only the legacy PPO config had (`batch_size` and `mini_batch_size` among them)."""
+    return frozenset(mapping()["legacy_only"])
+
+
+@functools.cache
+def v2_runtime() -> frozenset[str]:
+    """Legacy fields the v2 config also declared, which its trainer computed (`batch_size`)."""
+    return frozenset(mapping()["v2_runtime"]["fields"])
 
 
 @functools.cache
@@ -210,6 +223,12 @@ class FileFacts(walk.Visitor):
             if legacy:
                 self.signals.add(LEGACY)
             if v2:
+                self.signals.add(V2)
+        if trainer is None and "args" in keys and set(qn) & TARGET_TRAINERS:
+            # `RLOOTrainer(args=config)` where `config` is still a PPO config: what TRL104 made
+            # of a v2 trainer call, whose sign a second run must read as the first did
+            given = next(a.value for a in node.args if a.keyword and a.keyword.value == "args")
+            if (get_full_name_for_node(given) or "") in self.config_vars:
                 self.signals.add(V2)
         func = node.func
         if (

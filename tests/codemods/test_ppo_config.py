@@ -1826,3 +1826,38 @@ def test_total_episodes_beside_a_batch_size_computed_in_the_call_keeps_its_todo(
         select=SELECT,
     )
     assert f"{TODO}`total_episodes=n` was dropped: set `max_steps = ceil(" in out
+
+
+def test_batch_sizes_alone_beside_a_v2_trainer_leave_the_era_unknown():
+    """`batch_size` and `mini_batch_size` were legacy fields that the v2 config declared too (its
+    trainer overwrote them): handed to a v2 trainer (`args=config`), such a call may be either
+    era's, so it stays under a TODO rather than get the legacy defaults pinned (bf16=False,
+    constant LR), which a v2 run did not have (Vedang1308/RLAIF). It stays so on a second run,
+    after TRL104 made the trainer an RLOOTrainer, and the new class is not imported for it."""
+    src = dedent(
+        """
+        from trl import PPOConfig, PPOTrainer
+        config = PPOConfig(mini_batch_size=4, batch_size=16, learning_rate=5e-6)
+        trainer = PPOTrainer(args=config, model=model, processing_class=tok, train_dataset=ds, reward_model=rm)
+        """
+    )
+    out, findings = run(src, select=("TRL103", "TRL104"))
+    assert (
+        f"{TODO}`PPOConfig` is gone in TRL 1.13 and this call was left as it is: cannot tell "
+        "whether it is legacy (<= 0.11) or v2 PPOConfig" in out
+    )
+    assert "config = PPOConfig(mini_batch_size=4, batch_size=16, learning_rate=5e-6)" in out
+    assert "\nfrom trl import PPOConfig, RLOOTrainer\n" in out  # RLOOConfig is not imported
+    assert run(out, select=("TRL103", "TRL104"))[0] == out
+
+
+def test_batch_sizes_alone_in_a_legacy_file_are_still_legacy():
+    src = dedent(
+        """
+        from trl import PPOConfig, PPOTrainer
+        config = PPOConfig(mini_batch_size=4, batch_size=16)
+        trainer = PPOTrainer(config, model, ref_model, tokenizer, dataset=ds)
+        """
+    )
+    out, _ = run(src, select=("TRL103", "TRL104"))
+    assert "config = RLOOConfig(per_device_train_batch_size=4, steps_per_generation=4," in out

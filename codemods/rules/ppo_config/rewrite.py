@@ -80,9 +80,19 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
         self.model_reads = flags.model_config_reads(self, seen)
 
     def era_of(self, call: cst.Call, hint: str | None) -> str | None:
-        legacy, v2 = ppo.era_keys(a.keyword.value for a in call.args if a.keyword is not None)
+        keys = {a.keyword.value for a in call.args if a.keyword is not None}
+        legacy, v2 = ppo.era_keys(keys)
         if hint is not None:
             return None if legacy else hint
+        if (
+            legacy
+            and not v2
+            and keys & ppo.legacy_only() <= ppo.v2_runtime()
+            and self.facts.signals & {ppo.V2, ppo.PPOV2, ppo.EXPERIMENTAL}
+        ):
+            # `batch_size`, `mini_batch_size` alone: the v2 config declared them too (its trainer
+            # overwrote them), and this file has v2 code (Vedang1308/RLAIF)
+            return None
         if legacy != v2:
             return ppo.LEGACY if legacy else ppo.V2
         return None if legacy else self.file_era
@@ -114,7 +124,8 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
         plan = plan_call(
             expanded, self.era_of(expanded, hint), self.target, before=self.release_cap
         )
-        func = self._renamed(original_node.func)
+        # `_renamed` asks for the new class's import: only for a call that is rewritten
+        func = None if plan.fail else self._renamed(original_node.func)
         if plan.fail or func is None:
             self.todo(
                 original_node,
