@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from importlib import resources
 
 import libcst as cst
@@ -237,7 +237,9 @@ class WritesIn:
         return module.with_changes(body=_spaced(body, self._top_written, bool(module.header)))
 
 
-def _spaced(body: list[cst.BaseStatement], written: frozenset[int], header: bool) -> list:
+def _spaced(
+    body: Sequence[cst.BaseStatement], written: frozenset[int], header: bool
+) -> list[cst.BaseStatement]:
     """`body` laid out as PEP 8 has it around the top-level definitions written in (ids in
     `written`): two blank lines before each written class or function and before the statement
     after one; none above the module's first statement when no comment heads the file."""
@@ -249,9 +251,12 @@ def _spaced(body: list[cst.BaseStatement], written: frozenset[int], header: bool
             while lines and lines[0].comment is None:
                 lines = lines[1:]
             out[i] = stmt.with_changes(leading_lines=lines)
-        elif i > 0 and ((id(stmt) in written and _is_def(stmt)) or after_def):
-            if not _cell_boundary(stmt):  # a notebook's next cell: blank lines would end this one
-                out[i] = _blank_lines_before(stmt, 2)
+        elif (
+            i > 0
+            and ((id(stmt) in written and _is_def(stmt)) or after_def)
+            and not _cell_boundary(stmt)  # a notebook's next cell: blank lines would end this one
+        ):
+            out[i] = _blank_lines_before(stmt, 2)
     return out
 
 

@@ -182,6 +182,7 @@ class FileFacts(walk.Visitor):
         self.signals: set[str] = set()
         self.trainer_vars: set[str] = set()
         self.config_vars: set[str] = set()
+        self._rewritten: set[str] = set()  # names bound to a `_rewritten_trainer` call
         self.weak: set[str] = (
             set()
         )  # reads of fields only one era's config had: `ppo_config.query_dataset`
@@ -224,17 +225,15 @@ class FileFacts(walk.Visitor):
                 self.signals.add(LEGACY)
             if v2:
                 self.signals.add(V2)
-        if trainer is None and "args" in keys and set(qn) & TARGET_TRAINERS:
+        if self._rewritten_trainer(node, qn, keys):
             # `RLOOTrainer(args=config)` where `config` is still a PPO config: what TRL104 made
             # of a v2 trainer call, whose sign a second run must read as the first did
-            given = next(a.value for a in node.args if a.keyword and a.keyword.value == "args")
-            if (get_full_name_for_node(given) or "") in self.config_vars:
-                self.signals.add(V2)
+            self.signals.add(V2)
         func = node.func
         if (
             isinstance(func, cst.Attribute)
             and func.attr.value in ("step", "log_stats")
-            and (get_full_name_for_node(func.value) or "") in self.trainer_vars
+            and (get_full_name_for_node(func.value) or "") in self.trainer_vars | self._rewritten
         ):
             self.signals.add(LEGACY)
 
@@ -242,12 +241,24 @@ class FileFacts(walk.Visitor):
         if not isinstance(node.value, cst.Call):
             return
         qn = self.owner.names_from(node.value.func, "trl")
+        keys = {a.keyword.value for a in node.value.args if a.keyword is not None}
+        rewritten = self._rewritten_trainer(node.value, qn, keys)
         for target in node.targets:
             name = get_full_name_for_node(target.target)
             if name and ppo_class(qn, TRAINER_NAMES):
                 self.trainer_vars.add(name)
             if name and ppo_class(qn, CONFIG_NAMES):
                 self.config_vars.add(name)
+            if name and rewritten:  # its `.step()` loop is still the legacy sign it was
+                self._rewritten.add(name)
+
+    def _rewritten_trainer(self, call: cst.Call, qn: Sequence[str], keys: set[str]) -> bool:
+        """Whether `call` is an RLOO/GRPO trainer handed a PPO config as `args=`: TRL104's
+        rewrite of a v2 trainer call whose config TRL103 left under a TODO."""
+        if "args" not in keys or not set(qn) & TARGET_TRAINERS:
+            return False
+        given = next(a.value for a in call.args if a.keyword and a.keyword.value == "args")
+        return (get_full_name_for_node(given) or "") in self.config_vars
 
     def era(self) -> str | None:
         """One era when the signals agree; PPOv2/experimental imports win over keyword shapes."""

@@ -32,8 +32,8 @@ class PPOClassPass(RuleTransformer):
         self.file_era = self.facts.era()
         if self.file_era is not None:
             self.state.shared.ppo_era = self.file_era
-        elif (
-            self.facts.signals or self.facts.trainer_vars or self.facts.config_vars or self.facts.weak
+        elif any(
+            (self.facts.signals, self.facts.trainer_vars, self.facts.config_vars, self.facts.weak)
         ):
             # PPO code whose era its signals disagree on (or that only reads one era's config
             # fields, from no PPO class of trl's): TRL108 then says, not changes

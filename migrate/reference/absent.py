@@ -195,9 +195,7 @@ def stand_in(names: frozenset[str]) -> list[str]:
     """Put a stand-in in sys.modules for each listed module among `names` (what the script
     reaches: `reached`) that is not installed (and the submodules imported); the top-level
     names, sorted."""
-    used = sorted(
-        m for m in MODULES if any(_within(n, m) for n in names) and not _installed(m)
-    )
+    used = sorted(m for m in MODULES if any(_within(n, m) for n in names) and not _installed(m))
     for name in sorted(n for n in names if any(_within(n, m) for m in used)):
         parts = name.split(".")
         for i in range(1, len(parts) + 1):

@@ -933,8 +933,10 @@ def test_report_to_all_is_what_transformers_4_made_of_none():
     installed, and None is refused when the Trainer builds its callbacks."""
     pytest.importorskip("transformers")
     from transformers import TrainingArguments
-    from transformers.integrations import get_available_reporting_integrations
-    from transformers.integrations import get_reporting_integration_callbacks
+    from transformers.integrations import (
+        get_available_reporting_integrations,
+        get_reporting_integration_callbacks,
+    )
 
     args = TrainingArguments(output_dir="/tmp/o", report_to="all")
     assert args.report_to == get_available_reporting_integrations()

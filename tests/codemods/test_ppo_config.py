@@ -1861,3 +1861,22 @@ def test_batch_sizes_alone_in_a_legacy_file_are_still_legacy():
     )
     out, _ = run(src, select=("TRL103", "TRL104"))
     assert "config = RLOOConfig(per_device_train_batch_size=4, steps_per_generation=4," in out
+
+
+def test_a_config_of_no_era_stays_a_todo_on_the_second_run_after_its_trainer_is_rewritten():
+    """HanishDhanwalkar/ReinforceBot: `PPOConfig(learning_rate=...)` tells no era, its trainer is
+    a v2 call and a legacy `.step()` follows. The first run leaves the config under a TODO and
+    makes the trainer an RLOOTrainer; the second must read the same mixed signs (the `.step()` on
+    that RLOOTrainer still counts), not rewrite the config as v2."""
+    src = dedent(
+        """
+        from trl import PPOConfig, PPOTrainer
+        ppo_config = PPOConfig(learning_rate=1e-5)
+        ppo_trainer = PPOTrainer(model=model, args=ppo_config)
+        while True:
+            ppo_trainer.step([q], [r], [reward])
+        """
+    )
+    out, _ = run(src)
+    assert "ppo_config = PPOConfig(learning_rate=1e-5)" in out
+    assert run(out)[0] == out

@@ -389,9 +389,7 @@ def test_a_checkpoint_folder_the_repo_leaves_as_a_placeholder_is_stood_in_and_sa
     ]
 
 
-def test_colabs_runtime_module_is_a_reported_stand_in_without_the_rest_of_google(
-    tmp_path, store
-):
+def test_colabs_runtime_module_is_a_reported_stand_in_without_the_rest_of_google(tmp_path, store):
     """A Colab notebook's setup (`drive.mount`, `userdata.get`) runs on a stand-in for
     `google.colab` alone: another `google` package the machine has still imports as itself."""
     pytest.importorskip("torch")

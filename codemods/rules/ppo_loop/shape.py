@@ -290,16 +290,13 @@ def dict_literals(
             seen_in[key] = seen_in.get(key, 0) + 1
     changed = _changed_outside_loops(module)
     # a `global`/`nonlocal` name may be rebound from another function's body
-    shared = {
-        n.name.value
-        for t in (cst.Global, cst.Nonlocal)
-        for s in walk.find_all(module, t)
-        for n in s.names
+    shared = {n.name.value for s in walk.find_all(module, cst.Global) for n in s.names} | {
+        n.name.value for s in walk.find_all(module, cst.Nonlocal) for n in s.names
     }
-    builtin_dict = "dict" not in edits.bound_names(module) and not any(  # the builtin's
-        d.name.value == "dict"
-        for t in (cst.FunctionDef, cst.ClassDef)
-        for d in walk.find_all(module, t)
+    builtin_dict = (  # `dict(...)` is the builtin
+        "dict" not in edits.bound_names(module)
+        and not any(d.name.value == "dict" for d in walk.find_all(module, cst.FunctionDef))
+        and not any(d.name.value == "dict" for d in walk.find_all(module, cst.ClassDef))
     )
     for assign in walk.find_all(module, cst.Assign):
         if len(assign.targets) != 1:
