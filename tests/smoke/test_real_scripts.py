@@ -76,7 +76,9 @@ def test_trls_multi_adapter_example_trains_once_migrated(tmp_path, store, versio
     with open(script, encoding="utf-8") as fh:
         text = fh.read()
     todos = [line.strip() for line in text.splitlines() if "TODO(trl-migrate" in line]
-    dropped = {"log_with", "use_score_scaling", "use_score_norm"}
+    # `log_with=script_args.log_with` is `report_to=script_args.log_with or "none"` now
+    assert 'report_to=script_args.log_with or "none"' in text
+    dropped = {"use_score_scaling", "use_score_norm"}
     if target == "grpo":  # RLOO clips rewards as PPO did (`reward_clip_range`); GRPO cannot
         dropped.add("score_clip")
     assert sorted(t.split("`", 2)[1].split("=")[0] for t in todos) == sorted(dropped), todos
