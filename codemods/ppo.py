@@ -97,12 +97,11 @@ def era_keys(keys: Iterable[str]) -> tuple[bool, bool]:
     """(a legacy sign, a v2 sign) in a PPO config's keywords or a script's PPO flags. `batch_size`
     and `mini_batch_size` are legacy fields that the v2 config also declares (its trainer
     computes them): beside a v2-only keyword they are no legacy sign."""
-    table = mapping()
     given = set(keys)
-    v2 = bool(given & set(table["v2_only"]))
-    legacy = given & set(table["legacy_only"])
+    v2 = bool(given & set(mapping()["v2_only"]))
+    legacy = given & legacy_only()
     if v2:
-        legacy -= set(table["v2_runtime"]["fields"])
+        legacy -= v2_runtime()
     return bool(legacy), v2
 
 
