@@ -3,6 +3,8 @@ era's own in legacy.py and v2.py, the defaults that differ between them reported
 
 from __future__ import annotations
 
+import difflib
+
 import libcst as cst
 
 from codemods import edits, ppo
@@ -17,6 +19,27 @@ REPORT_TO = (
     "practice, it reports to none: if this ran on transformers 4 and logged that way, set "
     '`report_to="all"` (or name the tracker)'
 )
+
+
+def _misspelt(unknown: list[str], known: list[str], era: str) -> str:
+    """Words for unknown keywords that look like a known field misspelt (`learning_riate`): the
+    call raised TypeError on the releases it was written for too, so its intent is the field."""
+    close = {}
+    for name in unknown:
+        near = difflib.get_close_matches(name, sorted(set(known)), n=1, cutoff=0.85)
+        if near:
+            close[name] = near[0]
+    if not close:
+        return ""
+    guesses = ", ".join(f"`{name}` for `{field}`" for name, field in close.items())
+    # Legacy PPOConfig was a dataclass of its own fields only, all of them in the mapping; a
+    # v2 config also took every TrainingArguments field of its transformers release.
+    where = (
+        f"no {ppo.ERA_TEXT[era]} release took it either: the call raised TypeError there"
+        if era == ppo.LEGACY and len(close) == len(unknown)
+        else "check the spelling"
+    )
+    return f" (misspelt? {guesses}: {where})"
 
 
 def plan_call(
@@ -58,7 +81,7 @@ def plan_call(
     if unknown:
         plan.fail = (
             f"`{'`, `'.join(unknown)}` is neither a known {ppo.ERA_TEXT[era]} field nor a field of "
-            f"{ppo.target_config(target)}"
+            f"{ppo.target_config(target)}{_misspelt(unknown, [*table, *fields, *moved], era)}"
         )
         return plan
     special = legacy_fields if era == ppo.LEGACY else v2_fields
