@@ -16,7 +16,10 @@ one of them (`HfArgumentParser((ScriptArguments, GRPOConfig, ModelConfig))`, unp
 `script_args, training_args, model_args`) reads `training_args.trust_remote_code`: the
 `--trust_remote_code` flag now lands there, with the same default (False). Without such a config
 beside it (a ModelConfig built by a call, a parser of transformers' TrainingArguments), the read
-gets a TODO, as does `ModelConfig(trust_remote_code=...)`.
+gets a TODO, as does `ModelConfig(trust_remote_code=...)`, unless nothing can read the field:
+`v = ModelConfig(..., trust_remote_code=True)` whose name `v` the file only reads other fields
+of, or hands to TRL's `get_peft_config`/`get_quantization_config` (which read none of it), loses
+the keyword (the script's own `from_pretrained` calls pass theirs).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
+from codemods import edits, walk
 from codemods.base import Rule, RuleTransformer
 from codemods.config_vars import config_vars, parsed_beside
 
@@ -41,6 +45,8 @@ TRUSTING = frozenset(
         "SFTConfig",
     }
 )
+# TRL's helpers that take a ModelConfig and read none of its `trust_remote_code`.
+BLIND = frozenset({"get_peft_config", "get_quantization_config"})
 TRUST_GONE = (
     "ModelConfig has no `trust_remote_code` since TRL 1.7 (TRL's trainer configs took it and "
     "the `--trust_remote_code` flag)"
@@ -65,6 +71,50 @@ class RenameModelConfigDtype(RuleTransformer):
         found = config_vars(node, self._config_class)
         self.model_vars = {name for name, cls in found.items() if cls == "ModelConfig"}
         self._partner: dict[str, str] | None = None  # made on the first `trust_remote_code` read
+        self._unread: frozenset[cst.Call] | None = None  # made on the first trust keyword
+
+    def _trust_unread(self) -> frozenset[cst.Call]:
+        """The `v = ModelConfig(...)` calls whose `trust_remote_code` nothing can read: every
+        other use of the name `v` reads another field, or hands `v` to TRL's helpers (BLIND)."""
+        if self._unread is not None:
+            return self._unread
+        module = self._module
+        calls: dict[str, list[cst.Call]] = {}
+        allowed: dict[str, int] = {}
+
+        def allow(node: cst.CSTNode) -> None:
+            if isinstance(node, cst.Name) and node.value in self.model_vars:
+                allowed[node.value] = allowed.get(node.value, 0) + 1
+
+        for assign in walk.find_all(module, cst.Assign):
+            value = assign.value
+            if (
+                len(assign.targets) == 1
+                and isinstance(assign.targets[0].target, cst.Name)
+                and isinstance(value, cst.Call)
+                and self._config_class(value.func) == "ModelConfig"
+            ):
+                calls.setdefault(assign.targets[0].target.value, []).append(value)
+                allow(assign.targets[0].target)
+        for attr in walk.find_all(module, cst.Attribute):
+            if attr.attr.value != TRUST:
+                allow(attr.value)
+        for call in walk.find_all(module, cst.Call):
+            if len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star:
+                names = self.names_from(call.func, "trl")
+                if names and all(q.rpartition(".")[2] in BLIND for q in names):
+                    allow(call.args[0].value)
+        uses: dict[str, int] = {}
+        for name in walk.find_all(module, cst.Name):
+            if name.value in calls:
+                uses[name.value] = uses.get(name.value, 0) + 1
+        self._unread = frozenset(
+            call
+            for var, made in calls.items()
+            if uses.get(var) == allowed.get(var)
+            for call in made
+        )
+        return self._unread
 
     def _config_class(self, func: cst.BaseExpression) -> str | None:
         """The class a call of `func` builds, when it is ModelConfig or a TRL config that has
@@ -86,7 +136,18 @@ class RenameModelConfigDtype(RuleTransformer):
         if self._config_class(original_node.func) != "ModelConfig":
             return updated_node
         args = list(updated_node.args)
-        if any(a.keyword is not None and a.keyword.value == TRUST for a in args):
+        trust = [
+            i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == TRUST
+        ]
+        if trust and _plain(args[trust[0]].value) and original_node in self._trust_unread():
+            self.report(
+                original_node.args[trust[0]],
+                f"`{TRUST}=` dropped: {TRUST_GONE}; nothing in this file reads it from this "
+                "ModelConfig (the model loads pass their own)",
+            )
+            del args[trust[0]]
+            args = edits.relayout(updated_node, args, set())
+        elif trust:
             self.todo(
                 original_node,
                 f"{TRUST_GONE}: pass `trust_remote_code=` to your trainer config instead, or to "
@@ -138,6 +199,11 @@ class RenameModelConfigDtype(RuleTransformer):
             "removed the old name in 0.27; the `--torch_dtype` flag is `--dtype`)",
         )
         return updated_node.with_changes(attr=cst.Name(NEW))
+
+
+def _plain(value: cst.BaseExpression) -> bool:
+    """A value that dropping evaluates nothing of: a name or a literal."""
+    return isinstance(value, (cst.Name, cst.BaseNumber, cst.BaseString))
 
 
 class ModelConfigDtype(Rule):

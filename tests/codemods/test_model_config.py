@@ -175,15 +175,74 @@ def test_trust_remote_code_with_no_one_config_beside_is_a_todo(src):
     assert run(out, select=SELECT)[0] == out
 
 
-def test_trust_remote_code_given_to_model_config_is_a_todo():
-    src = "from trl import ModelConfig\nm = ModelConfig('gpt2', trust_remote_code=True)\n"
+@pytest.mark.parametrize(
+    "use",
+    [
+        pytest.param("print(m.trust_remote_code)\n", id="read"),
+        pytest.param("setup(m)\n", id="handed-to-the-script-s-own-function"),
+        pytest.param("print(getattr(m, 'trust_remote_code'))\n", id="getattr"),
+        pytest.param("def f(m):\n    return m.trust_remote_code\n", id="a-parameter-of-that-name"),
+        pytest.param("m, n = parse()\n", id="bound-by-an-unpacking-too"),
+    ],
+)
+@pytest.mark.parametrize("value", ["True", "flag()"])
+def test_trust_remote_code_given_to_model_config_is_a_todo(use, value):
+    """The field may be read (or its value has effects): TRL 1.13's ModelConfig would reject it,
+    and where the flag goes now is the human's choice."""
+    call = f"m = ModelConfig('gpt2', trust_remote_code={value})\n"
+    src = "from trl import ModelConfig\n" + call + use
     out, findings = run(src, select=SELECT)
-    assert out == (
+    assert out.startswith(
         "from trl import ModelConfig\n# TODO(trl-migrate TRL110): ModelConfig has no "
         "`trust_remote_code` since TRL 1.7 (TRL's trainer configs took it and the "
         "`--trust_remote_code` flag): pass `trust_remote_code=` to your trainer config instead, "
-        "or to the `from_pretrained` calls that load the model\n"
-        "m = ModelConfig('gpt2', trust_remote_code=True)\n"
+        "or to the `from_pretrained` calls that load the model\n" + call
     )
-    assert [f.fix for f in findings] == [Fix.MANUAL]
+    assert {f.fix for f in findings} == {Fix.MANUAL}  # a read of the field gets its own TODO
     assert run(out, select=SELECT)[0] == out
+
+
+DROPPED = (
+    "`trust_remote_code=` dropped: ModelConfig has no `trust_remote_code` since TRL 1.7 (TRL's "
+    "trainer configs took it and the `--trust_remote_code` flag); nothing in this file reads it "
+    "from this ModelConfig (the model loads pass their own)"
+)
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        pytest.param(
+            "m = ModelConfig('gpt2', trust_remote_code=True)\n",
+            "m = ModelConfig('gpt2')\n",
+            id="never-read",
+        ),
+        pytest.param(
+            "m = ModelConfig(trust_remote_code=True, model_name_or_path='gpt2')\n"
+            "load(m.model_name_or_path, trust_remote_code=True)\n",
+            "m = ModelConfig(model_name_or_path='gpt2')\n"
+            "load(m.model_name_or_path, trust_remote_code=True)\n",
+            id="first-keyword-other-fields-read",
+        ),
+        pytest.param(
+            "m = ModelConfig(\n    model_name_or_path=path,\n    trust_remote_code=True,\n"
+            "    torch_dtype='auto',\n)\npeft_config = get_peft_config(m)\n"
+            "q = trl.get_quantization_config(m)\n",
+            "m = ModelConfig(\n    model_name_or_path=path,\n    dtype='auto',\n)\n"
+            "peft_config = get_peft_config(m)\nq = trl.get_quantization_config(m)\n",
+            id="multi-line-handed-to-trl-helpers",
+        ),
+        pytest.param(
+            "m = ModelConfig(\n    model_name_or_path=path,\n    trust_remote_code=trust\n)\n",
+            "m = ModelConfig(\n    model_name_or_path=path\n)\n",
+            id="last-keyword-no-trailing-comma",
+        ),
+    ],
+)
+def test_trust_remote_code_nothing_reads_is_dropped(before, after):
+    """tyronen/bb-finetune's `ModelConfig(..., trust_remote_code=True, ...)` whose field nothing
+    read: TRL 1.13's ModelConfig raises TypeError on it; dropping it changes nothing else."""
+    head = "import trl\nfrom trl import ModelConfig, get_peft_config\n"
+    findings = assert_fixes(head + before, head + after, select=SELECT)
+    assert DROPPED in [f.message for f in findings]
+    assert {f.fix for f in findings} == {Fix.APPLIED}
