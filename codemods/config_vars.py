@@ -14,6 +14,18 @@ from libcst.helpers import get_full_name_for_node
 from codemods import walk
 
 PARSERS = ("HfArgumentParser", "TrlParser")
+
+
+def is_parser(callee: str | None) -> bool:
+    """Whether a call of `callee` (a dotted name) builds a dataclass argument parser: transformers'
+    HfArgumentParser, TRL's TrlParser, or a repo's own class named like one (`TRLParser`, a
+    subclass of HfArgumentParser that muqeeth/Adversarial_goodhart_rlhf copied from an older
+    TRL). Only called on a call given a tuple or list of classes, whose result is unpacked from
+    `parse_args_into_dataclasses()` and the like: an argparse parser takes no dataclasses."""
+    last = (callee or "").rpartition(".")[2]
+    return last in PARSERS or last.lower().endswith("parser")
+
+
 PARSES = ("parse_args_into_dataclasses", "parse_args_and_config", "parse_yaml_file", "parse_dict")
 OTHER = ""  # what a name is bound to when it is not a config of interest
 
@@ -109,9 +121,10 @@ def _parser_slots(
     no interest), when one is of interest; else None."""
     if not isinstance(value, cst.Call) or not value.args:
         return None
-    name = (get_full_name_for_node(value.func) or "").rpartition(".")[2]
     seq = value.args[0].value
-    if name not in PARSERS or not isinstance(seq, (cst.Tuple, cst.List)):
+    if not is_parser(get_full_name_for_node(value.func)) or not isinstance(
+        seq, (cst.Tuple, cst.List)
+    ):
         return None
     slots = [class_of(e.value) for e in seq.elements]
     return slots if any(slots) else None

@@ -393,6 +393,43 @@ class PPOScriptArguments:
 """
 
 
+def test_defaults_go_to_the_ppo_parser_only():
+    """muqeeth/Adversarial_goodhart_rlhf binds `parser` to a PPO parser in one branch and to an
+    RLOO one in another: PPO's defaults are kept on the first only (the RLOO branch trains as it
+    did); reads of the parsed config that RLOOConfig lacks get their TODO."""
+    before = dedent(
+        """
+        from trl import PPOConfig, PPOTrainer, RLOOConfig, TrlParser
+
+        if kind == "ppo":
+            parser = TrlParser((ScriptArguments, PPOConfig))
+        else:
+            parser = TrlParser((ScriptArguments, RLOOConfig))
+        args, config = parser.parse_args_and_config()
+        policy = load(config.sft_model_path)
+        """
+    )
+    after = dedent(
+        f"""
+        from trl import PPOTrainer, RLOOConfig, TrlParser
+
+        if kind == "ppo":
+            parser = TrlParser((ScriptArguments, RLOOConfig))
+            parser.set_defaults(max_grad_norm=0.0, learning_rate=5e-05, max_completion_length=53, temperature=0.7, num_iterations=4, beta=0.05, disable_dropout=True)
+        else:
+            parser = TrlParser((ScriptArguments, RLOOConfig))
+        args, config = parser.parse_args_and_config()
+        {TODO}`config.sft_model_path`: RLOOConfig has no `sft_model_path`: add it to your own script-arguments dataclass (and to the command line you run)
+        policy = load(config.sft_model_path)
+        """
+    )
+    out, findings = run(before, select=SELECT)
+    assert out == after
+    assert run(out, select=SELECT)[0] == out
+    started = [f for f in findings if "would start from TRL 1.13's defaults" in f.message]
+    assert [f.line for f in started] == [4]
+
+
 @pytest.mark.parametrize(
     ("before", "after", "target"),
     [
@@ -535,6 +572,28 @@ class PPOScriptArguments:
             """,
             "rloo",
             id="trl-parser-module-attribute-multiline-name-taken",
+        ),
+        pytest.param(
+            """
+            from trl import ModelConfig, PPOConfig, PPOTrainer
+            from src.utils import TRLParser
+
+            parser = TRLParser((ScriptArguments, PPOConfig, ModelConfig))
+            args, config, model_config = parser.parse_args_and_config()
+            trainer = PPOTrainer(args=config, model=load(config.sft_model_path), reward_model=load(config.reward_model_path))
+            """,
+            """
+            from trl import ModelConfig, RLOOConfig, PPOTrainer
+            from src.utils import TRLParser
+            """
+            + PATHS_V2.format(cfg="RLOOConfig").replace("\n", "\n            ")
+            + """parser = TRLParser((ScriptArguments, RLOOConfig, ModelConfig, PPOScriptArguments))
+            parser.set_defaults(max_grad_norm=0.0, learning_rate=5e-05, max_completion_length=53, temperature=0.7, num_iterations=4, beta=0.05, disable_dropout=True)
+            args, config, model_config, ppo_args = parser.parse_args_and_config()
+            trainer = PPOTrainer(args=config, model=load(ppo_args.sft_model_path), reward_model=load(ppo_args.reward_model_path))
+            """,
+            "rloo",
+            id="the-repo-s-own-parser-class",  # muqeeth/Adversarial_goodhart_rlhf's TRLParser
         ),
     ],
 )

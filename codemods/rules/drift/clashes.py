@@ -19,7 +19,7 @@ from libcst.helpers import get_full_name_for_node
 
 from codemods import ppo, walk
 from codemods.base import RuleTransformer
-from codemods.config_vars import PARSERS
+from codemods.config_vars import PARSERS, is_parser
 
 NAMES = PARSERS
 
@@ -31,7 +31,7 @@ class ParserClashes(RuleTransformer):
         """A TODO above the statement of `HfArgumentParser((A, B, ...))` for each flag that one
         of the file's own dataclasses and one of TRL 1.13's config classes both declare."""
         name = (get_full_name_for_node(call.func) or "").rpartition(".")[2]
-        if name not in PARSERS or not call.args:
+        if not is_parser(name) or not call.args:
             return
         seq = call.args[0].value
         if not isinstance(seq, (cst.Tuple, cst.List)):

@@ -19,9 +19,9 @@ from libcst.metadata import ExpressionContext, ExpressionContextProvider
 
 from codemods import edits, ppo, walk
 from codemods.base import CHECK_BINDINGS, RuleTransformer
+from codemods.config_vars import is_parser
 from codemods.rules.ppo_config.parsed_edits import insert_at, unique_name
 
-PARSERS = ("HfArgumentParser", "TrlParser")
 PARSE_METHODS = ("parse_args_into_dataclasses", "parse_args_and_config")
 CLASS_NAME, VAR_NAME = "PPOScriptArguments", "ppo_args"
 
@@ -118,7 +118,7 @@ class Collected(walk.Visitor):
             return
         target, call = node.targets[0].target, node.value
         func = get_full_name_for_node(call.func) or ""
-        if isinstance(target, cst.Name) and func.rpartition(".")[2] in PARSERS:
+        if isinstance(target, cst.Name) and is_parser(func):
             self.parsers.setdefault(target.value, []).append(Parser(call, self.top))
         elif isinstance(call.func, cst.Attribute) and call.func.attr.value in PARSE_METHODS:
             self.unpacks.append((get_full_name_for_node(call.func.value) or "", node, self.top))

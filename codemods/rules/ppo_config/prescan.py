@@ -7,6 +7,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from codemods import edits, ppo, walk
+from codemods.config_vars import is_parser
 from codemods.rules.ppo_config import parsed
 from codemods.rules.ppo_config.mapping import plan_call
 from codemods.rules.ppo_config.plan import Plan
@@ -156,7 +157,7 @@ class _Prescan(walk.Visitor):
                 owner.config_assigns[id(node)] = (node.targets[0].target.value, plan, given)  # type: ignore[attr-defined]
             return
         func_name = get_full_name_for_node(value.func) or ""
-        if func_name.rpartition(".")[2] in parsed.PARSERS:
+        if is_parser(func_name):
             first = value.args[0].value if value.args else None
             items = first.elements if isinstance(first, (cst.Tuple, cst.List)) else []
             for i, el in enumerate(items):

@@ -9,7 +9,8 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from codemods import edits, ppo
-from codemods.rules.ppo_config import keep, parsed
+from codemods.config_vars import is_parser
+from codemods.rules.ppo_config import keep
 from codemods.rules.ppo_config.mapping import plan_call
 from codemods.rules.ppo_config.state import ConfigPass
 from migrate.kernel.findings import Severity
@@ -43,7 +44,7 @@ class UsageDocstring(ConfigPass):
             call = small.value
             func = get_full_name_for_node(call.func) if isinstance(call, cst.Call) else None
             clashes = self.clash_defaults.get(var, [])
-            if clashes and (func or "").rpartition(".")[2] in parsed.PARSERS:
+            if clashes and is_parser(func):
                 shown = ", ".join(f"{c.field}={c.default!r}" for c in clashes)
                 after.append(cst.parse_statement(f"{var}.set_defaults({shown})\n"))
         if not after:
@@ -66,8 +67,8 @@ class UsageDocstring(ConfigPass):
             return updated_node
         var = get_full_name_for_node(assign.targets[0].target) or ""
         func = get_full_name_for_node(assign.value.func) or ""
-        if var not in self.parsers or func.rpartition(".")[2] not in parsed.PARSERS:
-            return updated_node
+        if var not in self.parsers or not is_parser(func) or not self._builds_ppo(assign.value):
+            return updated_node  # a parser of the same name built elsewhere may hold no PPO config
         era = self.parsers[var][1]
         if era is None:
             self.todo(
@@ -109,6 +110,19 @@ class UsageDocstring(ConfigPass):
             severity=Severity.INFO,
         )
         return cst.FlattenSentinel([updated_node, defaults])
+
+    def _builds_ppo(self, call: cst.Call) -> bool:
+        """Whether this parser call's tuple holds a PPO config (the name may be bound to other
+        parsers in other branches: `parser = TrlParser((ScriptArguments, RLOOConfig))`)."""
+        seq = call.args[0].value if call.args else None
+        return (
+            any(
+                ppo.ppo_class(self.names_from(e, "trl"), ppo.CONFIG_NAMES) is not None
+                for e in edits.elements(seq)
+            )
+            if seq is not None
+            else False
+        )
 
     def _usage_string(self, stmt: cst.SimpleStatementLine) -> bool:
         """The module docstring, or a string statement of the module's body that runs this

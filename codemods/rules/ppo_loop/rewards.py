@@ -10,7 +10,8 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from codemods import edits, walk
-from codemods.rules.ppo_config.parsed import PARSE_METHODS, PARSERS
+from codemods.config_vars import is_parser
+from codemods.rules.ppo_config.parsed import PARSE_METHODS
 from codemods.rules.ppo_config.prescan import FACTORY_PARSERS
 from codemods.rules.ppo_loop.loop_pass import LoopPass
 from codemods.rules.ppo_loop.shape import Line, listed
@@ -145,7 +146,7 @@ class Rewards(LoopPass):
             assigned = assign.targets[0].target
             if (
                 isinstance(assigned, cst.Name)
-                and func.rpartition(".")[2] in PARSERS
+                and is_parser(func)
                 and assign.value.args
                 and any(
                     (get_full_name_for_node(e) or "").endswith(self.config_cls)
