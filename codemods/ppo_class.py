@@ -71,6 +71,10 @@ class PPOClassPass(RuleTransformer):
         """Why a class has no successor at all, or None when the target class replaces it."""
         return None
 
+    def unsafe_reference(self, node: cst.CSTNode, found: tuple[str, str | None]) -> str | None:
+        """Why renaming this reference (not a call) could change what the code does, or None."""
+        return None
+
     def renamed_message(self, found: tuple[str, str | None]) -> tuple[str, Severity]:
         raise NotImplementedError
 
@@ -96,7 +100,7 @@ class PPOClassPass(RuleTransformer):
                 "this call by hand",
             )
             return updated
-        retired = self.retired_message(found)
+        retired = self.retired_message(found) or self.unsafe_reference(original, found)
         if retired is not None:
             self.todo(original, retired)
             return updated

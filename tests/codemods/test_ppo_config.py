@@ -393,6 +393,55 @@ class PPOScriptArguments:
 """
 
 
+@pytest.mark.parametrize(
+    "use",
+    [
+        pytest.param('MAP = {"ppo": PPOConfig}', id="a-class-map"),  # Lexsi-Labs/aligntune
+        pytest.param("cls = PPOConfig", id="an-alias"),
+        pytest.param("cfg = make(PPOConfig, lr=1)", id="handed-to-a-function"),
+        pytest.param("parser = HfArgumentParser(PPOConfig)", id="a-parser-given-no-tuple"),
+        pytest.param(
+            "(c,) = HfArgumentParser((PPOConfig,)).parse_args_into_dataclasses()",
+            id="a-parser-no-statement-of-its-own",  # nowhere to put set_defaults
+        ),
+    ],
+)
+def test_class_reference_that_may_be_built_is_a_todo(use):
+    """Renamed there, the class would be built from TRL 1.13's defaults with PPO's field
+    names, and nothing would say so."""
+    before = f"from transformers import HfArgumentParser\nfrom trl import PPOConfig\n{use}\n"
+    out, findings = run(before, select=SELECT)
+    assert out == (
+        "from transformers import HfArgumentParser\n"
+        f"{TODO}`trl.PPOConfig` does not exist in TRL 1.13; finish the TODOs on its remaining "
+        "uses, then import RLOOConfig (or GRPOConfig) from trl instead\n"
+        "from trl import PPOConfig\n"
+        f"{TODO}`PPOConfig` is used here other than as a type, in a check or in a parser's "
+        "classes; TRL 1.13 has no `PPOConfig`, and `RLOOConfig` has other fields and defaults: "
+        "where this class is built, write the call out as `RLOOConfig(...)` following "
+        f"docs/rules.md (TRL103)\n{use}\n"
+    )
+    assert {f.fix for f in findings} == {Fix.MANUAL}
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_class_reference_as_a_type_or_check_is_renamed():
+    before = dedent(
+        """
+        from trl import PPOConfig
+
+
+        def check(c: PPOConfig) -> bool:
+            return isinstance(c, PPOConfig) and issubclass(type(c), (PPOConfig, dict))
+        """
+    )
+    after = before.replace("from trl import PPOConfig", "from trl import RLOOConfig").replace(
+        "PPOConfig", "RLOOConfig"
+    )
+    findings = assert_fixes(before, after, select=SELECT)
+    assert not [f for f in findings if f.fix is Fix.MANUAL]
+
+
 def test_defaults_go_to_the_ppo_parser_only():
     """muqeeth/Adversarial_goodhart_rlhf binds `parser` to a PPO parser in one branch and to an
     RLOO one in another: PPO's defaults are kept on the first only (the RLOO branch trains as it

@@ -9,6 +9,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
 from codemods import edits, ppo, walk
+from codemods.config_vars import is_parser
 from codemods.rules.ppo_config import flags, keep, parsed, parsed_edits, vendored
 from codemods.rules.ppo_config.fields import FlagClashes
 from codemods.rules.ppo_config.mapping import plan_call
@@ -226,6 +227,48 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
             f"which `{self.new_name}` lacks, and TRL 1.13 has no `{found[0]}`: copy `{found[0]}` "
             "from the TRL release the trainer was written for into the repo and import it from "
             f"there, or port the trainer to `{self.new_name.replace('Config', 'Trainer')}`"
+        )
+
+    def unsafe_reference(self, node: cst.CSTNode, found: tuple[str, str | None]) -> str | None:
+        """A reference to the PPO config class that something may build with PPO's fields or
+        defaults: in an annotation or an `isinstance`/`issubclass` check the rename changes
+        nothing, in a parser's classes `set_defaults` keeps PPO's defaults (usage.py); anywhere
+        else (`{"ppo": PPOConfig}[name](**kwargs)`, `cls = PPOConfig`) the class would be built
+        from TRL 1.13's defaults, with PPO's field names, unseen."""
+        tree = self.walked_tree()
+        at = tree.index.get(id(node)) if tree is not None else None
+        if at is None:
+            return None
+        nodes, parents = tree.nodes, tree.parents  # type: ignore[union-attr]
+        up = parents[at]
+        while up >= 0:
+            if isinstance(nodes[up], cst.Annotation):
+                return None
+            up = parents[up]
+        # out of a tuple or list of classes, to the argument that holds it
+        child, up = at, parents[at]
+        while up >= 0 and isinstance(nodes[up], (cst.Element, cst.Tuple, cst.List)):
+            child, up = up, parents[up]
+        holder = nodes[up] if up >= 0 else None
+        call = nodes[parents[up]] if isinstance(holder, cst.Arg) and parents[up] >= 0 else None
+        if isinstance(call, cst.Call):
+            callee = get_full_name_for_node(call.func)
+            if callee in ("isinstance", "issubclass"):
+                return None
+            assign = nodes[parents[parents[up]]] if parents[parents[up]] >= 0 else None
+            if (
+                is_parser(callee)
+                and call.args[0] is holder
+                and child != at
+                and isinstance(assign, cst.Assign)
+                and assign.value is call
+            ):
+                return None  # `p = HfArgumentParser((..., PPOConfig))`: usage.py's set_defaults
+        return (
+            f"`{found[0]}` is used here other than as a type, in a check or in a parser's "
+            f"classes; TRL 1.13 has no `{found[0]}`, and `{self.new_name}` has other fields and "
+            "defaults: where this class is built, write the call out as "
+            f"`{self.new_name}(...)` following docs/rules.md (TRL103)"
         )
 
     def mutation_message(self, found: tuple[str, str | None]) -> str:
