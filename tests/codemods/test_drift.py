@@ -429,6 +429,16 @@ def test_return_all_scores_in_an_unpacked_dict():
     assert [f.line for f in findings] == [4]
 
 
+def test_generate_given_the_pipeline_dict_is_not_wrapped():
+    """eddieguo-1128/Incorporate_Human_Feedback_into_LMs hands its pipeline's dict to
+    `ppo_trainer.generate` too: a generate call is never a pipeline's, so it is not wrapped
+    (wrapped, its tensors went through the label sorting, and the second run read the loop
+    differently)."""
+    before = SCORES_BEFORE + "responses = ppo_trainer.generate(queries, **sent_kwargs)\n"
+    after = SCORES_AFTER + "responses = ppo_trainer.generate(queries, **sent_kwargs)\n"
+    assert_fixes(before, after, select=SELECT)
+
+
 @pytest.mark.parametrize(
     ("before", "after_lines"),
     [

@@ -119,11 +119,17 @@ class PipelineScores(RuleTransformer):
             if value is False or _is_pipeline(original):
                 return updated  # a pipeline built with the flag: its calls are wrapped
             return self._wrapped(original, updated)
+        callee = get_full_name_for_node(original.func)
+        if callee is not None and callee in self.flag_pipes:
+            return self._wrapped(original, updated)
+        if callee is not None and callee.rpartition(".")[2] == "generate":
+            # `ppo_trainer.generate(q, **sent_kwargs)` (a script's slip, eddieguo-1128): a
+            # model's or trainer's generate, never a pipeline; its scores are not reordered
+            return updated
         unpacked = {
             get_full_name_for_node(a.value) for a in original.args if a.star == "**"
         } & self.flag_dicts
-        callee = get_full_name_for_node(original.func)
-        if unpacked or (callee is not None and callee in self.flag_pipes):
+        if unpacked:  # the dict by its name: also where a function is handed it under that name
             return self._wrapped(original, updated)
         return updated
 
