@@ -429,6 +429,31 @@ def test_return_all_scores_in_an_unpacked_dict():
     assert [f.line for f in findings] == [4]
 
 
+def test_a_flag_dict_no_call_unpacks_says_so():
+    """beyondguo/LLM-Tuning keeps its pipeline call in a string: the dict still changes, but the
+    finding must not say the helper was written."""
+    before = "import trl\nsent_kwargs = {'return_all_scores': True, 'batch_size': 16}\n"
+    after = "import trl\nsent_kwargs = {'top_k': None, 'batch_size': 16}\n"
+    findings = assert_fixes(before, after, select=SELECT)
+    assert [f.message for f in findings] == [
+        '`"return_all_scores": True`: transformers 5 removed `return_all_scores`; `top_k=None` '
+        "gives every label's score, sorted by score; no call of this file unpacks this dict (if "
+        "code elsewhere hands it to a pipeline, read the scores with `scores_in_label_order`)"
+    ]
+
+
+def test_a_flag_dict_unpacked_where_it_is_written_is_wrapped():
+    before = SCORES_BEFORE.replace(
+        "outputs = pipe(texts, **sent_kwargs)",
+        'outputs = pipe(texts, **{"return_all_scores": True})',
+    )
+    after = SCORES_AFTER.replace(
+        "outputs = scores_in_label_order(pipe, pipe(texts, **sent_kwargs))",
+        'outputs = scores_in_label_order(pipe, pipe(texts, **{"top_k": None}))',
+    )
+    assert_fixes(before, after, select=SELECT)
+
+
 def test_generate_given_the_pipeline_dict_is_not_wrapped():
     """eddieguo-1128/Incorporate_Human_Feedback_into_LMs hands its pipeline's dict to
     `ppo_trainer.generate` too: a generate call is never a pipeline's, so it is not wrapped

@@ -36,6 +36,7 @@ class PipelineScores(RuleTransformer):
     def scores_prescan(self, module: cst.Module) -> None:
         self.flag_dicts: set[str] = set()  # names bound to dict literals holding the flag
         self.flag_pipes: set[str] = set()  # names bound to pipeline(...) calls given the flag
+        self.unread_dicts: set[int] = set()  # ids of such literals no call unpacks by name
         self.helper_needed = False
         self.helper_defined = any(
             isinstance(s, cst.FunctionDef) and s.name.value == HELPER for s in module.body
@@ -44,6 +45,12 @@ class PipelineScores(RuleTransformer):
         known = self.state.identifiers
         if FLAG not in module.code if known is None else not known.has_any((FLAG,)):
             return
+        unpacked = {  # the names and dict literals some call unpacks with `**`
+            get_full_name_for_node(a.value) or id(a.value)
+            for call in walk.find_all(module, cst.Call)
+            for a in call.args
+            if a.star == "**"
+        }
         for assign in walk.find_all(module, cst.Assign):
             names = [get_full_name_for_node(t.target) for t in assign.targets]
             value = assign.value
@@ -51,6 +58,8 @@ class PipelineScores(RuleTransformer):
                 found = _flag_element(value)
                 if found is not None and edits.literal(found[1].value) is True:
                     self.flag_dicts.update(n for n in names if n)
+                    if not unpacked & set(names):
+                        self.unread_dicts.add(id(value))
             elif isinstance(value, cst.Call) and _is_pipeline(value):
                 arg = _flag_arg(value)
                 if arg is not None and edits.literal(arg.value) is True:
@@ -71,7 +80,14 @@ class PipelineScores(RuleTransformer):
             elements[index] = element.with_changes(
                 key=cst.SimpleString(f"{quote}top_k{quote}"), value=cst.Name("None")
             )
-            why = _why(self._helper_place())
+            if id(original_node) in self.unread_dicts:
+                why = (
+                    "transformers 5 removed `return_all_scores`; `top_k=None` gives every "
+                    "label's score, sorted by score; no call of this file unpacks this dict (if "
+                    f"code elsewhere hands it to a pipeline, read the scores with `{HELPER}`)"
+                )
+            else:
+                why = _why(self._helper_place())
             self.report(original_node.elements[index], f'`"{FLAG}": True`: {why}')
         elif value is False:
             del elements[index]
@@ -130,6 +146,14 @@ class PipelineScores(RuleTransformer):
             get_full_name_for_node(a.value) for a in original.args if a.star == "**"
         } & self.flag_dicts
         if unpacked:  # the dict by its name: also where a function is handed it under that name
+            return self._wrapped(original, updated)
+        if any(  # `pipe(texts, **{"return_all_scores": True})`
+            a.star == "**"
+            and isinstance(a.value, cst.Dict)
+            and (found := _flag_element(a.value)) is not None
+            and edits.literal(found[1].value) is True
+            for a in original.args
+        ):
             return self._wrapped(original, updated)
         return updated
 
