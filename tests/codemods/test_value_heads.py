@@ -285,6 +285,24 @@ CAUSAL_VH = "AutoModelForCausalLMWithValueHead"
         pytest.param(
             """
             from trl import AutoModelForCausalLMWithValueHead
+            peft_config = None
+            model = AutoModelForCausalLMWithValueHead.from_pretrained(
+                "gpt2",
+                peft_config=peft_config,
+            )
+            """,
+            """
+            from transformers import AutoModelForCausalLM
+            peft_config = None
+            model = AutoModelForCausalLM.from_pretrained(
+                "gpt2",
+            )
+            """,
+            id="peft-config-only-ever-none",  # sayands/noisy-lms
+        ),
+        pytest.param(
+            """
+            from trl import AutoModelForCausalLMWithValueHead
             model_class = AutoModelForCausalLMWithValueHead
             model = model_class.from_pretrained("gpt2", v_head_init_strategy="normal", peft_config=lora)
             print(model.pretrained_model.config)

@@ -534,10 +534,15 @@ class RewriteValueHeads(RuleTransformer):
         None)."""
         move = variables.peft_move(original, self.facts)
         cfg = edits.code(peft_arg.value).strip()
-        if move == variables.DROP:
+        value = peft_orig.value
+        bound = self.referents(value) if isinstance(value, cst.Name) else set()
+        if move == variables.DROP or (bound and bound <= self.facts.none_targets):
             self.report(
                 peft_orig,
-                "`peft_config=None` dropped: the plain model loads without adapters",
+                "`peft_config=None` dropped: the plain model loads without adapters"
+                if move == variables.DROP
+                else f"`peft_config={cfg}` dropped: `{cfg}` is None here (every assignment it may "
+                "come from sets None), so the plain model loads without adapters",
                 severity=Severity.INFO,
             )
             return loaded

@@ -42,6 +42,9 @@ class Facts:
     none_names: set[str] = dataclasses.field(
         default_factory=set
     )  # names the file binds to None somewhere
+    none_targets: set[int] = dataclasses.field(
+        default_factory=set
+    )  # ids of the names of `name = None` (the literal): what `referents` of a read may be
     # name -> the dict literal it is bound to (names bound more than once are left out), and
     # names whose items are set (`name[k] = v`): what a `**name` handed to the wrapper may hold
     dicts: dict[str, cst.Dict] = dataclasses.field(default_factory=dict)
@@ -109,6 +112,8 @@ class _Collect(walk.Visitor):
     def _binding(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
         if may_be_none(value):
             self.facts.none_names.update(t.value for t in targets if isinstance(t, cst.Name))
+        if isinstance(value, cst.Name) and value.value == "None":
+            self.facts.none_targets.update(id(t) for t in targets if isinstance(t, cst.Name))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
