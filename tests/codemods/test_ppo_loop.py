@@ -62,6 +62,28 @@ def test_recognised_loop_becomes_reward_function_and_train(target):
     assert not [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
 
 
+def test_prints_of_the_step_stats_are_dropped_with_the_step():
+    """ivanluk914/RLHF-Dialogue-Summarizer printed `stats["objective/kl"]` after each step: those
+    lines went into `reward_fn`, where `stats` is undefined (NameError on the first reward)."""
+    src = dedent(SENTIMENT) + '    print(f"kl: {stats[\'objective/kl\']}")\n'
+    out, findings = run(src, select=PPO)
+    assert "stats" not in out.split("def reward_fn", 1)[1].split("trainer =", 1)[0]
+    dropped = [f for f in findings if "printed its counters, tensors or step stats" in f.message]
+    assert len(dropped) == 1 and "`print(f\"kl: {stats['objective/kl']}\")`" in dropped[0].message
+    assert run(out, select=PPO)[0] == out
+
+
+def test_a_reward_reading_the_step_stats_keeps_the_todo():
+    src = dedent(SENTIMENT) + "    history.append(stats)\n"
+    out, findings = run(src, select=PPO)
+    assert "for batch in tqdm(trainer.dataloader):" in out
+    assert (
+        "(`history.append(stats)` reads what `.step(...)` returned (`stats`), which no reward "
+        "function has)" in out
+    )
+    assert run(out, select=PPO)[0] == out
+
+
 def assert_trainer_todo(out: str) -> None:
     """A loop left as it is also marks the trainer call above it, which 1.13 rejects without a reward."""
     lines = out.splitlines()

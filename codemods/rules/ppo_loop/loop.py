@@ -106,9 +106,10 @@ class LoopRewrite(LoopPass):
         if outer is not None:
             counters |= edits.names(outer.target)
         in_loop = edits.bound_names(flat)
+        stats = edits.bound(_statement_of(lines, step))  # what `stats = trainer.step(...)` binds
         for ln in lines:
             s = ln.stmt
-            if _prints_of(s, counters | {n for n in (batch, queries, responses) if n}):
+            if _prints_of(s, counters | stats | {n for n in (batch, queries, responses) if n}):
                 logged.append(s)
                 to_train += ln.comments
                 continue
@@ -225,6 +226,14 @@ class LoopRewrite(LoopPass):
         with_prompt = self.prompt_returned and not self._encoder_decoder()
         again = _decoded_as_the_loop_did(decode, decoded or "completions", with_prompt=with_prompt)
         reads = {n for st in new_body for n in edits.names(st)}
+        if reads & stats:  # `print(stats["ppo/..."])` is dropped above; anything else refuses
+            shown = next(
+                " ".join(edits.code(st).split()) for st in new_body if edits.names(st) & stats
+            )
+            raise Refused(
+                f"`{shown}` reads what `.step(...)` returned (`{'`, `'.join(sorted(stats))}`), "
+                "which no reward function has"
+            )
         if with_prompt and (decoded or "completions") in reads:
             self.report(
                 step,
@@ -284,7 +293,7 @@ class LoopRewrite(LoopPass):
         if logged:
             self.report(
                 loop,
-                "the loop printed its counters or tensors each "
+                "the loop printed its counters, tensors or step stats each "
                 + ("batch or epoch (" if outer is not None else "batch (")
                 + ", ".join(f"`{' '.join(edits.code(x).split())}`" for x in logged)
                 + "); dropped: TRL 1.13 logs its own progress (`logging_steps`)",
