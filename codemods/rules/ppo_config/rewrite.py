@@ -116,6 +116,7 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         found = ppo.ppo_class(self.names_from(original_node.func, "trl"), ppo.CONFIG_NAMES)
         if found is None:
+            self.file_parse(original_node)
             return updated_node
         name, hint = found
         if self.own_trainer is not None:

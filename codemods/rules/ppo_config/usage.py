@@ -15,6 +15,9 @@ from codemods.rules.ppo_config.mapping import plan_call
 from codemods.rules.ppo_config.state import ConfigPass
 from migrate.kernel.findings import Severity
 
+# HfArgumentParser's ways of building the dataclasses without argparse (and its defaults)
+FILE_PARSES = ("parse_json_file", "parse_yaml_file", "parse_dict")
+
 
 class UsageDocstring(ConfigPass):
     """The usage docstring of a script that parses its config: one TODO naming the flags 1.13
@@ -110,6 +113,39 @@ class UsageDocstring(ConfigPass):
             severity=Severity.INFO,
         )
         return cst.FlattenSentinel([updated_node, defaults])
+
+    def file_parse(self, call: cst.Call) -> None:
+        """`parser.parse_json_file(...)` (or `parse_yaml_file`, `parse_dict`) of a parser of the
+        PPO config: it builds the config from the file and the dataclass's own defaults, which
+        `set_defaults` (argparse's) does not reach, so fields the file leaves out take TRL
+        1.13's defaults: a TODO naming PPO's (MaxLuo233/react-rl's JSON branch)."""
+        func = call.func
+        if not (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in FILE_PARSES
+            and isinstance(func.value, cst.Name)
+            and func.value.value in self.parsers
+        ):
+            return
+        era = self.parsers[func.value.value][1]
+        if era is None:
+            return  # the parser's statement has its TODO already
+        plan = plan_call(
+            cst.Call(func=cst.Name("PPOConfig")),
+            era,
+            self.target,
+            parsed=True,
+            before=self.release_cap,
+        )
+        if not plan.extra:
+            return
+        shown = ", ".join(f"{k}={v}" for k, v in plan.extra)
+        self.todo(
+            call,
+            f"`{func.attr.value}` builds {self.new_name} from the file and the class's own "
+            f"defaults, which `set_defaults` does not reach: where the file leaves them out, "
+            f"{ppo.ERA_TEXT[era]}'s values differ from TRL 1.13's: put {shown} in the file",
+        )
 
     def _builds_ppo(self, call: cst.Call) -> bool:
         """Whether this parser call's tuple holds a PPO config (the name may be bound to other
