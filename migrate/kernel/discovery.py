@@ -56,7 +56,25 @@ def _spec_for(folder: str) -> pathspec.PathSpec | None:
                 lines.extend(fh.read().splitlines())
         except OSError:
             continue
-    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+    return _spec(lines) if lines else None
+
+
+def _spec(lines: list[str]) -> pathspec.PathSpec:
+    """The spec of a .gitignore's lines. A line git cannot read as a pattern (one ending in an
+    unescaped backslash) matches nothing in git; it is left out here too instead of stopping the
+    walk (nganngants/smes_ppo's .gitignore has one)."""
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except ValueError:  # pathspec's GitIgnorePatternError
+        return pathspec.GitIgnoreSpec.from_lines([ln for ln in lines if _valid(ln)])
+
+
+def _valid(line: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except ValueError:
+        return False
+    return True
 
 
 def _git_root(folder: str) -> str | None:
@@ -153,13 +171,21 @@ def discover(
     `patterns` are .gitignore-style excludes anchored at `patterns_root` (default: cwd).
     """
     extra = []
-    if patterns:
-        extra.append(
-            (os.path.abspath(patterns_root or "."), pathspec.GitIgnoreSpec.from_lines(patterns))
-        )
     seen: set[str] = set()
     found: list[Candidate] = []
     missing: list[Missing] = []
+    bad = [p for p in patterns if not _valid(p)]
+    for pattern in bad:
+        missing.append(
+            Missing(pattern, "not a valid exclude pattern (.gitignore syntax): it was not applied")
+        )
+    if patterns:
+        extra.append(
+            (
+                os.path.abspath(patterns_root or "."),
+                pathspec.GitIgnoreSpec.from_lines([p for p in patterns if p not in bad]),
+            )
+        )
 
     def add(path: str, explicit: bool) -> None:
         key = os.path.realpath(path)

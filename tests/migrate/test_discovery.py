@@ -58,6 +58,27 @@ def test_gitignore_nested_and_from_enclosing_repo(tmp_path):
     assert rel(tmp_path / "src", found) == ["keep.py", "sub/ok.py"]
 
 
+def test_a_gitignore_line_git_cannot_read_is_skipped(tmp_path):
+    """nganngants/smes_ppo's .gitignore has a line ending in a backslash, which git reads as no
+    pattern: `upgrade` stopped with pathspec's GitIgnorePatternError."""
+    (tmp_path / ".gitignore").write_text("configs/user.jsonnet\\\nskip.py\n")
+    touch(tmp_path, "skip.py", "main.py")
+    found, missing = discover([str(tmp_path)])
+    assert rel(tmp_path, found) == ["main.py"]  # the lines after the bad one still apply
+    assert missing == []
+
+
+def test_an_exclude_pattern_that_is_not_one_is_reported(tmp_path):
+    touch(tmp_path, "a.py", "b.py")
+    found, missing = discover(
+        [str(tmp_path)], patterns=["b.py", "c\\"], patterns_root=str(tmp_path)
+    )
+    assert rel(tmp_path, found) == ["a.py"]
+    assert [(m.path, m.message) for m in missing] == [
+        ("c\\", "not a valid exclude pattern (.gitignore syntax): it was not applied")
+    ]
+
+
 def test_git_info_exclude(tmp_path):
     (tmp_path / ".git" / "info").mkdir(parents=True)
     (tmp_path / ".git" / "info" / "exclude").write_text("scratch.py\n")
