@@ -84,7 +84,9 @@ def runs_training(source: bytes | str) -> str:
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return ""
+        tree = _parse_by_statement(source)
+        if tree is None:
+            return ""
     found = ""
     todo: list[tuple[ast.AST, bool]] = [(node, False) for node in tree.body]
     while todo:
@@ -107,6 +109,28 @@ def runs_training(source: bytes | str) -> str:
         loop = in_loop or isinstance(node, (ast.For, ast.While, ast.AsyncFor))
         todo.extend((child, loop) for child in ast.iter_child_nodes(node))
     return found
+
+
+def _parse_by_statement(source: bytes | str) -> ast.Module | None:
+    """The top-level statements of a file this interpreter cannot parse whole but libcst can
+    (syntax of a newer Python: an f-string reusing its quotes is 3.12's), each parsed alone,
+    those this interpreter cannot parse left out. Such a file is still an entry point: its run
+    then stops on the SyntaxError, with the advice to run a newer Python (ivanluk914's
+    notebook was reported as having none)."""
+    import libcst as cst
+
+    text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
+    try:
+        module = cst.parse_module(text)
+    except Exception:  # noqa: BLE001 - not Python for libcst either
+        return None
+    body: list[ast.stmt] = []
+    for stmt in module.body:
+        try:
+            body.extend(ast.parse(module.code_for_node(stmt).strip() + "\n").body)
+        except (SyntaxError, ValueError):
+            continue
+    return ast.Module(body=body, type_ignores=[])
 
 
 def _called(func: ast.expr) -> str:

@@ -182,6 +182,10 @@ def test_module_file_from_root_or_src(tmp_path):
         ("rl = RLFinetuning(config)\nrl.train_and_save('out')\n", "top-level train_and_save()"),
         ("def run():\n    main()\n    rl.train_and_save()\n", ""),
         ("log.trainable = 1\nmodel.training_step\n", ""),
+        # Python 3.12's f-string reusing its quotes (ivanluk914's notebook): below 3.12 the
+        # statement is left out, the rest still says how the file trains
+        ('print(f"kl: {stats["kl"]}")\nt = make()\nt.train()\n', "top-level .train()"),
+        ('print(f"kl: {stats["kl"]}")\n', ""),
     ],
 )
 def test_runs_training(source, how):
