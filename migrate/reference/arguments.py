@@ -5,7 +5,8 @@ argparse underneath) stops at "the following arguments are required" when the la
 would give them is unknown. Here each missing one gets a value that reaches the tiny offline
 stand-ins instead: model and tokenizer names -> a name the patched `from_pretrained` maps to a
 tiny model, dataset names -> a name the patched `load_dataset` serves, data files -> a small
-JSON-lines file, output folders -> a folder of the run. Every filled argument is recorded
+JSON-lines file, output folders -> a folder of the run, a required `--config` -> the repository's
+own config file whose name matches the script's. Every filled argument is recorded
 (FILLED) and shown in the report with the command line used.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from typing import Any
 
@@ -63,11 +65,58 @@ def _data_file(kind: str) -> str:
     return path
 
 
+CONFIG_NAMES = ("config", "cfg", "conf", "config_file", "config_path", "yaml", "yaml_config")
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
+# words of a script's name that say nothing of which config file is its
+_PLAIN_WORDS = {"", "train", "training", "run", "main", "script", "py"}
+_SKIPPED_FOLDERS = {".git", ".venv", "venv", "node_modules", "__pycache__", "site-packages"}
+
+
+def _words(name: str) -> set[str]:
+    return set(re.split(r"[^a-z0-9]+", name.lower()))
+
+
+def config_file(script: str, root: str) -> str | None:
+    """The repository's own config file for `script` when one stands out: among the .yaml,
+    .yml and .json files under `root` (three folders deep), the one whose name shares the most
+    words with the script's (`rlhf/train_ppo.py` -> `configs/config_rlhf_ppo.yaml`, not
+    `config_rlhf_grpo.yaml`); None when none shares a word or two tie."""
+    wanted = _words(os.path.splitext(os.path.basename(script))[0]) - _PLAIN_WORDS
+    if not wanted:
+        return None
+    scored: list[tuple[int, str]] = []
+    base = os.path.abspath(root)
+    for folder, dirs, files in os.walk(base):
+        depth = os.path.relpath(folder, base).count(os.sep) + (folder != base)
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if depth < 3 and d not in _SKIPPED_FOLDERS and not d.startswith(("trl-migrate", "."))
+        )
+        for name in sorted(files):
+            if name.endswith(CONFIG_SUFFIXES):
+                score = len(wanted & _words(os.path.splitext(name)[0]))
+                if score:
+                    scored.append((score, os.path.join(folder, name)))
+    if not scored:
+        return None
+    best = max(score for score, _ in scored)
+    top = [path for score, path in scored if score == best]
+    return top[0] if len(top) == 1 else None
+
+
 def value_for(action: Any) -> str:
     """A stand-in value for one argparse action, from its choices, type and name."""
     if action.choices:
         return str(next(iter(action.choices)))
     name = (action.dest or "").lower()
+    if name in CONFIG_NAMES and sys.argv and sys.argv[0]:
+        # where the run stands, then the project's import roots (harness.PATHS_ENV)
+        roots = os.environ.get("TRL_MIGRATE_SMOKE_PATHS", "").split(os.pathsep)
+        for root in [os.getcwd(), *(r for r in roots if r)]:
+            found = config_file(sys.argv[0], root)
+            if found is not None:
+                return found
     kind = getattr(action, "type", None)
     if kind is int or any(w in name for w in ("num_", "steps", "epochs", "size", "count")):
         return "1"

@@ -525,3 +525,36 @@ def test_the_usage_line_is_where_the_command_begins_not_a_line_of_prose_naming_p
     root = _repo(tmp_path, {"train.py": text})
     [entry], _ = find(str(root), {}, [str(root / "train.py")])
     assert (entry.found_in, entry.args) == ("train.py:3", ("--lr", "1"))
+
+
+def test_a_required_config_is_the_repository_s_own_file(tmp_path, monkeypatch):
+    """JiayiWang-LMU/KP-RLHF's `rlhf/train_ppo.py --config` (its launcher is a Python dict of
+    main.py): the run got `--config stand-in` and stopped at opening it."""
+    from migrate.reference.arguments import config_file, fire_fill
+
+    root = _repo(
+        tmp_path,
+        {
+            "rlhf/train_ppo.py": "",
+            "configs/config_rlhf_ppo.yaml": "",
+            "configs/config_rlhf_grpo.yaml": "",
+            "configs/config_pair.yaml": "",
+            "a/b/c/d/deep_ppo.yaml": "",  # deeper than three folders: not looked at
+            ".venv/ppo.yaml": "",
+        },
+    )
+    script = str(root / "rlhf/train_ppo.py")
+    assert config_file(script, str(root)) == str(root / "configs/config_rlhf_ppo.yaml")
+    assert config_file(str(root / "rlhf/train_grpo.py"), str(root)) == str(
+        root / "configs/config_rlhf_grpo.yaml"
+    )
+    assert config_file(str(root / "train.py"), str(root)) is None  # no word of its own
+    assert config_file(str(root / "rlhf/train_rlhf.py"), str(root)) is None  # two tie
+    monkeypatch.chdir(root)
+    monkeypatch.setattr("sys.argv", [script])
+    assert fire_fill(lambda config: None, []) == [
+        "--config",
+        str(root / "configs/config_rlhf_ppo.yaml"),
+    ]
+    monkeypatch.setattr("sys.argv", [str(root / "train.py")])
+    assert fire_fill(lambda config: None, []) == ["--config", "stand-in"]
