@@ -82,11 +82,11 @@ def runs_training(source: bytes | str) -> str:
     outside any function), "top-level main()" or "top-level train_...()" (a call of the
     script's own or its package's training function, outside any function), or ''."""
     try:
-        tree = ast.parse(source)
+        tree: ast.Module | None = ast.parse(source)
     except (SyntaxError, ValueError):
         tree = _parse_by_statement(source)
-        if tree is None:
-            return ""
+    if tree is None:
+        return ""
     found = ""
     todo: list[tuple[ast.AST, bool]] = [(node, False) for node in tree.body]
     while todo:
