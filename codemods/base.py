@@ -43,6 +43,11 @@ class Options:
     target: str = "rloo"  # rloo | grpo: the trainer PPO code moves to
     # False: `target` is the default, and a file that needs GRPO (tools) gets GRPO
     target_chosen: bool = False
+    # The TRL releases the project says it ran on (its requirement files' `trl`, or
+    # --trl-version), among codemods.ppo.releases(); None: not known. Where a PPO config's
+    # default changed between releases, those releases' default is kept.
+    trl_releases: tuple[str, ...] | None = None
+    trl_declared: str = ""  # what said so: "trl==0.16.1 (requirements.txt)"
 
 
 @dataclasses.dataclass

@@ -7,6 +7,7 @@ PPOConfig/PPOTrainer with `train()`, 0.12-0.28), `experimental` (`trl.experiment
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from collections.abc import Callable, Iterable, Sequence
@@ -55,13 +56,57 @@ def _defaults() -> dict[str, Any]:
     )
 
 
-def default_history(era: str, field: str, before: str | None = None) -> list[tuple[str, str, Any]]:
+@dataclasses.dataclass(frozen=True)
+class Declared:
+    """The TRL releases a project says it ran on: what its requirement files declare for `trl`
+    (or `--trl-version`), among the releases of codemods/data/ppo_defaults.json."""
+
+    releases: frozenset[str]
+    text: str  # "trl==0.16.1 (requirements.txt)", for the findings
+
+
+def era_of_releases(releases: Sequence[str] | None) -> str | None:
+    """The era `trl.PPOConfig`/`trl.PPOTrainer` had in every one of `releases`: legacy up to
+    0.11, v2 from 0.12 to 0.28 (0.29 moved them to trl.experimental.ppo); None when they span
+    both, or none."""
+    if not releases:
+        return None
+    versions = [Version(r) for r in releases]
+    if all(v < Version("0.12.0") for v in versions):
+        return LEGACY
+    if all(Version("0.12.0") <= v < Version("0.29.0") for v in versions):
+        return V2
+    return None
+
+
+def releases() -> tuple[str, ...]:
+    """Every TRL release whose PPO config defaults are known, oldest first."""
+    return tuple(_defaults()["versions"])
+
+
+def default_history(
+    era: str, field: str, before: str | None = None, declared: Declared | None = None
+) -> list[tuple[str, str, Any]]:
     """(first release, last release, default) for each run of releases of `era` in which the PPO
     config's `field` had one default, oldest first (codemods/data/ppo_defaults.json). `before`:
-    only the releases older than this one (what the file's code tells: `release_cap`)."""
+    only the releases older than this one (what the file's code tells: `release_cap`).
+    `declared`: only the releases the project declares, unless it admits none of the era's (a
+    declaration the file's own code contradicts says nothing of it)."""
+    if declared is not None:
+        narrowed = _history(era, field, before, declared.releases)
+        if narrowed:
+            return narrowed
+    return _history(era, field, before, None)
+
+
+def _history(
+    era: str, field: str, before: str | None, admitted: frozenset[str] | None
+) -> list[tuple[str, str, Any]]:
     runs: list[tuple[str, str, Any]] = []
     for version, eras in _defaults()["versions"].items():
         if before is not None and Version(version) >= Version(before):
+            continue
+        if admitted is not None and version not in admitted:
             continue
         fields = eras.get(era)
         if fields is None or field not in fields:
@@ -268,6 +313,9 @@ class FileFacts(walk.Visitor):
             return next(iter(self.signals))
         if not self.signals and len(self.weak) == 1 and self._names_a_ppo_class():
             return next(iter(self.weak))  # e.g. a parsed config and no call to judge by
+        if not self.signals and not self.weak:
+            # nothing in the code tells: the releases the project declares may
+            return era_of_releases(self.owner.state.options.trl_releases)
         return None
 
     def _names_a_ppo_class(self) -> bool:

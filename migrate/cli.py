@@ -51,6 +51,15 @@ def main() -> None:
     default=None,
     help="Trainer that PPO code moves to [default: rloo, or [tool.trl-migrate] target].",
 )
+@click.option(
+    "--trl-version",
+    "trl_version",
+    default=None,
+    metavar="SPEC",
+    help="The TRL release the code ran on (0.11.4, or a range such as '>=0.8,<0.12'): where a "
+    "PPO config default changed between releases, that release's is kept [default: the trl "
+    "pin of the project's requirement files].",
+)
 @click.option("--format", "fmt", type=click.Choice(FIX_FORMATS), default="text", show_default=True)
 @click.option(
     "--jobs",
@@ -74,6 +83,7 @@ def fix(
     select: tuple[str, ...],
     ignore: tuple[str, ...],
     target: str | None,
+    trl_version: str | None,
     fmt: str,
     jobs: int | None,
     statistics: bool,
@@ -93,6 +103,7 @@ def fix(
       trl-migrate fix --diff train_ppo.py notebooks/
       trl-migrate fix --select TRL101 --format json src/
       trl-migrate fix --target grpo --statistics .
+      trl-migrate fix --trl-version 0.7.10 train_ppo.py
     """
     from migrate import api
     from migrate.kernel.config import ConfigError, load
@@ -117,6 +128,15 @@ def fix(
     except ConfigError as e:
         raise click.UsageError(str(e)) from e
     mode = api.DIFF if diff else api.CHECK if check else api.WRITE
+    options = api.Options(
+        target=target or settings.target,
+        target_chosen=target is not None or settings.target_set,
+    )
+    if trl_version is not None:
+        try:
+            options = api.trl_version(trl_version, options)
+        except ValueError as e:
+            raise click.UsageError(str(e)) from e
     err = sys.stderr
     bar = _Progress(err) if fmt == "text" and not quiet and err.isatty() else None
     try:
@@ -125,10 +145,7 @@ def fix(
             mode=mode,
             select=_codes(select) or list(settings.select),
             ignore=_codes(ignore) or list(settings.ignore),
-            options=api.Options(
-                target=target or settings.target,
-                target_chosen=target is not None or settings.target_set,
-            ),
+            options=options,
             jobs=jobs or settings.jobs,
             exclude=settings.exclude,
             exclude_root=settings.root,

@@ -24,6 +24,15 @@ import click
     help="Trainer that PPO code moves to [default: rloo, or [tool.trl-migrate] target].",
 )
 @click.option(
+    "--trl-version",
+    "trl_version",
+    default=None,
+    metavar="SPEC",
+    help="The TRL release the code ran on (0.11.4, or a range such as '>=0.8,<0.12'): where a "
+    "PPO config default changed between releases, that release's is kept [default: the trl "
+    "pin of the project's requirement files].",
+)
+@click.option(
     "--steps",
     type=click.IntRange(min=1),
     default=2,
@@ -57,6 +66,7 @@ def upgrade(
     dry_run: bool,
     no_smoke: bool,
     target: str | None,
+    trl_version: str | None,
     steps: int,
     timeout: float,
     no_installed: bool,
@@ -81,6 +91,7 @@ def upgrade(
         dry_run=dry_run,
         no_smoke=no_smoke,
         target=target,
+        trl_version=trl_version,
         steps=steps,
         timeout=timeout,
         installed=not no_installed,
@@ -101,6 +112,7 @@ def _upgrade(
     installed: bool,
     fmt: str,
     python: str | None = None,
+    trl_version: str | None = None,
 ):  # type: ignore[no-untyped-def]
     from migrate import api
     from migrate.kernel.config import ConfigError, load
@@ -116,12 +128,18 @@ def _upgrade(
         if fmt == "text"
         else None
     )
+    options = api.Options(
+        target=target or settings.target,
+        target_chosen=target is not None or settings.target_set,
+    )
+    if trl_version is not None:
+        try:
+            options = api.trl_version(trl_version, options)
+        except ValueError as e:
+            raise click.UsageError(str(e)) from e
     report = api.upgrade_path(
         path,
-        options=api.Options(
-            target=target or settings.target,
-            target_chosen=target is not None or settings.target_set,
-        ),
+        options=options,
         dry_run=dry_run,
         smoke=not no_smoke,
         steps=steps,

@@ -20,6 +20,7 @@ from migrate.api.fix import (
     FixReport,
     copy_example,
     fix_paths,
+    trl_version,
 )
 from migrate.api.upgrade import UpgradeReport, entry_points, upgrade_path
 from migrate.kernel.findings import Severity
@@ -94,6 +95,7 @@ __all__ = [
     "entry_points",
     "upgrade_path",
     "fix_paths",
+    "trl_version",
     "copy_example",
     "fix_rules",
     "rules_catalogue",

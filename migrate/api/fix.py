@@ -113,6 +113,8 @@ def fix_paths(
             todo.append((path, data))
         else:
             results.append(FileResult(path, Status.SKIPPED, message=NOT_TRL))
+    if options.trl_releases is None and any(_PPO_CONFIG.search(data) for _, data in todo):
+        options = declared_trl(paths, options)
     work = partial(
         _process_one,
         codes=codes,
@@ -131,6 +133,49 @@ def fix_paths(
         results = [_as_available(r) for r in results]
     results.sort(key=lambda r: r.path)
     return FixReport(results, mode, len(candidates), len(todo), time.perf_counter() - started)
+
+
+# a file that builds or parses a PPO config: its defaults depend on the TRL release it ran on
+_PPO_CONFIG = re.compile(rb"PPO(?:v2)?Config")
+
+
+def declared_trl(paths: Sequence[str], options: Options) -> Options:
+    """`options` with the TRL releases the project of `paths` declares (its requirement files at
+    the project root: compat.declared), when one project holds them all and it declares any."""
+    from migrate.smoke.entry_points import project_root
+
+    roots = {project_root(p) for p in paths}
+    if len(roots) != 1:
+        return options
+    from codemods import ppo
+    from compat.declared import admitted
+
+    found = admitted(roots.pop(), "trl", ppo.releases())
+    if found is None:
+        return options
+    return dataclasses.replace(options, trl_releases=found.releases, trl_declared=found.said)
+
+
+def trl_version(spec: str, options: Options) -> Options:
+    """`options` for `--trl-version SPEC`: the TRL releases the user says the code ran on (a
+    version, or a specifier such as `>=0.8,<0.12`). Raises ValueError naming the problem when
+    the specifier cannot be read or no TRL release with a PPO config matches it."""
+    from codemods import ppo
+    from compat.declared import matching
+
+    known = ppo.releases()
+    try:
+        releases = matching(spec, known)
+    except ValueError as e:  # compat.versions.SpecError
+        raise ValueError(f"--trl-version {spec}: not a version or a specifier ({e})") from e
+    if not releases:
+        raise ValueError(
+            f"--trl-version {spec}: no TRL release with a PPO config ({known[0]} to {known[-1]}) "
+            "matches it"
+        )
+    return dataclasses.replace(
+        options, trl_releases=releases, trl_declared=f"trl {spec.strip()} (--trl-version)"
+    )
 
 
 def _vendored(path: str, folder: str, *, first: bool) -> FileResult:

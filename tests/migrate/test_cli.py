@@ -164,3 +164,23 @@ def test_console_script_and_module_run_without_heavy_imports(tmp_path):
         [sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, timeout=120
     )
     assert "HEAVY [] EXIT 1" in out.stdout, out.stderr  # `fix` does not pay for compat either
+
+
+def test_trl_version_says_which_release_ran(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("from trl import PPOConfig\nconfig = PPOConfig(learning_rate=1e-5)\n")
+    runner = CliRunner()
+    result = runner.invoke(main, ["fix", "--diff", "--trl-version", "0.7.10", str(script)])
+    assert result.exit_code == 1  # changes to make
+    assert "+config = RLOOConfig(learning_rate=1e-5, per_device_train_batch_size=1, " in (
+        result.output
+    )
+    for flags, words in (
+        (["fix", "--check"], "--trl-version banana: not a version or a specifier"),
+        (["upgrade", "--dry-run", "--no-smoke"], "--trl-version banana: not a version"),
+    ):
+        bad = runner.invoke(main, [*flags, "--trl-version", "banana", str(tmp_path)])
+        assert bad.exit_code == 2 and words in bad.output
+    none = runner.invoke(main, ["fix", "--check", "--trl-version", ">=2", str(script)])
+    assert none.exit_code == 2 and "no TRL release with a PPO config" in none.output
+    assert script.read_text().startswith("from trl import PPOConfig")  # nothing written

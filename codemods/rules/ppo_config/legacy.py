@@ -20,7 +20,7 @@ def _mini_default(plan: Plan, values: dict) -> int:
     keeps (`plan.before`)."""
     bs = int_value(values, "batch_size", 128)
     ga = int_value(values, "gradient_accumulation_steps", 1)
-    runs = ppo.default_history(ppo.LEGACY, "mini_batch_size")
+    runs = ppo.default_history(ppo.LEGACY, "mini_batch_size", None, plan.declared)
     newest = runs[-1][2]
     if "batch_size" not in values or not bs or not ga or bs % (newest * ga) == 0:
         return int(newest)
@@ -39,6 +39,13 @@ def _mini_default(plan: Plan, values: dict) -> int:
             )
             return mini
     return int(newest)
+
+
+def _default(plan: Plan, field: str, fallback: int) -> int:
+    """The legacy default of `field` in the releases the call can have run on (its newest)."""
+    runs = ppo.default_history(ppo.LEGACY, field, plan.before, plan.declared)
+    value = runs[-1][2] if runs else fallback
+    return value if isinstance(value, int) else fallback
 
 
 def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
@@ -93,8 +100,9 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
                 "`mini_batch_size` dropped: `forward_batch_size` overrode it in legacy TRL",
             )
         )
+    default_bs = _default(plan, "batch_size", 128)  # 256 before 0.7.11
     bs, mini, ga = (
-        int_value(values, "batch_size", 128),
+        int_value(values, "batch_size", default_bs),
         int_value(values, mini_key, default_mini),
         int_value(values, "gradient_accumulation_steps", 1),
     )
@@ -116,7 +124,7 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
         for k in ("batch_size", mini_key, "gradient_accumulation_steps")
     ):
         # Read at run time (`script_args.batch_size`): the same division, done by Python there.
-        b, mb = shown.get("batch_size", "128"), shown.get(mini_key, "128")
+        b, mb = shown.get("batch_size", str(default_bs)), shown.get(mini_key, str(default_mini))
         spg_expr = b if mb == "1" else f"{_operand(b)} // {_operand(mb)}"
         plan.extra.append(("steps_per_generation", spg_expr))
         plan.notes.append(
@@ -129,8 +137,8 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
     else:
         plan.todos.append(
             "set `steps_per_generation = batch_size // mini_batch_size` "
-            f"(batch_size={shown.get('batch_size', '128')}, "
-            f"mini_batch_size={shown.get(mini_key, '128')}) so one "
+            f"(batch_size={shown.get('batch_size', str(default_bs))}, "
+            f"mini_batch_size={shown.get(mini_key, str(default_mini))}) so one "
             "generation covers batch_size samples as in legacy PPO"
         )
     if "batch_size" in given:
@@ -146,7 +154,7 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
     else:
         # legacy PPOConfig derived total_ppo_epochs = ceil(steps / batch_size) (steps 20000 unless
         # given); read at run time when either is (`script_args.steps`)
-        b = _operand(shown.get("batch_size", "128"))
+        b = _operand(shown.get("batch_size", str(default_bs)))
         plan.reads["total_ppo_epochs"] = (
             "expr",
             f"math.ceil({_operand(shown.get('steps', '20000'))} / {b})",

@@ -49,12 +49,15 @@ def plan_call(
     *,
     parsed: bool = False,
     before: str | None = None,
+    declared: ppo.Declared | None = None,
 ) -> Plan:
     """Decide the rewrite of `PPOConfig(...)`; `plan.fail` says why it must stay as it is.
     `parsed`: the config is built by a parser, so a field the call leaves out may still come
     from the command line. `before`: the first release the file cannot have run on
     (`ppo.release_cap`, for the v2 era): its defaults are those of the releases before it."""
-    plan = Plan(before=before if era == ppo.V2 else None)  # legacy_fields may narrow it
+    plan = Plan(
+        before=before if era == ppo.V2 else None, declared=declared
+    )  # legacy_fields may narrow before
     given: dict[str, tuple[int, cst.BaseExpression]] = {}
     for i, arg in enumerate(call.args):
         if arg.keyword is None:
@@ -141,8 +144,8 @@ def plan_call(
         emit = row.get("emit")
         if isinstance(emit, dict):
             emit = emit.get(era)
-        if cap and emit is not None:
-            emit = _capped_emit(era, name, emit, cap)
+        if (cap or plan.declared) and emit is not None:
+            emit = _capped_emit(era, name, emit, cap, plan.declared)
         new = row.get("to", name)
         if (
             emit is not None
@@ -161,13 +164,15 @@ def plan_call(
     return plan
 
 
-def _capped_emit(era: str, name: str, emit: str, cap: str) -> str:
-    """The value written for an absent field when the file's releases end before `cap`: the
-    default of those releases where `emit` is the era's newest default (`learning_rate`), else
-    `emit` itself, which then says what the trainer did (v2's `max_grad_norm=0.0`: it never
-    clipped)."""
+def _capped_emit(
+    era: str, name: str, emit: str, cap: str | None, declared: ppo.Declared | None
+) -> str:
+    """The value written for an absent field when the file's releases end before `cap` or the
+    project declares its releases: the default of those releases where `emit` is the era's
+    newest default (`learning_rate`), else `emit` itself, which then says what the trainer did
+    (v2's `max_grad_norm=0.0`: it never clipped)."""
     newest = ppo.default_history(era, name)
-    capped = ppo.default_history(era, name, cap)
+    capped = ppo.default_history(era, name, cap, declared)
     if not newest or not capped or not isinstance(capped[-1][2], (int, float)):
         return emit
     try:
@@ -186,7 +191,7 @@ def _unset_flags(plan: Plan, given: dict, table: dict, era: str, *, parsed: bool
     for name, row in table.items():
         if row["kind"] != "flag" or name in given:
             continue
-        runs = ppo.default_history(era, name)
+        runs = ppo.default_history(era, name, None, plan.declared)
         if not runs or any(value == row["off"] for _, _, value in runs):
             continue
         default = runs[-1][2]
@@ -208,7 +213,7 @@ def _kept_defaults(plan: Plan, given: dict, era: str, target: str, before: str |
     written = {n for _, n, _ in plan.args} | {n for n, _ in plan.extra}
     defaults = ppo.targets()["config_defaults"][target]
     for name in ppo.mapping()["training_fields"]:
-        runs = ppo.default_history(era, name, before)
+        runs = ppo.default_history(era, name, before, plan.declared)
         if name in given or name in written or name not in defaults or not runs:
             continue
         old, new = runs[-1][2], defaults[name]
@@ -224,8 +229,18 @@ def _changed_defaults(plan: Plan, given: dict, table: dict, era: str, before: st
     for name in ppo.mapping()["training_fields"]:
         if name in given:
             continue
-        runs = ppo.default_history(era, name, before)
+        runs = ppo.default_history(era, name, before, plan.declared)
         if len(runs) < 2:
+            everywhere = ppo.default_history(era, name, before)
+            if runs and plan.declared is not None and len(everywhere) > 1:
+                plan.notes.append(
+                    (
+                        Severity.INFO,
+                        f"`{name}` is not set and its {ppo.ERA_TEXT[era]} default changed "
+                        f"between releases; the rewrite keeps {runs[0][2]!r}, the default of "
+                        f"the releases that {plan.declared.text} allows",
+                    )
+                )
             continue
         new = table.get(name, {}).get("to", name)
         newest = runs[-1]

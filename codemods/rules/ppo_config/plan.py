@@ -35,6 +35,9 @@ class Plan:
     # `config=`: ppo.release_cap) or the call's own values do (a legacy batch_size the newer
     # default mini_batch_size does not divide): defaults come from the releases before it
     before: str | None = None
+    # the releases the project declares (its requirement files, or --trl-version): defaults come
+    # from those where the era's changed between releases
+    declared: ppo.Declared | None = None
 
 
 def fmt(value: Any) -> str:

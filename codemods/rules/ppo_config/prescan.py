@@ -81,6 +81,7 @@ class _Prescan(walk.Visitor):
                 self.owner.era_of(expanded, found[1]),
                 self.owner.target,
                 before=self.owner.release_cap,
+                declared=self.owner.declared,
             )
             if not plan.fail:
                 self.returned[fn.name.value] = (plan, returns[0])
@@ -111,6 +112,7 @@ class _Prescan(walk.Visitor):
                 self.owner.era_of(expanded, found[1]),
                 self.owner.target,
                 before=self.owner.release_cap,
+                declared=self.owner.declared,
             )
             if not plan.fail:
                 self.factories[(self.classes[-1], node.target.value)] = plan
@@ -144,7 +146,11 @@ class _Prescan(walk.Visitor):
         if found is not None:
             expanded = _expand_dict_literal(value)
             plan = plan_call(
-                expanded, owner.era_of(expanded, found[1]), owner.target, before=owner.release_cap
+                expanded,
+                owner.era_of(expanded, found[1]),
+                owner.target,
+                before=owner.release_cap,
+                declared=owner.declared,
             )
             for t in node.targets:
                 name = get_full_name_for_node(t.target)

@@ -47,6 +47,12 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
         self._targets: set[int] = set()
         # a v2 PPOTrainer call given `config=`/`policy=`: the file ran on TRL 0.12-0.14
         self.release_cap = ppo.release_cap(node)
+        options = self.state.options
+        self.declared = (
+            ppo.Declared(frozenset(options.trl_releases), options.trl_declared)
+            if options.trl_releases is not None
+            else None
+        )
         self.own_trainer = vendored.own_trainer(self, node)
         if self.own_trainer is not None:  # the config stays PPO's: nothing is planned
             self.param_plans, self.moves, self.handed, self.moved, self.appends = {}, [], {}, {}, {}
@@ -124,7 +130,11 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
             return updated_node
         expanded = _expand_dict_literal(original_node)
         plan = plan_call(
-            expanded, self.era_of(expanded, hint), self.target, before=self.release_cap
+            expanded,
+            self.era_of(expanded, hint),
+            self.target,
+            before=self.release_cap,
+            declared=self.declared,
         )
         # `_renamed` asks for the new class's import: only for a call that is rewritten
         func = None if plan.fail else self._renamed(original_node.func)

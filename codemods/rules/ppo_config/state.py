@@ -18,6 +18,7 @@ class ConfigPass(PPOClassPass):
 
     reads: dict[str, Plan]  # config variable -> the plan of the call that built it
     release_cap: str | None  # the first release the file cannot have run on (ppo.release_cap)
+    declared: Any  # ppo.Declared: the releases the project declares, or None
     # config variable -> the statement that built it (its scope is asked for only on a read
     # that needs it: libcst's scope analysis costs about four parses of the module)
     built_at: dict[str, cst.CSTNode]

@@ -88,6 +88,7 @@ class UsageDocstring(ConfigPass):
             self.target,
             parsed=True,
             before=self.release_cap,
+            declared=self.declared,
         )
         for severity, message in plan.notes:
             self.report(original_node, message, severity=severity)
@@ -136,6 +137,7 @@ class UsageDocstring(ConfigPass):
             self.target,
             parsed=True,
             before=self.release_cap,
+            declared=self.declared,
         )
         if not plan.extra:
             return
