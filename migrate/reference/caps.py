@@ -354,7 +354,8 @@ def stub_missing_trackers() -> None:
         if name in sys.modules or importlib.util.find_spec(name) is not None:
             continue
         module = types.ModuleType(name)
-        module.__spec__ = importlib.machinery.ModuleSpec(name, None)
+        module.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
+        module.__path__ = []  # a package: `import wandb.sdk...` (EMZEDI/olmo_continual)
         stand_in = _NoOp()
 
         def attribute(attr: str, _n: _NoOp = stand_in) -> Any:
@@ -362,6 +363,9 @@ def stub_missing_trackers() -> None:
 
         module.__getattr__ = attribute  # type: ignore[method-assign]
         sys.modules[name] = module
+        from migrate.reference import absent  # its submodules get absent's stand-ins
+
+        sys.meta_path.append(absent._Submodules(frozenset({name})))
         print(
             f"[trl-migrate smoke] {name} is not installed here: a no-op stand-in answers the "
             f"script's {name} calls",

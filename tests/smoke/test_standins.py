@@ -70,6 +70,8 @@ def test_a_tracker_the_machine_lacks_is_a_no_op_stand_in(tmp_path, store):
         "with wandb.init() as again:\n"
         "    again.log({'x': 1})\n"
         "wandb.finish()\n"
+        "from wandb.sdk.data_types import trace_tree\n"  # a submodule (EMZEDI/olmo_continual)
+        "import wandb.integration.sb3\n"
         "print('TRACKED', run is not None)\n"
     )
     result = smoke_script(str(script), store=store, timeout=120)
