@@ -65,7 +65,7 @@ def test_recognised_loop_becomes_reward_function_and_train(target):
 def test_prints_of_the_step_stats_are_dropped_with_the_step():
     """ivanluk914/RLHF-Dialogue-Summarizer printed `stats["objective/kl"]` after each step: those
     lines went into `reward_fn`, where `stats` is undefined (NameError on the first reward)."""
-    src = dedent(SENTIMENT) + '    print(f"kl: {stats[\'objective/kl\']}")\n'
+    src = dedent(SENTIMENT) + "    print(f\"kl: {stats['objective/kl']}\")\n"
     out, findings = run(src, select=PPO)
     assert "stats" not in out.split("def reward_fn", 1)[1].split("trainer =", 1)[0]
     dropped = [f for f in findings if "printed its counters, tensors or step stats" in f.message]
