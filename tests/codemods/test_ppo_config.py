@@ -464,7 +464,8 @@ def test_a_parse_from_a_file_is_told_what_set_defaults_misses(method):
         "which `set_defaults` does not reach: where the file leaves them out, "
         "trl.experimental.ppo (TRL 0.26-1.12)'s values differ from TRL 1.13's: put "
         "max_grad_norm=0.0, learning_rate=3e-06, max_completion_length=53, temperature=0.7, "
-        "num_iterations=4, beta=0.05, disable_dropout=True in the file\n"
+        "num_iterations=4, beta=0.05, disable_dropout=True in the file, and rename or drop its "
+        "PPO fields as the command-line flags change (docs/rules.md, TRL103)\n"
         f"    config, model_config = parser.{method}(path)\n"
     )
     assert todo in out

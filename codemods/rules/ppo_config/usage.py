@@ -146,7 +146,9 @@ class UsageDocstring(ConfigPass):
             call,
             f"`{func.attr.value}` builds {self.new_name} from the file and the class's own "
             f"defaults, which `set_defaults` does not reach: where the file leaves them out, "
-            f"{ppo.ERA_TEXT[era]}'s values differ from TRL 1.13's: put {shown} in the file",
+            f"{ppo.ERA_TEXT[era]}'s values differ from TRL 1.13's: put {shown} in the file, "
+            "and rename or drop its PPO fields as the command-line flags change (docs/rules.md, "
+            "TRL103)",
         )
 
     def _builds_ppo(self, call: cst.Call) -> bool:
