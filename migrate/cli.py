@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from migrate import __version__
+from migrate.cli_upgrade import rewrite_options, trl_version_option
 
 FIX_FORMATS = ("text", "json", "sarif", "github")
 
@@ -51,15 +52,7 @@ def main() -> None:
     default=None,
     help="Trainer that PPO code moves to [default: rloo, or [tool.trl-migrate] target].",
 )
-@click.option(
-    "--trl-version",
-    "trl_version",
-    default=None,
-    metavar="SPEC",
-    help="The TRL release the code ran on (0.11.4, or a range such as '>=0.8,<0.12'): where a "
-    "PPO config default changed between releases, that release's is kept [default: the trl "
-    "pin of the project's requirement files].",
-)
+@trl_version_option
 @click.option("--format", "fmt", type=click.Choice(FIX_FORMATS), default="text", show_default=True)
 @click.option(
     "--jobs",
@@ -128,15 +121,7 @@ def fix(
     except ConfigError as e:
         raise click.UsageError(str(e)) from e
     mode = api.DIFF if diff else api.CHECK if check else api.WRITE
-    options = api.Options(
-        target=target or settings.target,
-        target_chosen=target is not None or settings.target_set,
-    )
-    if trl_version is not None:
-        try:
-            options = api.trl_version(trl_version, options)
-        except ValueError as e:
-            raise click.UsageError(str(e)) from e
+    options = rewrite_options(target, trl_version, settings)
     err = sys.stderr
     bar = _Progress(err) if fmt == "text" and not quiet and err.isatty() else None
     try:

@@ -3,8 +3,37 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
+
+# `--trl-version`, shared by `fix` (migrate/cli.py imports it from here) and `upgrade`.
+trl_version_option = click.option(
+    "--trl-version",
+    "trl_version",
+    default=None,
+    metavar="SPEC",
+    help="The TRL release the code ran on (0.11.4, or a range such as '>=0.8,<0.12'): where a "
+    "PPO config default changed between releases, that release's is kept [default: the trl "
+    "pin of the project's requirement files].",
+)
+
+
+def rewrite_options(target: str | None, trl_version: str | None, settings: Any) -> Any:
+    """The rewrite's Options from `--target`, `--trl-version` and the project's settings; a
+    `--trl-version` that says nothing is a usage error naming the problem."""
+    from migrate import api
+
+    options = api.Options(
+        target=target or settings.target,
+        target_chosen=target is not None or settings.target_set,
+    )
+    if trl_version is not None:
+        try:
+            options = api.trl_version(trl_version, options)
+        except ValueError as e:
+            raise click.UsageError(str(e)) from e
+    return options
 
 
 @click.command()
@@ -23,15 +52,7 @@ import click
     default=None,
     help="Trainer that PPO code moves to [default: rloo, or [tool.trl-migrate] target].",
 )
-@click.option(
-    "--trl-version",
-    "trl_version",
-    default=None,
-    metavar="SPEC",
-    help="The TRL release the code ran on (0.11.4, or a range such as '>=0.8,<0.12'): where a "
-    "PPO config default changed between releases, that release's is kept [default: the trl "
-    "pin of the project's requirement files].",
-)
+@trl_version_option
 @click.option(
     "--steps",
     type=click.IntRange(min=1),
@@ -128,18 +149,9 @@ def _upgrade(
         if fmt == "text"
         else None
     )
-    options = api.Options(
-        target=target or settings.target,
-        target_chosen=target is not None or settings.target_set,
-    )
-    if trl_version is not None:
-        try:
-            options = api.trl_version(trl_version, options)
-        except ValueError as e:
-            raise click.UsageError(str(e)) from e
     report = api.upgrade_path(
         path,
-        options=options,
+        options=rewrite_options(target, trl_version, settings),
         dry_run=dry_run,
         smoke=not no_smoke,
         steps=steps,

@@ -12,6 +12,7 @@ from codemods import edits, ppo
 from codemods.config_vars import is_parser
 from codemods.rules.ppo_config import keep
 from codemods.rules.ppo_config.mapping import plan_call
+from codemods.rules.ppo_config.plan import Plan
 from codemods.rules.ppo_config.state import ConfigPass
 from migrate.kernel.findings import Severity
 
@@ -82,14 +83,7 @@ class UsageDocstring(ConfigPass):
                 f"trained with through `{var}.set_defaults(...)`",
             )
             return updated_node
-        plan = plan_call(
-            cst.Call(func=cst.Name("PPOConfig")),
-            era,
-            self.target,
-            parsed=True,
-            before=self.release_cap,
-            declared=self.declared,
-        )
+        plan = self._parsed_plan(era)
         for severity, message in plan.notes:
             self.report(original_node, message, severity=severity)
         for message in plan.todos:
@@ -131,14 +125,7 @@ class UsageDocstring(ConfigPass):
         era = self.parsers[func.value.value][1]
         if era is None:
             return  # the parser's statement has its TODO already
-        plan = plan_call(
-            cst.Call(func=cst.Name("PPOConfig")),
-            era,
-            self.target,
-            parsed=True,
-            before=self.release_cap,
-            declared=self.declared,
-        )
+        plan = self._parsed_plan(era)
         if not plan.extra:
             return
         shown = ", ".join(f"{k}={v}" for k, v in plan.extra)
@@ -149,6 +136,17 @@ class UsageDocstring(ConfigPass):
             f"{ppo.ERA_TEXT[era]}'s values differ from TRL 1.13's: put {shown} in the file, "
             "and rename or drop its PPO fields as the command-line flags change (docs/rules.md, "
             "TRL103)",
+        )
+
+    def _parsed_plan(self, era: str) -> Plan:
+        """What a PPO config built by a parser (no keywords of the file's own) starts from."""
+        return plan_call(
+            cst.Call(func=cst.Name("PPOConfig")),
+            era,
+            self.target,
+            parsed=True,
+            before=self.release_cap,
+            declared=self.declared,
         )
 
     def _builds_ppo(self, call: cst.Call) -> bool:
