@@ -473,6 +473,37 @@ def test_a_parse_from_a_file_is_told_what_set_defaults_misses(method):
     assert run(out, select=SELECT)[0] == out
 
 
+def test_a_script_arguments_class_of_the_file_s_own_under_that_name_is_kept():
+    """EMZEDI/olmo_continual defines its own `PPOScriptArguments` (wandb settings) and parses it
+    beside PPOConfig: the written-in dataclass takes the next free name, and the reads move."""
+    before = dedent(
+        """
+        import dataclasses
+        from transformers import HfArgumentParser
+        from trl import PPOConfig
+
+
+        @dataclasses.dataclass
+        class PPOScriptArguments:
+            wandb_project: str = ""
+
+
+        parser = HfArgumentParser((PPOScriptArguments, PPOConfig))
+        script_args, training_args = parser.parse_args_into_dataclasses()
+        policy = load(training_args.sft_model_path)
+        """
+    )
+    out, findings = run(before, select=SELECT)
+    assert "class PPOScriptArguments2:\n    sft_model_path: str = dataclasses.field(" in out
+    assert (
+        "parser = HfArgumentParser((PPOScriptArguments, RLOOConfig, PPOScriptArguments2))\n" in out
+    )
+    assert "script_args, training_args, ppo_args = parser.parse_args_into_dataclasses()" in out
+    assert out.endswith("policy = load(ppo_args.sft_model_path)\n")
+    assert not [f for f in findings if f.fix is Fix.MANUAL]
+    assert run(out, select=SELECT)[0] == out
+
+
 def test_defaults_go_to_the_ppo_parser_only():
     """muqeeth/Adversarial_goodhart_rlhf binds `parser` to a PPO parser in one branch and to an
     RLOO one in another: PPO's defaults are kept on the first only (the RLOO branch trains as it

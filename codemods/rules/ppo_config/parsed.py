@@ -186,8 +186,8 @@ def _move(
     if not p.uses or seen.names.get(var, 0) != 1 + len(p.uses):
         return None  # the parser is used in a way other than an unpacked parse
     elements = {get_full_name_for_node(e.value) for e in seq.elements}
-    if CLASS_NAME in elements:
-        return None
+    if CLASS_NAME in elements and CLASS_NAME not in seen.classes:
+        return None  # a class of that name from elsewhere: its fields (flags) are not known
     table = ppo.script_fields(p.era)
     configs: list[cst.Name] = []
     for assign, _ in p.uses:
