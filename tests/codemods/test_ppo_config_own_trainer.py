@@ -85,3 +85,39 @@ def test_a_trainer_of_trl_called_beside_it_does_not_count():
     src = CALLER.replace("from shaped import PPOTrainer", "from trl import PPOTrainer")
     out, _ = run(src, select=SELECT)
     assert "configures a PPO trainer of this repo" not in out
+
+
+def test_a_subclass_of_trl_s_trainer_built_here_reads_alike_with_the_binding_check(tmp_path):
+    """EMZEDI/olmo_continual builds its own subclass of TRL's PPOTrainer: the config is TRL's
+    (TRL107 marks the subclass), in a plain run and under TRL_MIGRATE_CHECK_BINDINGS=1 alike
+    (the check mode read the local class as a trainer of the repo's own)."""
+    import os
+    import subprocess
+    import sys
+
+    src = (
+        "from trl import PPOConfig, PPOTrainer\n"
+        "class MyPPOTrainer(PPOTrainer):\n"
+        "    pass\n"
+        "config = PPOConfig(output_dir='o', learning_rate=3e-6)\n"
+        "trainer = MyPPOTrainer(args=config, model=m, processing_class=t, train_dataset=d)\n"
+    )
+    path = tmp_path / "t.py"
+    path.write_text(src)
+    code = (
+        "import sys, codemods\n"
+        "from codemods.base import Options\n"
+        "from codemods.engine import fix_text\n"
+        "out, _ = fix_text(open(sys.argv[1]).read(), path='t.py', rules=codemods.select(('TRL103',)), options=Options())\n"
+        "sys.stdout.write(out)\n"
+    )
+    outs = []
+    for check in ("0", "1"):
+        env = {**os.environ, "TRL_MIGRATE_CHECK_BINDINGS": check}
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(path)], env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        outs.append(done.stdout)
+    assert outs[0] == outs[1]
+    assert "config = RLOOConfig(output_dir='o', learning_rate=3e-6" in outs[0]

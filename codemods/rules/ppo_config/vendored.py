@@ -36,10 +36,11 @@ def own_trainer(owner: RuleTransformer, module: cst.Module) -> str | None:
         if len(read) >= 2:
             fields = ", ".join(f"`{f}`" for f in read)
             return f"`{cls.name.value}`, defined in this file, reads {fields}"
+    own = {cls.name.value for cls in walk.find_all(module, cst.ClassDef)}
     for call in walk.find_all(module, cst.Call):
         name = _called(call.func)
-        if name is None or "PPO" not in name or not name.endswith("Trainer"):
-            continue
+        if name is None or "PPO" not in name or not name.endswith("Trainer") or name in own:
+            continue  # a class of this file: judged by what it reads, above
         qualified = owner.qualified_names(call.func)
         # Imported, and not from trl: a class of this file is judged by what it reads (above;
         # one that subclasses TRL's trainer is TRL107's).
