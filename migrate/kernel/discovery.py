@@ -174,18 +174,14 @@ def discover(
     seen: set[str] = set()
     found: list[Candidate] = []
     missing: list[Missing] = []
-    bad = [p for p in patterns if not _valid(p)]
-    for pattern in bad:
-        missing.append(
-            Missing(pattern, "not a valid exclude pattern (.gitignore syntax): it was not applied")
-        )
     if patterns:
-        extra.append(
-            (
-                os.path.abspath(patterns_root or "."),
-                pathspec.GitIgnoreSpec.from_lines([p for p in patterns if p not in bad]),
-            )
-        )
+        try:  # compiled once; each pattern alone only when one of them is not a pattern
+            spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+        except ValueError:  # pathspec's GitIgnorePatternError: report the bad, apply the rest
+            bad = "not a valid exclude pattern (.gitignore syntax): it was not applied"
+            missing.extend(Missing(p, bad) for p in patterns if not _valid(p))
+            spec = _spec(list(patterns))
+        extra.append((os.path.abspath(patterns_root or "."), spec))
 
     def add(path: str, explicit: bool) -> None:
         key = os.path.realpath(path)
