@@ -176,7 +176,7 @@ def discover(
     missing: list[Missing] = []
     if patterns:
         try:  # compiled once; each pattern alone only when one of them is not a pattern
-            spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+            spec: pathspec.PathSpec = pathspec.GitIgnoreSpec.from_lines(patterns)
         except ValueError:  # pathspec's GitIgnorePatternError: report the bad, apply the rest
             bad = "not a valid exclude pattern (.gitignore syntax): it was not applied"
             missing.extend(Missing(p, bad) for p in patterns if not _valid(p))
