@@ -73,6 +73,7 @@ class RewriteTrainerKwargs(RuleTransformer):
         self._trainers: dict[int, str] = {}  # id(trainer call) -> trainer class
         self._config_names: set[str] = set()
         self._planned: set[int] = set()  # id(trainer call) whose config this rule rewrites
+        self._unpacked: dict[int, str] = {}  # id(trainer call) -> `**x` its config call unpacks
         self._module = node
         self._helper_defined = inline.defines(node, HELPER)
         self._taken: bool | None = None  # made when a config is first wrapped
@@ -90,6 +91,14 @@ class RewriteTrainerKwargs(RuleTransformer):
             self._trainers[id(call)] = trainer
             config = self._config_call(call, trainer, assigns)
             if config is None:
+                continue
+            unpacked = next((a for a in config.args if a.star), None)
+            if unpacked is not None:
+                # `TrainingArguments(**vars(training_args))`: the unpacked values may hold any
+                # field, so a keyword added beside them could be given twice (TypeError) or
+                # be overridden; the trainer converts the built config instead
+                # (`trl_config_with`: every value kept)
+                self._unpacked[id(call)] = edits.code(unpacked).strip().rstrip(",").strip()
                 continue
             if id(config) in self._plans and self._plans[id(config)][0] != trainer:
                 continue  # one config for two kinds of trainer: the trainer calls get TODOs
@@ -354,11 +363,18 @@ class RewriteTrainerKwargs(RuleTransformer):
             if edits.literal(arg.value) is None:
                 value = self._none_setting(orig, to, tokenizer=tokenizer)
             else:
+                unpacked = self._unpacked.get(id(original))
                 self.report(
                     orig,
                     f"`{trainer}({kw}=...)` was removed in TRL 0.13 (taken from "
-                    f"{row['moved'][kw]['in']}); the config passed as `args` is built where this "
-                    f"rule cannot see it, so `{HELPER}` (written into this file) gives the trainer "
+                    f"{row['moved'][kw]['in']}); "
+                    + (
+                        f"the config passed as `args` takes unpacked values (`{unpacked}`), "
+                        "which may hold any setting"
+                        if unpacked
+                        else "the config passed as `args` is built where this rule cannot see it"
+                    )
+                    + f", so `{HELPER}` (written into this file) gives the trainer "
                     f"a copy of it as {config} with `{to}=` set (a TrainingArguments is "
                     "converted as TRL 1.13's SFTTrainer converts one: every value kept)",
                 )

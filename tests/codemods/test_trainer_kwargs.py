@@ -184,6 +184,45 @@ def test_a_config_the_rule_cannot_see_is_wrapped_where_the_trainer_is_built(args
     assert run(out, select=SELECT)[0] == out
 
 
+@pytest.mark.parametrize(
+    ("before", "args"),
+    [
+        pytest.param(
+            "trainer = DPOTrainer(model, ref, args=TrainingArguments(**vars(training_args)), "
+            "max_length=512)\n",
+            "trl_config_with(DPOConfig, TrainingArguments(**vars(training_args)), max_length=512)",
+            id="inline",
+        ),
+        pytest.param(
+            "cfg = TrainingArguments(output_dir='o', **extra)\n"
+            "trainer = DPOTrainer(model, ref, args=cfg, max_length=512)\n",
+            "trl_config_with(DPOConfig, cfg, max_length=512)",
+            id="bound",
+        ),
+    ],
+)
+def test_a_config_that_unpacks_values_is_converted_where_the_trainer_is_built(before, args):
+    # zucchini-nlp/RLHF-GPT2: keywords added beside `**vars(training_args)` (learning_rate=,
+    # bf16=, ...) were given twice, a TypeError; the built TrainingArguments is converted instead
+    src = "from transformers import TrainingArguments\nfrom trl import DPOTrainer\n" + before
+    out, findings = run(src, select=SELECT)
+    lines = before.splitlines()
+    kept = lines[:-1]
+    assert out == (
+        "from transformers import TrainingArguments\nfrom trl import DPOConfig, DPOTrainer\n\n\n"
+        + HELPER
+        + "\n\n"
+        + "".join(line + "\n" for line in kept)
+        + f"trainer = DPOTrainer(model, ref, args={args})\n"
+    )
+    unpacked = "**vars(training_args)" if "vars" in before else "**extra"
+    assert [f.fix for f in findings] == [Fix.APPLIED]
+    assert f"takes unpacked values (`{unpacked}`), which may hold any setting" in (
+        findings[0].message
+    )
+    assert run(out, select=SELECT)[0] == out
+
+
 def test_the_wrapped_config_keeps_old_meanings_of_none_and_packing():
     before = dedent(
         """
