@@ -332,6 +332,23 @@ def _line_map(new: str, old: str) -> dict[int, int]:
     return mapping
 
 
+def syntax_error(text: str, error: cst.ParserSyntaxError) -> str:
+    """Where `text` stops being Python, as this Python says it (`ast`: the line and column an
+    editor shows, and its words, "'(' was never closed"); libcst's own position is read from the
+    token after the error and is often a line late. Text this Python reads (newer syntax libcst
+    lacks, or the reverse) keeps libcst's report."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+    except SyntaxError as e:
+        if e.lineno:
+            return f"syntax error at line {e.lineno}, column {e.offset or 1}: {e.msg}"
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return f"syntax error at line {error.raw_line}, column {error.raw_column + 1}: {error.message}"
+
+
 def scan(path: str, display: str, *, explicit: bool) -> tuple[FileResult | None, bytes]:
     """Read the file; a result when it needs no parse (skipped or unreadable), else None."""
     try:
@@ -471,7 +488,7 @@ def _rewrite(
             handoff=handoff,
         )
     except cst.ParserSyntaxError as e:
-        return f"syntax error at line {e.raw_line}, column {e.raw_column + 1}: {e.message}"
+        return syntax_error(text, e)
     except RecursionError:
         return "too deeply nested for the parser"
     except Exception as e:  # a rule's bug must not take the batch down; report it as this file's

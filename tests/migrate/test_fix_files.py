@@ -110,6 +110,17 @@ def bad_inputs(tmp_path):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions and symlinks")
+def test_a_syntax_error_is_placed_where_python_places_it(tmp_path):
+    # BaleChen/LaGE: a stray letter after a call on line 203; libcst read the error from the
+    # next token and said line 204
+    src = b"import trl\nx = 1\nstamp = strftime('%H:%M', gmtime())s\nname = stamp\n"
+    write(tmp_path / "typo.py", src)
+    result = api.fix_paths([str(tmp_path / "typo.py")]).results[0]
+    assert result.status is Status.FAILED
+    assert result.message == "syntax error at line 3, column 36: invalid syntax"
+    assert (tmp_path / "typo.py").read_bytes() == src
+
+
 def test_bad_inputs_fail_alone_with_clear_messages(tmp_path):
     bad_inputs(tmp_path)
     names = [
@@ -125,7 +136,7 @@ def test_bad_inputs_fail_alone_with_clear_messages(tmp_path):
     results = by_path(report)
     assert results["good.py"].status is Status.CHANGED
     assert (tmp_path / "good.py").read_bytes() == VH_AFTER.encode()
-    assert results["syntax.py"].message.startswith("syntax error at line 2, column")
+    assert results["syntax.py"].message == "syntax error at line 2, column 12: invalid syntax"
     assert results["undecodable.py"].message == "cannot decode as utf-8 (line 2, byte 0xff)"
     assert results["binary.py"].message == "binary file: NUL byte at offset 10"
     assert results["loop.py"].message == "symlink loop: the link points back to itself"

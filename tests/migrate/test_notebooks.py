@@ -222,7 +222,7 @@ def test_syntax_error_names_the_cell(tmp_path):
     path.write_text(nbformat.writes(nb))
     result = api.fix_paths([str(path)]).results[0]
     assert result.status is Status.FAILED
-    assert result.message.startswith("syntax error in cell 2 at line 1")
+    assert result.message == "syntax error in cell 2 at line 1, column 5: '(' was never closed"
 
 
 def test_non_python_notebook_is_skipped(tmp_path):
