@@ -209,11 +209,21 @@ def ppo_class(qnames: Iterable[str], names: Sequence[str]) -> tuple[str, str | N
         return None
     for q in qnames:
         head, _, name = q.rpartition(".")
-        if name in names and (head == "trl" or head.startswith("trl.")):
+        if name in names and (head == "trl" or head.startswith("trl.")) and not elsewhere(q):
             if head.startswith("trl.experimental"):
                 return name, EXPERIMENTAL
             return name, PPOV2 if "v2" in name else None
     return None
+
+
+def elsewhere(path: str) -> bool:
+    """A path of a PPO class's name that is no part of PPO: `trl.trainer.utils.OnlineTrainerState`,
+    the online trainers' shared state class that TRL 0.27 removed (TRL101 says so), is not the
+    experimental PPO trainer's `OnlineTrainerState`."""
+    from codemods import symbols
+
+    known = symbols.load().get(path)
+    return known is not None and known.fate != symbols.PPO
 
 
 # -- era of a whole file

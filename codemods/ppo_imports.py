@@ -7,7 +7,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits
+from codemods import edits, ppo
 from codemods.base import FileState, Identifiers, RuleTransformer
 from codemods.edits import (
     KEEP,
@@ -76,7 +76,7 @@ class FinishPPOImports(RuleTransformer):
         decisions: list = []
         for alias in aliases:
             name = alias_name(alias)
-            if name not in self.OWNED:
+            if name not in self.OWNED or ppo.elsewhere(f"{module}.{name}"):
                 decisions.append(KEEP)
             elif self.import_has_fallback(node, alias_asname(alias) or name):
                 decisions.append(KEEP)

@@ -565,3 +565,38 @@ def test_positional_arguments_of_a_legacy_file_are_still_read_in_legacy_order():
     assert (
         "RLOOTrainer(args=config, model=model, processing_class=tokenizer, train_dataset=ds)" in out
     )
+
+
+def test_the_shared_online_trainer_state_of_trl_trainer_utils_is_no_part_of_ppo():
+    # kyleliang919/C-Optim: a vendored trainer imports `trl.trainer.utils.OnlineTrainerState`
+    # (the state class of every online trainer, removed in 0.27: TRL101's); TRL104 called it
+    # the PPO trainer's and told to import RLOOTrainer in its place
+    src = dedent(
+        """
+        from trl.trainer.utils import OnlineTrainerState
+        state = OnlineTrainerState(is_local_process_zero=True)
+        """
+    )
+    assert assert_noop(src, select=SELECT) == []
+    out, findings = run(src)
+    assert [(f.code, f.line, f.fix) for f in findings] == [("TRL101", 1, Fix.MANUAL)]
+    assert "TRL104" not in out
+
+
+def test_the_experimental_ppo_trainers_online_trainer_state_is_ppos():
+    src = dedent(
+        """
+        from trl.experimental.ppo.ppo_trainer import OnlineTrainerState
+        state = OnlineTrainerState(is_local_process_zero=True)
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    assert out == dedent(
+        f"""
+        {TODO}`trl.experimental.ppo.ppo_trainer.OnlineTrainerState` does not exist in TRL 1.13; finish the TODOs on its remaining uses, then import RLOOTrainer (or GRPOTrainer) from trl instead
+        from trl.experimental.ppo.ppo_trainer import OnlineTrainerState
+        {TODO}`OnlineTrainerState` was part of PPOTrainer and is gone in TRL 1.13
+        state = OnlineTrainerState(is_local_process_zero=True)
+        """
+    )
+    assert run(out, select=SELECT)[0] == out
