@@ -9,7 +9,8 @@ Per version and era (legacy `PPOConfig` <= 0.11, `PPOv2Config` 0.9-0.11, v2 `PPO
 merged over those of its TRL base classes (`OnPolicyConfig`) and, for classes built on
 `transformers.TrainingArguments`, over the TrainingArguments defaults of the transformers the
 release ran with (TRAINING_ARGUMENTS below; stable across transformers 4.x for these fields). A
-`bf16=None` that `__post_init__` turns into `not fp16` is recorded as True.
+`bf16=None` that `__post_init__` turns into `not fp16` is recorded as True. 0.4.0-0.4.1's
+`PPOConfig` has no fields: its own `__init__` takes the settings, whose defaults are read instead.
 """
 
 from __future__ import annotations
@@ -196,6 +197,16 @@ def _own_fields(cls: ast.ClassDef) -> tuple[dict[str, Any], bool]:
         if isinstance(node, ast.FunctionDef) and node.name == "__post_init__":
             text = ast.unparse(node)
             bf16_auto = "self.bf16 is None" in text or "bf16 = not" in text
+        if isinstance(node, ast.FunctionDef) and node.name == "__init__":
+            # 0.4.0-0.4.1: a @dataclass with no fields whose own __init__ takes the settings
+            # (`def __init__(self, model_name=None, steps=20000, ...)`)
+            positional = node.args.args[1:]  # without self
+            given = node.args.defaults
+            for arg, default in zip(positional[len(positional) - len(given) :], given, strict=True):
+                fields.setdefault(arg.arg, _literal(default))
+            for arg, kw_default in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True):
+                if kw_default is not None:
+                    fields.setdefault(arg.arg, _literal(kw_default))
     return fields, bf16_auto
 
 

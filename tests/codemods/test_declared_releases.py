@@ -30,7 +30,7 @@ def test_every_release_is_known_and_the_history_narrows_to_the_declared_ones():
     known = ppo.releases()
     assert known[0] == "0.4.0" and known[-1] == "1.12.0" and "0.7.10" in known
     assert ppo.default_history(ppo.LEGACY, "batch_size") == [
-        ("0.4.2", "0.7.10", 256),
+        ("0.4.0", "0.7.10", 256),
         ("0.7.11", "0.11.4", 128),
     ]
     pinned = ppo.Declared(frozenset({"0.7.10"}), "trl==0.7.10 (requirements.txt)")
@@ -74,7 +74,7 @@ def test_a_declared_release_keeps_its_defaults():
 def test_a_declaration_the_code_contradicts_is_not_guessed_past():
     """batch_size=64 is no multiple of the mini_batch_size (128) of TRL 0.7.11 and later, which
     rejected it: declared >=0.8, the call cannot have run as written, and the step size stays a
-    TODO (without a declaration, the rewrite reads it as 0.4.2-0.7.10's)."""
+    TODO (without a declaration, the rewrite reads it as 0.4.0-0.7.10's)."""
     out, findings = run(LEGACY, ">=0.8,<0.12")
     assert out.splitlines()[1] == (
         "# TODO(trl-migrate TRL103): set `steps_per_generation = batch_size // mini_batch_size` "

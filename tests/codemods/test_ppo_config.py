@@ -1438,7 +1438,7 @@ def test_a_default_that_changed_within_the_era_is_named_with_its_releases():
     messages = [f.message for f in findings if "changed between releases" in f.message]
     assert messages == [
         "`learning_rate` is not set and its legacy PPO (TRL <= 0.11) default changed between releases: the rewrite "
-        "keeps 1.41e-05 (TRL 0.7.11-0.11.4); if you ran another release (1e-05 in TRL 0.4.2-0.7.10), set "
+        "keeps 1.41e-05 (TRL 0.7.11-0.11.4); if you ran another release (1e-05 in TRL 0.4.0-0.7.10), set "
         "`learning_rate` to that value",
     ]
 
@@ -1799,7 +1799,7 @@ def test_a_v2_trainer_given_config_or_policy_ran_on_0_12_to_0_14_and_keeps_those
 
 def test_a_batch_size_the_newer_mini_batch_default_rejects_ran_on_an_older_release():
     """PPOConfig(batch_size=32) fails from TRL 0.7.11 (32 is not a multiple of the default
-    mini_batch_size 128), so the script ran on 0.4.2-0.7.10, whose mini_batch_size was 1."""
+    mini_batch_size 128), so the script ran on 0.4.0-0.7.10, whose mini_batch_size was 1."""
     out, findings = run("from trl import PPOConfig\nc = PPOConfig(batch_size=32)\n", select=SELECT)
     line = out.splitlines()[-1]
     assert "per_device_train_batch_size=1, steps_per_generation=32" in line
@@ -1807,11 +1807,11 @@ def test_a_batch_size_the_newer_mini_batch_default_rejects_ran_on_an_older_relea
     assert not [f for f in findings if "`mini_batch_size` is not set" in f.message]
     assert any(
         f.message.startswith("`batch_size=32` is not a multiple of mini_batch_size 128")
-        and "TRL 0.4.2-0.7.10" in f.message
+        and "TRL 0.4.0-0.7.10" in f.message
         for f in findings
     )
     assert run(out, select=SELECT)[0] == out
-    assert "learning_rate=1e-05" in line  # 0.4.2-0.7.10's default (1.41e-5 from 0.7.11)
+    assert "learning_rate=1e-05" in line  # 0.4.0-0.7.10's default (1.41e-5 from 0.7.11)
     # batch_size=1 on those releases: one sample per generation, which no group can fill
     out, _ = run("from trl import PPOConfig\nc = PPOConfig(batch_size=1)\n", select=SELECT)
     assert f"{TODO}`num_generations` (>= 2) must divide the generation batch (1 samples)" in out
