@@ -3,7 +3,8 @@
     python benchmarks/declared.py [--dest ~/.cache/trl-migrate/public]
 
 For every repository of `public_repos.json` (materialized with `benchmarks/public.py
-materialize --whole`), the releases its requirement files at the root admit (compat.declared),
+materialize --whole`), the releases the requirement files nearest its PPO files admit
+(compat.declared.nearest: the file's own folder up to the root),
 and `fix --check` over it twice: once as if nothing were declared (every release admitted) and
 once as `fix` runs, with the declaration. Printed: the repositories whose findings differ, with
 the count of "default changed between releases" warnings and of findings that name the declared
@@ -45,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     from codemods import ppo
     from codemods.base import Options
-    from compat.declared import admitted
+    from compat.declared import nearest
 
     repos = json.loads((HERE / "public_repos.json").read_text())["repos"]
     kinds: collections.Counter[str] = collections.Counter()
@@ -54,7 +55,11 @@ def main(argv: list[str] | None = None) -> None:
         if not os.path.isdir(folder):
             print(f"{entry['repo']}: not materialized, skipped")
             continue
-        found = admitted(folder, "trl", ppo.releases())
+        declared = [
+            nearest(os.path.join(folder, path), folder, "trl", ppo.releases())
+            for path in entry["ppo_files"]
+        ]
+        found = next((d for d in declared if d is not None), None)
         kinds["none" if found is None else "one" if len(found.releases) == 1 else "range"] += 1
         if found is None:
             continue

@@ -3,9 +3,10 @@ requirements.txt, `trl = "^0.4.1"` in its pyproject.toml, a lock's resolved vers
 
 `fix` asks this of TRL: where a PPO config's default changed between TRL releases, the rewrite
 keeps the default of the releases the project declares instead of the newest (a script pinned
-to `trl==0.7.10` ran with `batch_size` 256, not 0.7.11's 128). Only the sources at the project's
-root (and its `requirements/` folder) count: a file deeper in the tree may pin an example's or a
-tool's own environment.
+to `trl==0.7.10` ran with `batch_size` 256, not 0.7.11's 128). A script's declaration is that of
+the nearest folder, from its own up to the project's root, whose sources (the folder's own and
+its `requirements/` folder) declare a version: `rlhf/requirements.txt` pins the environment of
+`rlhf/train_ppo.py`, and of no script outside `rlhf/`.
 """
 
 from __future__ import annotations
@@ -55,10 +56,13 @@ def root_sources(root: str) -> list[str]:
     return found
 
 
-def admitted(root: str, package: str, releases: Sequence[str]) -> Admitted | None:
+def admitted(
+    root: str, package: str, releases: Sequence[str], *, base: str = ""
+) -> Admitted | None:
     """The releases of `package` (of those in `releases`) that every declaration of it at
-    `root` admits, with the declarations that say so; None when none declares a version, a
-    specifier cannot be read, or the declarations admit none of `releases` together."""
+    `root` admits, with the declarations that say so (their files named from `base`, by default
+    `root`); None when none declares a version, a specifier cannot be read, or the declarations
+    admit none of `releases` together."""
     ranges: list[Interval] | None = None
     said: list[str] = []
     for path in root_sources(root):
@@ -68,7 +72,7 @@ def admitted(root: str, package: str, releases: Sequence[str]) -> Admitted | Non
                     continue
         except OSError:
             continue
-        src = read_source(path, os.path.relpath(path, root).replace(os.sep, "/"))
+        src = read_source(path, os.path.relpath(path, base or root).replace(os.sep, "/"))
         for d in src.declared:
             if d.name != package:
                 continue
@@ -87,6 +91,20 @@ def admitted(root: str, package: str, releases: Sequence[str]) -> Admitted | Non
         return None
     kept = tuple(r for r in releases if intersect([(Version(r), True, Version(r), True)], ranges))
     return Admitted(kept, "; ".join(said)) if kept else None
+
+
+def nearest(path: str, root: str, package: str, releases: Sequence[str]) -> Admitted | None:
+    """What the nearest folder that declares `package` admits for the file `path`: its own
+    folder's sources first, then each folder above it, up to and including `root`."""
+    folder = os.path.dirname(os.path.abspath(path))
+    top = os.path.abspath(root)
+    if os.path.commonpath([folder, top]) != top:
+        return None
+    while True:
+        found = admitted(folder, package, releases, base=top)
+        if found is not None or folder == top:
+            return found
+        folder = os.path.dirname(folder)
 
 
 def matching(spec: str, releases: Sequence[str]) -> tuple[str, ...]:

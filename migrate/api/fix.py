@@ -113,8 +113,10 @@ def fix_paths(
             todo.append((path, data))
         else:
             results.append(FileResult(path, Status.SKIPPED, message=NOT_TRL))
-    if options.trl_releases is None and any(_PPO_CONFIG.search(data) for _, data in todo):
-        options = declared_trl(paths, options)
+    declared: dict[str, Options] = {}
+    if options.trl_releases is None:
+        ppo_files = [p for p, data in todo if _PPO_CONFIG.search(data)]
+        declared = declared_trl(paths, ppo_files, options) if ppo_files else {}
     work = partial(
         _process_one,
         codes=codes,
@@ -122,6 +124,7 @@ def fix_paths(
         want_diff=mode == DIFF,
         passes=passes,
         facts=facts,
+        declared=declared,
     )
     results.extend(_run(work, todo, jobs, progress))
     results, fallbacks = _share_helpers(
@@ -139,21 +142,30 @@ def fix_paths(
 _PPO_CONFIG = re.compile(rb"PPO(?:v2)?Config")
 
 
-def declared_trl(paths: Sequence[str], options: Options) -> Options:
-    """`options` with the TRL releases the project of `paths` declares (its requirement files at
-    the project root: compat.declared), when one project holds them all and it declares any."""
+def declared_trl(
+    paths: Sequence[str], files: Sequence[str], options: Options
+) -> dict[str, Options]:
+    """For each of `files` (absolute path) whose project declares TRL releases, `options` with
+    them: the requirement files of the nearest folder, from the file's own up to the project's
+    root, that declare a `trl` version (compat.declared.nearest), when one project holds all of
+    `paths`."""
     from migrate.smoke.entry_points import project_root
 
     roots = {project_root(p) for p in paths}
     if len(roots) != 1:
-        return options
+        return {}
+    root = roots.pop()
     from codemods import ppo
-    from compat.declared import admitted
+    from compat.declared import nearest
 
-    found = admitted(roots.pop(), "trl", ppo.releases())
-    if found is None:
-        return options
-    return dataclasses.replace(options, trl_releases=found.releases, trl_declared=found.said)
+    out: dict[str, Options] = {}
+    for path in files:
+        found = nearest(path, root, "trl", ppo.releases())
+        if found is not None:
+            out[os.path.abspath(path)] = dataclasses.replace(
+                options, trl_releases=found.releases, trl_declared=found.said
+            )
+    return out
 
 
 def trl_version(spec: str, options: Options) -> Options:
@@ -216,6 +228,7 @@ def _process_one(
     want_diff: bool,
     passes: dict[str, list[project.Passed]],
     facts: dict[str, project.RunFacts],
+    declared: dict[str, Options],
 ) -> FileResult:
     path, data = item[0], item[1]
     helpers = item[2] if len(item) > 2 else None  # type: ignore[misc]
@@ -224,7 +237,7 @@ def _process_one(
         path,
         data,
         codes=codes,
-        options=options,
+        options=declared.get(full, options),
         want_diff=want_diff,
         passed=passes.get(full, ()),
         shared=helpers,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from codemods import ppo
-from compat.declared import admitted, matching, root_sources
+from compat.declared import admitted, matching, nearest, root_sources
 
 RELEASES = ppo.releases()
 
@@ -117,3 +117,55 @@ def test_fix_keeps_the_defaults_of_the_release_the_project_pins(tmp_path):
     report = api.fix_paths([root], mode=api.DIFF, options=api.trl_version("0.11.4", api.Options()))
     (result,) = [r for r in report.results if r.path.endswith("train.py")]
     assert "per_device_train_batch_size=128," in result.new.decode()
+
+
+def test_a_script_takes_the_declaration_of_the_nearest_folder_that_has_one(tmp_path):
+    # Myashka/CQA_RLHF: rlhf/requirements.txt pins trl==0.4.1 for rlhf/train_ppo.py; the root
+    # declares none
+    root = _project(
+        tmp_path,
+        {
+            "requirements.txt": "trl>=0.8.0\n",
+            "rlhf/requirements.txt": "trl==0.4.1\n",
+            "rlhf/deep/train.py": "",
+            "tools/requirements.txt": "trl\n",  # unpinned: says nothing, the root decides
+            "tools/t.py": "",
+            "t.py": "",
+        },
+    )
+    for script, said in [
+        ("rlhf/train.py", "trl==0.4.1 (rlhf/requirements.txt)"),
+        ("rlhf/deep/train.py", "trl==0.4.1 (rlhf/requirements.txt)"),
+        ("tools/t.py", "trl>=0.8.0 (requirements.txt)"),
+        ("t.py", "trl>=0.8.0 (requirements.txt)"),
+    ]:
+        found = nearest(f"{root}/{script}", root, "trl", RELEASES)
+        assert found is not None and found.said == said, script
+    assert nearest(f"{root}/rlhf/train.py", root, "trl", RELEASES).releases == ("0.4.1",)
+    assert nearest("/elsewhere/t.py", root, "trl", RELEASES) is None
+
+
+def test_fix_keeps_the_defaults_each_script_s_own_folder_declares(tmp_path):
+    from migrate import api
+
+    script = "from trl import PPOConfig\nconfig = PPOConfig(learning_rate=1e-5)\n"
+    root = _project(
+        tmp_path,
+        {"rlhf/requirements.txt": "trl==0.4.1\n", "rlhf/train.py": script, "train.py": script},
+    )
+    report = api.fix_paths([root], mode=api.DIFF)
+    results = {r.path[len(root) + 1 :]: r for r in report.results}
+    assert (
+        "config = RLOOConfig(learning_rate=1e-5, per_device_train_batch_size=1, "
+        "steps_per_generation=256," in results["rlhf/train.py"].new.decode()
+    )
+    assert (
+        "`mini_batch_size` is not set and its legacy PPO (TRL <= 0.11) default changed between "
+        "releases; the rewrite keeps 1, the default of the releases that trl==0.4.1 "
+        "(rlhf/requirements.txt) allows" in [f.message for f in results["rlhf/train.py"].findings]
+    )
+    # the root's script has no declaration, and its code does not tell its era
+    assert (
+        "this call was left as it is: cannot tell whether it is legacy (<= 0.11) or v2 PPOConfig "
+        "from its keywords or this file" in results["train.py"].new.decode()
+    )
