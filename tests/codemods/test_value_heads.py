@@ -547,6 +547,25 @@ def test_class_variable_noop(src):
             """,
             id="wrap-into-another-name",
         ),
+        pytest.param(
+            # namsan96/rlhf_demo: peft's preparation hands back the model it was given
+            """
+            from peft import prepare_model_for_int8_training
+            from transformers import AutoModelForCausalLM
+            from trl import AutoModelForCausalLMWithValueHead
+            base = AutoModelForCausalLM.from_pretrained("gpt2")
+            base = prepare_model_for_int8_training(base)
+            policy = AutoModelForCausalLMWithValueHead.from_pretrained(base)
+            """,
+            """
+            from peft import prepare_model_for_int8_training
+            from transformers import AutoModelForCausalLM
+            base = AutoModelForCausalLM.from_pretrained("gpt2")
+            base = prepare_model_for_int8_training(base)
+            policy = base
+            """,
+            id="wrap-a-model-peft-prepared",
+        ),
     ],
 )
 def test_wrapping_a_loaded_model(before, after):
@@ -658,6 +677,55 @@ def test_the_backbone_copied_onto_the_model_is_removed_not_a_self_reference(line
         f.line == 3 and f"`{line}` made the value-head wrapper look like" in f.message
         for f in findings
     )
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_an_attribute_the_wrapper_passed_on_from_its_model_is_removed():
+    # namsan96/rlhf_demo (TRL's gpt-neox example): the wrapper got the model's gradient
+    # checkpointing switches; deb3011/rlhf_finetuning its generation_config. In TRL 1.13 the
+    # model is that model: `model.x = model.x` would be all that was left.
+    src = dedent(
+        """
+        from trl import AutoModelForCausalLMWithValueHead
+        model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
+        # forward the switches
+        model.gradient_checkpointing_enable = model.pretrained_model.gradient_checkpointing_enable
+        if ready:
+            model.generation_config = model.pretrained_model.generation_config  # TRL expects it
+        model.config2 = model.pretrained_model.config
+        other.generation_config = model.pretrained_model.generation_config
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    assert out == dedent(
+        """
+        from transformers import AutoModelForCausalLM
+        model = AutoModelForCausalLM.from_pretrained("gpt2")
+        # forward the switches
+        if ready:
+            # TRL expects it
+            pass
+        model.config2 = model.config
+        other.generation_config = model.generation_config
+        """
+    )
+    removed = [f for f in findings if f.message.endswith("set the attribute to itself: removed")]
+    assert [(f.line, f.severity, f.fix) for f in removed] == [
+        (4, Severity.INFO, Fix.APPLIED),
+        (6, Severity.INFO, Fix.APPLIED),
+    ]
+    assert removed[0].message.startswith(
+        "`model.gradient_checkpointing_enable = model.pretrained_model."
+        "gradient_checkpointing_enable` made the value-head wrapper pass on what the model "
+        "inside it has; in TRL 1.13 `model` is that model"
+    )
+    # the lines that keep a statement report the `.pretrained_model` they lose
+    assert [
+        f.line for f in findings if "is `model` itself without the value head" in f.message
+    ] == [
+        7,
+        8,
+    ]
     assert run(out, select=SELECT)[0] == out
 
 

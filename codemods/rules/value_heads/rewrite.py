@@ -79,6 +79,7 @@ class RewriteValueHeads(RuleTransformer):
         super().visit_Module(node)
         self.facts = variables.collect(self, node, self._vh_class, tuple(REPLACEMENT))
         self._alias_copies, self._self_copies = _aliased_self_copies(node)
+        self._forwards = _forwarded_attributes(node)
         self._helper_written = inline.defines(node, REWARD_ADAPTER)
         self._adapter_name_taken = not self._helper_written and REWARD_ADAPTER in edits.names(node)
         self._kept = self._handed_to_value_head_readers(node)
@@ -615,6 +616,18 @@ class RewriteValueHeads(RuleTransformer):
             # its block drops it, keeping its comments, and holds a `pass` if nothing is left
             self._commented_wraps.add(id(updated_node))
             return updated_node
+        owner = self._forwards.get(id(original_node))
+        if owner is not None and owner in self.model_vars:
+            shown = " ".join(edits.code(original_node.body[0]).split())
+            self.report(
+                original_node,
+                f"`{shown}` made the value-head wrapper pass on what the model inside it has; in "
+                f"TRL 1.13 `{owner}` is that model, so the line would only set the attribute to "
+                "itself: removed",
+                severity=Severity.INFO,
+            )
+            self._commented_wraps.add(id(updated_node))  # its block moves the comments on
+            return updated_node
         if id(original_node) in self._self_wraps:  # `X = X` is all that was left
             if not _has_comments(original_node):
                 return cst.RemovalSentinel.REMOVE
@@ -735,6 +748,8 @@ class RewriteValueHeads(RuleTransformer):
                 )
                 return updated_node
             if attr == "pretrained_model":
+                if self._line is not None and self._forwards.get(id(self._line)) == owner:
+                    return updated_node.value  # its line goes: leave_SimpleStatementLine says so
                 self.report(
                     original_node,
                     f"`{owner}.pretrained_model` is `{owner}` itself without the value head",
@@ -853,6 +868,31 @@ def _aliased_self_copies(module: cst.Module) -> tuple[dict[int, bool], dict[int,
                 if len(line.body) == 1:
                     lines[id(line)] = owner
     return refs, lines
+
+
+def _forwarded_attributes(module: cst.Module) -> dict[int, str]:
+    """Lines that are one statement `X.attr = X.pretrained_model.attr` (TRL's gpt-neox example:
+    `model.gradient_checkpointing_enable = model.pretrained_model.gradient_checkpointing_enable`):
+    id(line) -> X. The wrapper needed the model's own attribute on itself; in TRL 1.13 X is
+    that model, and the line would set the attribute to itself."""
+    found: dict[int, str] = {}
+    for line in walk.find_all(module, cst.SimpleStatementLine):
+        if len(line.body) != 1 or not isinstance(line.body[0], cst.Assign):
+            continue
+        assign = line.body[0]
+        value, targets = assign.value, assign.targets
+        if (
+            len(targets) != 1
+            or not isinstance(targets[0].target, cst.Attribute)
+            or not isinstance(value, cst.Attribute)
+            or not _bare_backbone(value.value)
+            or value.attr.value != targets[0].target.attr.value
+        ):
+            continue
+        owner = get_full_name_for_node(value.value.value)  # type: ignore[attr-defined]
+        if owner and get_full_name_for_node(targets[0].target.value) == owner:
+            found[id(line)] = owner
+    return found
 
 
 def _bare_backbone(expr: cst.BaseExpression) -> bool:

@@ -63,5 +63,12 @@ ENCODER_DECODER_BRANCH_TODO = (
 )
 
 
-# Calls whose result is already a loaded model (wrapping it in a value head yields the model).
-MODEL_FACTORIES = ("from_pretrained", "from_config", "get_peft_model")
+# Calls whose result is already a loaded model (wrapping it in a value head yields the model):
+# peft's prepare_model_for_kbit_training (and its old name) hands back the model it was given.
+MODEL_FACTORIES = (
+    "from_pretrained",
+    "from_config",
+    "get_peft_model",
+    "prepare_model_for_kbit_training",
+    "prepare_model_for_int8_training",
+)
