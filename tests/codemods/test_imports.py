@@ -394,6 +394,20 @@ def test_unknown_name_from_gone_module_gets_a_todo():
     assert [f.fix for f in findings] == [Fix.MANUAL]
 
 
+def test_a_misspelt_name_from_a_gone_module_gets_the_likely_name():
+    # PrasannS/rlhf-length-biases: `from trl.core import LengthSamplerimport` (a lost newline)
+    src = "from trl.core import LengthSamplerimport\n"
+    out, findings = run(src, select=SELECT)
+    assert out == (
+        "# TODO(trl-migrate TRL101): `trl.core` does not exist in TRL 1.13; "
+        "`LengthSamplerimport` has no known new home (no TRL release had "
+        "`trl.core.LengthSamplerimport`: misspelt `LengthSampler`? correct it and run "
+        "trl-migrate again)\n" + src
+    )
+    assert [f.fix for f in findings] == [Fix.MANUAL]
+    assert run(out, select=SELECT)[0] == out
+
+
 def test_ppo_names_are_left_to_the_ppo_rules():
     src = "from trl.trainer.ppov2_trainer import PPOv2Config, PPOv2Trainer\nclass T(PPOv2Trainer):\n    pass\n"
     out, findings = run(src, select=(*SELECT, "TRL103", "TRL104"))

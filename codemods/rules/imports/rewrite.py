@@ -4,6 +4,8 @@ its new home; removed ones get a TODO (the symbol table says which is which)."""
 
 from __future__ import annotations
 
+import difflib
+
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.helpers import get_full_name_for_node
@@ -186,9 +188,18 @@ class RewriteImports(inline.WritesIn, RuleTransformer):
                 if self.table.module_gone(full):  # `from trl import core`: a gone submodule
                     self._unused_gone_import(orig_alias, module, name)
                 elif self._gone_module(module):
+                    near = difflib.get_close_matches(
+                        name, sorted(self.table.names_by_module.get(module, {})), n=1, cutoff=0.8
+                    )
                     self.todo(
                         orig_alias,
-                        f"`{module}` does not exist in TRL 1.13; `{name}` has no known new home",
+                        f"`{module}` does not exist in TRL 1.13; `{name}` has no known new home"
+                        + (
+                            f" (no TRL release had `{full}`: misspelt `{near[0]}`? correct it "
+                            "and run trl-migrate again)"
+                            if near
+                            else ""
+                        ),
                     )
             elif sym.fate == symbols.MOVED:
                 asname = alias_asname(alias) or (name if sym.to_name != name else None)
