@@ -5,7 +5,9 @@ TRL 1.13 removed PPO (huggingface/trl#7020). Renames keep the user's expressions
 change form (`total_episodes`, `steps`, `batch_size`) are computed when the inputs are literals,
 else a TODO gives the formula; value-model fields are dropped with a warning. A call that cannot
 be rewritten whole (positional or `**d` arguments, unknown keywords, an era it cannot tell) stays
-as it is with a TODO. Also `HfArgumentParser((..., PPOConfig))` and reads of the config's fields.
+as it is with a TODO; a `**d` of a dict literal the file builds for that call alone is written
+out as its keywords first (`unpacked`). Also `HfArgumentParser((..., PPOConfig))` and reads of
+the config's fields.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from codemods.base import Rule
 from codemods.rules.ppo_config.finish import PPOConfigImports
 from codemods.rules.ppo_config.rewrite import RewritePPOConfig
+from codemods.rules.ppo_config.unpacked import InlineConfigDict
 
 
 class PPOConfigRule(Rule):
@@ -31,5 +34,5 @@ class PPOConfigRule(Rule):
         "max_completion_length=53, "
         "max_grad_norm=0.0, learning_rate=5e-05, temperature=0.7, disable_dropout=True)\n"
     )
-    transformers = (RewritePPOConfig, PPOConfigImports)
+    transformers = (InlineConfigDict, RewritePPOConfig, PPOConfigImports)
     triggers = ("PPOConfig", "PPOv2Config")

@@ -135,11 +135,17 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
             )
         )
     else:
+        rejected = (
+            f": {bs} is not a multiple of mini_batch_size * gradient_accumulation_steps "
+            f"({mini * ga}), which PPOConfig rejected from TRL 0.6.0 on"
+            if bs is not None and mini and ga
+            else ""
+        )
         plan.todos.append(
             "set `steps_per_generation = batch_size // mini_batch_size` "
             f"(batch_size={shown.get('batch_size', str(default_bs))}, "
             f"mini_batch_size={shown.get(mini_key, str(default_mini))}) so one "
-            "generation covers batch_size samples as in legacy PPO"
+            f"generation covers batch_size samples as in legacy PPO{rejected}"
         )
     if "batch_size" in given:
         plan.reads["batch_size"] = (
