@@ -1668,3 +1668,39 @@ def test_a_config_field_of_a_dataclass_trlparser_parses_is_a_todo():
     )
     assert [(f.line, f.fix) for f in findings] == [(7, Fix.MANUAL)]
     assert run(out, select=SELECT)[0] == out
+
+
+@pytest.mark.parametrize(
+    ("module", "call", "shown"),
+    [
+        pytest.param(
+            "peft",
+            'prepare_model_for_int8_training(model, output_embedding_layer_name="embed_out", '
+            "layer_norm_names=[])",
+            '`output_embedding_layer_name="embed_out"`, `layer_norm_names=[]` of '
+            "`peft.prepare_model_for_int8_training`",
+            id="both",
+        ),
+        pytest.param(
+            "peft.utils",
+            "prepare_model_for_int8_training(model, layer_norm_names=[])",
+            "`layer_norm_names=[]` of `peft.utils.prepare_model_for_int8_training`",
+            id="peft-utils",
+        ),
+    ],
+)
+def test_arguments_only_the_oldest_peft_took_get_a_todo(module, call, shown):
+    # namsan96/rlhf_demo (trl 0.4's gpt-neox example): the renamed function rejects them
+    src = f"from {module} import prepare_model_for_int8_training\nmodel = {call}\n"
+    out, findings = run(src, select=SELECT)
+    assert out == (
+        f"from peft import prepare_model_for_kbit_training as prepare_model_for_int8_training\n"
+        f"# TODO(trl-migrate TRL108): {shown}: only peft <= 0.2.0 took them (0.3.0 dropped "
+        "them, so such a call raised TypeError on every later peft); there the function cast "
+        "only the layer norms named to fp32 and wrapped the output layer to return fp32 logits, "
+        "where prepare_model_for_kbit_training casts every fp16/bf16 weight to fp32 and wraps "
+        "nothing: remove them to take that, or cast those layers yourself\n"
+        f"model = {call}\n"
+    )
+    assert [f.fix for f in findings] == [Fix.APPLIED, Fix.MANUAL]
+    assert run(out, select=SELECT)[0] == out

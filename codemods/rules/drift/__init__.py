@@ -265,10 +265,29 @@ class RewriteDrift(
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         self.clashes_call(original_node)
+        self._gone_kwargs(original_node)
         call = self.tokenizer_call(original_node, self._keywords(original_node, updated_node))
         call = self.dtype_call(original_node, call)
         call = self.quantized_call(original_node, call)
         return self.scores_call(original_node, call)
+
+    def _gone_kwargs(self, call: cst.Call) -> None:
+        """Keywords a moved function of the imports table no longer takes (`gone_kwargs`): a
+        TODO saying what they did, for the function under its new name rejects them."""
+        given = [a for a in call.args if a.keyword is not None]
+        if not given or not self.may_resolve_to(call.func, "peft"):
+            return
+        for path in self.qualified_names(call.func):
+            gone = table()["imports"].get(path, {}).get("gone_kwargs")
+            if isinstance(gone, str):  # the same as another path's
+                gone = table()["imports"][gone]["gone_kwargs"]
+            if not gone:
+                continue
+            named = [a for a in given if a.keyword.value in gone["names"]]  # type: ignore[union-attr]
+            if named:
+                shown = ", ".join(f"`{edits.code(a).strip().rstrip(',')}`" for a in named)
+                self.todo(call, f"{shown} of `{path}`: {gone['why']}")
+            return
 
     def _keywords(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         updated_node = self._keywords_by_name(original_node, updated_node)
