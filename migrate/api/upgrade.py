@@ -155,7 +155,8 @@ def launch_flags(
         found = flags.changes(entry.args, target) if entry.launch and script in changed else []
         if entry.launch and script in parsed:
             text = parsed[script]
-            found += flags.drift_changes(entry.args, partial(_declares, text), text)
+            own = _with_local_imports(script, text, root)
+            found += flags.drift_changes(entry.args, partial(_declares, own), text)
         if not found:
             out_entries.append(entry)
             continue
@@ -266,6 +267,21 @@ def launch_flags(
                     continue
         launches.append(FileResult(full, status, findings))
     return out_entries, launches
+
+
+def _with_local_imports(script: str, text: str, root: str) -> str:
+    """`text` (the script's) and that of the repo's own modules it imports, where the dataclasses
+    it parses flags into may be declared (zucchini-nlp/RLHF-GPT2: `configs.TrainArguments`)."""
+    from migrate.smoke.entry_points import imports_of
+
+    parts = [text]
+    for path in sorted(imports_of(script, text, root)):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                parts.append(fh.read())
+        except OSError:
+            continue
+    return "\n".join(parts)
 
 
 def _declares(text: str, name: str) -> bool:

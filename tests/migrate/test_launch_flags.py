@@ -296,6 +296,29 @@ def test_transformers_drift_flags_of_a_parsed_training_args_are_written_in(tmp_p
     assert all(r.status is not Status.CHANGED for r in again.launches)
 
 
+def test_a_flag_of_a_dataclass_the_script_imports_from_the_repo_is_left_alone(tmp_path):
+    # zucchini-nlp/RLHF-GPT2: `TrainArguments` (in configs.py) declares warmup_ratio; run_sft.sh's
+    # `--warmup_ratio 0.05` was renamed, and the parser then rejected `--warmup_steps`
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "configs.py").write_text(
+        "from dataclasses import dataclass\n\n@dataclass\nclass TrainArguments:\n"
+        "    output_dir: str = 'o'\n    warmup_ratio: float = 0.0\n"
+    )
+    (tmp_path / "sft.py").write_text(
+        "from transformers import HfArgumentParser, TrainingArguments\n"
+        "from configs import TrainArguments\nimport trl\n"
+        "if __name__ == '__main__':\n"
+        "    (args,) = HfArgumentParser((TrainArguments,)).parse_args_into_dataclasses()\n"
+        "    extra = TrainingArguments('o', evaluation_strategy='no')\n"
+    )
+    run = "python sft.py --output_dir out --warmup_ratio 0.05\n"
+    (tmp_path / "run.sh").write_text(run)
+    report = api.upgrade_path(str(tmp_path), smoke=False, installed=False)
+    assert (tmp_path / "run.sh").read_text() == run
+    assert report.launches == []
+    assert "eval_strategy='no'" in (tmp_path / "sft.py").read_text()  # the script was rewritten
+
+
 def test_drift_flags_the_script_declares_itself_are_its_own():
     declared = {"warmup_ratio"}.__contains__
     assert launch_flags.drift_changes(["--warmup_ratio", "0.1"], declared) == []
