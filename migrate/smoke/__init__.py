@@ -193,10 +193,15 @@ def smoke_script(
             result.copy = copy
             result.ran = inside(script, root, copy)
             run_in = inside(here, root, copy)
-            paths = [copy, os.path.join(copy, "src")]
+            base = copy
         else:  # too big to copy: run from a bare folder, the project importable in place
             result.ran, run_in = os.path.abspath(script), os.path.join(tmp, "run")
-            paths = [root, os.path.join(root, "src")]
+            base = root
+        paths = [
+            os.path.normpath(os.path.join(base, rel, src))
+            for rel in (".", *nested_projects(root))
+            for src in ("", "src")
+        ]
         os.makedirs(run_in, exist_ok=True)
         result.cwd = os.path.relpath(here, root)
         if script.endswith(".ipynb"):
@@ -257,6 +262,32 @@ def smoke_script(
         else:
             shutil.rmtree(tmp, ignore_errors=True)
     return result
+
+
+# Folders a walk for nested projects never enters: tools' and environments' own trees.
+_NOT_PROJECTS = frozenset(
+    {"node_modules", "site-packages", "build", "dist", "venv", "env", "__pycache__", "wandb"}
+)
+
+
+def nested_projects(root: str, depth: int = 3) -> list[str]:
+    """Folders below `root` (relative, sorted) that hold a project of their own (a setup.py,
+    setup.cfg or pyproject.toml): their packages import as after `pip install -e <folder>`,
+    which is how a repo uses them (PrasannS/rlhf-length-biases: `rlhfutils/setup.py` holds the
+    `rlhfutils` package the scripts import)."""
+    found: list[str] = []
+    top = os.path.abspath(root)
+    for folder, dirs, files in os.walk(top):
+        rel = os.path.relpath(folder, top)
+        level = 0 if rel == "." else rel.count(os.sep) + 1
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if level < depth and not d.startswith(".") and d not in _NOT_PROJECTS
+        )
+        if level and {"setup.py", "setup.cfg", "pyproject.toml"} & set(files):
+            found.append(rel)
+    return found
 
 
 def _default_cwd(root: str) -> str:

@@ -17,7 +17,7 @@ from click.testing import CliRunner  # noqa: E402
 
 from migrate.cli import main  # noqa: E402
 from migrate.reference.arguments import DATASET  # noqa: E402
-from migrate.smoke import smoke_script  # noqa: E402
+from migrate.smoke import nested_projects, smoke_script  # noqa: E402
 
 
 def _script(tmp_path: pathlib.Path, body: str, name: str = "train.py") -> str:
@@ -396,6 +396,24 @@ def test_the_project_root_and_src_are_importable_and_the_script_runs_from_its_cw
     assert _codes(result) == ["TRL413"], result.log_tail
     assert "PKG from src" in result.log_tail and "DATA hello" in result.log_tail
     assert result.cwd == "." and not (tmp_path / "data" / "written.txt").exists()
+
+
+def test_a_nested_project_s_package_imports_as_pip_install_e_made_it(tmp_path, store):
+    # PrasannS/rlhf-length-biases: `rlhfutils/setup.py` holds the `rlhfutils` package, which the
+    # scripts import after `pip install -e rlhfutils`; the root's `rlhfutils/` folder alone is a
+    # namespace package without `rl_utils`
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "rlhfutils" / "rlhfutils").mkdir(parents=True)
+    (tmp_path / "rlhfutils" / "setup.py").write_text("")
+    (tmp_path / "rlhfutils" / "rlhfutils" / "__init__.py").write_text("")
+    (tmp_path / "rlhfutils" / "rlhfutils" / "rl_utils.py").write_text("NAME = 'nested'\n")
+    (tmp_path / "node_modules" / "x").mkdir(parents=True)
+    (tmp_path / "node_modules" / "x" / "setup.py").write_text("")
+    script = _script(tmp_path, "from rlhfutils.rl_utils import NAME\nprint('PKG', NAME)\n")
+    result = smoke_script(script, store=store, timeout=120)
+    assert _codes(result) == ["TRL413"], result.log_tail
+    assert "PKG nested" in result.log_tail
+    assert nested_projects(str(tmp_path)) == ["rlhfutils"]
 
 
 def test_data_files_not_in_the_repo_get_stand_in_rows_and_say_so(tmp_path, store):
