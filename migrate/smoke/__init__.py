@@ -281,9 +281,7 @@ def nested_projects(root: str, depth: int = 3) -> list[str]:
         rel = os.path.relpath(folder, top)
         level = 0 if rel == "." else rel.count(os.sep) + 1
         dirs[:] = sorted(
-            d
-            for d in dirs
-            if level < depth and not d.startswith(".") and d not in _NOT_PROJECTS
+            d for d in dirs if level < depth and not d.startswith(".") and d not in _NOT_PROJECTS
         )
         if level and {"setup.py", "setup.cfg", "pyproject.toml"} & set(files):
             found.append(rel)
