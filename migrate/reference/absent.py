@@ -93,6 +93,9 @@ MODULES = frozenset(
         # Colab's own runtime (`drive.mount(...)`, `userdata.get(...)`): a notebook's setup, not
         # its training; stood in for alone, never the rest of the `google` namespace
         "google.colab",
+        # Google Cloud clients (storage of results, logging): like boto3, never the training step
+        # (stephendongg/rlhf-clinical-redteaming uploads its runs with google.cloud.storage)
+        "google.cloud",
     }
 )
 

@@ -293,10 +293,29 @@ def find(
             if path in by_script or not path.endswith(".py")
             else usage_launches(path, read(path), root)
         )
-        entries.append(
-            _entry(spelled.get(path, path), root, by_script.get(path, own), how_run(path), via)
-        )
+        entry = _entry(spelled.get(path, path), root, by_script.get(path, own), how_run(path), via)
+        if not entry.module and not entry.launch and path.endswith(".py"):
+            entry = _as_module(entry, path, read(path), root)
+        entries.append(entry)
     return entries, missing
+
+
+def _as_module(entry: EntryPoint, path: str, source: bytes, root: str) -> EntryPoint:
+    """A module of a package that imports its siblings relatively (`from . import config`) runs
+    only as `python -m pkg.mod` (by path it raises "attempted relative import with no known
+    parent package"): so it is run, from the root, as the user must
+    (stephendongg/rlhf-clinical-redteaming: `src/cli.py`)."""
+    tree = _parse_by_statement(source)
+    if tree is None or not any(
+        isinstance(node, ast.ImportFrom) and node.level for node in ast.walk(tree)
+    ):
+        return entry
+    names = module_names(path, root)
+    if not names or not os.path.isfile(os.path.join(os.path.dirname(path), "__init__.py")):
+        return entry
+    # under a `src/` that is no package itself, the package starts below it (`pkg.cli`)
+    src_layout = len(names) > 1 and not os.path.isfile(os.path.join(root, "src", "__init__.py"))
+    return dataclasses.replace(entry, module=names[-1] if src_layout else names[0])
 
 
 def _interesting(path: str) -> bool:

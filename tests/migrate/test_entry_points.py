@@ -283,6 +283,38 @@ def test_transitive_importer_and_launch_line_win_over_main_guard(tmp_path):
     ]
 
 
+def test_a_package_module_with_relative_imports_runs_as_a_module(tmp_path):
+    # stephendongg/rlhf-clinical-redteaming: src/cli.py (`from . import config`) has a __main__
+    # guard; run by path it raised "attempted relative import with no known parent package"
+    main = "from . import config\nimport trl\nif __name__ == '__main__':\n    config.go()\n"
+    plain = "import trl\nif __name__ == '__main__':\n    pass\n"
+    root = _repo(
+        tmp_path,
+        {
+            "pyproject.toml": "",
+            "src/__init__.py": "",
+            "src/cli.py": main,
+            "src/config.py": "",
+            "loose/cli.py": main,  # no package: left as it is (it fails as it would for the user)
+            "src/plain.py": plain,
+        },
+    )
+    paths = [str(root / p) for p in ("src/cli.py", "loose/cli.py", "src/plain.py")]
+    found, _ = find(str(root), {}, paths)
+    assert [(e.path, e.found_in, e.module) for e in found] == [
+        (str(root / "loose/cli.py"), "__main__ guard", ""),
+        (str(root / "src/cli.py"), "__main__ guard", "src.cli"),
+        (str(root / "src/plain.py"), "__main__ guard", ""),
+    ]
+    # a src/ layout: the package is the folder below src/
+    layout = _repo(
+        tmp_path / "layout",
+        {"pyproject.toml": "", "src/pkg/__init__.py": "", "src/pkg/cli.py": main},
+    )
+    found, _ = find(str(layout), {}, [str(layout / "src/pkg/cli.py")])
+    assert [e.module for e in found] == ["pkg.cli"]
+
+
 def test_project_root_is_the_nearest_marker(tmp_path):
     root = _repo(tmp_path, {"pyproject.toml": "", "a/b/c.py": ""})
     assert project_root(str(root / "a/b/c.py")) == str(root)

@@ -405,6 +405,10 @@ def test_colabs_runtime_module_is_a_reported_stand_in_without_the_rest_of_google
         "from google.colab import drive, userdata\n"
         "drive.mount('/content/drive')\n"
         "token = userdata.get('HF_TOKEN')\n"
+        "def upload(path):\n"
+        "    from google.cloud import storage\n"  # a Cloud client, imported where it is used
+        "    storage.Client().bucket('b').blob(path).upload_from_filename(path)\n"
+        "upload('x')\n"
         "import google\n"
         "print('MOUNTED', getattr(google, '__file__', None) is None or 'site-packages' in str(google.__path__))\n"
     )
@@ -412,6 +416,6 @@ def test_colabs_runtime_module_is_a_reported_stand_in_without_the_rest_of_google
     assert [f.code for f in result.findings] == ["TRL413"], result.log_tail
     assert "MOUNTED True" in result.log_tail
     assert "google.colab is not installed here: a no-op stand-in" in result.log_tail
-    assert result.stand_ins == ["google.colab"]
+    assert result.stand_ins == ["google.cloud", "google.colab"]
     if importlib.util.find_spec("google") is not None:  # a namespace some package provides
         assert "google is not installed" not in result.log_tail
