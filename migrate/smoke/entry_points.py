@@ -293,10 +293,10 @@ def find(
             if path in by_script or not path.endswith(".py")
             else usage_launches(path, read(path), root)
         )
-        entry = _entry(spelled.get(path, path), root, by_script.get(path, own), how_run(path), via)
-        if not entry.module and not entry.launch and path.endswith(".py"):
-            entry = _as_module(entry, path, read(path), root)
-        entries.append(entry)
+        made = _entry(spelled.get(path, path), root, by_script.get(path, own), how_run(path), via)
+        if not made.module and not made.launch and path.endswith(".py"):
+            made = _as_module(made, path, read(path), root)
+        entries.append(made)
     return entries, missing
 
 
