@@ -1704,3 +1704,41 @@ def test_arguments_only_the_oldest_peft_took_get_a_todo(module, call, shown):
     )
     assert [f.fix for f in findings] == [Fix.APPLIED, Fix.MANUAL]
     assert run(out, select=SELECT)[0] == out
+
+
+def test_datasets_set_caching_enabled_is_written_in():
+    # mnuhn/oppositext: `from datasets import set_caching_enabled` stopped the script on
+    # datasets 3 (TRL 1.13 installs datasets >= 4.7)
+    src = "import trl\nfrom datasets import set_caching_enabled\nset_caching_enabled(False)\n"
+    out, findings = run(src, select=SELECT)
+    assert out == dedent(
+        '''
+        import trl
+
+
+        def set_caching_enabled(boolean):
+            """datasets.set_caching_enabled, which datasets 3.0 removed (written in by trl-migrate)."""
+            import datasets
+
+            if boolean:
+                datasets.enable_caching()
+            else:
+                datasets.disable_caching()
+
+
+        set_caching_enabled(False)
+        '''
+    )
+    assert [(f.line, f.fix) for f in findings] == [(2, Fix.APPLIED)]
+    assert findings[0].message.startswith(
+        "`datasets.set_caching_enabled` is gone in the datasets TRL 1.13 needs; an equivalent "
+        "definition was written into this file"
+    )
+    assert run(out, select=SELECT)[0] == out
+    namespace: dict = {}
+    exec(compile(out.replace("import trl\n", ""), "t.py", "exec"), namespace)
+    import datasets
+
+    assert datasets.is_caching_enabled() is False
+    namespace["set_caching_enabled"](True)
+    assert datasets.is_caching_enabled() is True

@@ -45,7 +45,8 @@ def table() -> dict[str, Any]:
     return data
 
 
-WRITTEN_IN = tuple(inline.paths("transformers"))  # removed helpers written into the file
+# removed helpers of the stack TRL 1.13 installs, written into the file
+WRITTEN_IN = tuple(inline.paths("transformers")) + tuple(inline.paths("datasets"))
 
 
 @functools.cache
@@ -243,7 +244,8 @@ class RewriteDrift(
                 written.extend(stmts)
                 self.report(
                     alias,
-                    f"`{path}` is gone in the transformers TRL 1.13 needs; an equivalent "
+                    f"`{path}` is gone in the {module.split('.')[0]} TRL 1.13 needs; an "
+                    "equivalent "
                     f"definition was written into {where}",
                 )
             elif move is not None:
