@@ -129,7 +129,7 @@ def judge(
             Severity.ERROR,
             f"{after}the script raised {err.get('exception')}: {err.get('message')}"
             f"{_caused_by(err)}{_newer_python(err)}{_older_python(err)}{_dataset_column(err)}"
-            f"{where}"
+            f"{_needs_cuda(err)}{where}"
             f"{_untouched(result, err)}"
             f"{_not_in_repo(err)}"
             f"{_from_launch(result, err)}{todo}",
@@ -312,6 +312,33 @@ def _dataset_column(err: dict[str, Any]) -> str:
         '; `dataset["name"]` is a lazy `Column` from datasets 4.0 on (TRL 1.13 installs datasets '
         ">= 4.7), where datasets 3 gave a list: wrap it in `list(...)` where the code needs a list"
     )
+
+
+def _needs_cuda(err: dict[str, Any]) -> str:
+    """A script that insists on a CUDA device (`assert torch.cuda.is_available()`, `.cuda()`,
+    `torch.cuda.set_device`) on a machine without one: neither the rewrite nor TRL 1.13 is at
+    fault, and the smoke run cannot pretend a device."""
+    message = str(err.get("message", ""))
+    if not (
+        "Torch not compiled with CUDA enabled" in message
+        or "Found no NVIDIA driver" in message
+        or (err.get("exception") == "AssertionError" and "cuda" in _raising_line(err).lower())
+    ):
+        return ""
+    return (
+        "; the script needs a CUDA device, which this machine lacks (the smoke run cannot "
+        "pretend one): smoke-run it where one is, or make the device a choice of the script"
+    )
+
+
+def _raising_line(err: dict[str, Any]) -> str:
+    """The source line of the innermost frame of the error's traceback (the `assert` itself,
+    where `source` is the script's own line it came through)."""
+    lines = str(err.get("traceback", "")).splitlines()
+    at = max((i for i, ln in enumerate(lines) if ln.lstrip().startswith("File ")), default=-1)
+    if at < 0 or at + 1 >= len(lines):
+        return str(err.get("source", ""))
+    return lines[at + 1].strip()
 
 
 def _not_in_repo(err: dict[str, Any]) -> str:

@@ -416,6 +416,26 @@ def test_a_nested_project_s_package_imports_as_pip_install_e_made_it(tmp_path, s
     assert nested_projects(str(tmp_path)) == ["rlhfutils"]
 
 
+def test_a_script_that_insists_on_cuda_is_said_to_need_a_device(tmp_path, store):
+    # minsik-hong/rewardedsoups: `assert torch.cuda.is_available()` in a module the script
+    # imports; tddpytester/pytester: `.cuda()` ("Torch not compiled with CUDA enabled")
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA device")
+    (tmp_path / "tasks.py").write_text("import torch\nassert torch.cuda.is_available()\n")
+    script = _script(tmp_path, "import tasks\n")
+    result = smoke_script(script, store=store, timeout=120)
+    assert _codes(result) == ["TRL412"], result.log_tail
+    assert "; the script needs a CUDA device, which this machine lacks" in (
+        result.findings[0].message
+    )
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "tasks.py").write_text("assert 1 == 2\n")  # an assert of its own: no such words
+    result = smoke_script(_script(plain, "import tasks\n"), store=store, timeout=120)
+    assert "CUDA" not in result.findings[0].message
+
+
 def test_data_files_not_in_the_repo_get_stand_in_rows_and_say_so(tmp_path, store):
     script = _script(
         tmp_path,
