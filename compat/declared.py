@@ -93,17 +93,26 @@ def admitted(
     return Admitted(kept, "; ".join(said)) if kept else None
 
 
-def nearest(path: str, root: str, package: str, releases: Sequence[str]) -> Admitted | None:
+def nearest(
+    path: str,
+    root: str,
+    package: str,
+    releases: Sequence[str],
+    seen: dict[str, Admitted | None] | None = None,
+) -> Admitted | None:
     """What the nearest folder that declares `package` admits for the file `path`: its own
-    folder's sources first, then each folder above it, up to and including `root`."""
+    folder's sources first, then each folder above it, up to and including `root`. `seen`:
+    each folder's answer, kept across the files of one run (a folder is read once)."""
     folder = os.path.dirname(os.path.abspath(path))
     top = os.path.abspath(root)
     if os.path.commonpath([folder, top]) != top:
         return None
+    seen = {} if seen is None else seen
     while True:
-        found = admitted(folder, package, releases, base=top)
-        if found is not None or folder == top:
-            return found
+        if folder not in seen:
+            seen[folder] = admitted(folder, package, releases, base=top)
+        if seen[folder] is not None or folder == top:
+            return seen[folder]
         folder = os.path.dirname(folder)
 
 

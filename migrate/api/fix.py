@@ -156,11 +156,12 @@ def declared_trl(
         return {}
     root = roots.pop()
     from codemods import ppo
-    from compat.declared import nearest
+    from compat.declared import Admitted, nearest
 
     out: dict[str, Options] = {}
+    seen: dict[str, Admitted | None] = {}
     for path in files:
-        found = nearest(path, root, "trl", ppo.releases())
+        found = nearest(path, root, "trl", ppo.releases(), seen)
         if found is not None:
             out[os.path.abspath(path)] = dataclasses.replace(
                 options, trl_releases=found.releases, trl_declared=found.said
