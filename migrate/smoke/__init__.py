@@ -24,7 +24,7 @@ from migrate.kernel.codes import (
     SKIPPED,
 )
 from migrate.kernel.findings import Severity
-from migrate.smoke.entry_points import project_root, reached
+from migrate.smoke.entry_points import nested_projects, project_root, reached
 from migrate.smoke.outcome import judge, stack_at_kill
 from migrate.smoke.result import SmokeResult, finding
 from migrate.smoke.workspace import inside, mirror
@@ -262,30 +262,6 @@ def smoke_script(
         else:
             shutil.rmtree(tmp, ignore_errors=True)
     return result
-
-
-# Folders a walk for nested projects never enters: tools' and environments' own trees.
-_NOT_PROJECTS = frozenset(
-    {"node_modules", "site-packages", "build", "dist", "venv", "env", "__pycache__", "wandb"}
-)
-
-
-def nested_projects(root: str, depth: int = 3) -> list[str]:
-    """Folders below `root` (relative, sorted) that hold a project of their own (a setup.py,
-    setup.cfg or pyproject.toml): their packages import as after `pip install -e <folder>`,
-    which is how a repo uses them (PrasannS/rlhf-length-biases: `rlhfutils/setup.py` holds the
-    `rlhfutils` package the scripts import)."""
-    found: list[str] = []
-    top = os.path.abspath(root)
-    for folder, dirs, files in os.walk(top):
-        rel = os.path.relpath(folder, top)
-        level = 0 if rel == "." else rel.count(os.sep) + 1
-        dirs[:] = sorted(
-            d for d in dirs if level < depth and not d.startswith(".") and d not in _NOT_PROJECTS
-        )
-        if level and {"setup.py", "setup.cfg", "pyproject.toml"} & set(files):
-            found.append(rel)
-    return found
 
 
 def _default_cwd(root: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import os
 import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -172,10 +173,36 @@ def imports_of(path: str, source: bytes | str, root: str) -> set[str]:
     return _project_files(tree, path, root)
 
 
+# Folders a walk for nested projects never enters: tools' and environments' own trees.
+_NOT_PROJECTS = frozenset(
+    {"node_modules", "site-packages", "build", "dist", "venv", "env", "__pycache__", "wandb"}
+)
+
+
+@functools.cache
+def nested_projects(root: str, depth: int = 3) -> tuple[str, ...]:
+    """Folders below `root` (relative, sorted) that hold a project of their own (a setup.py,
+    setup.cfg or pyproject.toml): their packages import as after `pip install -e <folder>`,
+    which is how a repo uses them (PrasannS/rlhf-length-biases: `rlhfutils/setup.py` holds the
+    `rlhfutils` package the scripts import)."""
+    found: list[str] = []
+    top = os.path.abspath(root)  # cached per root; find() and reached() walk it afresh
+    for folder, dirs, files in os.walk(top):
+        rel = os.path.relpath(folder, top)
+        level = 0 if rel == "." else rel.count(os.sep) + 1
+        dirs[:] = sorted(
+            d for d in dirs if level < depth and not d.startswith(".") and d not in _NOT_PROJECTS
+        )
+        if level and {"setup.py", "setup.cfg", "pyproject.toml"} & set(files):
+            found.append(rel)
+    return tuple(found)
+
+
 def _project_files(tree: ast.AST, path: str, root: str) -> set[str]:
     """The repo's own files the parsed `tree` of `path` imports (see imports_of)."""
     folder = os.path.dirname(os.path.abspath(path))
-    bases = (root, os.path.join(root, "src"), folder)
+    nested = [os.path.join(root, rel, src) for rel in nested_projects(root) for src in ("", "src")]
+    bases = (root, os.path.join(root, "src"), folder, *nested)
     wanted: list[tuple[str, ...]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -225,6 +252,7 @@ def find(
     """
     from migrate.kernel.discovery import walk
 
+    nested_projects.cache_clear()  # the tree as it is now
     listed = list(files) if files is not None else list(walk(root, match=_interesting))
     root = os.path.abspath(root)
     spelled = {os.path.abspath(p): p for p in [*listed, *sources]}
@@ -476,6 +504,7 @@ def reached(script: str, root: str, *, limit: int = 200) -> Reached:
     """Every module name imported by `script` and by the project files it imports, transitively
     (at most `limit` files): what the smoke run may need stand-ins for; and the identifier-like
     string keys those files read by subscript: the columns stand-in rows should carry."""
+    nested_projects.cache_clear()  # the tree as it is now
     seen: set[str] = set()
     todo = [os.path.abspath(script)]
     names: set[str] = set()

@@ -315,6 +315,28 @@ def test_a_package_module_with_relative_imports_runs_as_a_module(tmp_path):
     assert [e.module for e in found] == ["pkg.cli"]
 
 
+def test_a_nested_project_s_module_is_proven_through_the_script_that_imports_it(tmp_path):
+    # PrasannS/rlhf-length-biases: scripts/train_rlhf.py imports rlhfutils.rl_utils from
+    # rlhfutils/rlhfutils/ (a project of its own, rlhfutils/setup.py)
+    root = _repo(
+        tmp_path,
+        {
+            "pyproject.toml": "",
+            "rlhfutils/setup.py": "",
+            "rlhfutils/rlhfutils/__init__.py": "",
+            "rlhfutils/rlhfutils/rl_utils.py": "import trl\n",
+            "scripts/train_rlhf.py": "from rlhfutils.rl_utils import loop\nloop()\n",
+            "train.sh": "python scripts/train_rlhf.py --n 2\n",
+        },
+    )
+    library = str(root / "rlhfutils/rlhfutils/rl_utils.py")
+    found, missing = find(str(root), {}, [library])
+    assert missing == []
+    assert [(e.path, e.found_in, e.via) for e in found] == [
+        (str(root / "scripts/train_rlhf.py"), "train.sh:1", (library,))
+    ]
+
+
 def test_project_root_is_the_nearest_marker(tmp_path):
     root = _repo(tmp_path, {"pyproject.toml": "", "a/b/c.py": ""})
     assert project_root(str(root / "a/b/c.py")) == str(root)

@@ -3,6 +3,7 @@ finding at the user's line, the run is offline and time-limited, and its folder 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import pathlib
@@ -406,14 +407,19 @@ def test_a_nested_project_s_package_imports_as_pip_install_e_made_it(tmp_path, s
     (tmp_path / "rlhfutils" / "rlhfutils").mkdir(parents=True)
     (tmp_path / "rlhfutils" / "setup.py").write_text("")
     (tmp_path / "rlhfutils" / "rlhfutils" / "__init__.py").write_text("")
-    (tmp_path / "rlhfutils" / "rlhfutils" / "rl_utils.py").write_text("NAME = 'nested'\n")
+    (tmp_path / "rlhfutils" / "rlhfutils" / "rl_utils.py").write_text(
+        "import loguru  # a module for no training, stood in for where it is missing\n"
+        "NAME = 'nested'\n"
+    )
     (tmp_path / "node_modules" / "x").mkdir(parents=True)
     (tmp_path / "node_modules" / "x" / "setup.py").write_text("")
     script = _script(tmp_path, "from rlhfutils.rl_utils import NAME\nprint('PKG', NAME)\n")
     result = smoke_script(script, store=store, timeout=120)
     assert _codes(result) == ["TRL413"], result.log_tail
     assert "PKG nested" in result.log_tail
-    assert nested_projects(str(tmp_path)) == ["rlhfutils"]
+    if importlib.util.find_spec("loguru") is None:
+        assert result.stand_ins == ["loguru"]
+    assert nested_projects(str(tmp_path)) == ("rlhfutils",)
 
 
 def test_a_script_that_insists_on_cuda_is_said_to_need_a_device(tmp_path, store):
