@@ -13,7 +13,7 @@ from typing import Any
 # Imported now, and used through this name only: before the user's script runs, our packages
 # leave sys.modules (harness._release_our_packages), so a repo's own `migrate` or `compat`
 # module imports as the repo's. tiny imports torch and transformers only inside its functions.
-from migrate.reference import tiny
+from migrate.reference import caps, tiny
 
 _TOKENIZER_KWARGS = ("padding_side", "truncation_side", "model_max_length")
 _AUTO_KINDS = {
@@ -725,3 +725,30 @@ def patch_pipeline(module: Any) -> None:
     top = sys.modules.get("transformers")
     if top is not None and "pipeline" in vars(top):
         top.pipeline = pipeline  # type: ignore[attr-defined]
+
+
+def patch_reference_model(module: Any) -> None:
+    """`create_reference_model(model, num_shared_layers=6)`: the tiny stand-in has fewer layers
+    than the model the script names, and TRL raises "Layer pattern could not be matched" for a
+    layer it lacks. The count is capped below the stand-in's depth, and the cap is listed among
+    the run's overrides (the real model has those layers)."""
+    original = getattr(module, "create_reference_model", None)
+    if original is None or getattr(original, "_smoke_capped", False):
+        return
+
+    def create_reference_model(model, num_shared_layers=None, pattern=None):  # type: ignore[no-untyped-def]
+        config = getattr(model, "config", None)
+        layers = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layer", None)
+        if (
+            isinstance(num_shared_layers, int)
+            and pattern is None
+            and isinstance(layers, int)
+            and num_shared_layers >= layers
+        ):
+            capped = max(layers - 1, 0)
+            caps.note("create_reference_model", "num_shared_layers", num_shared_layers, capped)
+            num_shared_layers = capped
+        return original(model, num_shared_layers=num_shared_layers, pattern=pattern)
+
+    create_reference_model._smoke_capped = True  # type: ignore[attr-defined]
+    module.create_reference_model = create_reference_model

@@ -419,3 +419,27 @@ def test_colabs_runtime_module_is_a_reported_stand_in_without_the_rest_of_google
     assert result.stand_ins == ["google.cloud", "google.colab"]
     if importlib.util.find_spec("google") is not None:  # a namespace some package provides
         assert "google is not installed" not in result.log_tail
+
+
+def test_shared_layers_the_tiny_stand_in_lacks_are_capped_and_listed(tmp_path, store):
+    # zucchini-nlp/RLHF-GPT2: `create_reference_model(model, num_shared_layers=6)` of gpt2-medium;
+    # the tiny stand-in has fewer layers, and TRL raised "Layer pattern could not be matched"
+    pytest.importorskip("torch")
+    pytest.importorskip("trl")
+    from migrate.smoke import smoke_script
+
+    script = tmp_path / "ref.py"
+    script.write_text(
+        "from transformers import AutoModelForCausalLM\n"
+        "from trl.experimental.utils import create_reference_model\n"
+        "model = AutoModelForCausalLM.from_pretrained('gpt2-medium')\n"
+        "ref = create_reference_model(model, num_shared_layers=6)\n"
+        "shared = [n for n, p in model.named_parameters() if not p.requires_grad]\n"
+        "print('SHARED', len(shared) > 0, all(not p.requires_grad for p in ref.parameters()))\n"
+    )
+    result = smoke_script(str(script), store=store, timeout=120)
+    assert [f.code for f in result.findings] == ["TRL413"], result.log_tail
+    assert "SHARED True True" in result.log_tail
+    [capped] = [o for o in result.overrides if o["field"] == "num_shared_layers"]
+    assert capped["config"] == "create_reference_model" and capped["was"] == 6
+    assert capped["now"] < 6
