@@ -91,14 +91,22 @@ def judge(
             if ln.strip() and not ln.startswith("[trl-migrate smoke]")
         ]
         shown = " / ".join(last[-3:]) or "no output"
+        caught = _CAUGHT_IMPORT.search(result.log_tail)
+        why = (
+            f"; it caught an import error of TRL 1.13 and stopped ("
+            f"{caught.group(0).replace(chr(92), '')})"
+            f"{_todo_naming(result, caught.group(0).replace(chr(92), '')) or todo}"
+            if caught
+            else "; if it parses its own command line, pass the arguments it needs after `--` "
+            "or `--from-launcher` the script that runs it (docs/smoke.md)"
+        )
         finding(
             result,
             EXIT,
             Severity.ERROR,
             f"the script exited with status {data.get('exit_status')} before training"
             f"{err.get('message') and ' (' + err['message'] + ')' or ''}; its last lines: "
-            f"{shown}; if it parses its own command line, pass the arguments it needs after `--` "
-            "or `--from-launcher` the script that runs it (docs/smoke.md)",
+            f"{shown}{why}",
         )
     elif outcome == "error" and err.get("kind") == "import":
         finding(
@@ -190,6 +198,13 @@ def at_scale_message(problem: str) -> str:
         f"{problem.rstrip('.')}: the smoke run's caps went past it, the real run {where} "
         "would stop there"
     )
+
+
+# An import of TRL 1.13 that failed inside a script that caught it and exited on its own
+# (stephendongg/rlhf-clinical-redteaming logs the error and exits 1): the TODO says why.
+_CAUGHT_IMPORT = re.compile(
+    r"cannot import name \\?'\w+\\?' from \\?'trl[\w.]*\\?'|No module named \\?'trl[\w.]*\\?'"
+)
 
 
 def _newer_python(err: dict[str, Any]) -> str:
@@ -451,6 +466,25 @@ def _todo_in_frame(result: SmokeResult, err: dict[str, Any]) -> str:
         return ""
     original = result.original(file) or file
     return near.replace(" here for a human", f" at {result.shown(original)}:{number} for a human")
+
+
+def _todo_naming(result: SmokeResult, error: str) -> str:
+    """`; the rewrite left a TODO(trl-migrate TRL103) at src/methods/ppo.py:336 for a human`: the
+    TODO of a rewritten file over the import the caught error names (`cannot import name
+    'PPOConfig' from 'trl'`: the TODO that names `trl.PPOConfig`)."""
+    found = re.search(r"name '(\w+)' from '([\w.]+)'|module named '([\w.]+)'", error)
+    if found is None:
+        return ""
+    named = f"`{found.group(2)}.{found.group(1)}`" if found.group(1) else f"`{found.group(3)}"
+    for path in sorted(result.rewritten or ()):
+        for number, text in enumerate(_read(path).splitlines(), 1):
+            codes = TODO.findall(text)
+            if codes and named in text:
+                return (
+                    f"; the rewrite left a TODO(trl-migrate {', '.join(codes)}) at "
+                    f"{result.shown(path)}:{number} for a human"
+                )
+    return ""
 
 
 def _todos_in_file(path: str) -> str:
