@@ -245,8 +245,7 @@ class RewriteDrift(
                 self.report(
                     alias,
                     f"`{path}` is gone in the {module.split('.')[0]} TRL 1.13 needs; an "
-                    "equivalent "
-                    f"definition was written into {where}",
+                    f"equivalent definition was written into {where}",
                 )
             elif move is not None:
                 new_name = move.get("name", name)
