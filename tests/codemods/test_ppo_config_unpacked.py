@@ -101,6 +101,9 @@ def test_literal_entries_may_be_written_out_past_statements_between():
         pytest.param(
             'cfg = {"batch_size": 16, **base}', "", "PPOConfig(**cfg)", id="unpacks-another"
         ),
+        pytest.param(
+            'cfg = {"learning_rate": args.lr}', "", "lambda: PPOConfig(**cfg)", id="called-later"
+        ),
     ],
 )
 def test_any_other_unpacked_dict_keeps_the_todo(dict_line, between, call):

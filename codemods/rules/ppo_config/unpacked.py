@@ -47,8 +47,13 @@ class InlineConfigDict(RuleTransformer):
             if found is not None:
                 dicts[found[0]] = (at, stmt, found[1])
                 continue
+            deferred = {  # run later, or many times: the dict's values were read once, here
+                id(call)
+                for later in walk.find_all(stmt, _DEFERRED)
+                for call in walk.find_all(later, cst.Call)
+            }
             for call in walk.find_all(stmt, cst.Call):
-                name = self._unpacked_name(call)
+                name = None if id(call) in deferred else self._unpacked_name(call)
                 if name is None or name not in dicts or counts.get(name) != 2:
                     continue  # the dict is read elsewhere (or rebound): it stays
                 where, line, value = dicts.pop(name)
@@ -160,6 +165,9 @@ class InlineConfigDict(RuleTransformer):
                 carried = []
             out.append(stmt)
         return out, carried
+
+
+_DEFERRED = (cst.Lambda, cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp)
 
 
 def _dict_assignment(stmt: cst.SimpleStatementLine) -> tuple[str, cst.Dict] | None:
