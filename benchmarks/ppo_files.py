@@ -211,9 +211,22 @@ def determinism(paths: list[Path]) -> dict[str, Any]:
         )
         report = json.loads(done.stdout)
         report["summary"].pop("seconds", None)
-        outs.append(json.dumps(report, sort_keys=True))
-    differing = [seed for seed, out in zip(SEEDS, outs) if out != outs[0]]
-    return {"seeds": list(SEEDS), "files": len(paths), "differing_seeds": differing}
+        outs.append(report)
+    first = {f["path"]: json.dumps(f, sort_keys=True) for f in outs[0]["files"]}
+    differing: list[str] = []
+    where: dict[str, list[str]] = {}  # seed -> the files whose result differs from seed 0's
+    for seed, report in zip(SEEDS, outs):
+        if json.dumps(report, sort_keys=True) == json.dumps(outs[0], sort_keys=True):
+            continue
+        differing.append(seed)
+        mine = {f["path"]: json.dumps(f, sort_keys=True) for f in report["files"]}
+        where[seed] = sorted(p for p in set(first) | set(mine) if first.get(p) != mine.get(p))
+    return {
+        "seeds": list(SEEDS),
+        "files": len(paths),
+        "differing_seeds": differing,
+        "differing_files": where,
+    }
 
 
 def _stats(values: list[float]) -> dict[str, float]:
@@ -319,10 +332,12 @@ def render(res: dict[str, Any]) -> str:
             )
     d = res.get("determinism") or {}
     if d:
+        files = sorted({f for fs in (d.get("differing_files") or {}).values() for f in fs})
         verdict = (
             "identical"
             if not d["differing_seeds"]
             else f"DIFFERENT under seeds {', '.join(d['differing_seeds'])}"
+            + (f" (in {', '.join(os.path.basename(f) for f in files[:5])})" if files else "")
         )
         out += [
             "",

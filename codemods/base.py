@@ -182,6 +182,17 @@ class Identifiers:
             self._joined = _identifier_text(self._all())
         return self._joined == "" or any(p in self._joined for p in parts)
 
+    def unpacks_a_name(self) -> bool:
+        """Whether some call unpacks a plain name (`f(**config)`): True for code `ast` cannot
+        read."""
+        nodes = self._all()
+        if nodes is None:
+            return True
+        return any(
+            isinstance(node, ast.keyword) and node.arg is None and isinstance(node.value, ast.Name)
+            for node in nodes
+        )
+
     def trl_bound(self) -> frozenset[str] | None:
         """The local names the module's imports of trl bind: `bound_by("trl")`."""
         return self.bound_by("trl")

@@ -17,12 +17,16 @@ from collections.abc import Sequence
 import libcst as cst
 
 from codemods import edits, ppo, walk
-from codemods.base import RuleTransformer
+from codemods.base import FileState, Identifiers, RuleTransformer
 from migrate.kernel.findings import Severity
 
 
 class InlineConfigDict(RuleTransformer):
     NAMES = ppo.CONFIG_NAMES
+
+    @classmethod
+    def wanted(cls, state: FileState, names: Identifiers) -> bool:
+        return names.has_any(cls.NAMES) and names.unpacks_a_name()
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
