@@ -382,3 +382,24 @@ def leading(stmt: cst.CSTNode) -> list[cst.EmptyLine]:
     """The comment and blank lines above a statement line or compound statement (none for any
     other node): libcst types a block's statements as BaseStatement, which does not declare them."""
     return list(getattr(stmt, "leading_lines", ()))
+
+
+def without_statements(
+    body: Sequence[cst.BaseStatement], gone: Sequence[bool]
+) -> tuple[list[cst.BaseStatement], list[cst.EmptyLine]]:
+    """`body` without the one-line statements `gone` marks; their comments (above them and at
+    the end of their line) and blank lines go above the next statement of the block, or come
+    back to end the block (its footer): a removed line never takes a comment with it."""
+    out: list[cst.BaseStatement] = []
+    carried: list[cst.EmptyLine] = []
+    for stmt, goes in zip(body, gone, strict=True):
+        if goes and isinstance(stmt, cst.SimpleStatementLine):
+            carried += stmt.leading_lines
+            if stmt.trailing_whitespace.comment is not None:
+                carried.append(cst.EmptyLine(comment=stmt.trailing_whitespace.comment))
+            continue
+        if carried and isinstance(stmt, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
+            carried = []
+        out.append(stmt)
+    return out, carried

@@ -156,19 +156,7 @@ class InlineConfigDict(RuleTransformer):
         above the next statement (or end the block)."""
         if not any(id(s) in self._assigns for s in original):
             return None, []
-        out: list[cst.BaseStatement] = []
-        carried: list[cst.EmptyLine] = []
-        for before, stmt in zip(original, updated, strict=True):
-            if id(before) in self._assigns and isinstance(stmt, cst.SimpleStatementLine):
-                carried += stmt.leading_lines
-                if stmt.trailing_whitespace.comment is not None:
-                    carried.append(cst.EmptyLine(comment=stmt.trailing_whitespace.comment))
-                continue
-            if carried and isinstance(stmt, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-                stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
-                carried = []
-            out.append(stmt)
-        return out, carried
+        return edits.without_statements(updated, [id(s) in self._assigns for s in original])
 
 
 _DEFERRED = (cst.Lambda, cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp)

@@ -673,20 +673,7 @@ class RewriteValueHeads(RuleTransformer):
     ) -> tuple[list[cst.BaseStatement], list[cst.EmptyLine]]:
         """Removes the `X = X` lines left of commented self-wraps; their comments stay, above
         the next statement of the block, or returned to end the block, so no comment is lost."""
-        out: list[cst.BaseStatement] = []
-        carried: list[cst.EmptyLine] = []
-        for stmt in body:
-            if id(stmt) in self._commented_wraps and isinstance(stmt, cst.SimpleStatementLine):
-                carried += stmt.leading_lines
-                trailing = stmt.trailing_whitespace.comment
-                if trailing is not None:
-                    carried.append(cst.EmptyLine(comment=trailing))
-                continue
-            if carried and isinstance(stmt, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-                stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
-                carried = []
-            out.append(stmt)
-        return out, carried
+        return edits.without_statements(body, [id(s) in self._commented_wraps for s in body])
 
     def _replacement(self, cls: str, cls_node: cst.BaseExpression) -> cst.BaseExpression:
         new = REPLACEMENT[cls]
