@@ -79,7 +79,8 @@ def test_a_declaration_the_code_contradicts_is_not_guessed_past():
     assert out.splitlines()[1] == (
         "# TODO(trl-migrate TRL103): set `steps_per_generation = batch_size // mini_batch_size` "
         "(batch_size=64, mini_batch_size=128) so one generation covers batch_size samples as "
-        "in legacy PPO"
+        "in legacy PPO: 64 is not a multiple of mini_batch_size * gradient_accumulation_steps "
+        "(128), which PPOConfig rejected from TRL 0.6.0 on"
     )
     assert (
         "`mini_batch_size` is not set and its legacy PPO (TRL <= 0.11) default changed between "
