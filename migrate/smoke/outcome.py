@@ -92,11 +92,11 @@ def judge(
         ]
         shown = " / ".join(last[-3:]) or "no output"
         caught = _CAUGHT_IMPORT.search(result.log_tail)
+        said = caught.group(0).replace("\\", "") if caught else ""  # as a repr escapes it
         why = (
-            f"; it caught an import error of TRL 1.13 and stopped ("
-            f"{caught.group(0).replace(chr(92), '')})"
-            f"{_todo_naming(result, caught.group(0).replace(chr(92), '')) or todo}"
-            if caught
+            f"; it caught an import error of TRL 1.13 and stopped ({said})"
+            f"{_todo_naming(result, said) or todo}"
+            if said
             else "; if it parses its own command line, pass the arguments it needs after `--` "
             "or `--from-launcher` the script that runs it (docs/smoke.md)"
         )
