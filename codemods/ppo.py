@@ -18,7 +18,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from packaging.version import Version
 
-from codemods import walk
+from codemods import symbols, walk
 from codemods.base import RuleTransformer
 
 LEGACY, PPOV2, V2, EXPERIMENTAL = "legacy", "ppov2", "v2", "experimental"
@@ -220,8 +220,6 @@ def elsewhere(path: str) -> bool:
     """A path of a PPO class's name that is no part of PPO: `trl.trainer.utils.OnlineTrainerState`,
     the online trainers' shared state class that TRL 0.27 removed (TRL101 says so), is not the
     experimental PPO trainer's `OnlineTrainerState`."""
-    from codemods import symbols
-
     known = symbols.load().get(path)
     return known is not None and known.fate != symbols.PPO
 
