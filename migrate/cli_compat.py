@@ -55,7 +55,7 @@ def compat_command(
 ) -> None:
     """Check the installed environment and every requirements file under PATH against TRL 1.13.
 
-    Reads requirements*.txt / *.in, pyproject.toml, setup.cfg, setup.py (statically), Pipfile,
+    Reads requirements*.txt (req.txt, requirement.txt, ...) / *.in, pyproject.toml, setup.cfg, setup.py (statically), Pipfile,
     environment.yml, uv.lock / poetry.lock / pylock.toml and `%pip install` lines in notebooks.
 
     \b

@@ -5,11 +5,20 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Callable
 
 from compat.model import SourceRead, decode_text
 from migrate.kernel.discovery import walk
 from migrate.kernel.files import SourceError, decode_python, read_bytes
+
+# pip takes a requirements file of any name (`-r req.txt`): beside requirements*.txt, the names
+# people give theirs: req.txt, reqs.txt, requirement.txt, the misspelt requirments.txt, and
+# prefixed ones (new_requirements.txt, dev-requirements.txt). The word must stand alone
+# between separators, so frequency.txt or prerequisites.txt are not read.
+_REQUIREMENTS_TXT = re.compile(
+    r"(?:[\w.-]*[-_.])?(?:reqs?|requirements?|requirments?)(?:[-_.][\w.-]*)?\.txt"
+)
 
 
 def format_of(path: str) -> str | None:
@@ -33,7 +42,7 @@ def format_of(path: str) -> str | None:
         return "conda"
     if lower.endswith(".ipynb"):
         return "notebook"
-    if fnmatch.fnmatch(lower, "requirements*.txt") or fnmatch.fnmatch(lower, "constraints*.txt"):
+    if _REQUIREMENTS_TXT.fullmatch(lower) or fnmatch.fnmatch(lower, "constraints*.txt"):
         return "requirements"
     if lower.endswith(".in") and lower != "manifest.in":
         return "requirements"
