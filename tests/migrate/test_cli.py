@@ -48,6 +48,19 @@ def test_diff_prints_a_patch_and_writes_nothing(project):
     assert (project / "vh.py").read_text() == VH
 
 
+def test_diff_comes_before_the_findings_in_one_pipe(project):
+    # `fix --diff 2>&1 | less`: the patch (stdout) and the findings (stderr) share one pipe
+    out = subprocess.run(
+        [sys.executable, "-m", "migrate", "fix", "--diff", str(project / "vh.py")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
+    ).stdout
+    assert out.startswith(f"--- a/{project / 'vh.py'}\n"), out
+    assert out.index("+m = AutoModelForCausalLM.from_pretrained") < out.index("TRL102")
+
+
 def test_manual_todos_keep_exit_1_after_writing(tmp_path):
     (tmp_path / "a.py").write_text(TODO_ONLY)
     assert invoke("fix", str(tmp_path)).exit_code == 1
