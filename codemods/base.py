@@ -68,6 +68,9 @@ class Shared:
     # TRL103 / TRL104 -> TRL108: the era the file's PPO code reads as (codemods.ppo), which
     # tells the transformers major it ran on
     ppo_era: str | None = None
+    # TRL103 -> TRL104: config variable -> the era of the PPO config call it was built by
+    # ("" when calls of two eras build it), which the trainer handed it should share
+    config_eras: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass

@@ -205,7 +205,9 @@ def relayout(original: cst.Call, args: list[cst.Arg], fresh: set[int]) -> list[c
     last = original.args[-1] if original.args else None
     end = last.comma if last is not None else cst.MaybeSentinel.DEFAULT
     if isinstance(end, cst.Comma):
-        end = _without_comments(end)
+        # the comments on lines of their own before `)` stay there, whichever argument ends the
+        # call now; the one at the end of the old last argument's line goes with that argument
+        end = _without_comments(end, own_lines=False)
     # the line break before `)` of a call without a trailing comma sits after its last argument:
     # it stays at the end, whichever argument ends the call now
     closing: cst.BaseParenthesizableWhitespace = cst.SimpleWhitespace("")
@@ -252,14 +254,16 @@ def _with_comment(
     return comma.with_changes(whitespace_after=ws.with_changes(first_line=note))
 
 
-def _without_comments(comma: cst.Comma) -> cst.Comma:
+def _without_comments(comma: cst.Comma, *, own_lines: bool = True) -> cst.Comma:
+    """`comma` without the comment ending its line (and, with `own_lines`, without the
+    comment lines below it)."""
     ws = comma.whitespace_after
     if not isinstance(ws, cst.ParenthesizedWhitespace):
         return comma
+    kept = [line for line in ws.empty_lines if line.comment is None or not own_lines]
     return comma.with_changes(
         whitespace_after=ws.with_changes(
-            first_line=cst.TrailingWhitespace(newline=ws.first_line.newline),
-            empty_lines=[line for line in ws.empty_lines if line.comment is None],
+            first_line=cst.TrailingWhitespace(newline=ws.first_line.newline), empty_lines=kept
         )
     )
 

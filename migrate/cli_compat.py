@@ -55,8 +55,9 @@ def compat_command(
 ) -> None:
     """Check the installed environment and every requirements file under PATH against TRL 1.13.
 
-    Reads requirements*.txt (req.txt, requirement.txt, ...) / *.in, pyproject.toml, setup.cfg, setup.py (statically), Pipfile,
-    environment.yml, uv.lock / poetry.lock / pylock.toml and `%pip install` lines in notebooks.
+    Reads requirements*.txt (req.txt, requirement.txt, ...) / *.in, pyproject.toml, setup.cfg,
+    setup.py (statically), Pipfile, environment.yml, uv.lock / poetry.lock / pylock.toml and
+    `%pip install` lines in notebooks.
 
     \b
     Examples:

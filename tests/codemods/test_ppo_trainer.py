@@ -600,3 +600,50 @@ def test_the_experimental_ppo_trainers_online_trainer_state_is_ppos():
         """
     )
     assert run(out, select=SELECT)[0] == out
+
+
+@pytest.mark.parametrize(
+    ("config", "trainer"),
+    [
+        pytest.param(
+            "PPOConfig(kl_coef=0.1, batch_size=8)",
+            "PPOTrainer(config, model, ref_model=None, tokenizer=tok, dataset=ds)",
+            id="v2-config-legacy-trainer",
+        ),
+        pytest.param(
+            "PPOConfig(init_kl_coef=0.1, batch_size=8)",
+            "PPOTrainer(args=config, processing_class=tok, model=m, ref_model=None, reward_model=rm, value_model=vm, train_dataset=ds)",
+            id="legacy-config-v2-trainer",
+        ),
+    ],
+)
+def test_a_config_of_the_other_era_than_its_trainer_is_a_todo(config, trainer):
+    # seen in minsik-hong/rewardedsoups: a script caught halfway through an upgrade, its config
+    # v2's (`kl_coef`) and its trainer call legacy's (`dataset=`, `tokenizer=`)
+    src = f"from trl import PPOConfig, PPOTrainer\nconfig = {config}\ntrainer = {trainer}\n"
+    out, findings = run(src, select=("TRL103", "TRL104"))
+    said = [f.message for f in findings if "no TRL release took both" in f.message]
+    assert len(said) == 1 and said[0].startswith("`config` was built as a ")
+    assert out.count("no TRL release took both") == 1
+    assert run(out, select=("TRL103", "TRL104"))[0] == out
+
+
+@pytest.mark.parametrize(
+    ("config", "trainer"),
+    [
+        pytest.param(
+            "PPOConfig(init_kl_coef=0.1, batch_size=8)",
+            "PPOTrainer(config, model, ref_model=None, tokenizer=tok, dataset=ds)",
+            id="both-legacy",
+        ),
+        pytest.param(
+            "PPOConfig(kl_coef=0.1, num_ppo_epochs=2)",
+            "PPOTrainer(args=config, processing_class=tok, model=m, ref_model=None, reward_model=rm, value_model=vm, train_dataset=ds)",
+            id="both-v2",
+        ),
+    ],
+)
+def test_a_config_and_trainer_of_one_era_get_no_era_todo(config, trainer):
+    src = f"from trl import PPOConfig, PPOTrainer\nconfig = {config}\ntrainer = {trainer}\n"
+    out, findings = run(src, select=("TRL103", "TRL104"))
+    assert not any("no TRL release took both" in f.message for f in findings)

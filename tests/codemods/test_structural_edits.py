@@ -124,6 +124,30 @@ def test_line_comments_stay_on_their_argument_and_new_arguments_get_none():
 
 
 @pytest.mark.parametrize(
+    ("last", "kept", "added"),
+    [
+        pytest.param("    num_ppo_epochs=2,\n", "    num_iterations=2,\n", "", id="last-kept"),
+        pytest.param(
+            "    whiten_rewards=False,\n", "", "    num_iterations=4,\n", id="last-dropped"
+        ),
+    ],
+)
+def test_comment_lines_before_the_closing_parenthesis_stay_there(last, kept, added):
+    # seen in minsik-hong/rewardedsoups: notes on lines of their own after the last argument
+    # were lost when the rewrite appended arguments after it (or dropped it)
+    notes = "    # tracker_kwargs may be needed too\n    # (see the README)\n"
+    before = (
+        f'from trl import PPOConfig\n\nconfig = PPOConfig(\n    output_dir="out",\n{last}{notes})\n'
+    )
+    after = (
+        'from trl import RLOOConfig\n\nconfig = RLOOConfig(\n    output_dir="out",\n'
+        f"{kept}    max_grad_norm=0.0,\n    learning_rate=5e-05,\n    max_completion_length=53,\n"
+        f"    temperature=0.7,\n{added}    beta=0.05,\n    disable_dropout=True,\n{notes})\n"
+    )
+    assert_fixes(before, after, select=("TRL103",))
+
+
+@pytest.mark.parametrize(
     "write",
     [
         'config.accelerator_kwargs["project_dir"] = "x"',

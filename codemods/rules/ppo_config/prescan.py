@@ -160,7 +160,10 @@ class _Prescan(walk.Visitor):
             one = len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)
             if one and not plan.fail:
                 given = {a.keyword.value for a in expanded.args if a.keyword is not None}
-                owner.config_assigns[id(node)] = (node.targets[0].target.value, plan, given)  # type: ignore[attr-defined]
+                var = node.targets[0].target.value  # type: ignore[attr-defined]
+                owner.config_assigns[id(node)] = (var, plan, given)
+                eras = owner.state.shared.config_eras
+                eras[var] = plan.era if eras.get(var, plan.era) == plan.era else ""
             return
         func_name = get_full_name_for_node(value.func) or ""
         if is_parser(func_name):

@@ -97,6 +97,7 @@ class TrainerCall(TrainerPass):
             )
             return updated_node
         assert era is not None
+        self._eras_agree(original_node, named, era)
         out: dict[
             str, tuple[str | None, cst.BaseExpression]
         ] = {}  # new keyword -> (old keyword, value)
@@ -195,6 +196,27 @@ class TrainerCall(TrainerPass):
             f"`{name}` ({ppo.ERA_TEXT[era]}) was removed; rewritten as `{self.new_name}`",
         )
         return updated_node.with_changes(func=func, args=edits.relayout(updated_node, args, fresh))
+
+    def _eras_agree(
+        self, call: cst.Call, named: dict[str, tuple[cst.Arg, cst.BaseExpression]], era: str
+    ) -> None:
+        """A TODO when the config handed to this call was built by the other era's PPOConfig
+        (a script caught halfway through an upgrade): no release took both, and each call was
+        rewritten by its own keywords, so the config's values may not mean what the trainer's
+        loop expects (legacy's `batch_size` is its rollout batch; v2 dropped it)."""
+        given = named.get("config") or named.get("args")
+        var = get_full_name_for_node(given[0].value) if given is not None else None
+        built = self.state.shared.config_eras.get(var or "")
+        if not built or (built == ppo.LEGACY) == (era == ppo.LEGACY):
+            return
+        self.todo(
+            call,
+            f"`{var}` was built as a {ppo.ERA_TEXT[built]} config, but this call is "
+            f"{ppo.ERA_TEXT[era]}'s: no TRL release took both, so the script did not run as "
+            "written; each was rewritten by its own keywords: check the config's values against "
+            "what the trainer's loop expects (legacy's `batch_size` is the rollout batch, which "
+            "v2 ignored)",
+        )
 
     def _named_args(self, original: cst.Call, updated: cst.Call, era: str | None):  # type: ignore[no-untyped-def]
         """{old keyword: (original arg, updated value)}, or a reason the call cannot be
