@@ -8,7 +8,7 @@ body, try/except), so lazy and guarded imports stay lazy and guarded.
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from typing import Any, cast
 
 import libcst as cst
@@ -133,8 +133,13 @@ def is_import_block(stmt: cst.CSTNode) -> bool:
     return False
 
 
-def imported_names(module: cst.Module, source: str) -> set[str]:
-    """Local names a file binds with `from source import name [as local]`, anywhere in it."""
+def imported_names(
+    module: cst.Module, source: str, *, read_after: Set[str] = frozenset()
+) -> set[str]:
+    """Local names a file binds with `from source import name [as local]`, anywhere in it.
+    A name of `read_after` counts only where an import of it runs before any statement reads
+    it: one in a later notebook cell, or in a function, does not bind it for a statement above
+    (a rule that writes a new use of the name must then add its own import at the top)."""
     found: set[str] = set()
 
     class _Collect(walk.Visitor):
@@ -148,7 +153,49 @@ def imported_names(module: cst.Module, source: str) -> set[str]:
                 found.update(alias_asname(a) or alias_name(a) for a in node.names)
 
     walk.visit(module, _Collect())
+    late = found & read_after
+    if late:
+        found -= late
+        found |= _bound_before_read(module, source, late)
     return found
+
+
+def _bound_before_read(module: cst.Module, source: str, names: set[str]) -> set[str]:
+    """Those of `names` that a module-level `from source import` (in a top-level block too, not
+    in a function or class) binds before the first top-level statement that reads them."""
+    tree = walk.tree_of(module)
+    nodes, parents = tree.nodes, tree.parents
+
+    def held_by(node: cst.CSTNode, kinds: tuple[type, ...]) -> bool:
+        at = parents[tree.index[id(node)]]
+        while at > 0:
+            if isinstance(nodes[at], kinds):
+                return True
+            at = parents[at]
+        return False
+
+    bound: set[str] = set()
+    read: set[str] = set()
+    for stmt in module.body:
+        for node in walk.find_all(stmt, cst.ImportFrom):
+            if (
+                node.relative
+                or node.module is None
+                or isinstance(node.names, cst.ImportStar)
+                or get_full_name_for_node(node.module) != source
+                or held_by(node, (cst.FunctionDef, cst.ClassDef))
+            ):
+                continue
+            for a in node.names:
+                local = alias_asname(a) or alias_name(a)
+                if local in names and local not in read:
+                    bound.add(local)
+        read.update(
+            n.value
+            for n in walk.find_all(stmt, cst.Name)
+            if n.value in names and not held_by(n, (cst.Import, cst.ImportFrom))
+        )
+    return bound
 
 
 # -- values and call arguments

@@ -50,7 +50,7 @@ class FinishPPOImports(RuleTransformer):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self.to_import = set(self.needed(self.state))
-        self.have = imported_names(node, "trl")
+        self.have = imported_names(node, "trl", read_after=self.to_import)
         self.top_trl = any(_is_import_from(s, "trl") for s in node.body)
         self.depth = 0
         self.star = any(_is_import_from(s, "trl", star=True) for s in node.body)

@@ -41,7 +41,7 @@ class FinishValueHeadImports(RuleTransformer):
         super().visit_Module(node)
         self.paths = {p: s.name for p, s in symbols.load().by_fate(symbols.VALUE_HEAD).items()}
         self.needed = set(self.state.shared.value_head_imports)
-        self.have = imported_names(node, "transformers")
+        self.have = imported_names(node, "transformers", read_after=self.needed)
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
