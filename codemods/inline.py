@@ -193,6 +193,21 @@ class WritesIn:
         self._block_depth -= 1
         return updated_node
 
+    def write_in(
+        self, helpers: Helpers | None, key: str, bound: str
+    ) -> tuple[list[cst.BaseStatement], str]:
+        """`written(helpers, key, bound)`, once per helper and name at the module's top level: a
+        notebook that imports `LengthSampler` again in a later cell gets one definition, at the
+        first import (which place_written moves above every cell that reads it), and the later
+        import goes."""
+        stmts, where = written(helpers, key, bound)
+        if self._block_depth == 0:
+            done: set[tuple[str, str]] = self.__dict__.setdefault("_written_keys", set())
+            if (key, bound) in done:
+                return [], where
+            done.add((key, bound))
+        return stmts, where
+
     def followed_by(self, result, written: list[cst.BaseStatement], original):  # type: ignore[no-untyped-def]
         """`result` (what became of the import statement `original`) followed by `written`."""
         if not written:
@@ -260,6 +275,17 @@ def _spaced(
     return out
 
 
+def _not_python(stmt: cst.BaseStatement) -> bool:
+    """A line of a joined notebook that stands for a cell boundary or an IPython line."""
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, cst.Name)
+        and notebooks.is_stand_in(stmt.body[0].value.value)
+    )
+
+
 def _cell_boundary(stmt: cst.BaseStatement) -> bool:
     return (
         isinstance(stmt, cst.SimpleStatementLine)
@@ -291,19 +317,32 @@ def after_imports(module: cst.Module, written: list[cst.BaseStatement]) -> cst.M
     block, two blank lines either side."""
     body = list(module.body)
     at = 0
+    imported = False
     for i, stmt in enumerate(body):
-        if edits.is_import_block(stmt) or (i == 0 and edits.is_docstring(stmt)):
+        # a notebook's `!pip install` cell above its imports is part of the head; the end of
+        # the imports' cell ends it
+        if edits.is_import_block(stmt):
+            at, imported = i + 1, True
+        elif (i == 0 and edits.is_docstring(stmt)) or (_not_python(stmt) and not imported):
             at = i + 1
         else:
             break
     two = [cst.EmptyLine(indent=False), cst.EmptyLine(indent=False)]
-    first = written[0]
-    written = [first.with_changes(leading_lines=two), *written[1:]]
     rest = body[at:]
+    # comment lines right under the last import, a blank line parting them from the statement
+    # below (`# from trl.core import LengthSampler`, commented out): the import block's own
+    hugging: list[cst.EmptyLine] = []
     if rest:
         head = rest[0]
-        comments = [line for line in edits.leading(head) if line.comment is not None]
-        rest[0] = head.with_changes(leading_lines=[*two, *comments])
+        lines = list(edits.leading(head))
+        run = next((k for k, line in enumerate(lines) if line.comment is None), len(lines))
+        if at and 0 < run < len(lines):
+            hugging, lines = lines[:run], lines[run:]
+        while lines and lines[0].comment is None:  # the blank lines above its comments
+            lines.pop(0)
+        rest[0] = head.with_changes(leading_lines=[*two, *lines])
+    first = written[0]
+    written = [first.with_changes(leading_lines=[*hugging, *two]), *written[1:]]
     return module.with_changes(body=[*body[:at], *written, *rest])
 
 

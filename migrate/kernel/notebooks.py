@@ -198,6 +198,12 @@ def is_boundary(name: str) -> bool:
     return _BOUNDARY_LINE.match(name) is not None
 
 
+def is_stand_in(name: str) -> bool:
+    """Whether `name` stands for a line of a joined notebook that is not Python: a cell
+    boundary, or an IPython line (`!pip install ...`, `%matplotlib inline`)."""
+    return is_boundary(name) or _PLACEHOLDER_LINE.match(name) is not None
+
+
 @dataclasses.dataclass
 class Joined:
     """The code cells of a notebook as one Python module, and the way back to cells."""

@@ -661,3 +661,28 @@ def test_sft_script_arguments_note_names_the_releases_that_differ():
         "if the script ran on those"
     )
     assert run(out, select=("TRL101",))[0] == out
+
+
+@pytest.mark.parametrize(
+    ("below", "after"),
+    [
+        pytest.param(
+            # seen in haf-rm-anonymized/Code-for-HAF-RM: a commented-out import under the block
+            # moved below the written class, and the blank lines before the next comment went
+            "# from trl.core import LengthSampler\n\n\n# sizes\nx = 1\n",
+            "# from trl.core import LengthSampler\n\n\ndef helper():\n    pass\n\n\n# sizes\nx = 1\n",
+            id="a-commented-import-stays-with-the-imports",
+        ),
+        pytest.param(
+            "# set the seed\nx = 1\n",
+            "\n\ndef helper():\n    pass\n\n\n# set the seed\nx = 1\n",
+            id="a-comment-on-the-next-statement-stays-with-it",
+        ),
+    ],
+)
+def test_a_definition_written_after_the_imports_keeps_the_comments_in_their_places(below, after):
+    import libcst as cst
+
+    module = cst.parse_module("import os\n" + below)
+    written = list(cst.parse_module("def helper():\n    pass\n").body)
+    assert inline.after_imports(module, written).code == "import os\n" + after

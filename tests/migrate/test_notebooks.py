@@ -268,3 +268,52 @@ def test_automagic_pip_line_is_kept_and_the_cell_is_fixed(tmp_path):
     assert code_sources(json.loads(path.read_text())) == [
         "pip install trl==0.8.6\nfrom transformers import set_seed\nset_seed(0)"
     ]
+
+
+def test_a_written_helper_goes_below_the_imports_cell_not_above_the_pip_cell(tmp_path):
+    # seen in AmenallahBouhachem/RLHF-PPO-DPO-GRPO-KTO-Implementation: `scores_in_label_order`
+    # landed above the notebook's first cell (`!pip install ...`), ahead of every import
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("!pip install -q trl"),
+        nbformat.v4.new_code_cell("import trl\nfrom transformers import pipeline"),
+        nbformat.v4.new_code_cell(
+            'pipe = pipeline("sentiment-analysis")\nkw = {"return_all_scores": True}\n'
+            'print(pipe("good", **kw))'
+        ),
+    ]
+    path = tmp_path / "scores.ipynb"
+    path.write_text(nbformat.writes(nb))
+    result = api.fix_paths([str(path)], select=["TRL108"]).results[0]
+    assert result.status is Status.CHANGED, result.message
+    cells = code_sources(json.loads(path.read_text()))
+    assert cells[0] == "!pip install -q trl"
+    assert cells[1].startswith(
+        "import trl\nfrom transformers import pipeline\n\n\ndef scores_in_label_order(pipe, outputs):"
+    )
+    assert cells[2] == (
+        'pipe = pipeline("sentiment-analysis")\nkw = {"top_k": None}\n'
+        'print(scores_in_label_order(pipe, pipe("good", **kw)))'
+    )
+    again = api.fix_paths([str(path)], select=["TRL108"]).results[0]
+    assert again.status is Status.UNCHANGED
+
+
+def test_a_helper_imported_in_two_cells_is_written_in_once(tmp_path):
+    # seen in DhanushGD/RLHF-PPO: `from trl.core import LengthSampler` in two cells gave two
+    # copies of the class, both above the first cell that used it
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("from trl.core import LengthSampler\nimport torch"),
+        nbformat.v4.new_code_cell("a = LengthSampler(1, 4)"),
+        nbformat.v4.new_code_cell("from trl.core import LengthSampler\nb = LengthSampler(2, 8)"),
+    ]
+    path = tmp_path / "twice.ipynb"
+    path.write_text(nbformat.writes(nb))
+    result = api.fix_paths([str(path)], select=["TRL101"]).results[0]
+    assert result.status is Status.CHANGED, result.message
+    cells = code_sources(json.loads(path.read_text()))
+    assert "".join(cells).count("class LengthSampler") == 1
+    assert cells[0].startswith("import torch\n\n\nclass LengthSampler:")
+    assert cells[1:] == ["a = LengthSampler(1, 4)", "b = LengthSampler(2, 8)"]
+    assert api.fix_paths([str(path)], select=["TRL101"]).results[0].status is Status.UNCHANGED

@@ -238,7 +238,7 @@ class RewriteDrift(
             source = inline.lookup(path) if path in WRITTEN_IN else None
             if source is not None:
                 decisions.append(REMOVE)
-                stmts, where = inline.written(
+                stmts, where = self.write_in(
                     self.state.helpers, inline.key_of(path), alias_asname(alias) or name
                 )
                 written.extend(stmts)

@@ -207,7 +207,7 @@ class RewriteImports(inline.WritesIn, RuleTransformer):
                 self.report(orig_alias, message_for(sym), severity=self._severity(sym))
             elif sym.fate == symbols.REMOVED and written_in is not None:
                 decisions[-1] = REMOVE
-                stmts, where = inline.written(
+                stmts, where = self.write_in(
                     self.state.helpers, inline.key_of(full), alias_asname(alias) or name
                 )
                 written.extend(stmts)
