@@ -1390,3 +1390,23 @@ def test_epoch_statements_run_in_a_callback_the_trainer_is_given_beside_none_of_
     left = [f.message for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
     assert ".step(" in out and any("already takes `callbacks=`" in m for m in left), left
     assert "TrainerCallback" not in out  # no import left behind by the refused rewrite
+
+
+@pytest.mark.parametrize(
+    ("again", "rewritten"),
+    [
+        pytest.param("output_max_length = 16\n", True, id="same-literal"),
+        pytest.param("output_max_length = 32\n", False, id="another-literal"),
+    ],
+)
+def test_sampler_bounds_set_again_to_the_same_literal_are_one_value(again, rewritten):
+    # seen in DhanushGD/RLHF-PPO: two cells of a notebook each set `output_max_length = 400`;
+    # every read sees that value, so the sampler's bounds are known
+    before = dedent(PER_QUERY).replace(
+        "output_length_sampler = LengthSampler(", again + "output_length_sampler = LengthSampler("
+    )
+    out, findings = run(before, select=PPO)
+    todos = [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
+    assert bool(todos) is not rewritten
+    assert ("max_completion_length=15" in out) is rewritten
+    assert run(out, select=PPO)[0] == out

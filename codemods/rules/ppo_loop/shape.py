@@ -457,9 +457,11 @@ def once_literal(module: cst.Module, expr: cst.BaseExpression) -> cst.BaseExpres
 
 
 def single_bindings(module: cst.Module) -> dict[str, cst.BaseExpression]:
-    """Top-level names bound exactly once in the whole module, by a plain `name = value`."""
+    """Top-level names bound exactly once in the whole module, by a plain `name = value`; or
+    bound only by such lines that all give the same literal (a notebook whose cells each set
+    `output_min_length = 100`): every read sees that one value."""
     seen: dict[str, int] = {}
-    values: dict[str, cst.BaseExpression] = {}
+    values: dict[str, list[cst.BaseExpression]] = {}
     for assigned in walk.find_all(module, cst.AssignTarget):
         name = get_full_name_for_node(assigned.target)
         if name:
@@ -470,8 +472,22 @@ def single_bindings(module: cst.Module) -> dict[str, cst.BaseExpression]:
             continue
         target = assign.targets[0].target
         if isinstance(target, cst.Name):
-            values[target.value] = assign.value
-    return {k: v for k, v in values.items() if seen.get(k) == 1}
+            values.setdefault(target.value, []).append(assign.value)
+    return {
+        k: v[0]
+        for k, v in values.items()
+        if seen.get(k) == len(v) and (len(v) == 1 or _one_literal(v))
+    }
+
+
+def _one_literal(values: list[cst.BaseExpression]) -> bool:
+    """Whether `values` are all the same int, float or string literal."""
+    first = edits.literal(values[0])
+    return (
+        isinstance(first, (int, float, str))
+        and not isinstance(first, bool)
+        and all(type(edits.literal(v)) is type(first) and edits.literal(v) == first for v in values)
+    )
 
 
 def with_body(node: Block, body: list[cst.BaseStatement]) -> Block:
