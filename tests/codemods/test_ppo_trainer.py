@@ -125,21 +125,47 @@ def test_legacy_without_a_loop_needs_a_reward_function():
     assert ("error", "manual") in {(f.severity.value, f.fix.value) for f in findings}
 
 
-def test_reference_built_in_memory_is_a_warning():
+@pytest.mark.parametrize(
+    ("built", "said"),
+    [
+        ("GPT2LMHeadModel(config)", "this model was built in memory, so save it"),
+        ("AutoModelForCausalLM.from_config(config)", "this model was built in memory, so save it"),
+        # a function of the repo may load from a path (seen in ajamesl/mini-chat-llm)
+        ("load_causal_lm(path)", "if this model was built in memory (not loaded from a path),"),
+    ],
+)
+def test_reference_built_in_memory_is_a_warning(built, said):
     before = dedent(
-        """
+        f"""
         from trl import PPOTrainer
-        policy = build_policy()
+        policy = {built}
         trainer = PPOTrainer(args=a, processing_class=t, model=policy, ref_model=ref, reward_model=rm, value_model=vm, train_dataset=d)
         """
     )
     _, findings = run(before, select=SELECT)
     ref = [f for f in findings if f.message.startswith("reference model dropped")]
-    assert (
-        len(ref) == 1
-        and ref[0].severity is Severity.WARNING
-        and "this model was built in memory" in ref[0].message
+    assert len(ref) == 1 and ref[0].severity is Severity.WARNING and said in ref[0].message
+
+
+def test_a_peft_config_that_may_be_none_says_both_cases():
+    # TRL's own ppo.py (and its copies, as ajamesl/mini-chat-llm): `peft_config` is None unless
+    # --use_peft, and the reference is loaded only then; "the policy is a PEFT model" was said
+    # of every run
+    before = dedent(
+        """
+        from trl import PPOTrainer
+        policy = AutoModelForCausalLM.from_pretrained(path)
+        trainer = PPOTrainer(args=a, processing_class=t, model=policy, ref_model=ref_policy, reward_model=rm, value_model=vm, train_dataset=d, peft_config=peft_config)
+        """
     )
+    _, findings = run(before, select=SELECT)
+    said = [
+        f.message for f in findings if "ref_policy" in f.message or "reference" in f.message[:30]
+    ]
+    assert said[0].startswith(
+        "`ref_policy` dropped: where `peft_config` is not None, the policy is a PEFT model"
+    )
+    assert said[1].startswith("reference model dropped: TRL 1.13 reloads the reference")
 
 
 def test_methods_without_a_counterpart_get_todos():
@@ -647,3 +673,18 @@ def test_a_config_and_trainer_of_one_era_get_no_era_todo(config, trainer):
     src = f"from trl import PPOConfig, PPOTrainer\nconfig = {config}\ntrainer = {trainer}\n"
     out, findings = run(src, select=("TRL103", "TRL104"))
     assert not any("no TRL release took both" in f.message for f in findings)
+
+
+def test_an_import_of_the_new_trainer_only_inside_a_function_does_not_bind_it_above():
+    src = dedent(
+        """
+        from trl import PPOTrainer
+        trainer = PPOTrainer(config, model, None, tokenizer)
+        def other():
+            from trl import RLOOTrainer
+            return RLOOTrainer
+        """
+    )
+    out, _ = run(src, select=SELECT)
+    assert out.startswith("from trl import RLOOTrainer\n"), out
+    assert run(out, select=SELECT)[0] == out

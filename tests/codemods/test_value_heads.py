@@ -855,3 +855,111 @@ def test_a_quantized_adapter_model_names_what_changes():
     plain, findings = run(src.replace("args.q", "False"), select=SELECT)
     assert "quantization_config" not in plain and "prepare_model_for_kbit_training" not in plain
     assert not any("cast the trainable" in f.message for f in findings)
+
+
+@pytest.mark.parametrize(
+    "late",
+    [
+        pytest.param("from transformers import AutoModelForCausalLM\n", id="a-later-statement"),
+        pytest.param(
+            "def load():\n    from transformers import AutoModelForCausalLM\n", id="in-a-function"
+        ),
+    ],
+)
+def test_an_import_of_the_replacement_below_its_first_use_does_not_bind_it(late):
+    # seen in AmenallahBouhachem/RLHF-PPO-DPO-GRPO-KTO-Implementation: the notebook's last cell
+    # imported AutoModelForCausalLM, so none was added where the value-head model is loaded
+    # (cells above it): a NameError
+    before = (
+        "from trl import AutoModelForCausalLMWithValueHead\n"
+        'model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")\n' + late
+    )
+    after = (
+        "from transformers import AutoModelForCausalLM\n"
+        'model = AutoModelForCausalLM.from_pretrained("gpt2")\n' + late
+    )
+    assert_fixes(before, after, select=("TRL102",))
+
+
+def test_an_import_of_the_replacement_above_its_use_is_enough():
+    src = dedent(
+        """
+        from transformers import AutoModelForCausalLM
+        from trl import AutoModelForCausalLMWithValueHead
+        model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
+        """
+    )
+    assert_fixes(
+        src,
+        dedent(
+            """
+            from transformers import AutoModelForCausalLM
+            model = AutoModelForCausalLM.from_pretrained("gpt2")
+            """
+        ),
+        select=("TRL102",),
+    )
+
+
+def test_loading_arguments_given_with_a_loaded_model_went_unread_and_are_dropped():
+    # seen in liushiliushi/SaySelf: `from_pretrained(sft_model, trust_remote_code=...,
+    # is_trainable=True, attn_implementation=...)` on a PeftModel already loaded; every TRL
+    # release used the model as it was, so telling to move the arguments to its load (or to
+    # load an adapter as trainable) would change what trained
+    before = dedent(
+        """
+        from peft import AutoPeftModelForCausalLM
+        from trl import AutoModelForCausalLMWithValueHead
+        sft = AutoPeftModelForCausalLM.from_pretrained("adapter", is_trainable=True)
+        model = AutoModelForCausalLMWithValueHead.from_pretrained(
+            sft,
+            trust_remote_code=True,
+            is_trainable=True,
+            load_in_8bit=False,
+            attn_implementation="sdpa",
+        )
+        """
+    )
+    after = dedent(
+        """
+        from peft import AutoPeftModelForCausalLM
+        sft = AutoPeftModelForCausalLM.from_pretrained("adapter", is_trainable=True)
+        model = sft
+        """
+    )
+    findings = assert_fixes(before, after, select=("TRL102",))
+    assert not [f for f in findings if f.fix is Fix.MANUAL]
+    said = [f for f in findings if "read none of these" in f.message]
+    assert len(said) == 1 and said[0].message.startswith(
+        '`trust_remote_code=True, attn_implementation="sdpa", load_in_8bit=False, '
+        "is_trainable=True` dropped: handed a loaded model"
+    )
+
+
+@pytest.mark.parametrize(
+    ("peft", "todo"),
+    [
+        pytest.param("", [], id="no-adapter-added"),
+        pytest.param(
+            ", peft_config=lora",
+            [
+                "this wraps an already-loaded model; move these arguments to where it is "
+                "loaded: use_gradient_checkpointing=True"
+            ],
+            id="adapter-added",
+        ),
+    ],
+)
+def test_the_8bit_preparations_arguments_with_a_loaded_model(peft, todo):
+    # the wrapper ran peft's 8/4-bit preparation, with these arguments, only before adding a
+    # peft_config adapter
+    before = dedent(
+        f"""
+        from transformers import AutoModelForCausalLM
+        from trl import AutoModelForCausalLMWithValueHead
+        base = AutoModelForCausalLM.from_pretrained("gpt2")
+        model = AutoModelForCausalLMWithValueHead.from_pretrained(base, use_gradient_checkpointing=True{peft})
+        """
+    )
+    _, findings = run(before, select=("TRL102",))
+    assert [f.message for f in findings if f.fix is Fix.MANUAL] == todo

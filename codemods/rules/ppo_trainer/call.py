@@ -256,26 +256,32 @@ class TrainerCall(TrainerPass):
         ref_name = get_full_name_for_node(orig.value)
         policy_paths = self.loaded.get(model_name or "", set())
         ref_paths = self.loaded.get(ref_name or "", set())
+        given = named["peft_config"][1] if "peft_config" in named else None
         peft = model_name in self.peft_models or (
-            "peft_config" in named
-            and not (
-                isinstance(named["peft_config"][1], cst.Name)
-                and named["peft_config"][1].value == "None"
-            )
+            given is not None and not (isinstance(given, cst.Name) and given.value == "None")
         )
+        # `peft_config=peft_config`, a name that may hold None (TRL's own ppo.py: the config of
+        # `--use_peft`, the reference loaded only where it is None): both cases are said
+        maybe = peft and model_name not in self.peft_models and isinstance(given, cst.Name)
         if peft:
             loaded = f" (loaded from {', '.join(sorted(ref_paths))})" if ref_paths else ""
+            where = (
+                f"where `{edits.code(given).strip()}` is not None, the policy is a PEFT model"  # type: ignore[arg-type]
+                if maybe
+                else "the policy is a PEFT model"
+            )
             self.report(
                 orig,
-                f"`{ref_name or edits.code(orig.value).strip()}`{loaded} dropped: the policy is a "
-                f"PEFT model, and for one {self.new_name} makes no reference model: the "
+                f"`{ref_name or edits.code(orig.value).strip()}`{loaded} dropped: {where}, and "
+                f"for one {self.new_name} makes no reference model: the "
                 "reference is a frozen copy of the adapter the policy starts with, on the same "
                 "base (with peft < 0.20 and `target_parameters`, the base with the adapters "
                 "disabled), which for a fresh LoRA is the base model itself; if the old "
                 "reference was another model, the KL now pulls toward this one",
                 severity=Severity.WARNING,
             )
-            return
+            if not maybe:
+                return
         if len(policy_paths) == 1 and len(ref_paths) == 1 and policy_paths != ref_paths:
             (policy_path,), (ref_path,) = policy_paths, ref_paths
             self.todo(
@@ -300,7 +306,7 @@ class TrainerCall(TrainerPass):
         else:
             built = (
                 "this model was built in memory, so"
-                if model_name in self.assignments
+                if _built_in_memory(self.assignments.get(model_name or ""))
                 else "if this model was built in memory (not loaded from a path),"
             )
             self.report(
@@ -311,6 +317,17 @@ class TrainerCall(TrainerPass):
                 "peft_config, or beta=0.0)",
                 severity=Severity.WARNING,
             )
+
+
+def _built_in_memory(call: cst.Call | None) -> bool:
+    """Whether `call` surely builds a model rather than loading one: `X.from_config(...)` or a
+    model class called (`GPT2LMHeadModel(config)`). A function of the repo (`load_policy(path)`)
+    may load from a path, which the reference reload then reads."""
+    if call is None:
+        return False
+    name = get_full_name_for_node(call.func) or ""
+    last = name.rpartition(".")[2]
+    return last == "from_config" or (last[:1].isupper() and "Model" in last)
 
 
 def _scheduler(key: str, value: cst.BaseExpression) -> str | None:

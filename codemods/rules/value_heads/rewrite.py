@@ -294,6 +294,7 @@ class RewriteValueHeads(RuleTransformer):
         adapter: list[tuple[cst.Arg, cst.Arg]] = []  # reward_adapter=, reward_adapter_name=
         quant: list[tuple[cst.Arg, cst.Arg]] = []  # (original for positions, updated)
         kbit: list[tuple[cst.Arg, cst.Arg]] = []  # the 8/4-bit preparation's own arguments
+        peft_load: list[cst.Arg] = []  # is_trainable=: read only when loading from a path
         for orig, arg in zip(original_node.args, updated_node.args):
             key = arg.keyword.value if arg.keyword is not None else None
             if key in DROPPED_KWARGS:
@@ -303,13 +304,7 @@ class RewriteValueHeads(RuleTransformer):
                     severity=Severity.INFO,
                 )
             elif key in PEFT_LOAD_KWARGS:
-                self.todo(
-                    original_node,
-                    f"`{edits.code(arg).strip().rstrip(',')}` was dropped: the wrapper loaded a "
-                    "PEFT adapter saved at this path as trainable; load it with "
-                    "`peft.AutoPeftModelForCausalLM.from_pretrained(path, is_trainable=True)` "
-                    "(transformers loads an adapter frozen), or drop it for a plain model",
-                )
+                peft_load.append(arg)
             elif arg.star == "**" and self._may_hold_wrapper_keys(arg.value):
                 kept.append(arg)
                 self.todo(
@@ -344,19 +339,40 @@ class RewriteValueHeads(RuleTransformer):
                 f"({bound})`; where it is a model, it needs no wrapper (drop this call)",
             )
             return updated_node
+        if not (wraps_model and first is not None):
+            for arg in peft_load:
+                self.todo(
+                    original_node,
+                    f"`{edits.code(arg).strip().rstrip(',')}` was dropped: the wrapper loaded a "
+                    "PEFT adapter saved at this path as trainable; load it with "
+                    "`peft.AutoPeftModelForCausalLM.from_pretrained(path, is_trainable=True)` "
+                    "(transformers loads an adapter frozen), or drop it for a plain model",
+                )
         if wraps_model and first is not None:
-            rest = [a for a in kept if a is not first and not (quant and a is quant[0][1])]
-            rest += [a for _, a in kbit]  # the preparation ran where the model was loaded
-            kbit = []
-            if rest or quant:
+            # Handed a model, every release's wrapper used it as it was: the loading arguments
+            # (and is_trainable, the 8/4-bit flags) went unread (modeling_base.py from_pretrained,
+            # the `supported_pretrained_model_architectures` branch); only the 8/4-bit
+            # preparation's own ones ran, on a quantized model given a peft_config.
+            ignored = [a for a in kept if a is not first and not (quant and a is quant[0][1])]
+            ignored += [*(q for _, q in quant), *peft_load]
+            if peft_arg is None:  # the preparation ran only before adding a peft_config adapter
+                ignored += [a for _, a in kbit]
+                kbit = []
+            if ignored:
+                self.report(
+                    original_node,
+                    f"`{', '.join(edits.code(a).strip().rstrip(',') for a in ignored)}` dropped: "
+                    "handed a loaded model, the value-head wrapper used it as it was and read "
+                    "none of these (they apply to a load from a path), in every TRL release",
+                    severity=Severity.INFO,
+                )
+            if kbit:
                 self.todo(
                     original_node,
                     "this wraps an already-loaded model; move these arguments to where it is "
-                    "loaded: "
-                    + ", ".join(
-                        edits.code(a).strip().rstrip(",") for a in [*rest, *(q for _, q in quant)]
-                    ),
+                    "loaded: " + ", ".join(edits.code(a).strip().rstrip(",") for _, a in kbit),
                 )
+            kbit = []
             result: cst.BaseExpression = first.value
             line = self._statement_assigns(original_node, bound)
             removed = bool(line)
