@@ -160,6 +160,39 @@ def imported_names(
     return found
 
 
+def module_imported_above(module: cst.Module, name: str, node: cst.CSTNode) -> bool:
+    """Whether a module-level `import name` (in a top-level block too, not in a function or
+    class) runs in a top-level statement above the one holding `node`: a rule writing `name.X`
+    there needs no import then (one added at the top of a notebook would run before its
+    `%pip install` cell). False for a node not in `module`."""
+    tree = walk.tree_of(module)
+    nodes, parents = tree.nodes, tree.parents
+    at = tree.index.get(id(node))
+    if at is None:
+        return False
+    while parents[at] > 0:
+        at = parents[at]
+    top = nodes[at]
+
+    def in_def(n: cst.CSTNode) -> bool:
+        up = parents[tree.index[id(n)]]
+        while up > 0:
+            if isinstance(nodes[up], (cst.FunctionDef, cst.ClassDef)):
+                return True
+            up = parents[up]
+        return False
+
+    for stmt in module.body:
+        if stmt is top:
+            return False
+        for imp in walk.find_all(stmt, cst.Import):
+            if not in_def(imp) and any(
+                a.asname is None and get_full_name_for_node(a.name) == name for a in imp.names
+            ):
+                return True
+    return False
+
+
 def _bound_before_read(module: cst.Module, source: str, names: set[str]) -> set[str]:
     """Those of `names` that a module-level `from source import` (in a top-level block too, not
     in a function or class) binds before the first top-level statement that reads them."""

@@ -226,7 +226,7 @@ def _run_pass(
     if requests:
         added = top_imports.add(module, requests, context.full_package_name)
         if added is not None:
-            if CHECK_BINDINGS:
+            if CHECK_BINDINGS and not top_imports.joined_notebook(module):
                 theirs = _transform(
                     _TopLevelAddImports(context), MetadataWrapper(module, unsafe_skip_copy=True)
                 )

@@ -15,6 +15,8 @@ for, what it does follows from the module's top statements alone:
   each sorted, with an empty line kept between them and the code that follows.
 
 Requests with an alias or a relative module are left to libcst's visitor (`add` answers None).
+One difference is ours: in a joined notebook, the lines of a first `!pip install` cell stay
+above the imports (`leading_stand_ins`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst.codemod.visitors import ImportItem
 from libcst.helpers import get_absolute_module_from_package_for_import
+
+from migrate.kernel import notebooks
 
 
 def add(module: cst.Module, items: Sequence[ImportItem], package: str | None) -> cst.Module | None:
@@ -37,7 +41,7 @@ def add(module: cst.Module, items: Sequence[ImportItem], package: str | None) ->
         if item.obj_name is not None:
             wanted.setdefault(item.module, set()).add(item.obj_name)
     body = list(module.body)
-    start = 1 if body and _opening_line(body[0]) else 0
+    start = leading_stand_ins(module) or (1 if body and _opening_line(body[0]) else 0)
     block: list[cst.Import | cst.ImportFrom] = []  # the top import block, a line each
     for stmt in body[start:]:
         node = _import_of(stmt)
@@ -79,13 +83,43 @@ def add(module: cst.Module, items: Sequence[ImportItem], package: str | None) ->
         for m in sorted(wanted)
     ]
     after = body[end:]
-    if after:
+    if after and not _stand_in(after[0]):  # a notebook's next cell needs no blank line above it
         first = after[0]
         if not first.leading_lines:
             after[0] = first.with_changes(leading_lines=(cst.EmptyLine(),))
         elif first.leading_lines[0].comment is not None:
             after[0] = first.with_changes(leading_lines=(cst.EmptyLine(), *first.leading_lines))
     return module.with_changes(body=[*body[:end], *added, *after])
+
+
+def leading_stand_ins(module: cst.Module) -> int:
+    """How many lines of a joined notebook that are not Python open the module: a first cell
+    of `!pip install ...` and the boundary after it. The imports go below them, where libcst's
+    visitor would put them above: an import above the cell that installs its package fails."""
+    count = 0
+    for stmt in module.body:
+        if not _stand_in(stmt):
+            break
+        count += 1
+    return count
+
+
+def joined_notebook(module: cst.Module) -> bool:
+    """Whether `module` is a notebook's cells joined (a top-level line stands for a cell
+    boundary or an IPython line): where `add` places imports otherwise than libcst's visitor."""
+    return any(_stand_in(stmt) for stmt in module.body)
+
+
+def _stand_in(stmt: cst.BaseStatement) -> bool:
+    """A joined notebook's line that stands for a cell boundary or an IPython line."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return False
+    small = stmt.body[0]
+    return (
+        isinstance(small, cst.Expr)
+        and isinstance(small.value, cst.Name)
+        and notebooks.is_stand_in(small.value.value)
+    )
 
 
 def _import_of(stmt: cst.BaseStatement) -> cst.Import | cst.ImportFrom | None:

@@ -963,3 +963,31 @@ def test_the_8bit_preparations_arguments_with_a_loaded_model(peft, todo):
     )
     _, findings = run(before, select=("TRL102",))
     assert [f.message for f in findings if f.fix is Fix.MANUAL] == todo
+
+
+@pytest.mark.parametrize(
+    ("src", "added"),
+    [
+        pytest.param(
+            'device = "cpu"\nimport transformers\nimport trl\n'
+            'm = trl.AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")\n',
+            False,
+            id="imported-above-the-use",
+        ),
+        pytest.param(
+            'device = "cpu"\nimport trl\n'
+            'm = trl.AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")\n'
+            "import transformers\n",
+            True,
+            id="imported-below-the-use",
+        ),
+    ],
+)
+def test_the_transformers_module_is_imported_only_where_nothing_above_imports_it(src, added):
+    # seen in kir77ki/NLP: the notebook imported transformers in its third cell, and the
+    # rewrite added `import transformers` above its first cell, the `%pip install
+    # transformers==...` one, which then ran after transformers was imported
+    out, _ = run(src, select=("TRL102",))
+    assert out.startswith("import transformers\n") is added
+    assert 'm = transformers.AutoModelForCausalLM.from_pretrained("gpt2")\n' in out
+    assert run(out, select=("TRL102",))[0] == out

@@ -317,3 +317,31 @@ def test_a_helper_imported_in_two_cells_is_written_in_once(tmp_path):
     assert cells[0].startswith("import torch\n\n\nclass LengthSampler:")
     assert cells[1:] == ["a = LengthSampler(1, 4)", "b = LengthSampler(2, 8)"]
     assert api.fix_paths([str(path)], select=["TRL101"]).results[0].status is Status.UNCHANGED
+
+
+def test_an_import_the_rewrite_adds_goes_below_the_pip_install_cell(tmp_path):
+    # seen in abhaykrishna2010/SAMSUNG_PRISM_...: `from peft import get_peft_model` went above
+    # the first cell, `!pip install ... peft ...`, where it runs before peft is installed
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("!pip install -q peft trl"),
+        nbformat.v4.new_code_cell("import torch"),
+        nbformat.v4.new_code_cell(
+            "from trl import AutoModelForCausalLMWithValueHead\n"
+            'm = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2", peft_config=cfg)'
+        ),
+    ]
+    path = tmp_path / "pip.ipynb"
+    path.write_text(nbformat.writes(nb))
+    result = api.fix_paths([str(path)], select=["TRL102"]).results[0]
+    assert result.status is Status.CHANGED, result.message
+    cells = code_sources(json.loads(path.read_text()))
+    assert cells[:2] == [
+        "!pip install -q peft trl",
+        "import torch\nfrom peft import get_peft_model",
+    ]
+    assert cells[2] == (
+        "from transformers import AutoModelForCausalLM\n"
+        'm = get_peft_model(AutoModelForCausalLM.from_pretrained("gpt2"), cfg)'
+    )
+    assert api.fix_paths([str(path)], select=["TRL102"]).results[0].status is Status.UNCHANGED

@@ -696,7 +696,9 @@ class RewriteValueHeads(RuleTransformer):
         if isinstance(cls_node, cst.Name):
             self.state.shared.value_head_imports.add(new)
             return cst.Name(new)
-        AddImportsVisitor.add_needed_import(self.context, "transformers")
+        module = self.context.wrapper.module if self.context.wrapper is not None else None
+        if module is None or not edits.module_imported_above(module, "transformers", cls_node):
+            AddImportsVisitor.add_needed_import(self.context, "transformers")
         return cst.parse_expression(f"transformers.{new}")
 
     def _quantization_arg(self, quant: list[tuple[cst.Arg, cst.Arg]]) -> tuple[cst.Arg | None, str]:
