@@ -177,6 +177,31 @@ def to_python(source: str) -> tuple[str, list[str]]:
     return "".join(out), saved
 
 
+_INDENT = re.compile(r"[ \t]+")
+
+
+def ipython_dedent(source: str) -> tuple[str, str]:
+    """(the cell as IPython runs it, the indentation taken off): IPython drops a cell's leading
+    blank lines and takes the first line's indentation off every line that starts with it, so
+    a cell pasted from inside a block (`    trainer.train()`) runs; Python alone would call it
+    an unexpected indent."""
+    lines = source.splitlines(keepends=True)
+    first = next((line for line in lines if line.strip()), "")
+    found = _INDENT.match(first)
+    if found is None:
+        return source, ""
+    space = found.group(0)
+    return "".join(ln[len(space) :] if ln.startswith(space) else ln for ln in lines), space
+
+
+def ipython_indent(source: str, space: str) -> str:
+    """`source` (a rewritten cell) with the indentation `ipython_dedent` took off put back on
+    its lines that are not blank: IPython takes it off again, so the cell runs as rewritten."""
+    if not space:
+        return source
+    return "".join(space + ln if ln.strip() else ln for ln in source.splitlines(keepends=True))
+
+
 def from_python(text: str, saved: list[str]) -> str:
     """Put the saved IPython lines back where their placeholders are."""
     if not saved:
@@ -212,6 +237,9 @@ class Joined:
     starts: list[int]  # 1-based line of `text` where each cell begins
     saved: list[list[str]]  # per cell, the IPython lines behind its placeholders
     newline_at_end: list[bool]
+    # per cell: the indentation ipython_dedent took off, the cell with it off, and the cell as
+    # it was (a cell the rewrite leaves alone is given back byte for byte)
+    indents: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)
 
     def split(self, text: str) -> list[str]:
         segments: list[list[str]] = [[]]
@@ -228,10 +256,15 @@ class Joined:
         if len(segments) != len(self.starts):
             raise SourceError("internal error: notebook cell boundaries lost; not rewritten")
         out = []
-        for lines, saved, newline in zip(segments, self.saved, self.newline_at_end):
+        indents = self.indents or [("", "", "")] * len(segments)
+        for lines, saved, newline, (space, dedented, original) in zip(
+            segments, self.saved, self.newline_at_end, indents
+        ):
             source = from_python("".join(lines), saved)
             if not newline and source.endswith("\n"):
                 source = source[:-2] if source.endswith("\r\n") else source[:-1]
+            if space:
+                source = original if source == dedented else ipython_indent(source, space)
             out.append(source)
         return out
 
@@ -259,18 +292,21 @@ def join_cells(sources: list[str]) -> Joined:
     parts: list[str] = []
     starts: list[int] = []
     saved_all: list[list[str]] = []
+    indents: list[tuple[str, str, str]] = []
     line = 1
     for k, source in enumerate(sources):
         if k:
             parts.append(_BOUNDARY.format(k) + "\n")
             line += 1
-        text, saved = to_python(source)
+        dedented, space = ipython_dedent(source)
+        indents.append((space, dedented, source) if space else ("", "", ""))
+        text, saved = to_python(dedented)
         body = text if text.endswith("\n") or not text else text + "\n"
         starts.append(line)
         parts.append(body)
         saved_all.append(saved)
         line += body.count("\n")
-    return Joined("".join(parts), starts, saved_all, [s.endswith("\n") for s in sources])
+    return Joined("".join(parts), starts, saved_all, [s.endswith("\n") for s in sources], indents)
 
 
 @dataclasses.dataclass
@@ -305,7 +341,7 @@ def runnable(text: str) -> Runnable:
     skipped: list[str] = []
     line = 1
     for number, cell in book.code_cells():
-        body, saved = to_python(cell_source(cell))
+        body, saved = to_python(ipython_dedent(cell_source(cell))[0])
         lines = []
         for raw in body.splitlines():
             match = _PLACEHOLDER_LINE.match(raw)

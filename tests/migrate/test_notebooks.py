@@ -345,3 +345,33 @@ def test_an_import_the_rewrite_adds_goes_below_the_pip_install_cell(tmp_path):
         'm = get_peft_model(AutoModelForCausalLM.from_pretrained("gpt2"), cfg)'
     )
     assert api.fix_paths([str(path)], select=["TRL102"]).results[0].status is Status.UNCHANGED
+
+
+def test_a_cell_indented_as_a_whole_runs_as_ipython_runs_it(tmp_path):
+    # seen in DhanushGD/RLHF-PPO: a cell `    trainer.train()` (pasted from inside a block) is
+    # one IPython runs (it takes the first line's indentation off every line): not a syntax error
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "    from trl import AutoModelForCausalLMWithValueHead\n"
+            '    m = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")\n'
+            "\n"
+            "# a note at the margin"
+        ),
+        nbformat.v4.new_code_cell("    print(m)\n#https://example.com"),
+    ]
+    path = tmp_path / "indented.ipynb"
+    path.write_text(nbformat.writes(nb))
+    result = api.fix_paths([str(path)], select=["TRL102"]).results[0]
+    assert result.status is Status.CHANGED, result.message
+    assert code_sources(json.loads(path.read_text())) == [
+        "    from transformers import AutoModelForCausalLM\n"
+        '    m = AutoModelForCausalLM.from_pretrained("gpt2")\n'
+        "\n"
+        "    # a note at the margin",
+        "    print(m)\n#https://example.com",  # left alone: byte for byte
+    ]
+    assert api.fix_paths([str(path)], select=["TRL102"]).results[0].status is Status.UNCHANGED
+    script = notebooks.runnable(path.read_text()).text
+    assert script.startswith("from transformers import AutoModelForCausalLM\nm = ")
+    ast.parse(script)
