@@ -7,6 +7,7 @@ import difflib
 import math
 import os
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from migrate.kernel.codes import (
@@ -139,7 +140,7 @@ def judge(
             f"{_caused_by(err)}{_newer_python(err)}{_older_python(err)}{_dataset_column(err)}"
             f"{_needs_cuda(err)}{where}"
             f"{_untouched(result, err)}"
-            f"{_not_in_repo(err)}"
+            f"{_not_in_repo(err, result.filled)}"
             f"{_from_launch(result, err)}{todo}",
             line,
         )
@@ -356,15 +357,33 @@ def _raising_line(err: dict[str, Any]) -> str:
     return lines[at + 1].strip()
 
 
-def _not_in_repo(err: dict[str, Any]) -> str:
+def _not_in_repo(err: dict[str, Any], filled: Sequence[str] = ()) -> str:
     """A file the script opens that the repository does not hold (local data, a checkpoint):
-    the rewrite is not at fault, and no stand-in can guess its contents."""
+    the rewrite is not at fault, and no stand-in can guess its contents. Where the missing
+    name is a value the harness gave a required argument (`--config stand-in`, a model name
+    for `--reward_model_path`), that is said: the repo gives no value, and the script wants a
+    file there."""
     message = str(err.get("message", ""))
     missing = ("No such file", "does not exist", "Can't find", "Unable to find", "not found")
     if err.get("exception") not in ("FileNotFoundError", "OSError", "ValueError") or not any(
         m in message for m in missing
     ):
         return ""
+    given: dict[str, str] = {}  # value -> the flag it was given for
+    flag = "positional argument"
+    for token in filled:
+        if token.startswith("-"):
+            flag = token
+        else:
+            given.setdefault(token, flag)
+    named = next((v for v in given if v and f"'{v}'" in message), None)
+    if named is not None:
+        return (
+            f"; `{named}` is the stand-in the smoke run gave the required `{given[named]}` (no "
+            "launch line of the repository gives it a value), and the script opens it as a "
+            f"file: pass the real one (`-- {given[named]} PATH`, or `--from-launcher` a script "
+            "that does) to smoke-run past this line"
+        )
     return (
         "; that file is not in the repository (local data or a checkpoint of the original "
         "run): supply it, or point the script at one, to smoke-run past this line"

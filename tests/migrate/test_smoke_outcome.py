@@ -80,6 +80,34 @@ def test_a_missing_file_is_said_to_be_outside_the_repository():
     ).startswith("; that file is not in the repository")
 
 
+@pytest.mark.parametrize(
+    ("message", "filled", "said"),
+    [
+        pytest.param(
+            "[Errno 2] No such file or directory: 'stand-in'",
+            ["--config", "stand-in"],
+            "; `stand-in` is the stand-in the smoke run gave the required `--config`",
+            id="a-config-path",  # aayushjoshi-12/train-test-regime
+        ),
+        pytest.param(
+            "[Errno 2] No such file or directory: 'gpt2'",
+            ["--output_dir", "/tmp/o", "--reward_model_path", "gpt2"],
+            "; `gpt2` is the stand-in the smoke run gave the required `--reward_model_path`",
+            id="a-model-name-the-script-opens-as-a-file",  # Tankiit/PPO_Learning_to_rank
+        ),
+        pytest.param(
+            "[Errno 2] No such file or directory: 'data/train.csv'",
+            ["--config", "stand-in"],
+            "; that file is not in the repository",
+            id="another-file",
+        ),
+    ],
+)
+def test_a_missing_file_the_harness_named_says_so(message, filled, said):
+    err = {"exception": "FileNotFoundError", "message": message}
+    assert _not_in_repo(err, filled).startswith(said)
+
+
 def test_a_failure_away_from_any_todo_lists_the_files_todos(tmp_path):
     from migrate.smoke.outcome import _todos_in_file
 
