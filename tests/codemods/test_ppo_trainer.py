@@ -688,3 +688,30 @@ def test_an_import_of_the_new_trainer_only_inside_a_function_does_not_bind_it_ab
     out, _ = run(src, select=SELECT)
     assert out.startswith("from trl import RLOOTrainer\n"), out
     assert run(out, select=SELECT)[0] == out
+
+
+def test_a_config_field_read_through_the_trainer_follows_the_new_config():
+    # seen in soniyachavan05/RLHF: `ppo_trainer.config.steps` became `ppo_trainer.args.steps`,
+    # which RLOOConfig lacks (AttributeError)
+    src = dedent(
+        """
+        from trl import PPOConfig, PPOTrainer
+        config = PPOConfig(batch_size=8, ppo_epochs=2)
+        trainer = PPOTrainer(config, model, None, tokenizer)
+        print(trainer.config.steps, trainer.config.ppo_epochs, trainer.config.learning_rate)
+        """
+    )
+    out, findings = run(src, select=("TRL103", "TRL104"))
+    assert (
+        "print(trainer.args.steps, trainer.args.num_iterations, trainer.args.learning_rate)" in out
+    )
+    todos = [f.message for f in findings if f.fix is Fix.MANUAL and "trainer.config." in f.message]
+    assert todos == [
+        "`trainer.config.steps`: RLOOConfig (`trainer.args`) has no `steps` (it counts `max_steps` "
+        "instead; the conversion is in docs/rules.md, TRL103): keep the value in a variable of your own"
+    ]
+    assert any(
+        f.message.startswith("`trainer.config.ppo_epochs` is `trainer.args.num_iterations`")
+        for f in findings
+    )
+    assert run(out, select=("TRL103", "TRL104"))[0] == out

@@ -42,6 +42,14 @@ class TrainerReferences(TrainerPass):
         self, original_node: cst.Attribute, updated_node: cst.Attribute
     ) -> cst.BaseExpression:
         owner = get_full_name_for_node(original_node.value) or ""
+        inner = original_node.value
+        if (
+            isinstance(inner, cst.Attribute)
+            and inner.attr.value == "config"
+            and (get_full_name_for_node(inner.value) or "") in self.trainer_vars
+            and not self.in_import
+        ):
+            return self._config_field(original_node, updated_node, owner)
         if owner not in self.trainer_vars or self.in_import:
             return self._reference(original_node, updated_node)
         attr = original_node.attr.value
@@ -87,6 +95,49 @@ class TrainerReferences(TrainerPass):
             return cst.parse_expression(
                 f"{edits.code(updated_node.value).strip()}.accelerator.device"
             )
+        return updated_node
+
+    def _config_field(
+        self, original_node: cst.Attribute, updated_node: cst.Attribute, config: str
+    ) -> cst.BaseExpression:
+        """`trainer.config.field` (`trainer.args.field` now): a field the new config has
+        reads as it did; one it renames takes the new name (`ppo_epochs` -> `num_iterations`,
+        as TRL103 renamed the keyword); one it lacks would raise AttributeError, and gets the
+        reason as a TODO (seen in soniyachavan05/RLHF: `ppo_trainer.config.steps`)."""
+        attr = original_node.attr.value
+        fields = ppo.config_fields(self.target)
+        if attr in fields:
+            return updated_node
+        table = ppo.mapping()
+        tables = (
+            ("legacy_config",)
+            if self.file_era == ppo.LEGACY
+            else ("v2_config",)
+            if self.file_era is not None
+            else ("legacy_config", "v2_config")
+        )
+        rows = [table[t][attr] for t in tables if attr in table[t]]
+        renamed = [r["to"] for r in rows if r["kind"] == "rename" and r.get("to") in fields]
+        new = config.rpartition(".")[0] + ".args"
+        if renamed:
+            self.report(
+                original_node,
+                f"`{config}.{attr}` is `{new}.{renamed[0]}` on {self.new_name} (the config "
+                "field TRL103 renamed)",
+            )
+            return updated_node.with_changes(attr=cst.Name(renamed[0]))
+        row = rows[-1] if rows else {}
+        why = (
+            f"it counts `{row['to']}` instead; the conversion is in docs/rules.md, TRL103"
+            if row.get("kind") == "special" and row.get("to")
+            else row.get("todo") or row.get("why") or ""
+        )
+        self.todo(
+            original_node,
+            f"`{config}.{attr}`: {ppo.target_config(self.target)} (`{new}`) has no `{attr}`"
+            + (f" ({why})" if why else "")
+            + ": keep the value in a variable of your own",
+        )
         return updated_node
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
