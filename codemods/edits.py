@@ -166,47 +166,47 @@ def module_imported_above(module: cst.Module, name: str, node: cst.CSTNode) -> b
     there needs no import then (one added at the top of a notebook would run before its
     `%pip install` cell). False for a node not in `module`."""
     tree = walk.tree_of(module)
-    nodes, parents = tree.nodes, tree.parents
     at = tree.index.get(id(node))
     if at is None:
         return False
-    while parents[at] > 0:
-        at = parents[at]
-    top = nodes[at]
-
-    def in_def(n: cst.CSTNode) -> bool:
-        up = parents[tree.index[id(n)]]
-        while up > 0:
-            if isinstance(nodes[up], (cst.FunctionDef, cst.ClassDef)):
-                return True
-            up = parents[up]
-        return False
-
+    while tree.parents[at] > 0:
+        at = tree.parents[at]
+    top = tree.nodes[at]
     for stmt in module.body:
         if stmt is top:
             return False
         for imp in walk.find_all(stmt, cst.Import):
-            if not in_def(imp) and any(
+            if not _held_by(tree, imp, (cst.FunctionDef, cst.ClassDef)) and any(
                 a.asname is None and get_full_name_for_node(a.name) == name for a in imp.names
             ):
                 return True
     return False
 
 
+def _held_by(tree: walk.Tree, node: cst.CSTNode, kinds: tuple[type, ...]) -> bool:
+    """Whether a node of `kinds` holds `node`, a node of `tree`'s module (the module aside)."""
+    at = tree.parents[tree.index[id(node)]]
+    while at > 0:
+        if isinstance(tree.nodes[at], kinds):
+            return True
+        at = tree.parents[at]
+    return False
+
+
+def bare_name(stmt: cst.BaseStatement) -> str | None:
+    """The name a statement that is one bare name holds (`x`): in a joined notebook, the lines
+    that stand for a cell boundary or an IPython line (migrate.kernel.notebooks)."""
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+        small = stmt.body[0]
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Name):
+            return small.value.value
+    return None
+
+
 def _bound_before_read(module: cst.Module, source: str, names: set[str]) -> set[str]:
     """Those of `names` that a module-level `from source import` (in a top-level block too, not
     in a function or class) binds before the first top-level statement that reads them."""
     tree = walk.tree_of(module)
-    nodes, parents = tree.nodes, tree.parents
-
-    def held_by(node: cst.CSTNode, kinds: tuple[type, ...]) -> bool:
-        at = parents[tree.index[id(node)]]
-        while at > 0:
-            if isinstance(nodes[at], kinds):
-                return True
-            at = parents[at]
-        return False
-
     bound: set[str] = set()
     read: set[str] = set()
     for stmt in module.body:
@@ -216,7 +216,7 @@ def _bound_before_read(module: cst.Module, source: str, names: set[str]) -> set[
                 or node.module is None
                 or isinstance(node.names, cst.ImportStar)
                 or get_full_name_for_node(node.module) != source
-                or held_by(node, (cst.FunctionDef, cst.ClassDef))
+                or _held_by(tree, node, (cst.FunctionDef, cst.ClassDef))
             ):
                 continue
             for a in node.names:
@@ -226,7 +226,7 @@ def _bound_before_read(module: cst.Module, source: str, names: set[str]) -> set[
         read.update(
             n.value
             for n in walk.find_all(stmt, cst.Name)
-            if n.value in names and not held_by(n, (cst.Import, cst.ImportFrom))
+            if n.value in names and not _held_by(tree, n, (cst.Import, cst.ImportFrom))
         )
     return bound
 

@@ -277,23 +277,13 @@ def _spaced(
 
 def _not_python(stmt: cst.BaseStatement) -> bool:
     """A line of a joined notebook that stands for a cell boundary or an IPython line."""
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-        and isinstance(stmt.body[0], cst.Expr)
-        and isinstance(stmt.body[0].value, cst.Name)
-        and notebooks.is_stand_in(stmt.body[0].value.value)
-    )
+    name = edits.bare_name(stmt)
+    return name is not None and notebooks.is_stand_in(name)
 
 
 def _cell_boundary(stmt: cst.BaseStatement) -> bool:
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-        and isinstance(stmt.body[0], cst.Expr)
-        and isinstance(stmt.body[0].value, cst.Name)
-        and notebooks.is_boundary(stmt.body[0].value.value)
-    )
+    name = edits.bare_name(stmt)
+    return name is not None and notebooks.is_boundary(name)
 
 
 def _is_def(stmt: cst.CSTNode) -> bool:

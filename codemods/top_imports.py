@@ -27,6 +27,7 @@ import libcst as cst
 from libcst.codemod.visitors import ImportItem
 from libcst.helpers import get_absolute_module_from_package_for_import
 
+from codemods import edits
 from migrate.kernel import notebooks
 
 
@@ -112,14 +113,8 @@ def joined_notebook(module: cst.Module) -> bool:
 
 def _stand_in(stmt: cst.BaseStatement) -> bool:
     """A joined notebook's line that stands for a cell boundary or an IPython line."""
-    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
-        return False
-    small = stmt.body[0]
-    return (
-        isinstance(small, cst.Expr)
-        and isinstance(small.value, cst.Name)
-        and notebooks.is_stand_in(small.value.value)
-    )
+    name = edits.bare_name(stmt)
+    return name is not None and notebooks.is_stand_in(name)
 
 
 def _import_of(stmt: cst.BaseStatement) -> cst.Import | cst.ImportFrom | None:
