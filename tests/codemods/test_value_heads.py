@@ -991,3 +991,20 @@ def test_the_transformers_module_is_imported_only_where_nothing_above_imports_it
     assert out.startswith("import transformers\n") is added
     assert 'm = transformers.AutoModelForCausalLM.from_pretrained("gpt2")\n' in out
     assert run(out, select=("TRL102",))[0] == out
+
+
+def test_an_unpacked_dict_that_may_hold_peft_config_keeps_its_own_todo_with_a_loaded_model():
+    # the wrapper added a `peft_config` adapter to a model it was handed, so `**extra` is not
+    # among the arguments it never read
+    before = dedent(
+        """
+        from transformers import AutoModelForCausalLM
+        from trl import AutoModelForCausalLMWithValueHead
+        base = AutoModelForCausalLM.from_pretrained("gpt2")
+        model = AutoModelForCausalLMWithValueHead.from_pretrained(base, device_map="auto", **extra)
+        """
+    )
+    _, findings = run(before, select=("TRL102",))
+    unread = [f.message for f in findings if "read none of these" in f.message]
+    assert len(unread) == 1 and unread[0].startswith('`device_map="auto"` dropped')
+    assert any(f.message.startswith("`**extra` may hold") for f in findings if f.fix is Fix.MANUAL)

@@ -295,6 +295,7 @@ class RewriteValueHeads(RuleTransformer):
         quant: list[tuple[cst.Arg, cst.Arg]] = []  # (original for positions, updated)
         kbit: list[tuple[cst.Arg, cst.Arg]] = []  # the 8/4-bit preparation's own arguments
         peft_load: list[cst.Arg] = []  # is_trainable=: read only when loading from a path
+        own_todo: list[cst.Arg] = []  # `**kw` that may hold peft_config: a TODO of its own
         for orig, arg in zip(original_node.args, updated_node.args):
             key = arg.keyword.value if arg.keyword is not None else None
             if key in DROPPED_KWARGS:
@@ -307,6 +308,7 @@ class RewriteValueHeads(RuleTransformer):
                 peft_load.append(arg)
             elif arg.star == "**" and self._may_hold_wrapper_keys(arg.value):
                 kept.append(arg)
+                own_todo.append(arg)
                 self.todo(
                     original_node,
                     f"`**{edits.code(arg.value).strip()}` may hold arguments only the value-head "
@@ -353,7 +355,13 @@ class RewriteValueHeads(RuleTransformer):
             # (and is_trainable, the 8/4-bit flags) went unread (modeling_base.py from_pretrained,
             # the `supported_pretrained_model_architectures` branch); only the 8/4-bit
             # preparation's own ones ran, on a quantized model given a peft_config.
-            ignored = [a for a in kept if a is not first and not (quant and a is quant[0][1])]
+            ignored = [
+                a
+                for a in kept
+                if a is not first
+                and not (quant and a is quant[0][1])
+                and not any(a is t for t in own_todo)
+            ]
             ignored += [*(q for _, q in quant), *peft_load]
             if peft_arg is None:  # the preparation ran only before adding a peft_config adapter
                 ignored += [a for _, a in kbit]
