@@ -266,8 +266,8 @@ class TrainerCall(TrainerPass):
         if peft:
             loaded = f" (loaded from {', '.join(sorted(ref_paths))})" if ref_paths else ""
             where = (
-                f"where `{edits.code(given).strip()}` is not None, the policy is a PEFT model"  # type: ignore[arg-type]
-                if maybe
+                f"where `{given.value}` is not None, the policy is a PEFT model"
+                if maybe and isinstance(given, cst.Name)
                 else "the policy is a PEFT model"
             )
             self.report(
