@@ -1410,3 +1410,15 @@ def test_sampler_bounds_set_again_to_the_same_literal_are_one_value(again, rewri
     assert bool(todos) is not rewritten
     assert ("max_completion_length=15" in out) is rewritten
     assert run(out, select=PPO)[0] == out
+
+
+def test_a_step_run_once_on_the_readmes_list_comprehension_of_the_query_rows():
+    # TRL 0.7-0.11's README quickstart (seen in NomanTrips/verify_step_by_step):
+    # `ppo_trainer.generate([item for item in query_tensor], return_prompt=False, ...)`
+    src = dedent(ONCE).replace("SCORE", "score = [torch.tensor(1.0)]")
+    reference, _ = run(src, select=PPO)
+    out, findings = run(src.replace("list(q)", "[item for item in q]"), select=PPO)
+    assert out == reference
+    assert not [f for f in findings if f.fix is Fix.MANUAL]
+    filtered = src.replace("list(q)", "[item for item in q if item is not None]")
+    assert ".step(" in run(filtered, select=PPO)[0]  # not every row: left with its TODO

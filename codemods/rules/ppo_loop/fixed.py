@@ -230,8 +230,20 @@ def _shown(statements: list[cst.BaseSmallStatement], responses: str) -> set[int]
 
 
 def _one_query(arg: cst.BaseExpression) -> str | None:
-    """`q` for the query a generate call takes: `q[0]` (one row), or `list(q)` (its rows, a
-    one-row tensor's one row in a list)."""
+    """`q` for the query a generate call takes: `q[0]` (one row), or `list(q)` or `[item for
+    item in q]` (its rows, a one-row tensor's one row in a list: TRL 0.7-0.11's README
+    quickstart)."""
     if m.matches(arg, m.Call(func=m.Name("list"))):
         return first_row(arg)
+    if (
+        isinstance(arg, cst.ListComp)
+        and isinstance(arg.elt, cst.Name)
+        and isinstance(arg.for_in.target, cst.Name)
+        and arg.for_in.target.value == arg.elt.value
+        and isinstance(arg.for_in.iter, cst.Name)
+        and not arg.for_in.ifs
+        and arg.for_in.inner_for_in is None
+        and arg.for_in.asynchronous is None
+    ):
+        return arg.for_in.iter.value
     return first_row(cst.List([cst.Element(arg)]))
