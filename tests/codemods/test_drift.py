@@ -1742,3 +1742,27 @@ def test_datasets_set_caching_enabled_is_written_in():
     assert datasets.is_caching_enabled() is False
     namespace["set_caching_enabled"](True)
     assert datasets.is_caching_enabled() is True
+
+
+def test_push_to_hub_given_to_a_tokenizer_load_is_dropped_and_other_uses_stand():
+    # seen in AmenallahBouhachem/RLHF-PPO-DPO-GRPO-KTO-Implementation: after training,
+    # `AutoTokenizer.from_pretrained(path, push_to_hub=True)` raised AttributeError on
+    # transformers 5 ("push_to_hub conflicts with the method push_to_hub")
+    before = dedent(
+        """
+        import trl
+        from transformers import AutoTokenizer, AutoModelForCausalLM, GPT2TokenizerFast
+        tok = AutoTokenizer.from_pretrained("out", push_to_hub=True)
+        fast = GPT2TokenizerFast.from_pretrained("out", push_to_hub=False)
+        m = AutoModelForCausalLM.from_pretrained("out", push_to_hub=True)
+        print(args.push_to_hub)
+        trainer.push_to_hub()
+        """
+    )
+    after = before.replace(", push_to_hub=True)\nfast", ")\nfast").replace(
+        ", push_to_hub=False)", ")"
+    )
+    findings = assert_fixes(before, after, select=SELECT)
+    said = [f for f in findings if f.message.startswith("`push_to_hub=")]
+    assert [(f.line, f.severity.value) for f in said] == [(3, "info"), (4, "info")]
+    assert not [f for f in findings if f.fix.value == "manual"]

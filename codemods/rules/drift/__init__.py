@@ -614,7 +614,7 @@ class RewriteDrift(
         if switch is not None:
             return self._switch_read(original_node, updated_node, switch)
         gone = table()["dropped"].get(original_node.attr.value)
-        if gone is not None:
+        if gone is not None and gone.get("reads") != "never":  # `never`: a read is another API's
             if (
                 original_node.attr.value not in self._own_fields()
                 and not self.in_mutation
@@ -666,7 +666,9 @@ class Drift(Rule):
     # TRL, `tokenizer=` alone is not reason enough to parse it. (`from_pretrained` is not one
     # either: a load's dtype is changed only where the file's PPO code tells the transformers
     # it ran on.)
-    beyond_trl = tuple(n for n in RewriteDrift.NAMES if n != "tokenizer")
+    # `push_to_hub` neither: every Hugging Face script calls it, and what TRL108 drops is a
+    # tokenizer load's keyword, in a file of PPO code.
+    beyond_trl = tuple(n for n in RewriteDrift.NAMES if n not in ("tokenizer", "push_to_hub"))
 
 
 # Where a comparison reads the same without parentheses (`_bare_ok`).
