@@ -34,16 +34,27 @@ def _script_fields() -> frozenset[str]:
     )
 
 
-def changes(args: Sequence[str], target: str) -> list[FlagChange]:
+def changes(
+    args: Sequence[str], target: str, declared: Callable[[str], bool] | None = None
+) -> list[FlagChange]:
     """The flags among `args` that the target config spells differently or lacks, in order.
     A flag the target config has, a script-only field (TRL103 keeps its flag), or a name no PPO
-    config had (the script's own) is left alone."""
+    config had (the script's own) is left alone. With `declared` (whether the rewritten script
+    declares a field: the dataclass TRL103 wrote for the script-only fields it reads), a
+    script-only field it does not declare read nothing before either (the PPO trainers never
+    used them): its flag leaves the line (SaySelf's `--reward_model_path` of a script that loads
+    its reward model from a fixed path)."""
     fields = ppo.config_fields(target)
     table = ppo.mapping()
     script = _script_fields()
     out: list[FlagChange] = []
     seen: set[str] = set()
     for flag, name, value in _flags(args):
+        if name in script and declared is not None and name not in seen and not declared(name):
+            seen.add(name)
+            why = "a PPO config field only scripts read, and this one does not read it"
+            out.append(FlagChange(flag, "", why, drop=True, owner=ppo.target_config(target)))
+            continue
         if name in seen or name in fields or name in script:
             continue
         rows = [table[t][name] for t in TABLES if name in table[t]]

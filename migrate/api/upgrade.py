@@ -152,10 +152,12 @@ def launch_flags(
     by_file: dict[str, list[tuple[int, list[Any]]]] = {}
     for entry in entries:
         script = os.path.abspath(entry.path)
-        found = flags.changes(entry.args, target) if entry.launch and script in changed else []
+        found = []
         if entry.launch and script in parsed:
             text = parsed[script]
             own = _with_local_imports(script, text, root)
+            if script in changed:
+                found = flags.changes(entry.args, target, partial(_declares, own))
             found += flags.drift_changes(entry.args, partial(_declares, own), text)
         if not found:
             out_entries.append(entry)

@@ -573,3 +573,35 @@ def test_a_switch_flag_in_the_smoke_runs_arguments():
 )
 def test_with_switch_rewrites_the_flag_and_a_true_value_only(line, after):
     assert launch_flags.with_switch(line, "--group_by_length", "--x", "v") == after
+
+
+@pytest.mark.parametrize(
+    ("reads", "kept"),
+    [
+        pytest.param("", False, id="the-script-never-reads-it"),
+        pytest.param(
+            "    print(training_args.reward_model_path)\n", True, id="the-script-reads-it"
+        ),
+    ],
+)
+def test_a_script_only_field_flag_the_script_never_reads_leaves_the_line(tmp_path, reads, kept):
+    # seen in liushiliushi/SaySelf: `--reward_model_path ...` to a copy of TRL's ppo.py that
+    # loads its reward model from a fixed path; PPOConfig took the flag and nothing read it, and
+    # the rewritten script's parser (RLOOConfig, no reward_model_path) rejected it
+    reads = "    print(training_args.sft_model_path)\n" + reads  # read: TRL103 keeps its flag
+    script = SCRIPT.replace("    trainer.train()\n", "    trainer.train()\n" + reads)
+    run = "python scripts/train.py --output_dir out --reward_model_path rm --sft_model_path sft\n"
+    root = _repo(tmp_path, text=run)
+    (root / "scripts" / "train.py").write_text(script)
+    report = api.upgrade_path(str(root), smoke=False, installed=False)
+    text = (root / "run.sh").read_text()
+    assert ("--reward_model_path rm" in text) is kept and "--sft_model_path sft" in text
+    said = [f.message for launch in report.launches for f in launch.findings]
+    assert [m for m in said if m.startswith("`--reward_model_path`")] == (
+        []
+        if kept
+        else [
+            "`--reward_model_path` has no RLOOConfig flag: a PPO config field only scripts "
+            "read, and this one does not read it, so it was removed"
+        ]
+    )
