@@ -15,6 +15,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from codemods import walk
+from migrate.kernel import notebooks
 
 KEEP = "keep"
 REMOVE = "remove"
@@ -201,6 +202,12 @@ def bare_name(stmt: cst.BaseStatement) -> str | None:
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Name):
             return small.value.value
     return None
+
+
+def notebook_stand_in(stmt: cst.BaseStatement) -> bool:
+    """A line of a joined notebook that stands for a cell boundary or an IPython line."""
+    name = bare_name(stmt)
+    return name is not None and notebooks.is_stand_in(name)
 
 
 def _bound_before_read(module: cst.Module, source: str, names: set[str]) -> set[str]:

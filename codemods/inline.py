@@ -275,12 +275,6 @@ def _spaced(
     return out
 
 
-def _not_python(stmt: cst.BaseStatement) -> bool:
-    """A line of a joined notebook that stands for a cell boundary or an IPython line."""
-    name = edits.bare_name(stmt)
-    return name is not None and notebooks.is_stand_in(name)
-
-
 def _cell_boundary(stmt: cst.BaseStatement) -> bool:
     name = edits.bare_name(stmt)
     return name is not None and notebooks.is_boundary(name)
@@ -313,7 +307,9 @@ def after_imports(module: cst.Module, written: list[cst.BaseStatement]) -> cst.M
         # the imports' cell ends it
         if edits.is_import_block(stmt):
             at, imported = i + 1, True
-        elif (i == 0 and edits.is_docstring(stmt)) or (_not_python(stmt) and not imported):
+        elif (i == 0 and edits.is_docstring(stmt)) or (
+            edits.notebook_stand_in(stmt) and not imported
+        ):
             at = i + 1
         else:
             break

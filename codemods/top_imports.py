@@ -28,7 +28,6 @@ from libcst.codemod.visitors import ImportItem
 from libcst.helpers import get_absolute_module_from_package_for_import
 
 from codemods import edits
-from migrate.kernel import notebooks
 
 
 def add(module: cst.Module, items: Sequence[ImportItem], package: str | None) -> cst.Module | None:
@@ -84,7 +83,8 @@ def add(module: cst.Module, items: Sequence[ImportItem], package: str | None) ->
         for m in sorted(wanted)
     ]
     after = body[end:]
-    if after and not _stand_in(after[0]):  # a notebook's next cell needs no blank line above it
+    # (a notebook's next cell needs no blank line above it)
+    if after and not edits.notebook_stand_in(after[0]):
         first = after[0]
         if not first.leading_lines:
             after[0] = first.with_changes(leading_lines=(cst.EmptyLine(),))
@@ -99,7 +99,7 @@ def leading_stand_ins(module: cst.Module) -> int:
     visitor would put them above: an import above the cell that installs its package fails."""
     count = 0
     for stmt in module.body:
-        if not _stand_in(stmt):
+        if not edits.notebook_stand_in(stmt):
             break
         count += 1
     return count
@@ -108,13 +108,7 @@ def leading_stand_ins(module: cst.Module) -> int:
 def joined_notebook(module: cst.Module) -> bool:
     """Whether `module` is a notebook's cells joined (a top-level line stands for a cell
     boundary or an IPython line): where `add` places imports otherwise than libcst's visitor."""
-    return any(_stand_in(stmt) for stmt in module.body)
-
-
-def _stand_in(stmt: cst.BaseStatement) -> bool:
-    """A joined notebook's line that stands for a cell boundary or an IPython line."""
-    name = edits.bare_name(stmt)
-    return name is not None and notebooks.is_stand_in(name)
+    return any(edits.notebook_stand_in(stmt) for stmt in module.body)
 
 
 def _import_of(stmt: cst.BaseStatement) -> cst.Import | cst.ImportFrom | None:

@@ -239,7 +239,7 @@ class Joined:
     newline_at_end: list[bool]
     # per cell: the indentation ipython_dedent took off, the cell with it off, and the cell as
     # it was (a cell the rewrite leaves alone is given back byte for byte)
-    indents: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)
+    indents: list[tuple[str, str, str]]
 
     def split(self, text: str) -> list[str]:
         segments: list[list[str]] = [[]]
@@ -256,9 +256,8 @@ class Joined:
         if len(segments) != len(self.starts):
             raise SourceError("internal error: notebook cell boundaries lost; not rewritten")
         out = []
-        indents = self.indents or [("", "", "")] * len(segments)
         for lines, saved, newline, (space, dedented, original) in zip(
-            segments, self.saved, self.newline_at_end, indents
+            segments, self.saved, self.newline_at_end, self.indents
         ):
             source = from_python("".join(lines), saved)
             if not newline and source.endswith("\n"):
