@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from migrate.kernel.findings import Fix
@@ -1422,3 +1424,51 @@ def test_a_step_run_once_on_the_readmes_list_comprehension_of_the_query_rows():
     assert not [f for f in findings if f.fix is Fix.MANUAL]
     filtered = src.replace("list(q)", "[item for item in q if item is not None]")
     assert ".step(" in run(filtered, select=PPO)[0]  # not every row: left with its TODO
+
+
+IN_MAIN = (
+    Path(__file__).resolve().parents[1] / "fixtures" / "loops" / "38_sampler_bounds_in_main.py"
+).read_text()
+
+
+@pytest.mark.parametrize(
+    ("change", "rewritten"),
+    [
+        pytest.param(None, True, id="bound-once-above"),
+        pytest.param(("def main():", "def main(output_max_length=9):"), False, id="a-parameter"),
+        pytest.param(
+            (
+                "    output_min_length = 4\n",
+                "    for output_min_length in (4,):\n        pass\n    output_min_length = 4\n",
+            ),
+            False,
+            id="a-loop-target-too",
+        ),
+        pytest.param(
+            (
+                "    output_max_length = 9\n    output_length_sampler = LengthSampler(output_min_length, output_max_length)\n",
+                "    output_length_sampler = LengthSampler(output_min_length, output_max_length)\n    output_max_length = 9\n",
+            ),
+            False,
+            id="bound-below-the-sampler",
+        ),
+        pytest.param(
+            ("    output_max_length = 9\n", "    output_max_length = 9.5\n"), False, id="not-an-int"
+        ),
+        pytest.param(
+            ("    output_max_length = 9\n", "    output_max_length = n_max\n"), False, id="a-name"
+        ),
+    ],
+)
+def test_sampler_bounds_a_function_binds_once_to_ints(change, rewritten):
+    # seen in AbdullahVanlioglu/Imperialist-AI-Agents: `output_min_length = 4` and
+    # `output_max_length = 16` bound where the sampler is, not at the top level
+    src = IN_MAIN if change is None else IN_MAIN.replace(*change)
+    assert change is None or src != IN_MAIN
+    out, findings = run(src, select=PPO)
+    todos = [f.message for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
+    assert bool(todos) is not rewritten, todos
+    assert ("max_completion_length=8" in out) is rewritten
+    if not rewritten:
+        assert "whose bounds are ints or attributes" in todos[0]
+    assert run(out, select=PPO)[0] == out

@@ -362,17 +362,80 @@ def _changed_outside_loops(module: cst.Module) -> set[str]:
 def length_samplers(
     module: cst.Module, once: dict[str, cst.BaseExpression]
 ) -> dict[str, tuple[Bound, Bound]]:
-    """`LengthSampler(lo, hi)` bound at the top level, by variable. A bound is an int (a literal,
-    or a name the module binds once, at the top level, to one: `output_min_length = 4`), or the
-    expression such a name is bound to (`output_max_length = script_args.output_max_length`), or
-    the bound's own expression when it is an attribute (`args.max_len`)."""
+    """`LengthSampler(lo, hi)` bound at the top level or in a function's own body, by variable.
+    A bound is an int (a literal, or a name the module binds once, at the top level, to one:
+    `output_min_length = 4`; in a function, also a name that function's body binds once, above
+    the sampler, to an int literal and nothing else binds), or the expression a top-level name
+    is bound to (`output_max_length = script_args.output_max_length`), or the bound's own
+    expression when it is an attribute (`args.max_len`)."""
     out: dict[str, tuple[Bound, Bound]] = {}
-    for stmt in _top_and_function_level(module):
-        assign = edits.assignment(stmt)
-        if assign is not None:
-            bounds = sampler_bounds(assign.value, once)
-            if bounds is not None:
-                out[get_full_name_for_node(assign.targets[0].target) or ""] = bounds
+    for stmt in [*module.body, *main_guard_body(module)]:
+        _add_sampler(out, stmt, once)
+    seen = _assigned_counts(module)
+    for fn in walk.find_all(module, cst.FunctionDef):
+        own: dict[str, cst.BaseExpression] = {}
+        rebound = _bound_otherwise(fn)
+        for stmt in getattr(fn.body, "body", []):
+            assign = edits.assignment(stmt)
+            if assign is None or len(assign.targets) != 1:
+                continue
+            name = get_full_name_for_node(assign.targets[0].target) or ""
+            if seen.get(name) != 1:
+                continue
+            _add_sampler(out, stmt, {**once, **own})
+            value = edits.literal(assign.value)
+            if (
+                isinstance(assign.targets[0].target, cst.Name)
+                and isinstance(value, int)
+                and not isinstance(value, bool)
+                and name not in rebound
+            ):
+                own[name] = assign.value
+    return out
+
+
+def _add_sampler(
+    out: dict[str, tuple[Bound, Bound]],
+    stmt: cst.BaseStatement,
+    once: dict[str, cst.BaseExpression],
+) -> None:
+    assign = edits.assignment(stmt)
+    if assign is not None:
+        bounds = sampler_bounds(assign.value, once)
+        if bounds is not None:
+            out[get_full_name_for_node(assign.targets[0].target) or ""] = bounds
+
+
+def _assigned_counts(module: cst.Module) -> dict[str, int]:
+    """How many `name = ...` targets the whole module has for each name."""
+    seen: dict[str, int] = {}
+    for assigned in walk.find_all(module, cst.AssignTarget):
+        name = get_full_name_for_node(assigned.target)
+        if name:
+            seen[name] = seen.get(name, 0) + 1
+    return seen
+
+
+_OTHER_BINDERS = (
+    cst.Param,
+    cst.For,
+    cst.AugAssign,
+    cst.AnnAssign,
+    cst.NamedExpr,
+    cst.AsName,
+    cst.CompFor,
+    cst.Global,
+    cst.Nonlocal,
+    cst.Del,
+)
+
+
+def _bound_otherwise(fn: cst.FunctionDef) -> set[str]:
+    """Names `fn` (or code nested in it) binds other than by `name = ...`: parameters, loop and
+    `with` targets, `global`/`nonlocal` declarations, deletions and the like."""
+    out: set[str] = set()
+    for node in walk.find_all(fn, _OTHER_BINDERS):
+        out |= {n.value for n in walk.find_all(node, cst.Name)}
     return out
 
 
@@ -420,26 +483,6 @@ def free_name(wanted: str, taken: set[str]) -> str:
     return name
 
 
-def _top_and_function_level(module: cst.Module) -> list[cst.BaseStatement]:
-    """The module's statements, then those of each function's own body (where a `main()` builds
-    its generation settings), for names the whole module binds once; top-level names as they
-    are."""
-    seen: dict[str, int] = {}
-    for assigned in walk.find_all(module, cst.AssignTarget):
-        name = get_full_name_for_node(assigned.target)
-        if name:
-            seen[name] = seen.get(name, 0) + 1
-    nested = [
-        stmt
-        for fn in walk.find_all(module, cst.FunctionDef)
-        for stmt in getattr(fn.body, "body", [])
-        if (a := edits.assignment(stmt)) is not None
-        and len(a.targets) == 1
-        and seen.get(get_full_name_for_node(a.targets[0].target) or "") == 1
-    ]
-    return [*module.body, *nested]
-
-
 def once_literal(module: cst.Module, expr: cst.BaseExpression) -> cst.BaseExpression:
     """The literal a name stands for when the module binds it once, at the top level, to an
     int, float or string (`num_epochs = 3`, `query_txt = "This morning I went to the "`); else
@@ -457,16 +500,13 @@ def once_literal(module: cst.Module, expr: cst.BaseExpression) -> cst.BaseExpres
 
 
 def single_bindings(module: cst.Module) -> dict[str, cst.BaseExpression]:
-    """Top-level names bound exactly once in the whole module, by a plain `name = value`; or
-    bound only by such lines that all give the same literal (a notebook whose cells each set
+    """Module-level names bound exactly once in the whole module, by a plain `name = value` at
+    the top level or in the body of an `if __name__ == "__main__":` guard; or bound only by such
+    lines that all give the same literal (a notebook whose cells each set
     `output_min_length = 100`): every read sees that one value."""
-    seen: dict[str, int] = {}
+    seen = _assigned_counts(module)
     values: dict[str, list[cst.BaseExpression]] = {}
-    for assigned in walk.find_all(module, cst.AssignTarget):
-        name = get_full_name_for_node(assigned.target)
-        if name:
-            seen[name] = seen.get(name, 0) + 1
-    for stmt in module.body:
+    for stmt in [*module.body, *main_guard_body(module)]:
         assign = edits.assignment(stmt)
         if assign is None or len(assign.targets) != 1:
             continue
@@ -478,6 +518,26 @@ def single_bindings(module: cst.Module) -> dict[str, cst.BaseExpression]:
         for k, v in values.items()
         if seen.get(k) == len(v) and (len(v) == 1 or _one_literal(v))
     }
+
+
+def main_guard_body(module: cst.Module) -> list[cst.BaseStatement]:
+    """The statements of the module's top-level `if __name__ == "__main__":` blocks (their
+    own, not nested ones); code there runs at module level when the file is run."""
+    out: list[cst.BaseStatement] = []
+    for stmt in module.body:
+        if (
+            isinstance(stmt, cst.If)
+            and isinstance(stmt.test, cst.Comparison)
+            and len(stmt.test.comparisons) == 1
+            and isinstance(stmt.test.comparisons[0].operator, cst.Equal)
+            and {
+                edits.code(stmt.test.left).strip(),
+                edits.code(stmt.test.comparisons[0].comparator).strip(),
+            }
+            in ({"__name__", '"__main__"'}, {"__name__", "'__main__'"})
+        ):
+            out.extend(getattr(stmt.body, "body", []))
+    return out
 
 
 def _one_literal(values: list[cst.BaseExpression]) -> bool:
