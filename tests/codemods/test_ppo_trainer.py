@@ -147,25 +147,40 @@ def test_reference_built_in_memory_is_a_warning(built, said):
     assert len(ref) == 1 and ref[0].severity is Severity.WARNING and said in ref[0].message
 
 
-def test_a_peft_config_that_may_be_none_says_both_cases():
+@pytest.mark.parametrize(
+    ("given", "maybe"),
+    [
+        ("peft_config", True),
+        # seen in Raumberg/myllm and nbebop/rlhf: an attribute, a helper's result
+        ("self.peft_cfg", True),
+        ("build_lora_config(cfg)", True),
+        ("LoraConfig(r=16)", False),
+        ("peft.LoraConfig(r=16)", False),
+    ],
+)
+def test_a_peft_config_that_may_be_none_says_both_cases(given, maybe):
     # TRL's own ppo.py (and its copies, as ajamesl/mini-chat-llm): `peft_config` is None unless
     # --use_peft, and the reference is loaded only then; "the policy is a PEFT model" was said
     # of every run
     before = dedent(
-        """
+        f"""
         from trl import PPOTrainer
         policy = AutoModelForCausalLM.from_pretrained(path)
-        trainer = PPOTrainer(args=a, processing_class=t, model=policy, ref_model=ref_policy, reward_model=rm, value_model=vm, train_dataset=d, peft_config=peft_config)
+        trainer = PPOTrainer(args=a, processing_class=t, model=policy, ref_model=ref_policy, reward_model=rm, value_model=vm, train_dataset=d, peft_config={given})
         """
     )
     _, findings = run(before, select=SELECT)
     said = [
         f.message for f in findings if "ref_policy" in f.message or "reference" in f.message[:30]
     ]
-    assert said[0].startswith(
-        "`ref_policy` dropped: where `peft_config` is not None, the policy is a PEFT model"
-    )
-    assert said[1].startswith("reference model dropped: TRL 1.13 reloads the reference")
+    if maybe:
+        assert said[0].startswith(
+            f"`ref_policy` dropped: where `{given}` is not None, the policy is a PEFT model"
+        )
+        assert said[1].startswith("reference model dropped: TRL 1.13 reloads the reference")
+    else:
+        assert said[0].startswith("`ref_policy` dropped: the policy is a PEFT model")
+        assert len(said) == 1
 
 
 def test_methods_without_a_counterpart_get_todos():

@@ -260,14 +260,16 @@ class TrainerCall(TrainerPass):
         peft = model_name in self.peft_models or (
             given is not None and not (isinstance(given, cst.Name) and given.value == "None")
         )
-        # `peft_config=peft_config`, a name that may hold None (TRL's own ppo.py: the config of
-        # `--use_peft`, the reference loaded only where it is None): both cases are said
-        maybe = peft and model_name not in self.peft_models and isinstance(given, cst.Name)
+        # `peft_config=peft_config`, a value that may be None (TRL's own ppo.py: the config of
+        # `--use_peft`, the reference loaded only where it is None; `self.peft_cfg`, a helper's
+        # `build_lora_config(cfg)`): both cases are said; only a config class called right
+        # there (`LoraConfig(...)`) is one for sure
+        maybe = peft and model_name not in self.peft_models and not _config_built(given)
         if peft:
             loaded = f" (loaded from {', '.join(sorted(ref_paths))})" if ref_paths else ""
             where = (
-                f"where `{given.value}` is not None, the policy is a PEFT model"
-                if maybe and isinstance(given, cst.Name)
+                f"where `{edits.code(given).strip()}` is not None, the policy is a PEFT model"
+                if maybe and given is not None
                 else "the policy is a PEFT model"
             )
             self.report(
@@ -351,3 +353,11 @@ def _scheduler(key: str, value: cst.BaseExpression) -> str | None:
     if part is None or (isinstance(part, cst.Name) and part.value == "None"):
         return None
     return edits.code(part).strip()
+
+
+def _config_built(value: cst.BaseExpression | None) -> bool:
+    """`value` builds a config object right there (`LoraConfig(r=16)`), so it is not None."""
+    if not isinstance(value, cst.Call):
+        return False
+    name = get_full_name_for_node(value.func) or ""
+    return name.rpartition(".")[2].endswith("Config")
