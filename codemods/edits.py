@@ -247,6 +247,16 @@ def code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
 
+def arg_text(arg: cst.Arg) -> str:
+    """An argument as a message quotes it: `name=value`, without its comma or the comments and
+    lines after it."""
+    return code(
+        arg.with_changes(
+            comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=cst.SimpleWhitespace("")
+        )
+    ).strip()
+
+
 def literal(expr: cst.BaseExpression) -> Any:
     """The Python value of a literal expression, or NOT_LITERAL."""
     try:
@@ -301,15 +311,19 @@ def relayout(original: cst.Call, args: list[cst.Arg], fresh: set[int]) -> list[c
     last_ws = last.whitespace_after_arg if last is not None else None
     if last is not None and isinstance(last.whitespace_after_arg, cst.ParenthesizedWhitespace):
         closing = last.whitespace_after_arg.with_changes(first_line=cst.TrailingWhitespace())
+    carried = _carried_comment_lines(original, args)
     out = []
     for i, arg in enumerate(args):
         note = _line_comment(arg)
         after = arg.whitespace_after_arg
+        lines = carried.get(id(arg.comma), [])
         if i == len(args) - 1:
             if after is not last_ws and isinstance(closing, cst.ParenthesizedWhitespace):
                 arg = arg.with_changes(whitespace_after_arg=closing)
-            out.append(arg.with_changes(comma=_with_comment(end, note)))
+            out.append(arg.with_changes(comma=_with_lines(_with_comment(end, note), lines, 0)))
             continue
+        if lines:
+            arg = arg.with_changes(comma=_with_lines(arg.comma, lines, None))
         if isinstance(after, cst.ParenthesizedWhitespace):  # the old last one, moved up
             note = after.first_line if after.first_line.comment is not None else note
             arg = arg.with_changes(whitespace_after_arg=cst.SimpleWhitespace(""))
@@ -318,6 +332,54 @@ def relayout(original: cst.Call, args: list[cst.Arg], fresh: set[int]) -> list[c
         else:
             out.append(arg)
     return out
+
+
+def _carried_comment_lines(
+    original: cst.Call, args: list[cst.Arg]
+) -> dict[int, list[cst.EmptyLine]]:
+    """Comment lines of their own below an argument the new list drops (`# Logging` above the
+    next argument, which stays): by the comma of the kept argument before it, which takes them,
+    keyed by that comma's id (a kept argument keeps its comma object, whatever else changed)."""
+    kept = {id(a.comma) for a in args if isinstance(a.comma, cst.Comma)}
+    out: dict[int, list[cst.EmptyLine]] = {}
+    owner: int | None = None
+    for arg in original.args[:-1]:  # the last one's lines before `)` stay in any case
+        comma = arg.comma
+        if not isinstance(comma, cst.Comma):
+            continue
+        if id(comma) in kept:
+            owner = id(comma)
+            continue
+        ws = comma.whitespace_after
+        if (
+            owner is not None
+            and isinstance(ws, cst.ParenthesizedWhitespace)
+            and any(line.comment is not None for line in ws.empty_lines)
+        ):
+            out.setdefault(owner, []).extend(ws.empty_lines)
+    return out
+
+
+def _with_lines(
+    comma: cst.Comma | cst.MaybeSentinel, lines: list[cst.EmptyLine], at: int | None
+) -> cst.Comma | cst.MaybeSentinel:
+    """`comma` with `lines` among the lines below it (at index `at`, None for the end), and no
+    two blank lines in a row where they meet."""
+    if not lines or not isinstance(comma, cst.Comma):
+        return comma
+    ws = comma.whitespace_after
+    if not isinstance(ws, cst.ParenthesizedWhitespace):
+        return comma  # a one-line layout has no line for them
+    own = list(ws.empty_lines)
+    where = len(own) if at is None else at
+    merged = [*own[:where], *lines, *own[where:]]
+    tidy: list[cst.EmptyLine] = []
+    for line in merged:
+        blank = line.comment is None
+        if blank and tidy and tidy[-1].comment is None:
+            continue
+        tidy.append(line)
+    return comma.with_changes(whitespace_after=ws.with_changes(empty_lines=tidy))
 
 
 def _line_comment(arg: cst.Arg) -> cst.TrailingWhitespace | None:

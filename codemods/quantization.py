@@ -61,6 +61,6 @@ def moved_message(name: str, state: str) -> str:
 
 def dropped_message(arg: cst.Arg) -> str:
     return (
-        f"`{edits.code(arg).strip().rstrip(',')}` dropped: transformers 5 has no such argument, "
+        f"`{edits.arg_text(arg)}` dropped: transformers 5 has no such argument, "
         "and the model loads unquantized as it did"
     )

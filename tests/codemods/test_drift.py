@@ -1516,6 +1516,26 @@ def test_logging_dir_leaves_the_call_with_a_warning_and_its_reads_on_configs_get
     assert "TENSORBOARD_LOGGING_DIR environment variable" in findings[0].message
 
 
+def test_a_dropped_argument_is_quoted_without_its_comma_and_comment_lines():
+    # seen in duke-trust-lab/intro_modern_rl: the finding quoted `logging_dir=...,  # note`
+    # and the comment lines below it
+    before = dedent(
+        """
+        from transformers import TrainingArguments
+        import trl
+        args = TrainingArguments(
+            output_dir="o",
+            logging_dir="./logs",  # TensorBoard logs
+
+            # Optimization
+            seed=1,
+        )
+        """
+    )
+    _, findings = run(before, select=SELECT)
+    assert findings[0].message.startswith('`logging_dir="./logs"` was removed: ')
+
+
 def test_a_value_after_a_dropped_keyword_is_still_replaced():
     # `_values` read the keyword's original by position, which a dropped keyword before it
     # shifted: `optim="adamw_hf"` stayed

@@ -1426,7 +1426,7 @@ def test_a_step_run_once_on_the_readmes_list_comprehension_of_the_query_rows():
     assert ".step(" in run(filtered, select=PPO)[0]  # not every row: left with its TODO
 
 
-IN_MAIN = (
+SAMPLER_IN_MAIN = (
     Path(__file__).resolve().parents[1] / "fixtures" / "loops" / "38_sampler_bounds_in_main.py"
 ).read_text()
 
@@ -1463,8 +1463,8 @@ IN_MAIN = (
 def test_sampler_bounds_a_function_binds_once_to_ints(change, rewritten):
     # seen in AbdullahVanlioglu/Imperialist-AI-Agents: `output_min_length = 4` and
     # `output_max_length = 16` bound where the sampler is, not at the top level
-    src = IN_MAIN if change is None else IN_MAIN.replace(*change)
-    assert change is None or src != IN_MAIN
+    src = SAMPLER_IN_MAIN if change is None else SAMPLER_IN_MAIN.replace(*change)
+    assert change is None or src != SAMPLER_IN_MAIN
     out, findings = run(src, select=PPO)
     todos = [f.message for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
     assert bool(todos) is not rewritten, todos

@@ -147,6 +147,38 @@ def test_comment_lines_before_the_closing_parenthesis_stay_there(last, kept, add
     assert_fixes(before, after, select=("TRL103",))
 
 
+def test_comment_lines_below_a_dropped_argument_stay_above_the_next():
+    # seen in duke-trust-lab/intro_modern_rl: `lam=0.95,` then a blank line and `# Logging`
+    # above `output_dir=`; dropping `lam` lost the heading
+    before = (
+        "from trl import PPOConfig\n\nconfig = PPOConfig(\n    kl_coef=0.1,  # stronger\n"
+        '    vf_coef=0.1,\n    gamma=1.0,\n\n    # Logging\n    output_dir="out",\n'
+        "    logging_steps=1,\n)\n"
+    )
+    after = (
+        "from trl import RLOOConfig\n\nconfig = RLOOConfig(\n    beta=0.1,  # stronger\n\n"
+        '    # Logging\n    output_dir="out",\n    logging_steps=4,\n    max_grad_norm=0.0,\n'
+        "    learning_rate=5e-05,\n    max_completion_length=53,\n    temperature=0.7,\n"
+        "    num_iterations=4,\n    disable_dropout=True,\n)\n"
+    )
+    assert_fixes(before, after, select=("TRL103",))
+
+
+def test_comment_lines_of_dropped_arguments_at_the_end_stay_in_order():
+    before = (
+        'from trl import PPOConfig\n\nconfig = PPOConfig(\n    output_dir="out",\n'
+        "    kl_coef=0.1,\n    gamma=1.0,\n    # value head\n    vf_coef=0.1,\n"
+        "    # the end\n)\n"
+    )
+    after = (
+        'from trl import RLOOConfig\n\nconfig = RLOOConfig(\n    output_dir="out",\n'
+        "    beta=0.1,\n    # value head\n    max_grad_norm=0.0,\n    learning_rate=5e-05,\n"
+        "    max_completion_length=53,\n    temperature=0.7,\n    num_iterations=4,\n"
+        "    disable_dropout=True,\n    # the end\n)\n"
+    )
+    assert_fixes(before, after, select=("TRL103",))
+
+
 @pytest.mark.parametrize(
     "write",
     [

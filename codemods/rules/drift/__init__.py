@@ -331,7 +331,7 @@ class RewriteDrift(
             elif row["action"] == "drop":
                 self.report(
                     at,
-                    f"`{edits.code(arg).strip().rstrip(',')}` was removed ({where}); it changed "
+                    f"`{edits.arg_text(arg)}` was removed ({where}); it changed "
                     f"nothing in training: {sentence(row['do'])}",
                     severity=Severity.INFO,
                 )
@@ -398,7 +398,7 @@ class RewriteDrift(
                 continue
             self.report(
                 orig,
-                f"`{edits.code(arg).strip().rstrip(',')}` was removed: "
+                f"`{edits.arg_text(arg)}` was removed: "
                 f"{rule['why'].split(';')[0]}; {rule['why'].split(';', 1)[1].strip()}, so "
                 "dropping it changes nothing in training",
                 severity=Severity(rule.get("severity", "info")),

@@ -238,7 +238,7 @@ class TrainerCall(TrainerPass):
             if key is None or key not in self.kwargs:
                 return (
                     named,
-                    f"argument {edits.code(arg).strip().rstrip(',')!s} has no known meaning",
+                    f"argument {edits.arg_text(arg)!s} has no known meaning",
                 )
             named[key] = (orig, arg.value)
         return named, ""

@@ -345,7 +345,7 @@ class RewriteValueHeads(RuleTransformer):
             for arg in peft_load:
                 self.todo(
                     original_node,
-                    f"`{edits.code(arg).strip().rstrip(',')}` was dropped: the wrapper loaded a "
+                    f"`{edits.arg_text(arg)}` was dropped: the wrapper loaded a "
                     "PEFT adapter saved at this path as trainable; load it with "
                     "`peft.AutoPeftModelForCausalLM.from_pretrained(path, is_trainable=True)` "
                     "(transformers loads an adapter frozen), or drop it for a plain model",
