@@ -566,6 +566,22 @@ def test_class_variable_noop(src):
             """,
             id="wrap-a-model-peft-prepared",
         ),
+        pytest.param(
+            # oladri-renuka/llm-post-training-pipeline: the wrapper's own constructor, handed
+            # a merged PEFT model (which only ever took a model object)
+            """
+            from trl import AutoModelForCausalLMWithValueHead
+            merged = peft_model.merge_and_unload()
+            policy = AutoModelForCausalLMWithValueHead(merged)
+            ref = AutoModelForCausalLMWithValueHead(pretrained_model=copy.deepcopy(merged))
+            """,
+            """
+            merged = peft_model.merge_and_unload()
+            policy = merged
+            ref = copy.deepcopy(merged)
+            """,
+            id="the-constructor-takes-a-model",
+        ),
     ],
 )
 def test_wrapping_a_loaded_model(before, after):
@@ -1008,3 +1024,61 @@ def test_an_unpacked_dict_that_may_hold_peft_config_keeps_its_own_todo_with_a_lo
     unread = [f.message for f in findings if "read none of these" in f.message]
     assert len(unread) == 1 and unread[0].startswith('`device_map="auto"` dropped')
     assert any(f.message.startswith("`**extra` may hold") for f in findings if f.fix is Fix.MANUAL)
+
+
+def test_a_value_head_class_in_an_annotation_names_pretrained_model():
+    # oladri-renuka/llm-post-training-pipeline: `-> Tuple[AutoModelForCausalLMWithValueHead,
+    # ...]` kept the import, which fails on TRL 1.13, behind a TODO
+    before = dedent(
+        """
+        from typing import Tuple
+        from trl import AutoModelForCausalLMWithValueHead
+
+        def load(model) -> Tuple[AutoModelForCausalLMWithValueHead, int]:
+            policy: AutoModelForCausalLMWithValueHead = AutoModelForCausalLMWithValueHead(model)
+            return policy, 1
+        """
+    )
+    after = dedent(
+        """
+        from typing import Tuple
+        from transformers import PreTrainedModel
+
+        def load(model) -> Tuple[PreTrainedModel, int]:
+            policy: PreTrainedModel = model
+            return policy, 1
+        """
+    )
+    findings = assert_fixes(before, after, select=SELECT)
+    assert not [f for f in findings if f.fix is Fix.MANUAL]
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param(
+            """
+            from trl import AutoModelForCausalLMWithValueHead
+            def check(m):
+                return isinstance(m, AutoModelForCausalLMWithValueHead)
+            """,
+            id="isinstance",
+        ),
+        pytest.param(
+            """
+            from peft import PreTrainedModel
+            from trl import AutoModelForCausalLMWithValueHead
+            def load(m) -> AutoModelForCausalLMWithValueHead:
+                return m
+            """,
+            id="the-name-bound-to-another-class",
+        ),
+    ],
+)
+def test_other_uses_of_a_value_head_class_keep_the_todo(src):
+    out, findings = run(dedent(src), select=SELECT)
+    assert "from trl import AutoModelForCausalLMWithValueHead" in out
+    assert any(
+        "use `transformers.PreTrainedModel` for type and isinstance checks" in f.message
+        for f in findings
+    )

@@ -74,6 +74,7 @@ class RewriteValueHeads(RuleTransformer):
             int, cst.BaseStatement
         ] = {}  # id(statement) -> `X.compute_reward_score = ...`
         self._adapter_helper = False  # the RewardAdapter definition is to be written in
+        self._annotations = 0  # depth of annotations (`-> X`, `m: X`) the walk is inside
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
@@ -271,8 +272,18 @@ class RewriteValueHeads(RuleTransformer):
             return updated_node
         given = next((a for a in original_node.args if a.keyword is None and not a.star), None)
         source = get_full_name_for_node(given.value) if given is not None else None
+        via_var = (
+            id(original_node) in self.facts.calls
+        )  # its class variable carries the seq2seq TODO
+        # `AutoModelForCausalLMWithValueHead(model)`: the wrapper's own constructor, which only
+        # ever took a model object (from_pretrained takes a path or a model)
+        constructed = not via_var and not (
+            isinstance(original_node.func, cst.Attribute)
+            and original_node.func.attr.value == "from_pretrained"
+        )
         if (
-            source is not None
+            not constructed
+            and source is not None
             and (self.function_of(original_node), source) in self.unpacked_vars
             and source not in self.loaded_vars | self.other_vars
         ):
@@ -284,9 +295,6 @@ class RewriteValueHeads(RuleTransformer):
                 f"{source}, ...)`); if a path, load `{REPLACEMENT[cls]}.from_pretrained({source})`",
             )
             return updated_node
-        via_var = (
-            id(original_node) in self.facts.calls
-        )  # its class variable carries the seq2seq TODO
         if cls == SEQ2SEQ and not via_var:
             self.todo(original_node, ENCODER_DECODER_TODO, severity=Severity.WARNING)
         kept: list[cst.Arg] = []
@@ -330,10 +338,18 @@ class RewriteValueHeads(RuleTransformer):
                 quant.append((orig, arg))
             else:
                 kept.append(arg)
-        first = next((a for a in kept if a.keyword is None), None)
-        wraps_model = first is not None and self._is_loaded_model(first.value)
+        first = next(
+            (
+                a
+                for a in kept
+                if a.keyword is None
+                or (constructed and a.keyword.value == "pretrained_model" and not a.star)
+            ),
+            None,
+        )
+        wraps_model = first is not None and (constructed or self._is_loaded_model(first.value))
         bound = get_full_name_for_node(first.value) if first is not None else None
-        if wraps_model and bound in self.other_vars:
+        if wraps_model and not constructed and bound in self.other_vars:
             self.todo(
                 original_node,
                 f"`{bound}` holds a loaded model in one place and something else (a path?) in "
@@ -378,7 +394,7 @@ class RewriteValueHeads(RuleTransformer):
                 self.todo(
                     original_node,
                     "this wraps an already-loaded model; move these arguments to where it is "
-                    "loaded: " + ", ".join(edits.code(a).strip().rstrip(",") for _, a in kbit),
+                    "loaded: " + ", ".join(edits.arg_text(a) for _, a in kbit),
                 )
             kbit = []
             result: cst.BaseExpression = first.value
@@ -482,7 +498,7 @@ class RewriteValueHeads(RuleTransformer):
                 )
         if quantized == "maybe":
             shown = "".join(
-                f", {edits.code(a).strip().rstrip(',')}"
+                f", {edits.arg_text(a)}"
                 for _, a in kbit
                 if a.keyword is not None and a.keyword.value != "layer_norm_names"
             )
@@ -788,7 +804,15 @@ class RewriteValueHeads(RuleTransformer):
                     "model is really needed, load AutoModelForSequenceClassification(..., "
                     "num_labels=1)",
                 )
-        self._other_reference(original_node)
+        return self._other_reference(original_node) or updated_node
+
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        self._annotations += 1
+
+    def leave_Annotation(
+        self, original_node: cst.Annotation, updated_node: cst.Annotation
+    ) -> cst.Annotation:
+        self._annotations -= 1
         return updated_node
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
@@ -796,8 +820,7 @@ class RewriteValueHeads(RuleTransformer):
             return updated_node
         if id(original_node) in self.facts.leaves:
             return self._variable_class(original_node)
-        self._other_reference(original_node)
-        return updated_node
+        return self._other_reference(original_node) or updated_node
 
     def _variable_class(self, node: cst.Name | cst.Attribute) -> cst.BaseExpression:
         """A class in a value-head class variable's assignment: the plain class takes its place."""
@@ -818,19 +841,39 @@ class RewriteValueHeads(RuleTransformer):
         )
         return self._replacement(leaf.cls, node)
 
-    def _other_reference(self, node: cst.BaseExpression) -> None:
+    def _plain_class_free(self) -> bool:
+        """Whether `PreTrainedModel` can name transformers' class here: the file binds that
+        name to nothing else (it names it nowhere, or imports it from transformers)."""
+        names = self.state.identifiers
+        if names is None or not names.has_any(("PreTrainedModel",)):
+            return True
+        return "PreTrainedModel" in (names.bound_by("transformers") or ())
+
+    def _other_reference(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
+        """A TODO for a use of a value-head class this rule has no rewrite for; in a type
+        annotation (`-> AutoModelForCausalLMWithValueHead`), which nothing runs, the class
+        becomes `PreTrainedModel` (what the functions now return), returned here."""
         if id(node) in self._handled:
-            return
+            return None
         cls = self._vh_class(node)
         if cls is None:
-            return
+            return None
         self._handled.add(id(node))
+        if self._annotations and cls != "ValueHead" and self._plain_class_free():
+            AddImportsVisitor.add_needed_import(self.context, "transformers", "PreTrainedModel")
+            self.report(
+                node,
+                f"`{cls}` does not exist in TRL 1.13: this annotation names "
+                "`transformers.PreTrainedModel`, the class the models it described are now",
+            )
+            return cst.Name("PreTrainedModel")
         hint = (
             "use `transformers.PreTrainedModel` for type and isinstance checks"
             if cls != "ValueHead"
             else "there is no value head in TRL 1.13"
         )
         self.todo(node, f"`{cls}` does not exist in TRL 1.13: {hint}")
+        return None
 
 
 # Methods of a model that return the model itself.
