@@ -248,12 +248,28 @@ def run_facts(files: Sequence[tuple[str, bytes]]) -> dict[str, RunFacts]:
     builders: dict[str, set[str]] = {}
     deferred: dict[str, set[tuple[str, str]]] = {}
 
-    def bind(path: str, found: str, names: Iterable[str]) -> None:
+    trees = list(modules.trees())
+    # names a module passes on from a reader it imports them from (a package's `__init__.py`:
+    # `from .trainer.ppo_trainer import GaudiPPOTrainer`), by module
+    passed_on: dict[str, set[str]] = {}
+    for path, tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                found = modules.find(path, node.module, node.level)
+                if found in readers:
+                    passed_on.setdefault(path, set()).update(
+                        a.asname or a.name for a in node.names if a.name != "*"
+                    )
+
+    def bind(path: str, found: str, names: Iterable[str], originals: Iterable[str] = ()) -> None:
         local.setdefault(path, set()).update(names)
         if found in readers:
             vh.setdefault(path, set()).update(names)
+        else:
+            relayed = passed_on.get(found, set())
+            vh.setdefault(path, set()).update(n for n, o in zip(names, originals) if o in relayed)
 
-    for path, tree in modules.trees():
+    for path, tree in trees:
         functions: dict[str, tuple[str, str]] = {}  # local name -> (file, name there)
         imported: dict[str, str] = {}  # `import dataset`: local name -> file
         trainers: set[str] = set()  # how the module calls TRL's PPO trainers
@@ -265,7 +281,12 @@ def run_facts(files: Sequence[tuple[str, bytes]]) -> dict[str, RunFacts]:
                 aliases = [a for a in node.names if a.name != "*"]
                 if found is not None:
                     exported.setdefault(found, set()).update(a.name for a in aliases)
-                    bind(path, found, [a.asname or a.name for a in aliases])
+                    bind(
+                        path,
+                        found,
+                        [a.asname or a.name for a in aliases],
+                        [a.name for a in aliases],
+                    )
                     functions.update({a.asname or a.name: (found, a.name) for a in aliases})
             elif isinstance(node, ast.Import):
                 for alias in node.names:
@@ -371,6 +392,13 @@ class _Modules:
             parts = os.path.splitext(path)[0].split(os.sep)[1:]
             for i in range(len(parts)):
                 self.by_key.setdefault(".".join(parts[i:]), []).append(path)
+            if parts[-1] == "__init__":
+                # a package, imported by its own name (`from optimum.habana.trl import X`): by
+                # two parts or more, never under `trl` (TRL's own names are the symbol table's)
+                package = parts[:-1]
+                for i in range(len(package) - 1):
+                    if package[i] != "trl":
+                        self.by_key.setdefault(".".join(package[i:]), []).append(path)
 
     def trees(self):  # type: ignore[no-untyped-def]
         for path, data in [*self.data.items(), *self.notebooks.items()]:
@@ -388,8 +416,8 @@ class _Modules:
             base = here
             for _ in range(level - 1):
                 base = os.path.dirname(base)
-            target = os.path.join(base, *module.split(".")) + ".py"
-            found = [target] if target in self.data else []
+            stem = os.path.join(base, *module.split("."))
+            found = [t for t in (stem + ".py", os.path.join(stem, "__init__.py")) if t in self.data]
         else:
             found = self.by_key.get(module, [])
             found = [f for f in found if os.path.dirname(f) == here] or found

@@ -218,6 +218,10 @@ def _looks_like_trl(folder: str) -> bool:
         return False
     if "site-packages" in folder.split(os.sep) or "dist-packages" in folder.split(os.sep):
         return False
+    if os.path.isfile(os.path.join(os.path.dirname(folder), "__init__.py")):
+        # `pkg/trl/` in a package is imported as `pkg.trl` (optimum-habana's `optimum.habana.trl`,
+        # code built on the installed TRL): it shadows nothing
+        return False
     return any(
         os.path.exists(os.path.join(folder, part)) for part in ("core.py", "trainer", "models")
     )

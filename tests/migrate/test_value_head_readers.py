@@ -72,3 +72,33 @@ def test_the_same_file_alone_is_rewritten_as_before(tmp_path):
         "AutoModelForCausalLMWithValueHead.from_pretrained"
         not in (tmp_path / "main.py").read_text()
     )
+
+
+def test_a_reader_reached_through_a_package_init_and_a_trl_subpackage(tmp_path):
+    # huggingface/optimum-habana: examples/trl/ppo.py imports `GaudiPPOTrainer` from the package
+    # `optimum.habana.trl`, whose __init__.py passes it on from trainer/ppo_trainer.py (a copy of
+    # legacy PPO that reads `.pretrained_model`); the folder named `trl` was taken for a vendored
+    # copy of TRL and left out of the run, so the model handed to it was quietly replaced
+    pkg = tmp_path / "optimum" / "habana" / "trl"
+    (pkg / "trainer").mkdir(parents=True)
+    for init in (tmp_path / "optimum", tmp_path / "optimum" / "habana", pkg / "trainer"):
+        (init / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("from .trainer.ppo_trainer import GaudiPPOTrainer\n")
+    (pkg / "models").mkdir()
+    (pkg / "models" / "__init__.py").write_text("")
+    (pkg / "trainer" / "ppo_trainer.py").write_text(
+        TRAINER.replace("class PPOTrainer", "class GaudiPPOTrainer")
+    )
+    (tmp_path / "examples").mkdir()
+    script = tmp_path / "examples" / "ppo.py"
+    script.write_text(
+        MAIN.replace(
+            "from ppo_trainer import PPOTrainer", "from optimum.habana.trl import GaudiPPOTrainer"
+        ).replace("PPOTrainer(policy)", "GaudiPPOTrainer(policy)")
+    )
+    report = api.fix_paths([str(tmp_path)])
+    out = script.read_text()
+    assert "`policy` is handed to `GaudiPPOTrainer`, code of this repo that reads" in out
+    assert 'policy = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")\n' in out
+    inside = [r for r in report.results if "/optimum/" in r.path]
+    assert inside and not [r for r in inside if r.message.startswith("vendored copy of TRL")]
