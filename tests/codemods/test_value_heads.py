@@ -1082,3 +1082,42 @@ def test_other_uses_of_a_value_head_class_keep_the_todo(src):
         "use `transformers.PreTrainedModel` for type and isinstance checks" in f.message
         for f in findings
     )
+
+
+@pytest.mark.parametrize(
+    ("probe", "said"),
+    [
+        ('hasattr(policy, "pretrained_model")', "gave True for the value-head model"),
+        ("hasattr(policy, 'v_head')", "gave True for the value-head model"),
+        ('getattr(policy, "pretrained_model", None)', "gave `policy.pretrained_model` for"),
+    ],
+)
+def test_a_probe_of_the_wrappers_attributes_on_a_value_head_model_is_a_warning(probe, said):
+    # seen in rohitchawla28/rl-finetune: `if hasattr(model, 'pretrained_model') and ...:` set
+    # the decoder start token; on the plain model the check is False and the branch is skipped
+    before = dedent(
+        f"""
+        from trl import AutoModelForCausalLMWithValueHead
+        policy = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
+        if {probe}:
+            print("wrapped")
+        """
+    )
+    out, findings = run(before, select=SELECT)
+    todo = [f for f in findings if f.fix is Fix.MANUAL]
+    assert len(todo) == 1 and todo[0].severity is Severity.WARNING and todo[0].line == 3
+    assert said in todo[0].message and "so it gives" in todo[0].message
+    assert f"if {probe}:\n" in out  # the check itself stays as written
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_a_probe_of_another_object_or_attribute_says_nothing():
+    before = dedent(
+        """
+        from trl import AutoModelForCausalLMWithValueHead
+        policy = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
+        print(hasattr(tokenizer, "pretrained_model"), hasattr(policy, "config"))
+        """
+    )
+    _, findings = run(before, select=SELECT)
+    assert not [f for f in findings if f.fix is Fix.MANUAL]

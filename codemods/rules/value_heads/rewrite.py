@@ -257,6 +257,7 @@ class RewriteValueHeads(RuleTransformer):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         found = self._construction(original_node)
         if found is None:
+            self._attribute_probe(original_node)
             return updated_node
         cls, cls_node = found
         handed = self._kept.get(id(original_node))
@@ -463,6 +464,34 @@ class RewriteValueHeads(RuleTransformer):
                 severity=Severity.WARNING,
             )
         return result
+
+    def _attribute_probe(self, call: cst.Call) -> None:
+        """`hasattr(model, "pretrained_model")` (or `"v_head"`, or `getattr` with a default) of
+        a value-head model: True, or the wrapper's attribute, before; False, or the default, on
+        the plain model TRL 1.13 uses, so the code it guards changes course (an unwrap it
+        guarded is harmless: `model.pretrained_model` is `model` now)."""
+        func = get_full_name_for_node(call.func)
+        if func not in ("hasattr", "getattr") or len(call.args) < 2:
+            return
+        owner, attr = call.args[0], call.args[1]
+        name = get_full_name_for_node(owner.value)
+        probed = edits.literal(attr.value)
+        if (
+            owner.keyword is not None
+            or name not in self.model_vars
+            or probed not in ("pretrained_model", "v_head")
+        ):
+            return
+        was = "True" if func == "hasattr" else f"`{name}.{probed}`"
+        now = "False" if func == "hasattr" else "its default (or an AttributeError)"
+        self.todo(
+            call,
+            f"`{edits.code(call).strip()}` gave {was} for the value-head model; `{name}` is a "
+            f"plain model in TRL 1.13, which has no `{probed}`, so it gives {now}: the code it "
+            "decides now takes the other way; drop the check, keeping the way the value-head "
+            "model took if that is what you want",
+            severity=Severity.WARNING,
+        )
 
     def _kbit_preparation(
         self, original: cst.Call, kbit: list[tuple[cst.Arg, cst.Arg]], quantized: str
