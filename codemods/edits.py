@@ -311,7 +311,7 @@ def relayout(original: cst.Call, args: list[cst.Arg], fresh: set[int]) -> list[c
     last_ws = last.whitespace_after_arg if last is not None else None
     if last is not None and isinstance(last.whitespace_after_arg, cst.ParenthesizedWhitespace):
         closing = last.whitespace_after_arg.with_changes(first_line=cst.TrailingWhitespace())
-    carried = _carried_comment_lines(original, args)
+    carried, orphaned = _carried_comment_lines(original, args)
     out = []
     for i, arg in enumerate(args):
         note = _line_comment(arg)
@@ -322,8 +322,11 @@ def relayout(original: cst.Call, args: list[cst.Arg], fresh: set[int]) -> list[c
                 arg = arg.with_changes(whitespace_after_arg=closing)
             out.append(arg.with_changes(comma=_with_lines(_with_comment(end, note), lines, 0)))
             continue
-        if lines:
-            arg = arg.with_changes(comma=_with_lines(arg.comma, lines, None))
+        if lines or id(arg.comma) in orphaned:
+            comma = arg.comma
+            if id(comma) in orphaned:
+                comma = _without_comments(comma, own_lines=True, keep_blank=True)
+            arg = arg.with_changes(comma=_with_lines(comma, lines, None))
         if isinstance(after, cst.ParenthesizedWhitespace):  # the old last one, moved up
             note = after.first_line if after.first_line.comment is not None else note
             arg = arg.with_changes(whitespace_after_arg=cst.SimpleWhitespace(""))
@@ -336,28 +339,51 @@ def relayout(original: cst.Call, args: list[cst.Arg], fresh: set[int]) -> list[c
 
 def _carried_comment_lines(
     original: cst.Call, args: list[cst.Arg]
-) -> dict[int, list[cst.EmptyLine]]:
+) -> tuple[dict[int, list[cst.EmptyLine]], set[int]]:
     """Comment lines of their own below an argument the new list drops (`# Logging` above the
     next argument, which stays): by the comma of the kept argument before it, which takes them,
-    keyed by that comma's id (a kept argument keeps its comma object, whatever else changed)."""
+    keyed by that comma's id (a kept argument keeps its comma object, whatever else changed).
+    And the ids of kept commas whose own comment lines head arguments that all go: those lines
+    go too."""
     kept = {id(a.comma) for a in args if isinstance(a.comma, cst.Comma)}
-    out: dict[int, list[cst.EmptyLine]] = {}
+    carried: dict[int, list[cst.EmptyLine]] = {}
+    orphaned: set[int] = set()
     owner: int | None = None
-    for arg in original.args[:-1]:  # the last one's lines before `)` stay in any case
+    given = original.args
+    for i, arg in enumerate(given[:-1]):  # the last one's lines before `)` stay in any case
         comma = arg.comma
         if not isinstance(comma, cst.Comma):
             continue
+        ws = comma.whitespace_after
+        if not isinstance(ws, cst.ParenthesizedWhitespace) or not any(
+            line.comment is not None for line in ws.empty_lines
+        ):
+            if id(comma) in kept:
+                owner = id(comma)
+            continue
+        survives = _group_kept(given[i + 1 :], kept)
         if id(comma) in kept:
             owner = id(comma)
-            continue
-        ws = comma.whitespace_after
-        if (
-            owner is not None
-            and isinstance(ws, cst.ParenthesizedWhitespace)
-            and any(line.comment is not None for line in ws.empty_lines)
-        ):
-            out.setdefault(owner, []).extend(ws.empty_lines)
-    return out
+            if not survives:
+                orphaned.add(owner)
+        elif survives and owner is not None:
+            carried.setdefault(owner, []).extend(ws.empty_lines)
+    return carried, orphaned
+
+
+def _group_kept(group: Sequence[cst.Arg], kept: set[int]) -> bool:
+    """Whether an argument under a heading stays: the arguments from the first of `group` up
+    to one followed by lines of their own (blank or comment: the next group). A heading over
+    arguments that all go (`# GAE` over `gamma=`, `lam=`) goes with them."""
+    for k, arg in enumerate(group):
+        if id(arg.comma) in kept:
+            return True
+        if not isinstance(arg.comma, cst.Comma):
+            return True  # the last argument, with no comma to tell by: taken as kept
+        ws = arg.comma.whitespace_after if isinstance(arg.comma, cst.Comma) else None
+        if isinstance(ws, cst.ParenthesizedWhitespace) and ws.empty_lines:
+            return False
+    return False
 
 
 def _with_lines(
@@ -365,7 +391,7 @@ def _with_lines(
 ) -> cst.Comma | cst.MaybeSentinel:
     """`comma` with `lines` among the lines below it (at index `at`, None for the end), and no
     two blank lines in a row where they meet."""
-    if not lines or not isinstance(comma, cst.Comma):
+    if not isinstance(comma, cst.Comma):
         return comma
     ws = comma.whitespace_after
     if not isinstance(ws, cst.ParenthesizedWhitespace):
@@ -403,13 +429,19 @@ def _with_comment(
     return comma.with_changes(whitespace_after=ws.with_changes(first_line=note))
 
 
-def _without_comments(comma: cst.Comma, *, own_lines: bool = True) -> cst.Comma:
+def _without_comments(
+    comma: cst.Comma, *, own_lines: bool = True, keep_blank: bool = False
+) -> cst.Comma:
     """`comma` without the comment ending its line (and, with `own_lines`, without the
-    comment lines below it)."""
+    lines below it: a separator for new arguments is one line break; with `keep_blank`, the
+    comment ending its line stays and only the comment lines below it go)."""
     ws = comma.whitespace_after
     if not isinstance(ws, cst.ParenthesizedWhitespace):
         return comma
-    kept = [line for line in ws.empty_lines if line.comment is None or not own_lines]
+    if keep_blank:
+        lines = [line for line in ws.empty_lines if line.comment is None]
+        return comma.with_changes(whitespace_after=ws.with_changes(empty_lines=lines))
+    kept = [] if own_lines else list(ws.empty_lines)
     return comma.with_changes(
         whitespace_after=ws.with_changes(
             first_line=cst.TrailingWhitespace(newline=ws.first_line.newline), empty_lines=kept

@@ -164,19 +164,32 @@ def test_comment_lines_below_a_dropped_argument_stay_above_the_next():
     assert_fixes(before, after, select=("TRL103",))
 
 
-def test_comment_lines_of_dropped_arguments_at_the_end_stay_in_order():
+def test_a_heading_over_arguments_that_all_go_goes_with_them():
+    # seen in dubin555/hf-ppo: a config in sections (`# GAE` over `gamma=`, `lam=`); a
+    # heading stays where an argument under it stays (`# clipping`: `cliprange` is `epsilon`)
     before = (
         'from trl import PPOConfig\n\nconfig = PPOConfig(\n    output_dir="out",\n'
-        "    kl_coef=0.1,\n    gamma=1.0,\n    # value head\n    vf_coef=0.1,\n"
-        "    # the end\n)\n"
+        "    kl_coef=0.1,  # kl\n    gamma=1.0,\n\n    # clipping\n    cliprange_value=0.2,\n"
+        "    cliprange=0.2,\n\n    # value head\n    vf_coef=0.1,\n    # the end\n)\n"
     )
     after = (
         'from trl import RLOOConfig\n\nconfig = RLOOConfig(\n    output_dir="out",\n'
-        "    beta=0.1,\n    # value head\n    max_grad_norm=0.0,\n    learning_rate=5e-05,\n"
-        "    max_completion_length=53,\n    temperature=0.7,\n    num_iterations=4,\n"
-        "    disable_dropout=True,\n    # the end\n)\n"
+        "    beta=0.1,  # kl\n\n    # clipping\n    epsilon=0.2,\n\n    max_grad_norm=0.0,\n"
+        "    learning_rate=5e-05,\n    max_completion_length=53,\n    temperature=0.7,\n"
+        "    num_iterations=4,\n    disable_dropout=True,\n    # the end\n)\n"
     )
     assert_fixes(before, after, select=("TRL103",))
+
+
+def test_new_arguments_after_a_blank_line_get_none():
+    # a blank line after the first argument was copied before every argument the rewrite added
+    before = (
+        'from trl import PPOConfig\n\nconfig = PPOConfig(\n    output_dir="out",\n\n'
+        "    kl_coef=0.1,\n)\n"
+    )
+    out, _ = run(before, select=("TRL103",))
+    assert "\n\n    max_grad_norm=0.0,\n    learning_rate=5e-05,\n" not in out
+    assert "    beta=0.1,\n    max_grad_norm=0.0,\n    learning_rate=5e-05,\n" in out
 
 
 @pytest.mark.parametrize(
