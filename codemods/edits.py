@@ -324,7 +324,7 @@ def relayout(original: cst.Call, args: list[cst.Arg], fresh: set[int]) -> list[c
             continue
         if lines or id(arg.comma) in orphaned:
             comma = arg.comma
-            if id(comma) in orphaned:
+            if id(comma) in orphaned and isinstance(comma, cst.Comma):
                 comma = _without_comments(comma, own_lines=True, keep_blank=True)
             arg = arg.with_changes(comma=_with_lines(comma, lines, None))
         if isinstance(after, cst.ParenthesizedWhitespace):  # the old last one, moved up
@@ -375,7 +375,7 @@ def _group_kept(group: Sequence[cst.Arg], kept: set[int]) -> bool:
     """Whether an argument under a heading stays: the arguments from the first of `group` up
     to one followed by lines of their own (blank or comment: the next group). A heading over
     arguments that all go (`# GAE` over `gamma=`, `lam=`) goes with them."""
-    for k, arg in enumerate(group):
+    for arg in group:
         if id(arg.comma) in kept:
             return True
         if not isinstance(arg.comma, cst.Comma):
