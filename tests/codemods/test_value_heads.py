@@ -1073,6 +1073,16 @@ def test_a_value_head_class_in_an_annotation_names_pretrained_model():
             """,
             id="the-name-bound-to-another-class",
         ),
+        pytest.param(
+            # seen in hiyouga/ChatGLM-Efficient-Tuning: the annotation says which functions
+            # handle value-head models, in a file that reads `.v_head`
+            """
+            from trl import AutoModelForCausalLMWithValueHead
+            def swap(model: AutoModelForCausalLMWithValueHead) -> None:
+                model.default_head = model.v_head.state_dict()
+            """,
+            id="a-file-that-reads-the-value-head",
+        ),
     ],
 )
 def test_other_uses_of_a_value_head_class_keep_the_todo(src):
@@ -1121,3 +1131,24 @@ def test_a_probe_of_another_object_or_attribute_says_nothing():
     )
     _, findings = run(before, select=SELECT)
     assert not [f for f in findings if f.fix is Fix.MANUAL]
+
+
+def test_an_annotation_uses_pretrained_model_already_imported_from_transformers():
+    before = dedent(
+        """
+        from transformers.modeling_utils import PreTrainedModel
+        from trl import AutoModelForCausalLMWithValueHead
+
+        def forward(model: AutoModelForCausalLMWithValueHead, x: PreTrainedModel):
+            return model(x)
+        """
+    )
+    after = dedent(
+        """
+        from transformers.modeling_utils import PreTrainedModel
+
+        def forward(model: PreTrainedModel, x: PreTrainedModel):
+            return model(x)
+        """
+    )
+    assert_fixes(before, after, select=SELECT)

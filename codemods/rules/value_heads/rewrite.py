@@ -872,9 +872,13 @@ class RewriteValueHeads(RuleTransformer):
 
     def _plain_class_free(self) -> bool:
         """Whether `PreTrainedModel` can name transformers' class here: the file binds that
-        name to nothing else (it names it nowhere, or imports it from transformers)."""
+        name to nothing else (it names it nowhere, or imports it from transformers), and reads
+        no value head (`.v_head`): there the annotation says which code handles value-head
+        models, and its TODO stays."""
         names = self.state.identifiers
-        if names is None or not names.has_any(("PreTrainedModel",)):
+        if names is None or names.has_any(("v_head",)):
+            return False
+        if not names.has_any(("PreTrainedModel",)):
             return True
         return "PreTrainedModel" in (names.bound_by("transformers") or ())
 
@@ -889,7 +893,11 @@ class RewriteValueHeads(RuleTransformer):
             return None
         self._handled.add(id(node))
         if self._annotations and cls != "ValueHead" and self._plain_class_free():
-            AddImportsVisitor.add_needed_import(self.context, "transformers", "PreTrainedModel")
+            bound = (
+                self.state.identifiers.bound_by("transformers") if self.state.identifiers else None
+            )
+            if "PreTrainedModel" not in (bound or ()):
+                AddImportsVisitor.add_needed_import(self.context, "transformers", "PreTrainedModel")
             self.report(
                 node,
                 f"`{cls}` does not exist in TRL 1.13: this annotation names "
