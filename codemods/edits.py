@@ -311,7 +311,7 @@ def relayout(original: cst.Call, args: list[cst.Arg], fresh: set[int]) -> list[c
     last_ws = last.whitespace_after_arg if last is not None else None
     if last is not None and isinstance(last.whitespace_after_arg, cst.ParenthesizedWhitespace):
         closing = last.whitespace_after_arg.with_changes(first_line=cst.TrailingWhitespace())
-    carried, orphaned = _carried_comment_lines(original, args)
+    carried = _carried_comment_lines(original, args)
     out = []
     for i, arg in enumerate(args):
         note = _line_comment(arg)
@@ -322,11 +322,8 @@ def relayout(original: cst.Call, args: list[cst.Arg], fresh: set[int]) -> list[c
                 arg = arg.with_changes(whitespace_after_arg=closing)
             out.append(arg.with_changes(comma=_with_lines(_with_comment(end, note), lines, 0)))
             continue
-        if lines or id(arg.comma) in orphaned:
-            comma = arg.comma
-            if id(comma) in orphaned and isinstance(comma, cst.Comma):
-                comma = _without_comments(comma, own_lines=True, keep_blank=True)
-            arg = arg.with_changes(comma=_with_lines(comma, lines, None))
+        if lines:
+            arg = arg.with_changes(comma=_with_lines(arg.comma, lines, None))
         if isinstance(after, cst.ParenthesizedWhitespace):  # the old last one, moved up
             note = after.first_line if after.first_line.comment is not None else note
             arg = arg.with_changes(whitespace_after_arg=cst.SimpleWhitespace(""))
@@ -339,36 +336,32 @@ def relayout(original: cst.Call, args: list[cst.Arg], fresh: set[int]) -> list[c
 
 def _carried_comment_lines(
     original: cst.Call, args: list[cst.Arg]
-) -> tuple[dict[int, list[cst.EmptyLine]], set[int]]:
+) -> dict[int, list[cst.EmptyLine]]:
     """Comment lines of their own below an argument the new list drops (`# Logging` above the
     next argument, which stays): by the comma of the kept argument before it, which takes them,
     keyed by that comma's id (a kept argument keeps its comma object, whatever else changed).
-    And the ids of kept commas whose own comment lines head arguments that all go: those lines
-    go too."""
+    Lines over arguments that all go too (`# GAE` over `gamma=`, `lam=`) go with them; the
+    comment lines of a kept argument's own comma stay where they are in any case."""
     kept = {id(a.comma) for a in args if isinstance(a.comma, cst.Comma)}
     carried: dict[int, list[cst.EmptyLine]] = {}
-    orphaned: set[int] = set()
     owner: int | None = None
     given = original.args
     for i, arg in enumerate(given[:-1]):  # the last one's lines before `)` stay in any case
         comma = arg.comma
         if not isinstance(comma, cst.Comma):
             continue
-        ws = comma.whitespace_after
-        if not isinstance(ws, cst.ParenthesizedWhitespace) or not any(
-            line.comment is not None for line in ws.empty_lines
-        ):
-            if id(comma) in kept:
-                owner = id(comma)
-            continue
-        survives = _group_kept(given[i + 1 :], kept)
         if id(comma) in kept:
             owner = id(comma)
-            if not survives:
-                orphaned.add(owner)
-        elif survives and owner is not None:
+            continue
+        ws = comma.whitespace_after
+        if (
+            owner is not None
+            and isinstance(ws, cst.ParenthesizedWhitespace)
+            and any(line.comment is not None for line in ws.empty_lines)
+            and _group_kept(given[i + 1 :], kept)
+        ):
             carried.setdefault(owner, []).extend(ws.empty_lines)
-    return carried, orphaned
+    return carried
 
 
 def _group_kept(group: Sequence[cst.Arg], kept: set[int]) -> bool:
@@ -429,18 +422,12 @@ def _with_comment(
     return comma.with_changes(whitespace_after=ws.with_changes(first_line=note))
 
 
-def _without_comments(
-    comma: cst.Comma, *, own_lines: bool = True, keep_blank: bool = False
-) -> cst.Comma:
+def _without_comments(comma: cst.Comma, *, own_lines: bool = True) -> cst.Comma:
     """`comma` without the comment ending its line (and, with `own_lines`, without the
-    lines below it: a separator for new arguments is one line break; with `keep_blank`, the
-    comment ending its line stays and only the comment lines below it go)."""
+    lines below it: a separator for new arguments is one line break)."""
     ws = comma.whitespace_after
     if not isinstance(ws, cst.ParenthesizedWhitespace):
         return comma
-    if keep_blank:
-        lines = [line for line in ws.empty_lines if line.comment is None]
-        return comma.with_changes(whitespace_after=ws.with_changes(empty_lines=lines))
     kept = [] if own_lines else list(ws.empty_lines)
     return comma.with_changes(
         whitespace_after=ws.with_changes(

@@ -164,19 +164,23 @@ def test_comment_lines_below_a_dropped_argument_stay_above_the_next():
     assert_fixes(before, after, select=("TRL103",))
 
 
-def test_a_heading_over_arguments_that_all_go_goes_with_them():
-    # seen in dubin555/hf-ppo: a config in sections (`# GAE` over `gamma=`, `lam=`); a
-    # heading stays where an argument under it stays (`# clipping`: `cliprange` is `epsilon`)
+def test_a_heading_over_dropped_arguments_stays_where_one_of_them_stays():
+    # seen in dubin555/hf-ppo: a config in sections; `# clipping` heads `cliprange` (now
+    # `epsilon`) and stays; `# GAE`, under a dropped argument, heads only dropped ones and goes;
+    # comment lines under a kept argument (`# value head`; commented-out code in
+    # minsik-hong/rewardedsoups) stay where they are
     before = (
         'from trl import PPOConfig\n\nconfig = PPOConfig(\n    output_dir="out",\n'
-        "    kl_coef=0.1,  # kl\n    gamma=1.0,\n\n    # clipping\n    cliprange_value=0.2,\n"
-        "    cliprange=0.2,\n\n    # value head\n    vf_coef=0.1,\n    # the end\n)\n"
+        "    kl_coef=0.1,  # kl\n    # value head\n    vf_coef=0.1,\n\n    # GAE\n    gamma=1.0,\n"
+        "    lam=0.95,\n\n    # clipping\n    cliprange_value=0.2,\n    cliprange=0.2,\n"
+        "    # the end\n)\n"
     )
     after = (
         'from trl import RLOOConfig\n\nconfig = RLOOConfig(\n    output_dir="out",\n'
-        "    beta=0.1,  # kl\n\n    # clipping\n    epsilon=0.2,\n\n    max_grad_norm=0.0,\n"
-        "    learning_rate=5e-05,\n    max_completion_length=53,\n    temperature=0.7,\n"
-        "    num_iterations=4,\n    disable_dropout=True,\n    # the end\n)\n"
+        "    beta=0.1,  # kl\n    # value head\n\n    # clipping\n    epsilon=0.2,\n"
+        "    max_grad_norm=0.0,\n    learning_rate=5e-05,\n    max_completion_length=53,\n"
+        "    temperature=0.7,\n    num_iterations=4,\n    disable_dropout=True,\n"
+        "    # the end\n)\n"
     )
     assert_fixes(before, after, select=("TRL103",))
 
