@@ -255,11 +255,12 @@ class RewriteTrainerKwargs(RuleTransformer):
             if kw in row["moved"]:
                 to = row["moved"][kw]["to"]
                 if planned:
-                    self.report(
-                        orig,
-                        f"`{trainer}({kw}=...)` was removed in TRL 0.13 (taken from "
-                        f"{row['moved'][kw]['in']}); moved into the {config} as `{to}=`",
-                    )
+                    if edits.literal(arg.value) is not None:  # a None is dropped, and said so
+                        self.report(
+                            orig,
+                            f"`{trainer}({kw}=...)` was removed in TRL 0.13 (taken from "
+                            f"{row['moved'][kw]['in']}); moved into the {config} as `{to}=`",
+                        )
                     continue
                 if at is not None:
                     continue  # carried by the helper call that wraps `args` below

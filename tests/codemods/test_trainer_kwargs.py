@@ -287,6 +287,23 @@ def test_max_seq_length_none_on_a_visible_config_keeps_the_1_13_default_with_a_w
     assert run(out, select=SELECT)[0] == out
 
 
+def test_a_none_setting_of_a_config_built_here_is_dropped_not_moved():
+    # seen in TheSleepGod/RL: `dataset_text_field=None` beside a TrainingArguments the rule
+    # turns into an SFTConfig was said to be dropped and, at error level, moved into it
+    src = dedent(
+        """
+        from transformers import TrainingArguments
+        from trl import SFTTrainer
+        args = TrainingArguments(output_dir="out")
+        trainer = SFTTrainer(model=m, args=args, train_dataset=ds, packing=False, dataset_text_field=None)
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    said = [f.message for f in findings if "dataset_text_field" in f.message]
+    assert len(said) == 1 and "`dataset_text_field=None` left the config's" in said[0]
+    assert "dataset_text_field" not in out and "packing=False" in out
+
+
 def test_the_written_helper_converts_as_trl_1_13_does():
     trl = pytest.importorskip("trl")
     if not trl.__version__.startswith("1.13."):
