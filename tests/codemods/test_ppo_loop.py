@@ -654,14 +654,46 @@ def test_loop_that_stops_after_n_batches_gets_max_steps(guard):
 
 
 @pytest.mark.parametrize(
+    ("guard", "batches"),
+    [
+        ("if epoch >= 9:", 10),  # after batch 9 has trained: 0..9
+        ("if epoch > 8:", 10),
+        ("if epoch == 9:", 10),
+        ("if epoch >= n - 1:", None),  # read at run time: `n - 1 + 1` batches
+    ],
+)
+def test_a_guard_after_the_step_counts_the_batch_it_follows(guard, batches):
+    # seen in learn2Pro/buddygpt: `if epoch > 100: break` at the end of the loop body, after
+    # the step (102 batches)
+    src = dedent(STOPS).replace("    if epoch >= config.total_ppo_epochs:\n        break\n", "")
+    src = src.replace(
+        '    if epoch % 5 == 0:\n        trainer.save_pretrained(f"out/{epoch}")\n',
+        f"    {guard}\n        break\n",
+    )
+    out, findings = run(src, select=PPO)
+    assert not [f for f in findings if f.fix is Fix.MANUAL]
+    if batches is not None:
+        assert f"max_steps={batches * 16}" in out  # x steps_per_generation 4 x num_iterations 4
+    else:
+        assert "max_steps=" in out and "n - 1 + 1" in out
+    stop = [f for f in findings if f.message.startswith("the loop stopped after")]
+    assert len(stop) == 1 and stop[0].line == 11
+    assert run(out, select=PPO)[0] == out
+
+
+@pytest.mark.parametrize(
     "change",
     [
         ("        break\n", "        continue\n"),  # skips, does not stop
         ("enumerate(trainer.dataloader)", "enumerate(trainer.dataloader, 1)"),  # counts from 1
         ("if epoch >= config.total_ppo_epochs:", "if len(batch) >= 3:"),  # not the counter
         ("    if epoch >= config.total_ppo_epochs:\n        break\n", ""),  # (control: no guard)
+        (  # between the generation and the step: neither before nor after a whole batch
+            '    if epoch >= config.total_ppo_epochs:\n        break\n    query_tensors = batch["input_ids"]\n',
+            '    query_tensors = batch["input_ids"]\n    if epoch >= config.total_ppo_epochs:\n        break\n',
+        ),
     ],
-    ids=["continue", "start", "not-the-counter", "no-guard"],
+    ids=["continue", "start", "not-the-counter", "no-guard", "mid-body"],
 )
 def test_other_early_exits_keep_the_todo(change):
     out, findings = run(dedent(STOPS).replace(*change), select=PPO)

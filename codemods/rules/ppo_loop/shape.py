@@ -838,18 +838,13 @@ def loaded(stmt: cst.CSTNode) -> set[str]:
 
 
 def batch_limit(loop: cst.For) -> tuple[cst.If, cst.BaseExpression] | None:
-    """The loop's first statement when it is `if <i> >= N: break` (or `> N - 1`, `== N`), `i`
-    the counter of `for i, batch in enumerate(...)` (inside `tqdm(...)` too, default start),
-    with the number of batches N the loop trains on (when the dataloader has that many)."""
+    """The loop's guard `if <i> >= N: break` (or `> N - 1`, `== N`), `i` the counter of
+    `for i, batch in enumerate(...)` (inside `tqdm(...)` too, default start), with the number
+    of batches the loop trains on (when the dataloader has that many): N for the loop's first
+    statement; N + 1 for its last, which breaks after batch `i` has trained (`if epoch > 100:
+    break` after the step: 102 batches)."""
     body = getattr(loop.body, "body", [])
-    if not body or not isinstance(body[0], cst.If) or body[0].orelse is not None:
-        return None
-    guard = body[0]
-    if not m.matches(
-        guard.body,
-        m.IndentedBlock(body=[m.SimpleStatementLine(body=[m.Break()])])
-        | m.SimpleStatementSuite(body=[m.Break()]),  # `if i >= 3: break` on one line
-    ):
+    if not body:
         return None
     it = loop.iter
     if m.matches(it, m.Call(func=m.Name("tqdm"))) and it.args:  # type: ignore[attr-defined]
@@ -859,7 +854,27 @@ def batch_limit(loop: cst.For) -> tuple[cst.If, cst.BaseExpression] | None:
     if not m.matches(loop.target, m.Tuple(elements=[m.Element(m.Name()), m.Element(m.Name())])):
         return None
     counter = loop.target.elements[0].value.value  # type: ignore[attr-defined]
-    test = guard.test
+    for guard, after in ((body[0], 0), (body[-1], 1)):
+        found = _break_guard(guard, counter, after)
+        if found is not None:
+            return guard, found  # type: ignore[return-value]
+        if len(body) == 1:
+            break
+    return None
+
+
+def _break_guard(stmt: cst.BaseStatement, counter: str, after: int) -> cst.BaseExpression | None:
+    """The batches a loop trains on when `stmt` is `if <counter> >= N: break` (`> N`, `== N`),
+    run before (`after` 0) or after (1) the batch's training; None for any other statement."""
+    if not isinstance(stmt, cst.If) or stmt.orelse is not None:
+        return None
+    if not m.matches(
+        stmt.body,
+        m.IndentedBlock(body=[m.SimpleStatementLine(body=[m.Break()])])
+        | m.SimpleStatementSuite(body=[m.Break()]),  # `if i >= 3: break` on one line
+    ):
+        return None
+    test = stmt.test
     if not (
         isinstance(test, cst.Comparison)
         and len(test.comparisons) == 1
@@ -869,11 +884,15 @@ def batch_limit(loop: cst.For) -> tuple[cst.If, cst.BaseExpression] | None:
     op, bound = test.comparisons[0].operator, test.comparisons[0].comparator
     if counter in edits.names(bound):
         return None
-    if isinstance(op, (cst.GreaterThanEqual, cst.Equal)):
-        return guard, bound
     if isinstance(op, cst.GreaterThan):
-        value = edits.literal(bound)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return guard, cst.Integer(str(value + 1))
-        return guard, cst.parse_expression(f"{edits.code(bound).strip()} + 1")
-    return None
+        extra = after + 1
+    elif isinstance(op, (cst.GreaterThanEqual, cst.Equal)):
+        extra = after
+    else:
+        return None
+    if not extra:
+        return bound
+    value = edits.literal(bound)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return cst.Integer(str(value + extra))
+    return cst.parse_expression(f"{edits.code(bound).strip()} + {extra}")
