@@ -248,11 +248,11 @@ def run_facts(files: Sequence[tuple[str, bytes]]) -> dict[str, RunFacts]:
     builders: dict[str, set[str]] = {}
     deferred: dict[str, set[tuple[str, str]]] = {}
 
-    trees = list(modules.trees())
-    # names a module passes on from a reader it imports them from (a package's `__init__.py`:
-    # `from .trainer.ppo_trainer import GaudiPPOTrainer`), by module
+    # names a package's `__init__.py` passes on from a reader it imports them from (`from
+    # .trainer.ppo_trainer import GaudiPPOTrainer`), by package (the run's trees are read one at
+    # a time below: a run over a whole environment reads thousands)
     passed_on: dict[str, set[str]] = {}
-    for path, tree in trees:
+    for path, tree in modules.trees(packages=True):
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module:
                 found = modules.find(path, node.module, node.level)
@@ -269,7 +269,7 @@ def run_facts(files: Sequence[tuple[str, bytes]]) -> dict[str, RunFacts]:
             relayed = passed_on.get(found, set())
             vh.setdefault(path, set()).update(n for n, o in zip(names, originals) if o in relayed)
 
-    for path, tree in trees:
+    for path, tree in modules.trees():
         functions: dict[str, tuple[str, str]] = {}  # local name -> (file, name there)
         imported: dict[str, str] = {}  # `import dataset`: local name -> file
         trainers: set[str] = set()  # how the module calls TRL's PPO trainers
@@ -400,9 +400,13 @@ class _Modules:
                     if package[i] != "trl":
                         self.by_key.setdefault(".".join(package[i:]), []).append(path)
 
-    def trees(self):  # type: ignore[no-untyped-def]
+    def trees(self, *, packages: bool = False):  # type: ignore[no-untyped-def]
+        """(path, `ast` tree) of each file that imports anything; with `packages`, of each
+        package's `__init__.py` only."""
         for path, data in [*self.data.items(), *self.notebooks.items()]:
             if b"import" not in data:
+                continue
+            if packages and os.path.basename(path) != "__init__.py":
                 continue
             try:
                 code = _notebook_code(data) if path.endswith(".ipynb") else data
