@@ -468,8 +468,8 @@ class RewriteValueHeads(RuleTransformer):
     def _attribute_probe(self, call: cst.Call) -> None:
         """`hasattr(model, "pretrained_model")` (or `"v_head"`, or `getattr` with a default) of
         a value-head model: True, or the wrapper's attribute, before; False, or the default, on
-        the plain model TRL 1.13 uses, so the code it guards changes course (an unwrap it
-        guarded is harmless: `model.pretrained_model` is `model` now)."""
+        the plain model TRL 1.13 uses, so the code it decides changes course. A TODO, not a
+        rewrite: the name may hold other models where the check was written for them."""
         func = get_full_name_for_node(call.func)
         if func not in ("hasattr", "getattr") or len(call.args) < 2:
             return
