@@ -416,26 +416,30 @@ def _assigned_counts(module: cst.Module) -> dict[str, int]:
     return seen
 
 
-_OTHER_BINDERS = (
-    cst.Param,
-    cst.For,
-    cst.AugAssign,
-    cst.AnnAssign,
-    cst.NamedExpr,
-    cst.AsName,
-    cst.CompFor,
-    cst.Global,
-    cst.Nonlocal,
-    cst.Del,
-)
+# node type -> the fields that hold what it binds
+_OTHER_BINDERS: dict[type, tuple[str, ...]] = {
+    cst.Param: ("name",),
+    cst.For: ("target",),
+    cst.AugAssign: ("target",),
+    cst.AnnAssign: ("target",),
+    cst.NamedExpr: ("target",),
+    cst.AsName: ("name",),
+    cst.CompFor: ("target",),
+    cst.Global: ("names",),
+    cst.Nonlocal: ("names",),
+    cst.Del: ("target",),
+}
 
 
 def _bound_otherwise(fn: cst.FunctionDef) -> set[str]:
     """Names `fn` (or code nested in it) binds other than by `name = ...`: parameters, loop and
     `with` targets, `global`/`nonlocal` declarations, deletions and the like."""
     out: set[str] = set()
-    for node in walk.find_all(fn, _OTHER_BINDERS):
-        out |= {n.value for n in walk.find_all(node, cst.Name)}
+    for node in walk.find_all(fn, tuple(_OTHER_BINDERS)):
+        for field in _OTHER_BINDERS[type(node)]:
+            value = getattr(node, field)
+            for part in value if isinstance(value, (list, tuple)) else (value,):
+                out |= {n.value for n in walk.find_all(part, cst.Name)}
     return out
 
 
