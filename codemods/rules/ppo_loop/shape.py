@@ -435,6 +435,7 @@ def _bound_otherwise(fn: cst.FunctionDef) -> set[str]:
     """Names `fn` (or code nested in it) binds other than by `name = ...`: parameters, loop and
     `with` targets, `global`/`nonlocal` declarations, deletions and the like."""
     out: set[str] = set()
+    node: cst.CSTNode
     for node in walk.find_all(fn, tuple(_OTHER_BINDERS)):
         for field in _OTHER_BINDERS[type(node)]:
             value = getattr(node, field)
