@@ -373,9 +373,16 @@ def length_samplers(
         _add_sampler(out, stmt, once)
     seen = _assigned_counts(module)
     for fn in walk.find_all(module, cst.FunctionDef):
+        body = getattr(fn.body, "body", [])
+        if not any(
+            (a := edits.assignment(stmt)) is not None
+            and m.matches(a.value, m.Call(func=m.Name("LengthSampler")))
+            for stmt in body
+        ):
+            continue  # no sampler of its own: nothing to read
         own: dict[str, cst.BaseExpression] = {}
         rebound = _bound_otherwise(fn)
-        for stmt in getattr(fn.body, "body", []):
+        for stmt in body:
             assign = edits.assignment(stmt)
             if assign is None or len(assign.targets) != 1:
                 continue
