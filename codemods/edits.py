@@ -373,7 +373,7 @@ def _group_kept(group: Sequence[cst.Arg], kept: set[int]) -> bool:
             return True
         if not isinstance(arg.comma, cst.Comma):
             return True  # the last argument, with no comma to tell by: taken as kept
-        ws = arg.comma.whitespace_after if isinstance(arg.comma, cst.Comma) else None
+        ws = arg.comma.whitespace_after
         if isinstance(ws, cst.ParenthesizedWhitespace) and ws.empty_lines:
             return False
     return False
@@ -384,7 +384,7 @@ def _with_lines(
 ) -> cst.Comma | cst.MaybeSentinel:
     """`comma` with `lines` among the lines below it (at index `at`, None for the end), and no
     two blank lines in a row where they meet."""
-    if not isinstance(comma, cst.Comma):
+    if not lines or not isinstance(comma, cst.Comma):
         return comma
     ws = comma.whitespace_after
     if not isinstance(ws, cst.ParenthesizedWhitespace):
