@@ -286,7 +286,7 @@ class RewriteDrift(
                 continue
             named = [a for a in given if a.keyword.value in gone["names"]]  # type: ignore[union-attr]
             if named:
-                shown = ", ".join(f"`{edits.code(a).strip().rstrip(',')}`" for a in named)
+                shown = ", ".join(f"`{edits.arg_text(a)}`" for a in named)
                 self.todo(call, f"{shown} of `{path}`: {gone['why']}")
             return
 

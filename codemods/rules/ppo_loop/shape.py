@@ -371,7 +371,7 @@ def length_samplers(
     out: dict[str, tuple[Bound, Bound]] = {}
     for stmt in [*module.body, *main_guard_body(module)]:
         _add_sampler(out, stmt, once)
-    seen = _assigned_counts(module)
+    seen: dict[str, int] | None = None  # counted once, where a function builds a sampler
     for fn in walk.find_all(module, cst.FunctionDef):
         body = getattr(fn.body, "body", [])
         if not any(
@@ -382,6 +382,7 @@ def length_samplers(
             continue  # no sampler of its own: nothing to read
         own: dict[str, cst.BaseExpression] = {}
         rebound = _bound_otherwise(fn)
+        seen = seen if seen is not None else _assigned_counts(module)
         for stmt in body:
             assign = edits.assignment(stmt)
             if assign is None or len(assign.targets) != 1:

@@ -386,7 +386,7 @@ class RewriteValueHeads(RuleTransformer):
             if ignored:
                 self.report(
                     original_node,
-                    f"`{', '.join(edits.code(a).strip().rstrip(',') for a in ignored)}` dropped: "
+                    f"`{', '.join(edits.arg_text(a) for a in ignored)}` dropped: "
                     "handed a loaded model, the value-head wrapper used it as it was and read "
                     "none of these (they apply to a load from a path), in every TRL release",
                     severity=Severity.INFO,
@@ -470,8 +470,10 @@ class RewriteValueHeads(RuleTransformer):
         a value-head model: True, or the wrapper's attribute, before; False, or the default, on
         the plain model TRL 1.13 uses, so the code it decides changes course. A TODO, not a
         rewrite: the name may hold other models where the check was written for them."""
-        func = get_full_name_for_node(call.func)
-        if func not in ("hasattr", "getattr") or len(call.args) < 2:
+        if not isinstance(call.func, cst.Name) or len(call.args) < 2:
+            return
+        func = call.func.value
+        if func not in ("hasattr", "getattr"):
             return
         owner, attr = call.args[0], call.args[1]
         name = get_full_name_for_node(owner.value)
@@ -556,7 +558,7 @@ class RewriteValueHeads(RuleTransformer):
         the file. Anything less certain (no peft_config the rewrite moves, a model wrapped after
         loading, a seq2seq policy, not a plain `X = ...` line) keeps a TODO."""
         given = {a.keyword.value: a for _, a in adapter if a.keyword is not None}
-        shown = ", ".join(edits.code(a).strip().rstrip(",") for _, a in adapter)
+        shown = ", ".join(edits.arg_text(a) for _, a in adapter)
         placed = self.facts.statements.get(id(original))
         if (
             "reward_adapter" not in given
@@ -870,17 +872,17 @@ class RewriteValueHeads(RuleTransformer):
         )
         return self._replacement(leaf.cls, node)
 
-    def _plain_class_free(self) -> bool:
-        """Whether `PreTrainedModel` can name transformers' class here: the file binds that
-        name to nothing else (it names it nowhere, or imports it from transformers), and reads
-        no value head (`.v_head`): there the annotation says which code handles value-head
-        models, and its TODO stays."""
+    def _plain_class(self) -> str | None:
+        """How `PreTrainedModel` can name transformers' class here: "bound" where an import of
+        transformers binds it already, "free" where the file names it nowhere; None where the
+        file binds it otherwise, or reads a value head (`.v_head`): there the annotation says
+        which code handles value-head models, and its TODO stays."""
         names = self.state.identifiers
         if names is None or names.has_any(("v_head",)):
-            return False
+            return None
         if not names.has_any(("PreTrainedModel",)):
-            return True
-        return "PreTrainedModel" in (names.bound_by("transformers") or ())
+            return "free"
+        return "bound" if "PreTrainedModel" in (names.bound_by("transformers") or ()) else None
 
     def _other_reference(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
         """A TODO for a use of a value-head class this rule has no rewrite for; in a type
@@ -892,11 +894,9 @@ class RewriteValueHeads(RuleTransformer):
         if cls is None:
             return None
         self._handled.add(id(node))
-        if self._annotations and cls != "ValueHead" and self._plain_class_free():
-            bound = (
-                self.state.identifiers.bound_by("transformers") if self.state.identifiers else None
-            )
-            if "PreTrainedModel" not in (bound or ()):
+        plain = self._plain_class() if self._annotations and cls != "ValueHead" else None
+        if plain is not None:
+            if plain == "free":
                 AddImportsVisitor.add_needed_import(self.context, "transformers", "PreTrainedModel")
             self.report(
                 node,
