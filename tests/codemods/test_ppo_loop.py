@@ -757,18 +757,79 @@ def test_a_generation_dict_another_function_binds_too_is_followed_in_the_loops_f
 
 
 @pytest.mark.parametrize(
+    "after",
+    [
+        pytest.param('    generation_kwargs = {"top_k": 5}\n', id="a-dict"),
+        pytest.param("    generation_kwargs = load_settings()\n", id="not-a-dict"),
+    ],
+)
+def test_a_generation_dict_bound_again_below_the_loop_is_read_from_above_it(after):
+    """The loop's function binds the name twice, each a statement of its body: the loop reads
+    the binding above it, whatever the one below holds."""
+    src = dedent(IN_MAIN) + after
+    out, findings = run(src, select=PPO)
+    assert "max_completion_length=15, top_k=0, top_p=1.0, num_train_epochs=1)" in out
+    assert "    trainer.train()\n" in out and out.endswith(after)
+    assert not [f for f in findings if f.fix is Fix.MANUAL]
+    assert run(out, select=PPO)[0] == out
+
+
+TOP_LEVEL = "\n".join(
+    line[4:] if line.startswith("    ") else line
+    for line in dedent(IN_MAIN).replace("def main():\n", "").splitlines()
+)
+
+
+@pytest.mark.parametrize(
     "src",
     [
         pytest.param(
-            dedent(IN_MAIN) + '    generation_kwargs = {"top_k": 5}\n',
-            id="twice-in-the-loops-function",
+            TOP_LEVEL.replace("for batch in", "generation_kwargs = load_settings()\nfor batch in"),
+            id="the-binding-above-is-not-a-dict",
+        ),
+        pytest.param(
+            TOP_LEVEL.replace(
+                "for batch in",
+                'if args.greedy:\n    generation_kwargs = {"do_sample": False}\nfor batch in',
+            ),
+            id="bound-again-in-an-if-above",
+        ),
+        pytest.param(
+            TOP_LEVEL.replace(
+                "for batch in",
+                'for generation_kwargs in [{"top_k": 1}]:\n    pass\nfor batch in',
+            )
+            + '\ngeneration_kwargs = {"top_k": 5}\n',
+            id="a-loop-target-too",
+        ),
+        pytest.param(
+            TOP_LEVEL.replace(
+                "for batch in", "generation_kwargs, seed = load_settings()\nfor batch in"
+            )
+            + '\ngeneration_kwargs = {"top_k": 5}\n',
+            id="unpacked-too",
+        ),
+        pytest.param(
+            TOP_LEVEL.replace("for batch in", 'generation_kwargs["top_k"] = 3\nfor batch in')
+            + '\ngeneration_kwargs = {"top_k": 5}\n',
+            id="changed-by-key-above",
+        ),
+        pytest.param(
+            TOP_LEVEL.replace("generation_kwargs = {", "settings = {").replace(
+                "trainer.step(query_tensors, response_tensors, rewards)",
+                "trainer.step(query_tensors, response_tensors, rewards)\n"
+                'generation_kwargs = {"top_k": 5}\ngeneration_kwargs = {"top_k": 6}',
+            ),
+            id="bound-below-the-loop-only",
+        ),
+        pytest.param(
+            TOP_LEVEL + '\ngeneration_kwargs = {"top_k": 5}\n'
+            "def other():\n    global generation_kwargs\n    generation_kwargs = {}\n",
+            id="global-in-another-function-and-twice",
         ),
         pytest.param(
             # at the top level, and rebound through `global` by another function
-            "\n".join(
-                line[4:] if line.startswith("    ") else line
-                for line in dedent(IN_MAIN).replace("def main():\n", "").splitlines()
-            )
+            TOP_LEVEL
             + '\ndef other():\n    global generation_kwargs\n    generation_kwargs = {"top_k": 5}\n',
             id="global-in-another-function",
         ),

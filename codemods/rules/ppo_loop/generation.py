@@ -11,7 +11,7 @@ from codemods import edits, ppo
 from codemods.rules.ppo_config.parsed import PARSE_METHODS
 from codemods.rules.ppo_loop.loop_pass import LoopPass
 from codemods.rules.ppo_loop.rewards import factory_call
-from codemods.rules.ppo_loop.shape import largest_draw, sampler_bounds
+from codemods.rules.ppo_loop.shape import largest_draw, reaching, sampler_bounds
 from codemods.rules.ppo_loop.state import BATCHES, GEN_DROPPED, GEN_FIELDS, Refused
 from migrate.kernel.findings import Severity
 
@@ -41,6 +41,12 @@ class Generation(LoopPass):
                 scope = self.function_of(at or call)
                 if literal is None and scope is not None:
                     literal = self.scoped_dicts.get((scope, name))
+                if literal is None and scope is not None and (scope, name) in self.rebound:
+                    literal = reaching(
+                        self.rebound[(scope, name)],
+                        at or call,
+                        self.state.tree_of(self.tree),
+                    )
                 if literal is None:
                     raise Refused(
                         f"`**{edits.code(arg.value).strip()}` is not a dict literal in this file"

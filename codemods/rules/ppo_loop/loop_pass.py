@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from codemods.base import RuleTransformer
-from codemods.rules.ppo_loop.shape import Bound, Line
+from codemods.rules.ppo_loop.shape import Bound, Line, Rebound
 
 
 class LoopPass(RuleTransformer):
@@ -17,6 +17,8 @@ class LoopPass(RuleTransformer):
     scoped_dicts: dict[
         tuple[int, str], dict[str, cst.BaseExpression]
     ]  # by (function body, variable)
+    # by (function body, variable): dicts bound more than once, the last above a loop counts
+    rebound: dict[tuple[int, str], Rebound]
     samplers: dict[str, tuple[Bound, Bound]]  # LengthSampler(lo, hi) by variable
     single: dict[str, cst.BaseExpression]  # names the module binds once, to what
     reward_name: str  # the reward function's name: `reward_fn`, unless the file uses it
