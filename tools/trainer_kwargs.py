@@ -31,6 +31,32 @@ OUT = ROOT / "codemods" / "data" / "trainer_kwargs.json"
 CONFIGS = {"SFTTrainer": "SFTConfig", "DPOTrainer": "DPOConfig", "RewardTrainer": "RewardConfig"}
 # Old keyword -> the 1.13 field that holds the same setting under another name.
 RENAMED = {("SFTTrainer", "max_seq_length"): "max_length"}
+# The last release whose trainer ran on a plain TrainingArguments, for the trainers TRL 1.13
+# gives only their own config (read from the wheels: RewardTrainer warned "deprecated" from 0.7
+# and took it through 0.12.2; DPOTrainer's `args: Optional[TrainingArguments]` ends at 0.8.6,
+# 0.9 reads DPOConfig fields off `args`). A TrainingArguments the rule turns into the config
+# for these keeps what those trainers did: `keeps` (fields of the config only, which the old
+# trainer did not have and the 1.13 default changes), with why.
+TRAINING_ARGUMENTS_UNTIL = {"DPOTrainer": "0.8.6", "RewardTrainer": "0.12.2"}
+KEEPS = {
+    "RewardTrainer": {
+        "disable_dropout": {
+            "value": False,
+            "why": "RewardTrainer of TRL 0.4-0.13 trained with the model's dropout on; "
+            "RewardConfig of TRL 1.13 turns it off by default",
+        }
+    }
+}
+# Said (a warning) when a TrainingArguments the rule turns into the config leaves the field
+# unset: what the old trainer did with it is not one value to keep.
+UNSET_NOTES = {
+    "RewardTrainer": {
+        "max_length": "RewardTrainer of TRL 1.13 drops every pair longer than max_length tokens "
+        "(1024 when unset); with a TrainingArguments, TRL 0.12 dropped those over 512 when it "
+        "tokenized the dataset itself and earlier releases dropped none: set max_length to what "
+        "your data needs"
+    }
+}
 # Handled elsewhere: `tokenizer=` is TRL108's (processing_class=); `model_init` and
 # `preprocess_logits_for_metrics` are transformers Trainer features, not settings.
 SKIP = {"tokenizer", "model_init", "preprocess_logits_for_metrics", "optimizer_cls_and_kwargs"}
@@ -136,9 +162,12 @@ def build() -> dict[str, Any]:
             "config": config,
             "takes_training_arguments": "TrainingArguments"
             in str(__import__("inspect").signature(getattr(trl, trainer).__init__)),
+            "training_arguments_until": TRAINING_ARGUMENTS_UNTIL.get(trainer),
             "moved": moved,
             "gone": gone,
             "pins": pins,
+            "keeps": KEEPS.get(trainer, {}),
+            "unset_notes": UNSET_NOTES.get(trainer, {}),
         }
     return data
 

@@ -33,7 +33,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits, inline, walk
+from codemods import edits, inline, reaching, walk
 from codemods.base import Rule, RuleTransformer
 from migrate.kernel.findings import Severity
 
@@ -74,7 +74,11 @@ class RewriteTrainerKwargs(RuleTransformer):
         self._config_names: set[str] = set()
         self._planned: set[int] = set()  # id(trainer call) whose config this rule rewrites
         self._unpacked: dict[int, str] = {}  # id(trainer call) -> `**x` its config call unpacks
+        # id(trainer call) whose config call is a TrainingArguments(...) that unpacks values and
+        # that the trainer cannot take in TRL 1.13: converted where the trainer is built
+        self._unpacked_ta: set[int] = set()
         self._module = node
+        self._rebound: dict[tuple[int, str], reaching.Rebound[bool]] | None = None
         self._helper_defined = inline.defines(node, HELPER)
         self._taken: bool | None = None  # made when a config is first wrapped
         self._write_helper = False
@@ -86,10 +90,12 @@ class RewriteTrainerKwargs(RuleTransformer):
                     assigns.setdefault(name, []).append(assign)
         for call in walk.find_all(node, cst.Call):
             trainer = self._trainer(call)
-            if trainer is None or not self._old_kwargs(call, trainer):
+            if trainer is None:
+                continue
+            config = self._config_call(call, trainer, assigns)
+            if not self._old_kwargs(call, trainer) and not self._needs_config(config, trainer):
                 continue
             self._trainers[id(call)] = trainer
-            config = self._config_call(call, trainer, assigns)
             if config is None:
                 continue
             unpacked = next((a for a in config.args if a.star), None)
@@ -99,6 +105,8 @@ class RewriteTrainerKwargs(RuleTransformer):
                 # be overridden; the trainer converts the built config instead
                 # (`trl_config_with`: every value kept)
                 self._unpacked[id(call)] = edits.code(unpacked).strip().rstrip(",").strip()
+                if self._needs_config(config, trainer):
+                    self._unpacked_ta.add(id(call))
                 continue
             if id(config) in self._plans and self._plans[id(config)][0] != trainer:
                 continue  # one config for two kinds of trainer: the trainer calls get TODOs
@@ -120,6 +128,16 @@ class RewriteTrainerKwargs(RuleTransformer):
         found = last & ARGS_AT.keys()
         return next(iter(found)) if len(found) == 1 else None
 
+    def _needs_config(self, config: cst.Call | None, trainer: str) -> bool:
+        """Whether `config`, the trainer's `args`, is a `TrainingArguments(...)` that TRL 1.13's
+        trainer cannot take (only its own config): it becomes that config, moved keywords or
+        none."""
+        return (
+            config is not None
+            and not table()[trainer]["takes_training_arguments"]
+            and self._config_kind(config, trainer) == "training_arguments"
+        )
+
     def _old_kwargs(self, call: cst.Call, trainer: str) -> list[cst.Arg]:
         row = table()[trainer]
         return [a for a in call.args if _kw(a) in row["moved"] or _kw(a) in row["gone"]]
@@ -139,11 +157,31 @@ class RewriteTrainerKwargs(RuleTransformer):
         if isinstance(value, cst.Name):
             bound = assigns.get(value.value, [])
             if len(bound) != 1:
-                return None
+                # bound several times in one block (a config per trainer): the binding above
+                assign = self._reaching_assign(call, value.value)
+                if assign is None:
+                    return None
+                bound = [assign]
             value = bound[0].value
         if not isinstance(value, cst.Call) or self._config_kind(value, trainer) is None:
             return None
         return value
+
+    def _reaching_assign(self, call: cst.Call, name: str) -> cst.Assign | None:
+        """The assignment of `name` that `call` reads where its block binds it several times
+        (`reaching`); None where that is not plain from the text."""
+        if self._rebound is None:
+            self._rebound = reaching.rebound(
+                self._module,
+                self.function_of,
+                reaching.blocks_of(self._module),
+                lambda assign: True,
+            )
+        scope = self.function_of(call)
+        entry = self._rebound.get((scope, name)) if scope is not None else None
+        if entry is None:
+            return None
+        return reaching.last_above(entry, call, self.state.tree_of(self._module))
 
     def _config_kind(self, call: cst.Call, trainer: str) -> str | None:
         names = set(self.qualified_names(call.func))
@@ -203,19 +241,29 @@ class RewriteTrainerKwargs(RuleTransformer):
             for name, value in row["pins"].items():
                 if name not in have:
                     add(name, cst.parse_expression(repr(value)))
+            kept = [(n, k) for n, k in row["keeps"].items() if n not in have]
+            for name, keep in kept:
+                add(name, cst.parse_expression(repr(keep["value"])))
             AddImportsVisitor.add_needed_import(self.context, "trl", config)
-            self.report(
-                original,
+            until = row["training_arguments_until"]
+            became = (
                 f"`TrainingArguments` became `{config}`, which holds the settings the trainer "
                 "took as keyword arguments"
-                + (
+                if moved or not until
+                else f"`TrainingArguments` became `{config}`: {trainer} took a TrainingArguments "
+                f"up to TRL {until}, and TRL 1.13's reads fields only {config} has (it fails "
+                "on a TrainingArguments)"
+            )
+            if pinned:
+                became += (
                     f"; {', '.join(pinned)} keep the TrainingArguments defaults where "
                     f"{config}'s differ"
-                    if pinned
-                    else ""
-                ),
-                severity=Severity.WARNING,
-            )
+                )
+            became += "".join(f"; {n}={k['value']!r}: {k['why']}" for n, k in kept)
+            self.report(original, became, severity=Severity.WARNING)
+            for name, note in row["unset_notes"].items():
+                if name not in have:
+                    self.report(original, f"`{name}` is not set: {note}", severity=Severity.WARNING)
             updated = updated.with_changes(func=cst.Name(config))
         if len(args) != len(updated.args):
             first = updated.args[0] if updated.args else None
@@ -340,6 +388,37 @@ class RewriteTrainerKwargs(RuleTransformer):
             self._taken = not self._helper_defined and HELPER in edits.names(self._module)
         return self._taken
 
+    def _kept_on_conversion(
+        self, original: cst.Call, trainer: str, named: set[str]
+    ) -> list[cst.Arg]:
+        """For a TrainingArguments that unpacks values, converted where `original` (a trainer
+        that cannot take one) is built: the settings that keep what the old trainer did (the
+        table's `keeps`), said with the conversion and the settings left unset."""
+        row = table()[trainer]
+        config = row["config"]
+        kept = [(n, k) for n, k in row["keeps"].items() if n not in named]
+        said = (
+            f"{trainer} took a TrainingArguments up to TRL {row['training_arguments_until']}, "
+            f"and TRL 1.13's reads fields only {config} has (it fails on a TrainingArguments); "
+            f"the one passed as `args` takes unpacked values (`{self._unpacked[id(original)]}`), "
+            f"so `{HELPER}` (written into this file) converts it to {config} where the trainer "
+            "is built, as TRL 1.13's SFTTrainer converts one: every value kept"
+        )
+        if named:  # the moved settings' findings said the conversion: only what it keeps
+            said = f"`{HELPER}` converts the TrainingArguments to {config}"
+        said += "".join(f"; {n}={k['value']!r}: {k['why']}" for n, k in kept)
+        if not named or kept:
+            self.report(original, said, severity=Severity.WARNING)
+        for name, note in row["unset_notes"].items():
+            if name not in named:
+                self.report(
+                    original,
+                    f"`{name}` is not set here (the unpacked values may hold it): {note}",
+                    severity=Severity.WARNING,
+                )
+        named.update(n for n, _ in kept)
+        return [edits.new_kwarg(n, cst.parse_expression(repr(k["value"]))) for n, k in kept]
+
     def _wrap_args(self, original: cst.Call, updated: cst.Call, trainer: str, at: int) -> cst.Call:
         """`args=X` becomes `args=trl_config_with(<Config>, X, <the moved settings>)`."""
         row = table()[trainer]
@@ -387,6 +466,8 @@ class RewriteTrainerKwargs(RuleTransformer):
                 named.add("packing_strategy")
                 settings.append(edits.new_kwarg("packing_strategy", '"wrapped"'))
                 self.report(orig, _packing_note(arg), severity=Severity.INFO)
+        if id(original) in self._unpacked_ta:
+            settings += self._kept_on_conversion(original, trainer, named)
         target = updated.args[at]
         parts = [cst.Arg(cst.Name(config)), cst.Arg(target.value), *settings]
         last = len(parts) - 1

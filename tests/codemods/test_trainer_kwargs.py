@@ -31,6 +31,22 @@ SELECT = ("TRL109",)
             "from trl import SFTTrainer\nmax_seq_length = 512\nf(max_seq_length=512)\n",
             id="not-a-trainer-call",
         ),
+        pytest.param(
+            "from transformers import TrainingArguments\nfrom trl import SFTTrainer\n"
+            "t = SFTTrainer(model, args=TrainingArguments('o'), train_dataset=ds)\n",
+            id="sft-takes-training-arguments-in-1.13",
+        ),
+        pytest.param(
+            "from trl import RewardConfig, RewardTrainer\n"
+            "t = RewardTrainer(model, args=RewardConfig('o'), train_dataset=ds)\n",
+            id="reward-config-already",
+        ),
+        pytest.param(
+            "from transformers import TrainingArguments\nfrom trl import RewardTrainer\n"
+            "args = TrainingArguments('o')\nif fast:\n    args = TrainingArguments('p')\n"
+            "t = RewardTrainer(model, args=args, train_dataset=ds)\n",
+            id="reward-training-arguments-bound-again-in-a-branch",
+        ),
     ],
 )
 def test_noop(src):
@@ -109,10 +125,120 @@ def test_noop(src):
             """,
             id="dpo-inline-training-arguments",
         ),
+        pytest.param(
+            """
+            from transformers import TrainingArguments
+            from trl import RewardTrainer
+
+            training_args = TrainingArguments(
+                output_dir="rm",
+                max_steps=100,
+            )
+            trainer = RewardTrainer(model=model, args=training_args, train_dataset=pairs)
+            """,
+            """
+            from transformers import TrainingArguments
+            from trl import RewardConfig, RewardTrainer
+
+            training_args = RewardConfig(
+                output_dir="rm",
+                max_steps=100,
+                learning_rate=5e-05,
+                bf16=False,
+                gradient_checkpointing=False,
+                logging_steps=500,
+                disable_dropout=False,
+            )
+            trainer = RewardTrainer(model=model, args=training_args, train_dataset=pairs)
+            """,
+            id="reward-training-arguments-alone",
+        ),
+        pytest.param(
+            """
+            from transformers import TrainingArguments
+            from trl import RewardTrainer
+            trainer = RewardTrainer(model, TrainingArguments("rm", learning_rate=1e-5), max_length=256)
+            """,
+            """
+            from transformers import TrainingArguments
+            from trl import RewardConfig, RewardTrainer
+            trainer = RewardTrainer(model, RewardConfig("rm", learning_rate=1e-5, max_length=256, bf16=False, gradient_checkpointing=False, logging_steps=500, disable_dropout=False))
+            """,
+            id="reward-training-arguments-with-max-length",
+        ),
+        pytest.param(
+            """
+            from transformers import Trainer, TrainingArguments
+            from trl import RewardTrainer
+
+            args = TrainingArguments("sft", num_train_epochs=2)
+            Trainer(model=model, args=args, train_dataset=texts).train()
+
+            args = TrainingArguments("rm", learning_rate=1e-5)
+            RewardTrainer(model=model, args=args, train_dataset=pairs).train()
+            args = TrainingArguments("eval")
+            """,
+            """
+            from transformers import Trainer, TrainingArguments
+            from trl import RewardConfig, RewardTrainer
+
+            args = TrainingArguments("sft", num_train_epochs=2)
+            Trainer(model=model, args=args, train_dataset=texts).train()
+
+            args = RewardConfig("rm", learning_rate=1e-5, bf16=False, gradient_checkpointing=False, logging_steps=500, disable_dropout=False)
+            RewardTrainer(model=model, args=args, train_dataset=pairs).train()
+            args = TrainingArguments("eval")
+            """,
+            id="reward-training-arguments-bound-again-for-each-trainer",
+        ),
     ],
 )
 def test_fixes(before, after):
     assert_fixes(dedent(before), dedent(after), select=SELECT)
+
+
+def test_training_arguments_a_1_13_trainer_cannot_take_are_said_with_what_they_kept():
+    src = dedent(
+        """
+        from transformers import TrainingArguments
+        from trl import RewardTrainer
+        trainer = RewardTrainer(model, args=TrainingArguments("rm"), train_dataset=pairs)
+        """
+    )
+    _, findings = run(src, select=SELECT)
+    said = [f.message for f in findings]
+    assert said[0].startswith(
+        "`TrainingArguments` became `RewardConfig`: RewardTrainer took a TrainingArguments up "
+        "to TRL 0.12.2, and TRL 1.13's reads fields only RewardConfig has"
+    )
+    assert (
+        "disable_dropout=False: RewardTrainer of TRL 0.4-0.13 trained with the model's" in (said[0])
+    )
+    assert said[1].startswith("`max_length` is not set: RewardTrainer of TRL 1.13 drops")
+    assert all(f.severity is Severity.WARNING for f in findings) and len(findings) == 2
+
+
+def test_training_arguments_that_unpack_values_are_converted_where_the_reward_trainer_is_built():
+    src = dedent(
+        """
+        from transformers import TrainingArguments
+        from trl import RewardTrainer
+        training_args = TrainingArguments(output_dir="rm", **extra)
+        trainer = RewardTrainer(model=model, args=training_args, train_dataset=pairs)
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    assert out.endswith(
+        'training_args = TrainingArguments(output_dir="rm", **extra)\n'
+        "trainer = RewardTrainer(model=model, args=trl_config_with(RewardConfig, training_args, "
+        "disable_dropout=False), train_dataset=pairs)\n"
+    )
+    assert "def trl_config_with(config_class, args, **settings):" in out
+    said = [f.message for f in findings]
+    assert said[0].startswith("RewardTrainer took a TrainingArguments up to TRL 0.12.2")
+    assert "takes unpacked values (`**extra`)" in said[0] and "disable_dropout=False" in said[0]
+    assert said[1].startswith("`max_length` is not set here (the unpacked values may hold it)")
+    assert run(out, select=SELECT)[0] == out
 
 
 def test_a_setting_with_no_home_is_removed_with_a_todo():

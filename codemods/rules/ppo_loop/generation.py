@@ -7,11 +7,11 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits, ppo
+from codemods import edits, ppo, reaching
 from codemods.rules.ppo_config.parsed import PARSE_METHODS
 from codemods.rules.ppo_loop.loop_pass import LoopPass
 from codemods.rules.ppo_loop.rewards import factory_call
-from codemods.rules.ppo_loop.shape import largest_draw, reaching, sampler_bounds
+from codemods.rules.ppo_loop.shape import largest_draw, sampler_bounds
 from codemods.rules.ppo_loop.state import BATCHES, GEN_DROPPED, GEN_FIELDS, Refused
 from migrate.kernel.findings import Severity
 
@@ -42,7 +42,7 @@ class Generation(LoopPass):
                 if literal is None and scope is not None:
                     literal = self.scoped_dicts.get((scope, name))
                 if literal is None and scope is not None and (scope, name) in self.rebound:
-                    literal = reaching(
+                    literal = reaching.read_above(
                         self.rebound[(scope, name)],
                         at or call,
                         self.state.tree_of(self.tree),

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 import libcst as cst
 
 from codemods.base import RuleTransformer
-from codemods.rules.ppo_loop.shape import Bound, Line, Rebound
+from codemods.reaching import Rebound
+from codemods.rules.ppo_loop.shape import Bound, Line, Pairs
 
 
 class LoopPass(RuleTransformer):
@@ -18,7 +19,7 @@ class LoopPass(RuleTransformer):
         tuple[int, str], dict[str, cst.BaseExpression]
     ]  # by (function body, variable)
     # by (function body, variable): dicts bound more than once, the last above a loop counts
-    rebound: dict[tuple[int, str], Rebound]
+    rebound: dict[tuple[int, str], Rebound[Pairs]]
     samplers: dict[str, tuple[Bound, Bound]]  # LengthSampler(lo, hi) by variable
     single: dict[str, cst.BaseExpression]  # names the module binds once, to what
     reward_name: str  # the reward function's name: `reward_fn`, unless the file uses it

@@ -11,7 +11,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
-from codemods import edits, ppo, walk
+from codemods import edits, ppo, reaching, walk
 from codemods.base import RuleTransformer
 from codemods.rules.ppo_loop.state import REWARD_FN, Block, Refused
 
@@ -323,121 +323,21 @@ def _builtin_dict(module: cst.Module) -> bool:
     )
 
 
-@dataclasses.dataclass
-class Rebound:
-    """A name one statement list binds several times, each time as a statement of its own
-    (`gen_kwargs = {...}` above a loop, and again below it for an evaluation): `owner`, the
-    module or block holding the list; per binding, its statement there and its dict (None: not
-    a string-keyed dict)."""
-
-    owner: cst.CSTNode
-    bindings: list[tuple[cst.BaseStatement, Pairs | None]]
-
-
 def rebound_dicts(
     module: cst.Module, scope_of: Callable[[cst.CSTNode], int | None]
-) -> dict[tuple[int, str], Rebound]:
-    """By (function body, name): the names bound more than once to a dict, every binding of
-    them in that body a statement of the same list (the module's, a `__main__` guard's, a
-    function's own), none changed by `name[k] = v` or `.update(...)` outside a loop, none bound
-    any other way (a loop or `with` target, `+=`, a walrus, `global`). A loop in that list then
-    reads the last of them above it (`dict_literals` knows names bound once)."""
-    counts: dict[tuple[int | None, str], int] = {}
-    for assigned in walk.find_all(module, cst.AssignTarget):
-        if isinstance(assigned.target, (cst.Name, cst.Attribute)):
-            key = (scope_of(assigned), get_full_name_for_node(assigned.target) or "")
-            counts[key] = counts.get(key, 0) + 1
-    excluded = _changed_outside_loops(module) | _bound_otherwise_anywhere(module)
+) -> dict[tuple[int, str], reaching.Rebound[Pairs]]:
+    """By (function body, name): the generation dicts bound more than once, every binding a
+    statement of one block (`reaching.rebound`), none changed by `name[k] = v` or
+    `.update(...)` outside a loop; a loop of that block reads the last of them above it
+    (`dict_literals` knows the names bound once)."""
     builtin_dict = _builtin_dict(module)
-    lists: list[tuple[cst.CSTNode, Sequence[cst.BaseStatement]]] = [(module, module.body)]
-    lists += [
-        (guard.body, guard.body.body)
-        for guard in main_guards(module)
-        if isinstance(guard.body, cst.IndentedBlock)
-    ]
-    lists += [
-        (fn.body, fn.body.body)
-        for fn in walk.find_all(module, cst.FunctionDef)
-        if isinstance(fn.body, cst.IndentedBlock)
-    ]
-    out: dict[tuple[int, str], Rebound] = {}
-    for owner, body in lists:
-        found: dict[tuple[int, str], Rebound] = {}
-        for stmt in body:
-            if not isinstance(stmt, cst.SimpleStatementLine):
-                continue
-            for small in stmt.body:
-                if (
-                    not isinstance(small, cst.Assign)
-                    or len(small.targets) != 1
-                    or not isinstance(small.targets[0].target, cst.Name)
-                ):
-                    continue
-                name = small.targets[0].target.value
-                scope = scope_of(small)
-                if name in excluded or scope is None:
-                    continue
-                pairs = _string_keyed(small.value, builtin_dict)
-                found.setdefault((scope, name), Rebound(owner, [])).bindings.append((stmt, pairs))
-        for key, rebound in found.items():
-            n = len(rebound.bindings)
-            if n > 1 and counts.get(key) == n and any(p for _, p in rebound.bindings):
-                out[key] = rebound
-    return out
-
-
-def reaching(rebound: Rebound, node: cst.CSTNode, tree: walk.Tree) -> Pairs | None:
-    """The dict of the last binding above the statement of `rebound`'s list that holds `node`;
-    None where that binding is not a dict, where none is above, or where `node` is not in the
-    list's statements."""
-    at = tree.index.get(id(node))
-    if at is None:
-        return None
-    last: Pairs | None = None
-    for stmt, pairs in rebound.bindings:
-        start = tree.index.get(id(stmt))
-        if start is None or start > at:
-            break
-        if at < tree.ends[start]:
-            return None  # the binding's own statement
-        last = pairs
-    # the holding statement must be the list's own: its parent is the list's owner
-    up = at
-    owner = tree.index.get(id(rebound.owner))
-    while up >= 0 and tree.parents[up] != owner:
-        up = tree.parents[up]
-    return last if up >= 0 else None
-
-
-def _bound_otherwise_anywhere(module: cst.Module) -> set[str]:
-    """Names a loop or comprehension target, an `as`, a walrus, `+=`, an unpacking (`a, b =
-    ...`), `del`, `global` or `nonlocal` binds anywhere in the module."""
-    targets: list[cst.CSTNode] = []
-    for kind in (cst.For, cst.CompFor, cst.NamedExpr, cst.AugAssign):
-        targets += [node.target for node in walk.find_all(module, kind)]  # type: ignore[attr-defined]
-    targets += [node.name for node in walk.find_all(module, cst.AsName)]
-    targets += [node.target for node in walk.find_all(module, cst.Del)]
-    out = {name for target in targets for name in _stored_names(target)}
-    # a plain `name = ...` is one of the bindings `rebound_dicts` counts; an unpacking is not
-    for assigned in walk.find_all(module, cst.AssignTarget):
-        if not isinstance(assigned.target, cst.Name):
-            out.update(_stored_names(assigned.target))
-    for names in [
-        *(g.names for g in walk.find_all(module, cst.Global)),
-        *(n.names for n in walk.find_all(module, cst.Nonlocal)),
-    ]:
-        out |= {n.name.value for n in names}
-    return out
-
-
-def _stored_names(target: cst.CSTNode) -> list[str]:
-    """The bare names a target stores to, itself or through tuples, lists and starred
-    elements (not a subscript's or an attribute's: those change an object, bind no name)."""
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _stored_names(element.value)]
-    return []
+    return reaching.rebound(
+        module,
+        scope_of,
+        reaching.blocks_of(module),
+        lambda assign: _string_keyed(assign.value, builtin_dict),
+        excluded=_changed_outside_loops(module),
+    )
 
 
 def _string_keyed(value: cst.BaseExpression, builtin_dict: bool) -> Pairs | None:
@@ -658,26 +558,9 @@ def single_bindings(module: cst.Module) -> dict[str, cst.BaseExpression]:
 def main_guard_body(module: cst.Module) -> list[cst.BaseStatement]:
     """The statements of the module's top-level `if __name__ == "__main__":` blocks (their
     own, not nested ones); code there runs at module level when the file is run."""
-    return [stmt for guard in main_guards(module) for stmt in getattr(guard.body, "body", [])]
-
-
-def main_guards(module: cst.Module) -> list[cst.If]:
-    """The module's top-level `if __name__ == "__main__":` statements."""
-    out: list[cst.If] = []
-    for stmt in module.body:
-        if (
-            isinstance(stmt, cst.If)
-            and isinstance(stmt.test, cst.Comparison)
-            and len(stmt.test.comparisons) == 1
-            and isinstance(stmt.test.comparisons[0].operator, cst.Equal)
-            and {
-                edits.code(stmt.test.left).strip(),
-                edits.code(stmt.test.comparisons[0].comparator).strip(),
-            }
-            in ({"__name__", '"__main__"'}, {"__name__", "'__main__'"})
-        ):
-            out.append(stmt)
-    return out
+    return [
+        stmt for guard in reaching.main_guards(module) for stmt in getattr(guard.body, "body", [])
+    ]
 
 
 def _one_literal(values: list[cst.BaseExpression]) -> bool:
