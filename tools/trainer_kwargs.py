@@ -114,6 +114,108 @@ def init_params(wheel: Path) -> dict[str, list[str]]:
     return out
 
 
+# The config fields whose changed default changes every run (the step size, the precision,
+# recomputed activations, how often the loss is logged). Other changed defaults read from the
+# wheels only change what a rarely used option does (`ref_model_sync_steps`), only spell a
+# default another way (`loss_type="sigmoid"` -> `["sigmoid"]`) or need the old trainer's own
+# reading of them (DPO's `max_length=None`), and are left out.
+COMPARED = ("learning_rate", "logging_steps", "gradient_checkpointing", "bf16")
+# What a config's field meant in a release whose config class did not have it (the old trainer's
+# behaviour, read from its source): RewardTrainer never turned dropout off before RewardConfig
+# gained `disable_dropout` (0.14).
+ABSENT_MEANT = {("RewardConfig", "disable_dropout"): False}
+_MISSING = object()
+
+
+def config_fields(wheel: Path) -> dict[str, dict[str, Any]]:
+    """Per config class of CONFIGS: the defaults its own body and its TRL base classes declare
+    (literal values only; a default that is not one is left out), read with `ast`."""
+    bodies: dict[str, ast.ClassDef] = {}
+    with zipfile.ZipFile(wheel) as z:
+        for name in z.namelist():
+            if name.startswith("trl/") and name.endswith("config.py"):
+                try:
+                    tree = ast.parse(z.read(name).decode("utf-8", "replace"))
+                except SyntaxError:
+                    continue
+                for node in tree.body:
+                    if isinstance(node, ast.ClassDef):
+                        bodies.setdefault(node.name, node)
+
+    def declared(cls: str, seen: frozenset[str] = frozenset()) -> dict[str, Any]:
+        node = bodies.get(cls)
+        if node is None or cls in seen:
+            return {}
+        out: dict[str, Any] = {}
+        for base in node.bases:
+            if isinstance(base, ast.Name):
+                out.update(declared(base.id, seen | {cls}))
+        for item in node.body:
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                out[item.target.id] = _literal_default(item.value)
+        return {k: v for k, v in out.items() if v is not _MISSING}
+
+    return {c: declared(c) for c in CONFIGS.values() if c in bodies}
+
+
+def _literal_default(value: ast.expr | None) -> Any:
+    if value is None:
+        return _MISSING
+    if isinstance(value, ast.Call) and getattr(value.func, "id", "") == "field":
+        given = {k.arg: k.value for k in value.keywords}
+        if "default" not in given:
+            return _MISSING
+        value = given["default"]
+    try:
+        return ast.literal_eval(value)
+    except ValueError:
+        return _MISSING
+
+
+def default_history(
+    per_version: list[tuple[str, dict[str, dict[str, Any]]]],
+    ta: dict[str, Any],
+) -> dict[str, dict[str, Any]]:
+    """Per config class: its fields whose default in an older release differs from TRL 1.13's,
+    each with the 1.13 default (`now`) and the older ones by release span (`then`). An older
+    release's default is its class's own (or a TRL base class's), else TrainingArguments'
+    (`ta`, transformers 4.x and 5 agree on the fields concerned), else ABSENT_MEANT's."""
+    import trl
+
+    out: dict[str, dict[str, Any]] = {}
+    for config in CONFIGS.values():
+        now_fields = {f.name: _default(f) for f in dataclasses.fields(getattr(trl, config))}
+        history: dict[str, Any] = {}
+        for name, now in sorted(now_fields.items()):
+            if name not in COMPARED and (config, name) not in ABSENT_MEANT:
+                continue
+            if name == "bf16" and now is None:
+                now = True  # `bf16 = not fp16` when unset (every release from 0.19 on)
+            spans: list[list[Any]] = []  # [first release, last release, default]
+            last_seen = None  # the release before this one that has the class
+            for version, classes in per_version:
+                if version == "1.13.0" or config not in classes:
+                    continue
+                old = classes[config].get(
+                    name, ta.get(name, ABSENT_MEANT.get((config, name), _MISSING))
+                )
+                if name == "bf16" and old is None:
+                    old = True
+                if spans and spans[-1][1] == last_seen and spans[-1][3] is None:
+                    spans[-1][3] = version  # the first release read after the span
+                if old is not _MISSING and repr(old) != repr(now):
+                    if spans and spans[-1][1] == last_seen and repr(spans[-1][2]) == repr(old):
+                        spans[-1][1] = version
+                        spans[-1][3] = None
+                    else:
+                        spans.append([version, version, old, None])
+                last_seen = version
+            if spans:
+                history[name] = {"now": now, "then": spans}
+        out[config] = history
+    return out
+
+
 def _default(f: dataclasses.Field) -> Any:  # type: ignore[type-arg]
     if f.default is not dataclasses.MISSING:
         return f.default
@@ -169,6 +271,15 @@ def build() -> dict[str, Any]:
             "keeps": KEEPS.get(trainer, {}),
             "unset_notes": UNSET_NOTES.get(trainer, {}),
         }
+    ta_defaults = {name: _default(f) for name, f in ta.items()}
+    ta_defaults["gradient_checkpointing"] = False  # transformers 4.x: False (5 allows None)
+    per_config = [(v, config_fields(w)) for v, w in versions()]
+    data["config_defaults"] = {
+        "about": "Defaults of TRL's SFT, DPO and Reward configs that TRL 1.13 changed: per "
+        "field, the 1.13 default (`now`) and the older releases' (`then`: [first, last, value, "
+        "the next release read, whose default differs]), among the wheels read.",
+        **default_history(per_config, ta_defaults),
+    }
     return data
 
 

@@ -39,6 +39,7 @@ from migrate.kernel.findings import Severity
 
 # Where `args` sits among the positional arguments of each trainer, in every release.
 ARGS_AT = {"SFTTrainer": 1, "DPOTrainer": 2, "RewardTrainer": 1}
+CONFIGS = ("SFTConfig", "DPOConfig", "RewardConfig")  # their defaults TRL 1.13 changed
 TRAINING_ARGUMENTS = (
     "transformers.TrainingArguments",
     "transformers.training_args.TrainingArguments",
@@ -61,11 +62,11 @@ def table() -> dict[str, Any]:
 
 
 class RewriteTrainerKwargs(RuleTransformer):
-    NAMES = tuple(ARGS_AT)
+    NAMES = (*ARGS_AT, *CONFIGS)
 
     def focus(self):  # type: ignore[no-untyped-def]
         # The trainer calls name a trl import; their configs are bound to the names passed.
-        return self.trl_focus("TrainingArguments", *sorted(self._config_names))
+        return self.trl_focus("TrainingArguments", *CONFIGS, *sorted(self._config_names))
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
@@ -88,7 +89,11 @@ class RewriteTrainerKwargs(RuleTransformer):
                 name = get_full_name_for_node(t.target)
                 if name:
                     assigns.setdefault(name, []).append(assign)
+        self._drifted: dict[int, str] = {}  # id(config call) -> its class, defaults changed
         for call in walk.find_all(node, cst.Call):
+            config_class = self._trl_config(call)
+            if config_class is not None:
+                self._drifted[id(call)] = config_class
             trainer = self._trainer(call)
             if trainer is None:
                 continue
@@ -127,6 +132,80 @@ class RewriteTrainerKwargs(RuleTransformer):
         last = {q.rpartition(".")[2] for q in names}
         found = last & ARGS_AT.keys()
         return next(iter(found)) if len(found) == 1 else None
+
+    def _trl_config(self, call: cst.Call) -> str | None:
+        """The TRL config class `call` builds, when it is one whose defaults TRL 1.13 changed."""
+        if not self.resolves_to_trl(call.func):
+            return None
+        names = set(self.qualified_names(call.func))
+        found = {q.rpartition(".")[2] for q in names if q.startswith("trl.")}
+        if len(found) != 1 or len(names) != len([q for q in names if q.startswith("trl.")]):
+            return None
+        (config_class,) = found
+        return config_class if config_class in changed_defaults() else None
+
+    # -- defaults TRL 1.13 changed ------------------------------------------------------------
+    def _changed_defaults(
+        self, original: cst.Call, updated: cst.Call, config_class: str
+    ) -> cst.Call:
+        """Settings a TRL config call leaves to defaults TRL 1.13 changed: kept at the old
+        default where the project's TRL release tells it (`--trl-version`, its requirement
+        files), else said (a warning) with the defaults of each release span."""
+        if any(a.star for a in updated.args):
+            return updated  # the unpacked values may set any of them
+        given = {_kw(a) for a in updated.args if a.keyword is not None}
+        history = {
+            name: entry
+            for name, entry in changed_defaults()[config_class].items()
+            if name not in given and not (name == "bf16" and "fp16" in given)
+        }
+        if not history:
+            return updated
+        releases = self.state.options.trl_releases
+        kept: list[tuple[str, Any]] = []
+        unsure: list[str] = []
+        for name, entry in history.items():
+            old = _old_default(entry, releases) if releases else _UNKNOWN
+            if old is _SAME:
+                continue
+            if old is _UNKNOWN:
+                spans = ", ".join(
+                    f"{value!r} in TRL {_span(first, last)}"
+                    for first, last, value, _ in entry["then"]
+                )
+                unsure.append(f"{name}={entry['now']!r} ({spans})")
+            else:
+                kept.append((name, old))
+        if unsure:
+            self.report(
+                original,
+                f"`{config_class}(...)` leaves settings to defaults TRL 1.13 changed, so the run "
+                f"trains differently: {'; '.join(unsure)}; set each to the value your TRL "
+                "release used (or pass --trl-version, and the rewrite keeps that release's)",
+                severity=Severity.WARNING,
+            )
+        if not kept:
+            return updated
+        declared = self.state.options.trl_declared or ", ".join(releases or ())
+        self.report(
+            original,
+            f"`{config_class}(...)` left "
+            + ", ".join(f"`{n}`" for n, _ in kept)
+            + f" to defaults TRL 1.13 changed; kept at those of {declared}: "
+            + ", ".join(
+                f"{n}={v!r} (1.13: {changed_defaults()[config_class][n]['now']!r})" for n, v in kept
+            ),
+            severity=Severity.WARNING,
+        )
+        args = list(updated.args)
+        fresh: set[int] = set()
+        for name, value in kept:
+            arg = edits.new_kwarg(name, cst.parse_expression(repr(value)))
+            args.append(arg)
+            fresh.add(id(arg))
+        first = updated.args[0] if updated.args else None
+        args = edits.relayout(original, args, fresh | ({id(updated.args[-1])} if first else set()))
+        return updated.with_changes(args=args)
 
     def _needs_config(self, config: cst.Call | None, trainer: str) -> bool:
         """Whether `config`, the trainer's `args`, is a `TrainingArguments(...)` that TRL 1.13's
@@ -196,7 +275,12 @@ class RewriteTrainerKwargs(RuleTransformer):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         plan = self._plans.get(id(original_node))
         if plan is not None:
-            return self._config(original_node, updated_node, *plan)
+            updated_node = self._config(original_node, updated_node, *plan)
+        config_class = self._drifted.get(id(original_node))
+        if config_class is not None:
+            return self._changed_defaults(original_node, updated_node, config_class)
+        if plan is not None:
+            return updated_node
         trainer = self._trainers.get(id(original_node))
         if trainer is not None:
             return self._trainer_call(original_node, updated_node, trainer)
@@ -551,6 +635,47 @@ def _args_at(call: cst.Call, trainer: str) -> int | None:
     return positional[at] if len(positional) > at else None
 
 
+@functools.cache
+def changed_defaults() -> dict[str, dict[str, Any]]:
+    """Config class -> field -> {"now": TRL 1.13's default, "then": [[first, last, value]]}."""
+    text = resources.files("codemods").joinpath("data/trainer_kwargs.json").read_text("utf-8")
+    data = json.loads(text)["config_defaults"]
+    return {k: v for k, v in data.items() if k != "about"}
+
+
+_SAME = object()  # the releases had TRL 1.13's default
+_UNKNOWN = object()  # they had several, or one the table cannot tell
+
+
+def _old_default(entry: dict[str, Any], releases: tuple[str, ...]) -> Any:
+    """The one default `releases` had for a field (`entry`: its history), `_SAME` when they all
+    had 1.13's, `_UNKNOWN` otherwise. A release inside a span of the table had its value; one
+    from the release read after a span on (up to the next span), 1.13's; one older than the
+    first span or between a span and the release read after it, unknown (the wheels read skip
+    some releases)."""
+    from packaging.version import Version
+
+    found: dict[str, Any] = {}
+    spans = [(Version(a), Version(b), v, Version(n) if n else None) for a, b, v, n in entry["then"]]
+    for release in releases:
+        r = Version(release)
+        hit = next((v for a, b, v, _ in spans if a <= r <= b), _MISS)
+        if hit is not _MISS:
+            found[repr(hit)] = hit
+        elif r > spans[0][0] and not any(b < r < n for _, b, _, n in spans if n is not None):
+            found["same"] = _SAME
+        else:
+            return _UNKNOWN
+    return next(iter(found.values())) if len(found) == 1 else _UNKNOWN
+
+
+_MISS = object()
+
+
+def _span(first: str, last: str) -> str:
+    return first if first == last else f"{first}-{last}"
+
+
 def _packs(arg: cst.Arg) -> bool:
     """Packing that may be on: any value but a literal False."""
     return edits.literal(arg.value) is not False
@@ -571,7 +696,7 @@ class TrainerKwargs(Rule):
     code = "TRL109"
     summary = (
         "Move settings old SFT/DPO/Reward trainers took as keyword arguments into their TRL 1.13 "
-        "config."
+        "config; say (or, for a known TRL release, keep) the config defaults TRL 1.13 changed."
     )
     before = (
         "from transformers import TrainingArguments\n"
@@ -587,4 +712,4 @@ class TrainerKwargs(Rule):
         "trainer = SFTTrainer(model, args=args, train_dataset=ds)\n"
     )
     transformers = (RewriteTrainerKwargs,)
-    triggers = tuple(ARGS_AT)
+    triggers = (*ARGS_AT, *CONFIGS)

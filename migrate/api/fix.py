@@ -138,8 +138,9 @@ def fix_paths(
     return FixReport(results, mode, len(candidates), len(todo), time.perf_counter() - started)
 
 
-# a file that builds or parses a PPO config: its defaults depend on the TRL release it ran on
-_PPO_CONFIG = re.compile(rb"PPO(?:v2)?Config")
+# a file that builds or parses a PPO config, or an SFT, DPO or Reward config: their defaults
+# depend on the TRL release it ran on
+_PPO_CONFIG = re.compile(rb"PPO(?:v2)?Config|SFTConfig|DPOConfig|RewardConfig")
 
 
 def declared_trl(

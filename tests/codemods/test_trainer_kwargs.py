@@ -50,7 +50,12 @@ SELECT = ("TRL109",)
     ],
 )
 def test_noop(src):
-    assert assert_noop(src, select=SELECT) == []
+    # a TRL config call is said to leave settings to changed defaults (tested below), unchanged
+    assert [f for f in assert_noop(src, select=SELECT) if not _changed_defaults(f)] == []
+
+
+def _changed_defaults(finding) -> bool:
+    return "to defaults TRL 1.13 changed" in finding.message
 
 
 @pytest.mark.parametrize(
@@ -251,7 +256,7 @@ def test_a_setting_with_no_home_is_removed_with_a_todo():
     out, findings = run(src, select=SELECT)
     assert 'dpo = DPOTrainer(model, ref, args=DPOConfig("o"), train_dataset=d)\n' in out
     assert "# TODO(trl-migrate TRL109): `max_prompt_length=128` was removed: " in out
-    assert [f.fix for f in findings] == [Fix.MANUAL]
+    assert [f.fix for f in findings if not _changed_defaults(f)] == [Fix.MANUAL]
     assert run(out, select=SELECT)[0] == out
 
 
@@ -408,7 +413,7 @@ def test_max_seq_length_none_on_a_visible_config_keeps_the_1_13_default_with_a_w
         'from trl import SFTConfig, SFTTrainer\nconfig = SFTConfig("out")\n'
         "trainer = SFTTrainer(model, config, train_dataset=ds)\n"
     )
-    warned = [f for f in findings if f.severity is Severity.WARNING]
+    warned = [f for f in findings if f.severity is Severity.WARNING and not _changed_defaults(f)]
     assert len(warned) == 1 and "left at the 1.13 default (1024)" in warned[0].message
     assert run(out, select=SELECT)[0] == out
 
@@ -572,3 +577,89 @@ def test_peft_config_beside_a_maybe_peft_model(change, todo):
     told = [f for f in findings if f.message.startswith("`model` may be a PeftModel here")]
     assert len(told) == (1 if todo else 0)
     assert run(out, select=("TRL109",))[0] == out
+
+
+# -- defaults TRL 1.13 changed -----------------------------------------------------------------
+REWARD_CONFIG = 'from trl import RewardConfig\nconfig = RewardConfig("rm", fp16=True)\n'
+
+
+def _with_releases(src: str, releases: tuple[str, ...]) -> tuple[str, list]:
+    import codemods
+    from codemods.base import Options
+    from codemods.engine import fix_text
+
+    options = Options(trl_releases=releases, trl_declared=f"trl=={releases[0]} (requirements.txt)")
+    return fix_text(src, path="t.py", rules=codemods.select(SELECT), options=options)
+
+
+def test_settings_left_to_changed_defaults_are_said_when_the_release_is_not_known():
+    out, findings = run(REWARD_CONFIG, select=SELECT)
+    assert out == REWARD_CONFIG
+    assert [f.message for f in findings] == [
+        "`RewardConfig(...)` leaves settings to defaults TRL 1.13 changed, so the run trains "
+        "differently: disable_dropout=True (False in TRL 0.7.11-0.13.0); "
+        "gradient_checkpointing=True (False in TRL 0.7.11-0.21.0); learning_rate=0.0001 "
+        "(5e-05 in TRL 0.7.11-0.23.1); logging_steps=10 (500 in TRL 0.7.11-0.18.2); set each to "
+        "the value your TRL release used (or pass --trl-version, and the rewrite keeps that "
+        "release's)"
+    ]  # no bf16: fp16=True makes TRL 1.13's bf16 False too
+    assert findings[0].severity is Severity.WARNING
+
+
+def test_settings_left_to_changed_defaults_keep_the_declared_releases_values():
+    out, findings = _with_releases(REWARD_CONFIG, ("0.11.4",))
+    assert out == (
+        "from trl import RewardConfig\n"
+        'config = RewardConfig("rm", fp16=True, disable_dropout=False, '
+        "gradient_checkpointing=False, learning_rate=5e-05, logging_steps=500)\n"
+    )
+    assert findings[0].message.startswith(
+        "`RewardConfig(...)` left `disable_dropout`, `gradient_checkpointing`, `learning_rate`, "
+        "`logging_steps` to defaults TRL 1.13 changed; kept at those of trl==0.11.4 "
+        "(requirements.txt): disable_dropout=False (1.13: True)"
+    )
+    assert _with_releases(out, ("0.11.4",))[0] == out
+
+
+@pytest.mark.parametrize(
+    ("releases", "kept", "said"),
+    [
+        # 0.20: dropout off and logging every 10 already; the other two as before 1.13
+        (("0.20.0",), "gradient_checkpointing=False, learning_rate=5e-05", ""),
+        (("1.12.0",), "", ""),  # every one of them as in 1.13
+        # 0.23.5 sits between the last release read with 5e-05 (0.23.1) and 0.24.0
+        (("0.23.5",), "", "learning_rate=0.0001 (5e-05 in TRL 0.7.11-0.23.1)"),
+        # two releases with different defaults: said, not kept
+        (("0.11.4", "1.12.0"), "", "gradient_checkpointing=True (False in TRL 0.7.11-0.21.0)"),
+    ],
+)
+def test_the_declared_releases_decide_what_is_kept(releases, kept, said):
+    out, findings = _with_releases(REWARD_CONFIG, releases)
+    if kept:
+        assert out.endswith(f'RewardConfig("rm", fp16=True, {kept})\n')
+    else:
+        assert out == REWARD_CONFIG
+    told = [f.message for f in findings if "leaves settings" in f.message]
+    assert (said in told[0]) if said else not told
+
+
+def test_a_config_that_unpacks_values_is_not_said_to_leave_defaults():
+    src = "from trl import SFTConfig\nconfig = SFTConfig(**cfg)\n"
+    assert assert_noop(src, select=SELECT) == []
+
+
+def test_fix_keeps_the_defaults_of_the_trl_release_a_project_requires(tmp_path):
+    """`fix` reads the project's requirement files for an SFT/DPO/Reward config too."""
+    from migrate import api
+
+    (tmp_path / "requirements.txt").write_text("trl==0.11.4\npeft\n")
+    script = tmp_path / "train_rm.py"
+    script.write_text(REWARD_CONFIG)
+    report = api.fix_paths([str(tmp_path)])
+    assert script.read_text() == (
+        "from trl import RewardConfig\n"
+        'config = RewardConfig("rm", fp16=True, disable_dropout=False, '
+        "gradient_checkpointing=False, learning_rate=5e-05, logging_steps=500)\n"
+    )
+    (result,) = report.results
+    assert "kept at those of trl==0.11.4 (requirements.txt)" in result.findings[0].message
