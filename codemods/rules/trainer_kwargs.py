@@ -32,6 +32,7 @@ from typing import Any, cast
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
+from packaging.version import Version
 
 from codemods import edits, inline, reaching, walk
 from codemods.base import Rule, RuleTransformer
@@ -637,7 +638,8 @@ def _args_at(call: cst.Call, trainer: str) -> int | None:
 
 @functools.cache
 def changed_defaults() -> dict[str, dict[str, Any]]:
-    """Config class -> field -> {"now": TRL 1.13's default, "then": [[first, last, value]]}."""
+    """Config class -> field -> {"now": TRL 1.13's default, "then": [[first release, last
+    release, default, the next release read (whose default differs)], ...]}."""
     text = resources.files("codemods").joinpath("data/trainer_kwargs.json").read_text("utf-8")
     data = json.loads(text)["config_defaults"]
     return {k: v for k, v in data.items() if k != "about"}
@@ -645,6 +647,7 @@ def changed_defaults() -> dict[str, dict[str, Any]]:
 
 _SAME = object()  # the releases had TRL 1.13's default
 _UNKNOWN = object()  # they had several, or one the table cannot tell
+_MISS = object()
 
 
 def _old_default(entry: dict[str, Any], releases: tuple[str, ...]) -> Any:
@@ -653,8 +656,6 @@ def _old_default(entry: dict[str, Any], releases: tuple[str, ...]) -> Any:
     from the release read after a span on (up to the next span), 1.13's; one older than the
     first span or between a span and the release read after it, unknown (the wheels read skip
     some releases)."""
-    from packaging.version import Version
-
     found: dict[str, Any] = {}
     spans = [(Version(a), Version(b), v, Version(n) if n else None) for a, b, v, n in entry["then"]]
     for release in releases:
@@ -667,9 +668,6 @@ def _old_default(entry: dict[str, Any], releases: tuple[str, ...]) -> Any:
         else:
             return _UNKNOWN
     return next(iter(found.values())) if len(found) == 1 else _UNKNOWN
-
-
-_MISS = object()
 
 
 def _span(first: str, last: str) -> str:
