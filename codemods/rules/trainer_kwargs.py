@@ -36,7 +36,7 @@ from packaging.version import Version
 
 from codemods import edits, inline, reaching, walk
 from codemods.base import Rule, RuleTransformer
-from migrate.kernel.findings import Severity
+from migrate.kernel.findings import Fix, Severity
 
 # Where `args` sits among the positional arguments of each trainer, in every release.
 ARGS_AT = {"SFTTrainer": 1, "DPOTrainer": 2, "RewardTrainer": 1}
@@ -184,6 +184,7 @@ class RewriteTrainerKwargs(RuleTransformer):
                 f"trains differently: {'; '.join(unsure)}; set each to the value your TRL "
                 "release used (or pass --trl-version, and the rewrite keeps that release's)",
                 severity=Severity.WARNING,
+                fix=Fix.NONE,  # nothing written: the values are the user's to choose
             )
         if not kept:
             return updated
