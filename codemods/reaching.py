@@ -12,7 +12,7 @@ statement reads is then a question of the run.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Generic, TypeVar
 
 import libcst as cst
@@ -38,7 +38,7 @@ def rebound(
     blocks: Sequence[tuple[cst.CSTNode, Sequence[cst.BaseStatement]]],
     read: Callable[[cst.Assign], T | None],
     *,
-    excluded: set[str] = frozenset(),  # type: ignore[assignment]
+    excluded: Collection[str] = (),
 ) -> dict[tuple[int, str], Rebound[T]]:
     """By (function body, name): the names `blocks` (owner, statements) bind more than once,
     each binding `name = value` as a statement of one block and every `name =` of that
@@ -106,7 +106,7 @@ def read_above(entry: Rebound[T], node: cst.CSTNode, tree: walk.Tree) -> T | Non
 
 def bound_otherwise(module: cst.Module) -> set[str]:
     """Names a loop or comprehension target, an `as`, a walrus, `+=`, an unpacking (`a, b =
-    ...`), `del`, `global` or `nonlocal` binds anywhere in the module."""
+    ...`), `del`, `global`, `nonlocal`, a `def` or a `class` binds anywhere in the module."""
     targets: list[cst.CSTNode] = []
     for kind in (cst.For, cst.CompFor, cst.NamedExpr, cst.AugAssign):
         targets += [node.target for node in walk.find_all(module, kind)]  # type: ignore[attr-defined]
@@ -117,6 +117,8 @@ def bound_otherwise(module: cst.Module) -> set[str]:
     for assigned in walk.find_all(module, cst.AssignTarget):
         if not isinstance(assigned.target, cst.Name):
             out.update(_stored_names(assigned.target))
+    out |= {d.name.value for d in walk.find_all(module, cst.FunctionDef)}
+    out |= {d.name.value for d in walk.find_all(module, cst.ClassDef)}
     for names in [
         *(g.names for g in walk.find_all(module, cst.Global)),
         *(n.names for n in walk.find_all(module, cst.Nonlocal)),

@@ -1565,3 +1565,10 @@ def test_sampler_bounds_a_function_binds_once_to_ints(change, rewritten):
     if not rewritten:
         assert "whose bounds are ints or attributes" in todos[0]
     assert run(out, select=PPO)[0] == out
+
+
+def test_a_generation_dict_name_a_def_also_binds_is_not_followed():
+    src = TOP_LEVEL + '\ngeneration_kwargs = {"top_k": 5}\ndef generation_kwargs():\n    pass\n'
+    out, findings = run(src, select=PPO)
+    todo = [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
+    assert any("`**generation_kwargs` is not a dict literal" in f.message for f in todo)
