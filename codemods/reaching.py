@@ -104,24 +104,25 @@ def read_above(entry: Rebound[T], node: cst.CSTNode, tree: walk.Tree) -> T | Non
     return next((v for _, a, v in entry.bindings if a is assign), None)
 
 
-def bound_otherwise(module: cst.Module) -> set[str]:
-    """Names a loop or comprehension target, an `as`, a walrus, `+=`, an unpacking (`a, b =
-    ...`), `del`, `global`, `nonlocal`, a `def` or a `class` binds anywhere in the module."""
+def bound_otherwise(root: cst.CSTNode) -> set[str]:
+    """Names bound under `root` other than by a plain `name = ...`: a parameter, a loop or
+    comprehension target, an `as`, a walrus, `+=`, an annotated assignment, an unpacking (`a, b
+    = ...`), `del`, `global`, `nonlocal`, a `def` or a `class`."""
     targets: list[cst.CSTNode] = []
-    for kind in (cst.For, cst.CompFor, cst.NamedExpr, cst.AugAssign):
-        targets += [node.target for node in walk.find_all(module, kind)]  # type: ignore[attr-defined]
-    targets += [node.name for node in walk.find_all(module, cst.AsName)]
-    targets += [node.target for node in walk.find_all(module, cst.Del)]
+    for kind in (cst.For, cst.CompFor, cst.NamedExpr, cst.AugAssign, cst.AnnAssign, cst.Del):
+        targets += [node.target for node in walk.find_all(root, kind)]  # type: ignore[attr-defined]
+    targets += [node.name for node in walk.find_all(root, cst.AsName)]
+    targets += [node.name for node in walk.find_all(root, cst.Param)]
     out = {name for target in targets for name in _stored_names(target)}
     # a plain `name = ...` is one of the bindings `rebound` counts; an unpacking is not
-    for assigned in walk.find_all(module, cst.AssignTarget):
+    for assigned in walk.find_all(root, cst.AssignTarget):
         if not isinstance(assigned.target, cst.Name):
             out.update(_stored_names(assigned.target))
-    out |= {d.name.value for d in walk.find_all(module, cst.FunctionDef)}
-    out |= {d.name.value for d in walk.find_all(module, cst.ClassDef)}
+    out |= {d.name.value for d in walk.find_all(root, cst.FunctionDef)}
+    out |= {d.name.value for d in walk.find_all(root, cst.ClassDef)}
     for names in [
-        *(g.names for g in walk.find_all(module, cst.Global)),
-        *(n.names for n in walk.find_all(module, cst.Nonlocal)),
+        *(g.names for g in walk.find_all(root, cst.Global)),
+        *(n.names for n in walk.find_all(root, cst.Nonlocal)),
     ]:
         out |= {n.name.value for n in names}
     return out

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Collection
 from importlib import resources
 from typing import Any, cast
 
@@ -127,23 +128,19 @@ class RewriteTrainerKwargs(RuleTransformer):
             )
 
     def _trainer(self, call: cst.Call) -> str | None:
-        names = self.qualified_names(call.func) if self.resolves_to_trl(call.func) else ()
-        if not names or any(not q.startswith("trl.") for q in names):
-            return None
-        last = {q.rpartition(".")[2] for q in names}
-        found = last & ARGS_AT.keys()
-        return next(iter(found)) if len(found) == 1 else None
+        return self._trl_class(call, ARGS_AT.keys())
 
     def _trl_config(self, call: cst.Call) -> str | None:
         """The TRL config class `call` builds, when it is one whose defaults TRL 1.13 changed."""
-        if not self.resolves_to_trl(call.func):
+        return self._trl_class(call, changed_defaults().keys())
+
+    def _trl_class(self, call: cst.Call, classes: Collection[str]) -> str | None:
+        """The one of `classes` that `call` calls, when its function names TRL's alone."""
+        names = self.qualified_names(call.func) if self.resolves_to_trl(call.func) else ()
+        if not names or any(not q.startswith("trl.") for q in names):
             return None
-        names = set(self.qualified_names(call.func))
-        found = {q.rpartition(".")[2] for q in names if q.startswith("trl.")}
-        if len(found) != 1 or len(names) != len([q for q in names if q.startswith("trl.")]):
-            return None
-        (config_class,) = found
-        return config_class if config_class in changed_defaults() else None
+        found = {q.rpartition(".")[2] for q in names} & set(classes)
+        return next(iter(found)) if len(found) == 1 else None
 
     # -- defaults TRL 1.13 changed ------------------------------------------------------------
     def _changed_defaults(
@@ -202,7 +199,7 @@ class RewriteTrainerKwargs(RuleTransformer):
         args = list(updated.args)
         fresh: set[int] = set()
         for name, value in kept:
-            arg = edits.new_kwarg(name, cst.parse_expression(repr(value)))
+            arg = _literal_kwarg(name, value)
             args.append(arg)
             fresh.add(id(arg))
         first = updated.args[0] if updated.args else None
@@ -345,7 +342,7 @@ class RewriteTrainerKwargs(RuleTransformer):
                     f"; {', '.join(pinned)} keep the TrainingArguments defaults where "
                     f"{config}'s differ"
                 )
-            became += "".join(f"; {n}={k['value']!r}: {k['why']}" for n, k in kept)
+            became += _kept_said(kept)
             self.report(original, became, severity=Severity.WARNING)
             for name, note in row["unset_notes"].items():
                 if name not in have:
@@ -492,7 +489,7 @@ class RewriteTrainerKwargs(RuleTransformer):
         )
         if named:  # the moved settings' findings said the conversion: only what it keeps
             said = f"`{HELPER}` converts the TrainingArguments to {config}"
-        said += "".join(f"; {n}={k['value']!r}: {k['why']}" for n, k in kept)
+        said += _kept_said(kept)
         if not named or kept:
             self.report(original, said, severity=Severity.WARNING)
         for name, note in row["unset_notes"].items():
@@ -503,7 +500,7 @@ class RewriteTrainerKwargs(RuleTransformer):
                     severity=Severity.WARNING,
                 )
         named.update(n for n, _ in kept)
-        return [edits.new_kwarg(n, cst.parse_expression(repr(k["value"]))) for n, k in kept]
+        return [_literal_kwarg(n, k["value"]) for n, k in kept]
 
     def _wrap_args(self, original: cst.Call, updated: cst.Call, trainer: str, at: int) -> cst.Call:
         """`args=X` becomes `args=trl_config_with(<Config>, X, <the moved settings>)`."""
@@ -673,6 +670,16 @@ def _old_default(entry: dict[str, Any], releases: tuple[str, ...]) -> Any:
 
 def _span(first: str, last: str) -> str:
     return first if first == last else f"{first}-{last}"
+
+
+def _literal_kwarg(name: str, value: Any) -> cst.Arg:
+    """`name=<value>` for a value from the table (a number, a bool, a string)."""
+    return edits.new_kwarg(name, cst.parse_expression(repr(value)))
+
+
+def _kept_said(kept: list[tuple[str, dict[str, Any]]]) -> str:
+    """The table's `keeps` set on a conversion, for its finding."""
+    return "".join(f"; {n}={k['value']!r}: {k['why']}" for n, k in kept)
 
 
 def _packs(arg: cst.Arg) -> bool:

@@ -115,7 +115,7 @@ def fix_paths(
             results.append(FileResult(path, Status.SKIPPED, message=NOT_TRL))
     declared: dict[str, Options] = {}
     if options.trl_releases is None:
-        ppo_files = [p for p, data in todo if _PPO_CONFIG.search(data)]
+        ppo_files = [p for p, data in todo if _RELEASE_DEPENDENT.search(data)]
         declared = declared_trl(paths, ppo_files, options) if ppo_files else {}
     work = partial(
         _process_one,
@@ -140,7 +140,7 @@ def fix_paths(
 
 # a file that builds or parses a PPO config, or an SFT, DPO or Reward config: their defaults
 # depend on the TRL release it ran on
-_PPO_CONFIG = re.compile(rb"PPO(?:v2)?Config|SFTConfig|DPOConfig|RewardConfig")
+_RELEASE_DEPENDENT = re.compile(rb"PPO(?:v2)?Config|SFTConfig|DPOConfig|RewardConfig")
 
 
 def declared_trl(

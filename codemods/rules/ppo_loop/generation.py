@@ -11,7 +11,7 @@ from codemods import edits, ppo, reaching
 from codemods.rules.ppo_config.parsed import PARSE_METHODS
 from codemods.rules.ppo_loop.loop_pass import LoopPass
 from codemods.rules.ppo_loop.rewards import factory_call
-from codemods.rules.ppo_loop.shape import largest_draw, sampler_bounds
+from codemods.rules.ppo_loop.shape import Pairs, largest_draw, rebound_dicts, sampler_bounds
 from codemods.rules.ppo_loop.state import BATCHES, GEN_DROPPED, GEN_FIELDS, Refused
 from migrate.kernel.findings import Severity
 
@@ -41,12 +41,12 @@ class Generation(LoopPass):
                 scope = self.function_of(at or call)
                 if literal is None and scope is not None:
                     literal = self.scoped_dicts.get((scope, name))
-                if literal is None and scope is not None and (scope, name) in self.rebound:
-                    literal = reaching.read_above(
-                        self.rebound[(scope, name)],
-                        at or call,
-                        self.state.tree_of(self.tree),
-                    )
+                if literal is None and scope is not None:
+                    entry = self._rebound_dicts().get((scope, name))
+                    if entry is not None:
+                        literal = reaching.read_above(
+                            entry, at or call, self.state.tree_of(self.tree)
+                        )
                 if literal is None:
                     raise Refused(
                         f"`**{edits.code(arg.value).strip()}` is not a dict literal in this file"
@@ -114,6 +114,11 @@ class Generation(LoopPass):
                 "{" + ", ".join(f"{k!r}: {v}" for k, v in extra.items()) + "}"
             )
         return out
+
+    def _rebound_dicts(self) -> dict[tuple[int, str], reaching.Rebound[Pairs]]:
+        if self.rebound is None:
+            self.rebound = rebound_dicts(self.tree, self.function_of)
+        return self.rebound
 
     def _left_to_model(self, call: cst.CSTNode, given: set[str]) -> None:
         """Say which sampling settings the loop left to the model's generation config, which

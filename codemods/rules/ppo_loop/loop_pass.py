@@ -18,8 +18,9 @@ class LoopPass(RuleTransformer):
     scoped_dicts: dict[
         tuple[int, str], dict[str, cst.BaseExpression]
     ]  # by (function body, variable)
-    # by (function body, variable): dicts bound more than once, the last above a loop counts
-    rebound: dict[tuple[int, str], Rebound[Pairs]]
+    # by (function body, variable): dicts bound more than once, the last above a loop counts;
+    # None until a loop's `**kwargs` asks
+    rebound: dict[tuple[int, str], Rebound[Pairs]] | None
     samplers: dict[str, tuple[Bound, Bound]]  # LengthSampler(lo, hi) by variable
     single: dict[str, cst.BaseExpression]  # names the module binds once, to what
     reward_name: str  # the reward function's name: `reward_fn`, unless the file uses it

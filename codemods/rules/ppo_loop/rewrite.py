@@ -23,7 +23,6 @@ from codemods.rules.ppo_loop.shape import (
     first_row,
     free_name,
     length_samplers,
-    rebound_dicts,
     single_bindings,
     target_trainer_vars,
     unguarded,
@@ -56,7 +55,7 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
             self, node
         )  # TRL104 may have run first
         self.dicts, self.scoped_dicts = dict_literals(node, self.function_of)
-        self.rebound = rebound_dicts(node, self.function_of)
+        self.rebound = None  # read on first ask (`Generation._rebound_dicts`)
         self.single = single_bindings(node)
         self.samplers = length_samplers(node, self.single)
         self.trainer_cls = ppo.target_trainer(self.state.target)

@@ -403,7 +403,7 @@ def length_samplers(
         ):
             continue  # no sampler of its own: nothing to read
         own: dict[str, cst.BaseExpression] = {}
-        rebound = _bound_otherwise(fn)
+        rebound = reaching.bound_otherwise(fn)
         seen = seen if seen is not None else _assigned_counts(module)
         for stmt in body:
             assign = edits.assignment(stmt)
@@ -444,34 +444,6 @@ def _assigned_counts(module: cst.Module) -> dict[str, int]:
         if name:
             seen[name] = seen.get(name, 0) + 1
     return seen
-
-
-# node type -> the fields that hold what it binds
-_OTHER_BINDERS: dict[type, tuple[str, ...]] = {
-    cst.Param: ("name",),
-    cst.For: ("target",),
-    cst.AugAssign: ("target",),
-    cst.AnnAssign: ("target",),
-    cst.NamedExpr: ("target",),
-    cst.AsName: ("name",),
-    cst.CompFor: ("target",),
-    cst.Global: ("names",),
-    cst.Nonlocal: ("names",),
-    cst.Del: ("target",),
-}
-
-
-def _bound_otherwise(fn: cst.FunctionDef) -> set[str]:
-    """Names `fn` (or code nested in it) binds other than by `name = ...`: parameters, loop and
-    `with` targets, `global`/`nonlocal` declarations, deletions and the like."""
-    out: set[str] = set()
-    node: cst.CSTNode
-    for node in walk.find_all(fn, tuple(_OTHER_BINDERS)):
-        for field in _OTHER_BINDERS[type(node)]:
-            value = getattr(node, field)
-            for part in value if isinstance(value, (list, tuple)) else (value,):
-                out |= {n.value for n in walk.find_all(part, cst.Name)}
-    return out
 
 
 def sampler_bounds(
