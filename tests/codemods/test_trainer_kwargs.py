@@ -663,3 +663,173 @@ def test_fix_keeps_the_defaults_of_the_trl_release_a_project_requires(tmp_path):
     )
     (result,) = report.results
     assert "kept at those of trl==0.11.4 (requirements.txt)" in result.findings[0].message
+
+
+# -- the columns of tokenized preference pairs (TRL <= 0.23's input_ids_chosen, ...) ---------
+
+_ROWS = dedent(
+    """
+    from trl import RewardTrainer
+
+    def tokenize(example):
+        chosen = tokenizer(example["chosen"], truncation=True)
+        rejected = tokenizer(example["rejected"], truncation=True{padding})
+        return {{
+            "input_ids_chosen": chosen["input_ids"],
+            "attention_mask_chosen": chosen["attention_mask"],
+            'input_ids_rejected': rejected["input_ids"],
+            "attention_mask_rejected": rejected["attention_mask"],
+        }}
+
+    def evaluate(texts):
+        return tokenizer(texts, padding=True, return_tensors="pt")
+
+    ds = ds.map(tokenize).filter(lambda x: len(x["input_ids_chosen"]) <= 512)
+    trainer = RewardTrainer(model=model, args=args, train_dataset=ds{extra})
+    """
+)
+
+
+def test_reward_columns_renamed_where_the_rows_are_built_and_read():
+    before = _ROWS.format(padding="", extra="")
+    after = before.replace('"input_ids_chosen"', '"chosen_ids"').replace(
+        "'input_ids_rejected'", "'rejected_ids'"
+    )
+    findings = assert_fixes(before, after, select=SELECT)
+    [said] = [f for f in findings if "chosen_ids" in f.message]
+    assert (said.line, said.severity, said.fix) == (7, Severity.INFO, Fix.APPLIED)
+    assert said.message.startswith(
+        "the columns `input_ids_chosen`/`input_ids_rejected` are now `chosen_ids`/`rejected_ids`"
+    )
+    assert "drops pairs longer than `max_length`" in said.message
+
+
+def test_reward_columns_dict_keywords_and_assigned_keys():
+    before = dedent(
+        """
+        import trl
+
+        def rows(c, r):
+            out = dict(input_ids_chosen=c, attention_mask_chosen=[1] * len(c))
+            out["input_ids_rejected"] = r
+            return out
+
+        t = trl.RewardTrainer(model, args, train_dataset=data)
+        """
+    )
+    after = before.replace("dict(input_ids_chosen=", "dict(chosen_ids=").replace(
+        'out["input_ids_rejected"]', 'out["rejected_ids"]'
+    )
+    assert_fixes(before, after, select=SELECT)
+
+
+@pytest.mark.parametrize(
+    ("padding", "todo"),
+    [
+        pytest.param(
+            ', padding="max_length", max_length=512', "pads the tokenized pairs", id="max-length"
+        ),
+        pytest.param(", padding=True", "pads texts tokenized together", id="longest"),
+        pytest.param(", padding=False", None, id="not-padded"),
+        pytest.param(', padding="do_not_pad"', None, id="do-not-pad"),
+    ],
+)
+def test_reward_columns_padding_said_in_the_function_that_builds_rows(padding, todo):
+    before = _ROWS.format(padding=padding, extra="")
+    renamed = before.replace('"input_ids_chosen"', '"chosen_ids"').replace(
+        "'input_ids_rejected'", "'rejected_ids'"
+    )
+    out, findings = run(before, select=SELECT)
+    pads = [f for f in findings if "`padding=" in f.message]
+    if todo is None:
+        assert out == renamed and pads == []
+        return
+    # one TODO, on the call that pads the rows; the evaluation's padding is not the rows'
+    [pad] = pads
+    assert (pad.line, pad.severity, pad.fix) == (5, Severity.WARNING, Fix.MANUAL)
+    assert todo in pad.message and "the trainer pads each batch itself" in pad.message
+    line = "    rejected = tokenizer("
+    assert out == renamed.replace(line, f"    # TODO(trl-migrate TRL109): {pad.message}\n{line}")
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_reward_columns_padding_in_a_kwargs_dict():
+    before = dedent(
+        """
+        from trl import RewardTrainer
+        def fmt(sample):
+            kwargs = {"padding": "max_length", "truncation": True, "max_length": 512}
+            c = tok(sample["chosen"], **kwargs)
+            return {"input_ids_chosen": c["input_ids"][0], "input_ids_rejected": c["input_ids"][0]}
+        RewardTrainer(model=m, args=a, train_dataset=d.map(fmt))
+        """
+    )
+    out, findings = run(before, select=SELECT)
+    [pad] = [f for f in findings if "`padding=" in f.message]
+    assert pad.message.startswith('`padding="max_length"` pads the tokenized pairs')
+    assert '"chosen_ids": c' in out and "# TODO(trl-migrate TRL109): `padding=" in out
+
+
+@pytest.mark.parametrize(
+    ("src", "why"),
+    [
+        pytest.param(
+            _ROWS.format(padding="", extra=", data_collator=collate"),
+            "`data_collator=collate` builds the batches of TRL <= 0.23's RewardTrainer",
+            id="own-collator",
+        ),
+        pytest.param(
+            _ROWS.format(padding="", extra="").replace(
+                "trainer = RewardTrainer(",
+                "class Mine(RewardTrainer):\n"
+                "    def compute_loss(self, model, inputs, return_outputs=False):\n"
+                '        return model(inputs["input_ids_chosen"])\n\n'
+                "trainer = Mine(",
+            ),
+            "`Mine` reads the batch keys of TRL <= 0.23's RewardTrainer",
+            id="subclass-reads-old-keys",
+        ),
+    ],
+)
+def test_reward_columns_kept_with_a_todo_where_batches_are_the_scripts_own(src, why):
+    out, findings = run(src, select=SELECT)
+    [todo] = [f for f in findings if f.fix is Fix.MANUAL]
+    assert todo.message.startswith(why)
+    assert "first half of the batch" in todo.message
+    assert out.count('"input_ids_chosen"') == src.count('"input_ids_chosen"')
+    assert f"# TODO(trl-migrate TRL109): {todo.message}" in out
+    assert run(out, select=SELECT)[0] == out
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param(
+            "from transformers import Trainer\n"
+            "class RewardTrainer(Trainer):\n"
+            "    def compute_loss(self, model, inputs):\n"
+            '        return model(inputs["input_ids_chosen"])\n'
+            "row = {'input_ids_chosen': ids}\n"
+            "RewardTrainer(model=m, train_dataset=d)\n",
+            id="the-scripts-own-reward-trainer",
+        ),
+        pytest.param(
+            "from trl import RewardTrainer\nrow = {'input_ids_chosen': ids}\n",
+            id="no-trainer-built",
+        ),
+        pytest.param(
+            "from trl import RewardTrainer\n"
+            "row = {'chosen_ids': ids}\n"
+            "RewardTrainer(model=m, args=a, train_dataset=d)\n",
+            id="new-columns-already",
+        ),
+        pytest.param(
+            "from trl import RewardTrainer\n"
+            "row = {f'input_ids_chosen': ids, b'input_ids_rejected': ids}\n"
+            "RewardTrainer(model=m, args=a, train_dataset=d)\n",
+            id="not-plain-strings",
+        ),
+    ],
+)
+def test_reward_columns_noop(src):
+    assert [f for f in assert_noop(src, select=SELECT) if "chosen_ids" in f.message] == []

@@ -37,6 +37,7 @@ from packaging.version import Version
 
 from codemods import edits, inline, reaching, walk
 from codemods.base import Rule, RuleTransformer
+from codemods.rules.trainer_kwargs.reward_columns import RewardColumns
 from migrate.kernel.findings import Fix, Severity
 
 # Where `args` sits among the positional arguments of each trainer, in every release.
@@ -717,5 +718,5 @@ class TrainerKwargs(Rule):
         "gradient_checkpointing=False, logging_steps=500)\n"
         "trainer = SFTTrainer(model, args=args, train_dataset=ds)\n"
     )
-    transformers = (RewriteTrainerKwargs,)
+    transformers = (RewriteTrainerKwargs, RewardColumns)
     triggers = (*ARGS_AT, *CONFIGS)
