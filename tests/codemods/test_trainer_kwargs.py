@@ -4,6 +4,7 @@ the wheels it was built from."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -833,3 +834,88 @@ def test_reward_columns_kept_with_a_todo_where_batches_are_the_scripts_own(src, 
 )
 def test_reward_columns_noop(src):
     assert [f for f in assert_noop(src, select=SELECT) if "chosen_ids" in f.message] == []
+
+
+# -- configs parsed from the command line: the defaults TRL 1.13 changed ----------------------
+
+_PARSED = dedent(
+    """
+    from transformers import HfArgumentParser
+    from trl import ModelConfig, RewardConfig
+    parser = HfArgumentParser((ScriptArguments, RewardConfig, ModelConfig))
+    script_args, config, model_config = parser.parse_args_into_dataclasses()
+    """
+)
+
+
+def _declared(release: str):
+    import codemods
+    from codemods.base import Options
+    from codemods.engine import fix_text
+
+    options = dataclasses.replace(
+        Options(), trl_releases=(release,), trl_declared=f"trl=={release}"
+    )
+    return lambda src: fix_text(src, path="t.py", rules=codemods.select(SELECT), options=options)
+
+
+def test_parsed_config_changed_defaults_said():
+    out, findings = run(_PARSED, select=SELECT)
+    assert out == _PARSED
+    [said] = findings
+    assert (said.line, said.severity, said.fix) == (3, Severity.WARNING, Fix.NONE)
+    assert said.message.startswith(
+        "the parsed config starts from TRL 1.13's defaults where the command line leaves a "
+        "field out, and these changed, so the run trains differently: RewardConfig: bf16=True "
+        "(False in TRL 0.7.11-0.18.2); disable_dropout=True (False in TRL 0.7.11-0.13.0); "
+    )
+    assert "or `parser.set_defaults(...)` them" in said.message
+
+
+def test_parsed_config_keeps_the_declared_release_defaults():
+    fix = _declared("0.11.4")
+    out, findings = fix(_PARSED)
+    assert out == _PARSED.replace(
+        "script_args, config",
+        "parser.set_defaults(bf16=False, disable_dropout=False, gradient_checkpointing=False, "
+        "learning_rate=5e-05, logging_steps=500)\nscript_args, config",
+    )
+    [said] = findings
+    assert (said.line, said.severity, said.fix) == (3, Severity.WARNING, Fix.APPLIED)
+    assert "`parser.set_defaults(...)` keeps those of trl==0.11.4" in said.message
+    assert "learning_rate=5e-05 (1.13: 0.0001)" in said.message
+    again, more = fix(out)
+    assert again == out and more == []
+
+
+@pytest.mark.parametrize(
+    ("src", "expected"),
+    [
+        pytest.param(
+            _PARSED + "parser.set_defaults(learning_rate=1e-5)\n",
+            ["bf16", "disable_dropout", "gradient_checkpointing", "logging_steps"],
+            id="set-by-the-script-already",
+        ),
+        pytest.param(_PARSED + "parser.set_defaults(**defaults)\n", None, id="set-unpacked"),
+        pytest.param(
+            "from transformers import HfArgumentParser\nfrom trl import SFTConfig\n"
+            "(config,) = HfArgumentParser(SFTConfig).parse_args_into_dataclasses()\n",
+            ["bf16", "gradient_checkpointing", "learning_rate", "logging_steps"],
+            id="no-parser-variable",
+        ),
+        pytest.param(
+            "from transformers import HfArgumentParser\nfrom mylib import RewardConfig\n"
+            "parser = HfArgumentParser((RewardConfig,))\n",
+            None,
+            id="another-librarys-config",
+        ),
+    ],
+)
+def test_parsed_config_fields_said(src, expected):
+    out, findings = run(src, select=SELECT)
+    assert out == src
+    if expected is None:
+        assert findings == []
+        return
+    [said] = findings
+    assert sorted(re.findall(r"(\w+)=[^ ]+ \([^)]*TRL", said.message)) == expected

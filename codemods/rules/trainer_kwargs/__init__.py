@@ -37,6 +37,7 @@ from packaging.version import Version
 
 from codemods import edits, inline, reaching, walk
 from codemods.base import Rule, RuleTransformer
+from codemods.config_vars import is_parser
 from codemods.rules.trainer_kwargs.reward_columns import RewardColumns
 from migrate.kernel.findings import Fix, Severity
 
@@ -93,6 +94,34 @@ class RewriteTrainerKwargs(RuleTransformer):
                 if name:
                     assigns.setdefault(name, []).append(assign)
         self._drifted: dict[int, str] = {}  # id(config call) -> its class, defaults changed
+        # id(statement) -> (the variable it binds or "", the parser call, TRL configs it parses)
+        self._parsers: dict[int, tuple[str, cst.Call, list[str]]] = {}
+        self._set_defaults: dict[str, set[str]] = {}  # parser variable -> fields it sets
+        for call in walk.find_all(node, cst.Call):
+            func = call.func
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value == "set_defaults"
+                and isinstance(func.value, cst.Name)
+            ):
+                self._set_defaults.setdefault(func.value.value, set()).update(
+                    _kw(a) if a.keyword is not None else "**" for a in call.args
+                )
+        for line in walk.find_all(node, cst.SimpleStatementLine):
+            small = line.body[0] if len(line.body) == 1 else None
+            value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
+            if not isinstance(value, cst.Call):
+                continue
+            var = ""
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target = small.targets[0].target
+                var = target.value if isinstance(target, cst.Name) else ""
+            if isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Call):
+                # `HfArgumentParser((...)).parse_args_into_dataclasses()`: no parser to name
+                value, var = value.func.value, ""
+            classes = self._parsed_configs(value)
+            if classes:
+                self._parsers[id(line)] = (var, value, classes)
         for call in walk.find_all(node, cst.Call):
             config_class = self._trl_config(call)
             if config_class is not None:
@@ -153,28 +182,7 @@ class RewriteTrainerKwargs(RuleTransformer):
         if any(a.star for a in updated.args):
             return updated  # the unpacked values may set any of them
         given = {_kw(a) for a in updated.args if a.keyword is not None}
-        history = {
-            name: entry
-            for name, entry in changed_defaults()[config_class].items()
-            if name not in given and not (name == "bf16" and "fp16" in given)
-        }
-        if not history:
-            return updated
-        releases = self.state.options.trl_releases
-        kept: list[tuple[str, Any]] = []
-        unsure: list[str] = []
-        for name, entry in history.items():
-            old = _old_default(entry, releases) if releases else _UNKNOWN
-            if old is _SAME:
-                continue
-            if old is _UNKNOWN:
-                spans = ", ".join(
-                    f"{value!r} in TRL {_span(first, last)}"
-                    for first, last, value, _ in entry["then"]
-                )
-                unsure.append(f"{name}={entry['now']!r} ({spans})")
-            else:
-                kept.append((name, old))
+        unsure, kept = self._old_defaults(config_class, given)
         if unsure:
             self.report(
                 original,
@@ -186,15 +194,12 @@ class RewriteTrainerKwargs(RuleTransformer):
             )
         if not kept:
             return updated
-        declared = self.state.options.trl_declared or ", ".join(releases or ())
         self.report(
             original,
             f"`{config_class}(...)` left "
             + ", ".join(f"`{n}`" for n, _ in kept)
-            + f" to defaults TRL 1.13 changed; kept at those of {declared}: "
-            + ", ".join(
-                f"{n}={v!r} (1.13: {changed_defaults()[config_class][n]['now']!r})" for n, v in kept
-            ),
+            + f" to defaults TRL 1.13 changed; kept at those of {self._declared()}: "
+            + _kept_values(config_class, kept),
             severity=Severity.WARNING,
         )
         args = list(updated.args)
@@ -206,6 +211,118 @@ class RewriteTrainerKwargs(RuleTransformer):
         first = updated.args[0] if updated.args else None
         args = edits.relayout(original, args, fresh | ({id(updated.args[-1])} if first else set()))
         return updated.with_changes(args=args)
+
+    def _old_defaults(
+        self, config_class: str, given: Collection[str]
+    ) -> tuple[list[str], list[tuple[str, Any]]]:
+        """The fields of `config_class` outside `given` whose default TRL 1.13 changed: those
+        whose old default the project's TRL release does not tell (`name=now (history)`, for a
+        message), and those it tells (name, old default)."""
+        releases = self.state.options.trl_releases
+        unsure: list[str] = []
+        kept: list[tuple[str, Any]] = []
+        for name, entry in changed_defaults()[config_class].items():
+            if name in given or (name == "bf16" and "fp16" in given):
+                continue
+            old = _old_default(entry, releases) if releases else _UNKNOWN
+            if old is _SAME:
+                continue
+            if old is _UNKNOWN:
+                spans = ", ".join(
+                    f"{value!r} in TRL {_span(first, last)}"
+                    for first, last, value, _ in entry["then"]
+                )
+                unsure.append(f"{name}={entry['now']!r} ({spans})")
+            else:
+                kept.append((name, old))
+        return unsure, kept
+
+    def _declared(self) -> str:
+        releases = self.state.options.trl_releases
+        return self.state.options.trl_declared or ", ".join(releases or ())
+
+    # -- configs parsed from the command line -------------------------------------------------
+    def _parsed_configs(self, call: cst.Call) -> list[str]:
+        """The TRL configs with changed defaults that `call`, a dataclass parser
+        (`HfArgumentParser((ScriptArguments, RewardConfig))`, `TrlParser(SFTConfig)`), parses."""
+        if not call.args or not is_parser(get_full_name_for_node(call.func)):
+            return []
+        first = call.args[0].value
+        classes = (
+            [e.value for e in first.elements]
+            if isinstance(first, (cst.Tuple, cst.List))
+            else [first]
+        )
+        found = []
+        for cls in classes:
+            names = self.names_from(cls, "trl")
+            if names and all(q.startswith("trl.") for q in names):
+                last = {q.rpartition(".")[2] for q in names}
+                if len(last) == 1 and next(iter(last)) in changed_defaults():
+                    found.append(next(iter(last)))
+        return found
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine | cst.FlattenSentinel[cst.BaseStatement]:
+        """A parser of configs whose defaults TRL 1.13 changed: fields the command line leaves
+        out start from 1.13's defaults. With the project's TRL release known, `parser.
+        set_defaults(...)` below it keeps that release's (a flag or a config file still wins);
+        else a warning lists them."""
+        parsed = self._parsers.get(id(original_node))
+        if parsed is None:
+            return updated_node
+        var, call, classes = parsed
+        pinned: dict[str, Any] = {}
+        said: list[str] = []
+        given = self._set_defaults.get(var, set()) if var else set()
+        if "**" in given:
+            return updated_node  # `parser.set_defaults(**values)` may set any of them
+        for config_class in classes:
+            unsure, kept = self._old_defaults(config_class, given)
+            if unsure:
+                said.append(f"{config_class}: {'; '.join(unsure)}")
+            if kept and var:
+                self.report(
+                    call,
+                    f"the parsed {config_class} would start from defaults TRL 1.13 changed "
+                    f"where the command line leaves them out; `{var}.set_defaults(...)` keeps "
+                    f"those of {self._declared()} (a flag or config file value still wins): "
+                    + _kept_values(config_class, kept),
+                    severity=Severity.WARNING,
+                )
+                pinned.update((n, v) for n, v in kept if n not in pinned)
+            elif kept:
+                self.report(
+                    call,
+                    f"the parsed {config_class} starts from TRL 1.13's defaults where the "
+                    f"command line leaves a field out, and those of {self._declared()} differ, "
+                    "so the run trains differently: "
+                    + _kept_values(config_class, kept)
+                    + "; pass each as a flag, or bind the parser to a name and "
+                    "`set_defaults(...)` them before parsing",
+                    severity=Severity.WARNING,
+                    fix=Fix.NONE,
+                )
+        if said:
+            self.report(
+                call,
+                "the parsed config starts from TRL 1.13's defaults where the command line "
+                f"leaves a field out, and these changed, so the run trains differently: "
+                f"{' | '.join(said)}; pass each as a flag at the value your TRL release used, "
+                + (f"or `{var}.set_defaults(...)` them" if var else "or set them on the parser")
+                + " (or pass --trl-version, and the rewrite keeps that release's)",
+                severity=Severity.WARNING,
+                fix=Fix.NONE,
+            )
+        if not pinned:
+            return updated_node
+        args = [_literal_kwarg(n, v) for n, v in pinned.items()]
+        args = [a.with_changes(comma=COMMA) for a in args[:-1]] + args[-1:]
+        defaults = cst.SimpleStatementLine(
+            body=[cst.Expr(cst.Call(func=cst.parse_expression(f"{var}.set_defaults"), args=args))]
+        )
+        return cst.FlattenSentinel([updated_node, defaults])
 
     def _needs_config(self, config: cst.Call | None, trainer: str) -> bool:
         """Whether `config`, the trainer's `args`, is a `TrainingArguments(...)` that TRL 1.13's
@@ -667,6 +784,11 @@ def _old_default(entry: dict[str, Any], releases: tuple[str, ...]) -> Any:
         else:
             return _UNKNOWN
     return next(iter(found.values())) if len(found) == 1 else _UNKNOWN
+
+
+def _kept_values(config_class: str, kept: list[tuple[str, Any]]) -> str:
+    now = changed_defaults()[config_class]
+    return ", ".join(f"{n}={v!r} (1.13: {now[n]['now']!r})" for n, v in kept)
 
 
 def _span(first: str, last: str) -> str:
