@@ -90,8 +90,17 @@ def cap_args(args: Any, steps: int) -> None:
         put("use_transformers_paged", False)
         put("log_completions", False)
     for name, limit in (("max_length", 128), ("max_prompt_length", 64), ("max_seq_length", 128)):
+        if name == "max_length" and _filters_by_length(args):
+            continue
         if getattr(args, name, None):
             put(name, min(getattr(args, name), limit))
+
+
+def _filters_by_length(args: Any) -> bool:
+    """Whether `args` is a RewardConfig, whose `max_length` drops the pairs longer than it
+    instead of cutting them: capped, it would empty a dataset of pairs the script tokenized (and
+    padded) to its own length, which the real run trains on."""
+    return any(cls.__name__ == "RewardConfig" for cls in type(args).__mro__)
 
 
 def bitsandbytes_optim(name: str) -> bool:

@@ -92,3 +92,20 @@ def test_a_bitsandbytes_optimizer_trains_as_adamw_torch_with_the_override_listed
     said = [o for o in caps.OVERRIDES if o["field"] == "optim"]
     assert len(said) == (1 if capped else 0)
     caps.OVERRIDES.clear()
+
+
+def test_a_reward_configs_max_length_is_not_capped():
+    """TRL 1.13's RewardTrainer drops pairs longer than `max_length` (it cuts nothing): capped
+    to 128, it emptied abhaykrishna2010's reward data, tokenized and padded to 512 ("num_samples
+    should be a positive integer value, but got num_samples=0"). SFT's max_length cuts, and is
+    capped."""
+    from trl import RewardConfig, SFTConfig
+
+    caps.OVERRIDES.clear()
+    reward = RewardConfig(output_dir="out", max_length=512, report_to="none", bf16=False)
+    sft = SFTConfig(output_dir="out", max_length=512, report_to="none", bf16=False)
+    caps.cap_args(reward, 2)
+    caps.cap_args(sft, 2)
+    assert (reward.max_length, sft.max_length) == (512, 128)
+    assert [o["config"] for o in caps.OVERRIDES if o["field"] == "max_length"] == ["SFTConfig"]
+    caps.OVERRIDES.clear()
