@@ -50,6 +50,7 @@ HELPERS = [
     ("trl.experimental.ppo.ppo_trainer", "masked_whiten"),
     ("trl", "setup_chat_format"),
     ("trl.models.utils", "setup_chat_format"),
+    ("trl", "DataCollatorForCompletionOnlyLM"),
 ]
 
 
@@ -686,3 +687,118 @@ def test_a_definition_written_after_the_imports_keeps_the_comments_in_their_plac
     module = cst.parse_module("import os\n" + below)
     written = list(cst.parse_module("def helper():\n    pass\n").body)
     assert inline.after_imports(module, written).code == "import os\n" + after
+
+
+# -- DataCollatorForCompletionOnlyLM ----------------------------------------------------------
+_DIALOGUE = [
+    "### Human: hello there ### Assistant: a good answer here",
+    "### Assistant: an answer first ### Human: then a question ### Assistant: more",
+    "### Human: one ### Assistant: two ### Human: three",
+    "no template at all in this text",
+    "### Human: only a question",
+]
+
+
+def _completion_collators(version: str):  # type: ignore[no-untyped-def]
+    """TRL `version`'s DataCollatorForCompletionOnlyLM and ours."""
+    import warnings
+    from typing import Any, Optional, Union
+
+    import numpy as np
+    import torch
+    from transformers import DataCollatorForLanguageModeling
+
+    source = _old_definition(version, "DataCollatorForCompletionOnlyLM")
+    space = {"warnings": warnings, "np": np, "torch": torch, "Any": Any, "Optional": Optional}
+    space.update({"Union": Union, "List": list, "Dict": dict})
+    space["DataCollatorForLanguageModeling"] = DataCollatorForLanguageModeling
+    exec(source, space)  # noqa: S102
+    return space["DataCollatorForCompletionOnlyLM"], _ours("DataCollatorForCompletionOnlyLM")
+
+
+@pytest.mark.parametrize("version", ["0.7.11", "0.11.4", "0.19.1"])
+def test_completion_only_collator_masks_as_trl_did(version):
+    """The written-in DataCollatorForCompletionOnlyLM gives the batch of TRL 0.7.11's, 0.11.4's
+    and 0.19.1's class: the response template alone, with an instruction template over several
+    turns (an answer first, a question last, none found), templates given as token ids, padding
+    free (0.11 on), and the same number of warnings. Examples that carry TRL 1.13's `labels`
+    give the batch the old class gave them without."""
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    from migrate.reference.tiny import tiny_tokenizer
+
+    tok = tiny_tokenizer()
+    old, ours = _completion_collators(version)
+    examples = [{"input_ids": tok(t)["input_ids"]} for t in _DIALOGUE]
+    with_labels = [dict(e, labels=list(e["input_ids"])) for e in examples]
+    response = "### Assistant:"
+    options = [
+        {"response_template": response},
+        {"response_template": response, "instruction_template": "### Human:"},
+        {
+            "response_template": tok.encode(response, add_special_tokens=False),
+            "instruction_template": tok.encode("### Human:", add_special_tokens=False),
+        },
+        {"response_template": response, "ignore_index": -1},
+    ]
+    if version != "0.7.11":
+        options += [dict(o, padding_free=True) for o in options[:2]]
+    for kwargs in options:
+        with warnings.catch_warnings(record=True) as theirs:
+            warnings.simplefilter("always")
+            want = old(tokenizer=tok, **kwargs)(examples)
+        with warnings.catch_warnings(record=True) as mine:
+            warnings.simplefilter("always")
+            got = ours(tokenizer=tok, **kwargs)(with_labels)
+        assert len(mine) == len([w for w in theirs if w.category is UserWarning]), kwargs
+        shared = [k for k in got if k in want]
+        assert shared == list(want), kwargs  # 0.11-0.18's padding_free lacked cu_seq_lens
+        for key in shared:
+            assert torch.equal(got[key], want[key]), (kwargs, key)
+        assert (got["labels"] == kwargs.get("ignore_index", -100)).any()
+
+
+def test_completion_only_collator_trains_with_trl_1_13s_sft_trainer(tmp_path):
+    """TRL 1.13's SFTTrainer hands the collator tokenized examples with `labels` of their own;
+    the loss is computed on the response tokens only."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("trl")
+    from datasets import Dataset
+    from trl import SFTConfig, SFTTrainer
+
+    from migrate.reference.tiny import tiny_causal_lm, tiny_tokenizer
+
+    tok = tiny_tokenizer()
+    collator = _ours("DataCollatorForCompletionOnlyLM")(
+        response_template="### Assistant:", tokenizer=tok
+    )
+    data = Dataset.from_list([{"text": t} for t in _DIALOGUE[:3]] * 2)
+    args = SFTConfig(
+        str(tmp_path),
+        max_steps=1,
+        per_device_train_batch_size=2,
+        report_to="none",
+        use_cpu=True,
+        bf16=False,
+        gradient_checkpointing=False,
+    )
+    trainer = SFTTrainer(
+        model=tiny_causal_lm(),
+        args=args,
+        train_dataset=data,
+        processing_class=tok,
+        data_collator=collator,
+    )
+    batch = next(iter(trainer.get_train_dataloader()))
+    ids, labels = batch["input_ids"][0], batch["labels"][0]
+    template = tok.encode("### Assistant:", add_special_tokens=False)
+    end = next(
+        at + len(template)
+        for at in range(len(ids))
+        if ids[at : at + len(template)].tolist() == template
+    )
+    assert (labels[:end] == -100).all() and (
+        labels[end:][ids[end:] != tok.pad_token_id] != -100
+    ).all()
+    assert torch.isfinite(torch.tensor(trainer.train().training_loss))
