@@ -271,6 +271,7 @@ def build() -> dict[str, Any]:
             "keeps": KEEPS.get(trainer, {}),
             "unset_notes": UNSET_NOTES.get(trainer, {}),
         }
+    data["trainers"]["SFTTrainer"]["appends_eos"] = eos_history()
     ta_defaults = {name: _default(f) for name, f in ta.items()}
     ta_defaults["gradient_checkpointing"] = False  # transformers 4.x: False (5 allows None)
     per_config = [(v, config_fields(w)) for v, w in versions()]
@@ -281,6 +282,28 @@ def build() -> dict[str, Any]:
         **default_history(per_config, ta_defaults),
     }
     return data
+
+
+def appends_eos(wheel: Path) -> bool:
+    """Whether that release's SFTTrainer appends the EOS token to each text or completion it
+    tokenizes (a function named `add_eos` in trl/trainer/sft_trainer.py, read with `ast`)."""
+    with zipfile.ZipFile(wheel) as z:
+        try:
+            tree = ast.parse(z.read("trl/trainer/sft_trainer.py").decode("utf-8", "replace"))
+        except (KeyError, SyntaxError):
+            return False
+    return any(isinstance(n, ast.FunctionDef) and n.name == "add_eos" for n in ast.walk(tree))
+
+
+def eos_history() -> dict[str, str]:
+    """The first release read whose SFTTrainer appends EOS, and the last one before it that did
+    not."""
+    last_without = ""
+    for version, wheel in versions():
+        if appends_eos(wheel):
+            return {"first": version, "last_without": last_without}
+        last_without = version
+    return {}
 
 
 def main() -> None:

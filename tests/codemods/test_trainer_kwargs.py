@@ -56,7 +56,11 @@ def test_noop(src):
 
 
 def _changed_defaults(finding) -> bool:
-    return "to defaults TRL 1.13 changed" in finding.message
+    """A warning that writes nothing: defaults TRL 1.13 changed (tested on their own below)."""
+    return (
+        "to defaults TRL 1.13 changed" in finding.message
+        or "appends the tokenizer's EOS token" in finding.message
+    )
 
 
 @pytest.mark.parametrize(
@@ -311,6 +315,7 @@ def test_a_config_the_rule_cannot_see_is_wrapped_where_the_trainer_is_built(args
         + HELPER
         + f"\n\ntrainer = SFTTrainer(model, {wrapped}, train_dataset=ds)\n"
     )
+    findings = [f for f in findings if not _changed_defaults(f)]
     assert [f.fix for f in findings] == [Fix.APPLIED]
     assert "`trl_config_with` (written into this file)" in findings[0].message
     assert run(out, select=SELECT)[0] == out
@@ -919,3 +924,55 @@ def test_parsed_config_fields_said(src, expected):
         return
     [said] = findings
     assert sorted(re.findall(r"(\w+)=[^ ]+ \([^)]*TRL", said.message)) == expected
+
+
+# -- SFTTrainer appends EOS (TRL 0.17 on) ------------------------------------------------------
+
+_SFT = "from trl import SFTTrainer\nt = SFTTrainer(model, train_dataset=ds{extra})\n"
+
+
+@pytest.mark.parametrize(
+    ("src", "releases", "said"),
+    [
+        pytest.param(
+            _SFT.format(extra=""),
+            None,
+            "which TRL 0.16.1 and earlier did not: if this script ran on those",
+            id="release-unknown",
+        ),
+        pytest.param(
+            _SFT.format(extra=", dataset_text_field='text'"),
+            None,
+            "as TRL 0.17.0 on did, and the TRL release this call was written for (its keywords "
+            "ran up to 0.12) did not",
+            id="old-keywords",
+        ),
+        pytest.param(
+            _SFT.format(extra=""),
+            "0.15.2",
+            "as TRL 0.17.0 on did, and trl==0.15.2 did not",
+            id="declared-before",
+        ),
+        pytest.param(_SFT.format(extra=""), "0.19.1", None, id="declared-after"),
+        pytest.param(
+            "from mylib import SFTTrainer\nt = SFTTrainer(model, train_dataset=ds)\n",
+            None,
+            None,
+            id="another-librarys-trainer",
+        ),
+    ],
+)
+def test_sft_trainer_appending_eos_is_said(src, releases, said):
+    out, findings = (_declared(releases) if releases else lambda s: run(s, select=SELECT))(src)
+    eos = [f for f in findings if "EOS token" in f.message]
+    if said is None:
+        assert eos == []
+        return
+    [f] = eos
+    assert (f.line, f.severity, f.fix) == (2, Severity.WARNING, Fix.NONE)
+    assert f.message.startswith(
+        "TRL 1.13's SFTTrainer appends the tokenizer's EOS token to every text (and completion) "
+        "it tokenizes, "
+    )
+    assert said in f.message and "now also learns to end each example with EOS" in f.message
+    assert run(out, select=SELECT)[0] == out

@@ -94,6 +94,7 @@ class RewriteTrainerKwargs(RuleTransformer):
                 if name:
                     assigns.setdefault(name, []).append(assign)
         self._drifted: dict[int, str] = {}  # id(config call) -> its class, defaults changed
+        self._sft_calls: set[int] = set()  # id(SFTTrainer call): said to append EOS
         # id(statement) -> (the variable it binds or "", the parser call, TRL configs it parses)
         self._parsers: dict[int, tuple[str, cst.Call, list[str]]] = {}
         self._set_defaults: dict[str, set[str]] = {}  # parser variable -> fields it sets
@@ -129,6 +130,8 @@ class RewriteTrainerKwargs(RuleTransformer):
             trainer = self._trainer(call)
             if trainer is None:
                 continue
+            if trainer == "SFTTrainer":
+                self._sft_calls.add(id(call))
             config = self._config_call(call, trainer, assigns)
             if not self._old_kwargs(call, trainer) and not self._needs_config(config, trainer):
                 continue
@@ -240,6 +243,40 @@ class RewriteTrainerKwargs(RuleTransformer):
     def _declared(self) -> str:
         releases = self.state.options.trl_releases
         return self.state.options.trl_declared or ", ".join(releases or ())
+
+    def _appends_eos(self, call: cst.Call) -> None:
+        """TRL 1.13's SFTTrainer appends the EOS token to each text (or completion) it tokenizes,
+        which releases before the table's `appends_eos.first` did not: said (nothing to set
+        turns it off), unless the project's TRL release already did it."""
+        entry = table()["SFTTrainer"].get("appends_eos") or {}
+        first, before = entry.get("first"), entry.get("last_without")
+        if not first:
+            return
+        releases = self.state.options.trl_releases or ()
+        if releases and all(Version(r) >= Version(first) for r in releases):
+            return
+        unchanged = "(a dataset already tokenized, or of conversations, is left as it is)"
+        if self._old_kwargs(call, "SFTTrainer") or (
+            releases and all(Version(r) < Version(first) for r in releases)
+        ):
+            ran = (
+                self._declared()
+                if releases
+                else "the TRL release this call was written for (its keywords ran up to 0.12)"
+            )
+            said = (
+                f"TRL 1.13's SFTTrainer appends the tokenizer's EOS token to every text (and "
+                f"completion) it tokenizes, as TRL {first} on did, and {ran} did not: the model "
+                f"now also learns to end each example with EOS {unchanged}"
+            )
+        else:
+            said = (
+                "TRL 1.13's SFTTrainer appends the tokenizer's EOS token to every text (and "
+                f"completion) it tokenizes, which TRL {before} and earlier did not: if this "
+                f"script ran on those, the model now also learns to end each example with EOS "
+                f"{unchanged}"
+            )
+        self.report(call, said, severity=Severity.WARNING, fix=Fix.NONE)
 
     # -- configs parsed from the command line -------------------------------------------------
     def _parsed_configs(self, call: cst.Call) -> list[str]:
@@ -390,6 +427,8 @@ class RewriteTrainerKwargs(RuleTransformer):
 
     # -- the config call gains the settings ---------------------------------------------------
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if id(original_node) in self._sft_calls:
+            self._appends_eos(original_node)
         plan = self._plans.get(id(original_node))
         if plan is not None:
             updated_node = self._config(original_node, updated_node, *plan)
