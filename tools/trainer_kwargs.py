@@ -295,13 +295,50 @@ def appends_eos(wheel: Path) -> bool:
     return any(isinstance(n, ast.FunctionDef) and n.name == "add_eos" for n in ast.walk(tree))
 
 
-def eos_history() -> dict[str, str]:
-    """The first release read whose SFTTrainer appends EOS, and the last one before it that did
-    not."""
+def own_fields(wheel: Path, config: str) -> set[str]:
+    """The fields `config`'s own class body declares in that release (read with `ast`)."""
+    out: set[str] = set()
+    with zipfile.ZipFile(wheel) as z:
+        for name in z.namelist():
+            if not (name.startswith("trl/") and name.endswith("config.py")):
+                continue
+            src = z.read(name).decode("utf-8", "replace")
+            if f"class {config}" not in src:
+                continue
+            try:
+                tree = ast.parse(src)
+            except SyntaxError:
+                continue
+            for node in tree.body:
+                if isinstance(node, ast.ClassDef) and node.name == config:
+                    out |= {
+                        item.target.id
+                        for item in node.body
+                        if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
+                    }
+    return out
+
+
+def eos_history() -> dict[str, Any]:
+    """The first release read whose SFTTrainer appends EOS, the last one before it that did
+    not, and the SFTConfig fields no release before it had (a call that sets one was written for
+    a release that appends EOS). TrainingArguments' own fields, which SFTConfig declared again
+    in some releases (to change their defaults), say nothing of the release."""
+    import transformers
+
+    base = {f.name for f in dataclasses.fields(transformers.TrainingArguments)}
     last_without = ""
-    for version, wheel in versions():
+    before: set[str] = set()
+    read = versions()
+    for at, (version, wheel) in enumerate(read):
         if appends_eos(wheel):
-            return {"first": version, "last_without": last_without}
+            later = set().union(*(own_fields(w, "SFTConfig") for _, w in read[at:]))
+            return {
+                "first": version,
+                "last_without": last_without,
+                "config_fields_since": sorted(later - before - base),
+            }
+        before |= own_fields(wheel, "SFTConfig")
         last_without = version
     return {}
 

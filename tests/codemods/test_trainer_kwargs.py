@@ -955,6 +955,21 @@ _SFT = "from trl import SFTTrainer\nt = SFTTrainer(model, train_dataset=ds{extra
         ),
         pytest.param(_SFT.format(extra=""), "0.19.1", None, id="declared-after"),
         pytest.param(
+            "from trl import SFTConfig, SFTTrainer\n"
+            "t = SFTTrainer(model, args=SFTConfig('o', completion_only_loss=True), "
+            "train_dataset=ds)\n",
+            None,
+            None,
+            id="config-field-of-a-release-that-appends",
+        ),
+        pytest.param(
+            "from trl import SFTConfig, SFTTrainer\n"
+            "t = SFTTrainer(model, args=SFTConfig('o', bf16=True), train_dataset=ds)\n",
+            None,
+            "which TRL 0.16.1 and earlier did not",
+            id="training-arguments-field-tells-nothing",
+        ),
+        pytest.param(
             "from mylib import SFTTrainer\nt = SFTTrainer(model, train_dataset=ds)\n",
             None,
             None,

@@ -130,9 +130,9 @@ class RewriteTrainerKwargs(RuleTransformer):
             trainer = self._trainer(call)
             if trainer is None:
                 continue
-            if trainer == "SFTTrainer":
-                self._sft_calls.add(id(call))
             config = self._config_call(call, trainer, assigns)
+            if trainer == "SFTTrainer" and not _sets_newer_fields(config):
+                self._sft_calls.add(id(call))
             if not self._old_kwargs(call, trainer) and not self._needs_config(config, trainer):
                 continue
             self._trainers[id(call)] = trainer
@@ -823,6 +823,13 @@ def _old_default(entry: dict[str, Any], releases: tuple[str, ...]) -> Any:
         else:
             return _UNKNOWN
     return next(iter(found.values())) if len(found) == 1 else _UNKNOWN
+
+
+def _sets_newer_fields(config: cst.Call | None) -> bool:
+    """Whether `config` (the SFTTrainer's `args` call) sets an SFTConfig field that no release
+    before the first to append EOS had: the script was written for one that appends it."""
+    newer = set(table()["SFTTrainer"].get("appends_eos", {}).get("config_fields_since", ()))
+    return config is not None and any(_kw(a) in newer for a in config.args)
 
 
 def _kept_values(config_class: str, kept: list[tuple[str, Any]]) -> str:
