@@ -20,6 +20,7 @@ import re
 import sys
 import warnings
 import zipfile
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -92,25 +93,30 @@ def versions() -> list[tuple[str, Path]]:
     return sorted(found, key=lambda vw: Version(vw[0]))
 
 
-def init_params(wheel: Path) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
+def class_defs(wheel: Path, names: Collection[str], suffix: str = ".py") -> Iterator[ast.ClassDef]:
+    """The top-level classes named one of `names` in that release's trl modules whose file name
+    ends with `suffix` (read with `ast`; a module that does not parse is passed over)."""
     with zipfile.ZipFile(wheel) as z:
         for name in z.namelist():
-            if not (name.startswith("trl/") and name.endswith(".py")):
+            if not (name.startswith("trl/") and name.endswith(suffix)):
                 continue
             src = z.read(name).decode("utf-8", "replace")
-            if not any(f"class {t}" in src for t in CONFIGS):
+            if not any(f"class {n}" in src for n in names):
                 continue
             try:
                 tree = ast.parse(src)
             except SyntaxError:
                 continue
-            for node in tree.body:
-                if isinstance(node, ast.ClassDef) and node.name in CONFIGS:
-                    for item in node.body:
-                        if isinstance(item, ast.FunctionDef) and item.name == "__init__":
-                            a = item.args
-                            out[node.name] = [p.arg for p in a.args[1:] + a.kwonlyargs]
+            yield from (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name in names)
+
+
+def init_params(wheel: Path) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for node in class_defs(wheel, CONFIGS):
+        for item in node.body:
+            if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                a = item.args
+                out[node.name] = [p.arg for p in a.args[1:] + a.kwonlyargs]
     return out
 
 
@@ -296,27 +302,13 @@ def appends_eos(wheel: Path) -> bool:
 
 
 def own_fields(wheel: Path, config: str) -> set[str]:
-    """The fields `config`'s own class body declares in that release (read with `ast`)."""
-    out: set[str] = set()
-    with zipfile.ZipFile(wheel) as z:
-        for name in z.namelist():
-            if not (name.startswith("trl/") and name.endswith("config.py")):
-                continue
-            src = z.read(name).decode("utf-8", "replace")
-            if f"class {config}" not in src:
-                continue
-            try:
-                tree = ast.parse(src)
-            except SyntaxError:
-                continue
-            for node in tree.body:
-                if isinstance(node, ast.ClassDef) and node.name == config:
-                    out |= {
-                        item.target.id
-                        for item in node.body
-                        if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
-                    }
-    return out
+    """The fields `config`'s own class body declares in that release."""
+    return {
+        item.target.id
+        for node in class_defs(wheel, (config,), "config.py")
+        for item in node.body
+        if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
+    }
 
 
 def eos_history() -> dict[str, Any]:
