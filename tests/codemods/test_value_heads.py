@@ -1152,3 +1152,25 @@ def test_an_annotation_uses_pretrained_model_already_imported_from_transformers(
         """
     )
     assert_fixes(before, after, select=SELECT)
+
+
+def test_a_line_to_drop_is_known_by_the_node_not_by_its_id_alone():
+    """The `X.attr = X.pretrained_model.attr` lines dropped are held as nodes. Held by id alone,
+    a dropped line's node could be freed and its id taken by a line rewritten later in the walk
+    (`model.pretrained_model.config.use_cache = True` -> `model.config.use_cache = True`), which
+    was then dropped too: in one process over several files, one run in four or five lost it
+    (the ppo_files benchmark's determinism check, shangluyang/rlhf's ppo_training.py)."""
+    import types
+
+    import libcst as cst
+
+    from codemods.rules.value_heads.rewrite import RewriteValueHeads
+
+    dropped, other = cst.parse_statement("a = 1\n"), cst.parse_statement("b = 2\n")
+    # as if `dropped` had been freed and `other` had been given its id
+    owner = types.SimpleNamespace(_commented_wraps={id(other): dropped})
+    body, _ = RewriteValueHeads._drop_commented_wraps(owner, [other])  # type: ignore[arg-type]
+    assert body == [other]
+    owner = types.SimpleNamespace(_commented_wraps={id(dropped): dropped})
+    body, _ = RewriteValueHeads._drop_commented_wraps(owner, [dropped, other])  # type: ignore[arg-type]
+    assert body == [other]

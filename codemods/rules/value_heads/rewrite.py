@@ -59,7 +59,10 @@ class RewriteValueHeads(RuleTransformer):
         # a path; the function as `function_of` numbers it (0 at module level)
         self.unpacked_vars: set[tuple[int | None, str]] = set()
         self._self_wraps: set[int] = set()  # id(statement): `X = VH(X)`, X a loaded model
-        self._commented_wraps: set[int] = set()  # id(rewritten `X = X` line) that has comments
+        # the rewritten `X = X` lines that have comments, to drop (their blocks keep the
+        # comments): held by id and node, as a line built in the walk may be freed and its id
+        # taken by another node before its block is left
+        self._commented_wraps: dict[int, cst.CSTNode] = {}
         self._backbone_refs: set[int] = set()  # id(`X.pretrained_model`) that X would hold itself
         # the same through a name, `b = X.pretrained_model` -> whether the lines setting `b` onto
         # X can all go; and those lines, with `X.model = X.pretrained_model` ones (removed)
@@ -685,7 +688,7 @@ class RewriteValueHeads(RuleTransformer):
                 severity=Severity.WARNING,
             )
             # its block drops it, keeping its comments, and holds a `pass` if nothing is left
-            self._commented_wraps.add(id(updated_node))
+            self._commented_wraps[id(updated_node)] = updated_node
             return updated_node
         owner = self._forwards.get(id(original_node))
         if owner is not None and owner in self.model_vars:
@@ -697,12 +700,12 @@ class RewriteValueHeads(RuleTransformer):
                 "itself: removed",
                 severity=Severity.INFO,
             )
-            self._commented_wraps.add(id(updated_node))  # its block moves the comments on
+            self._commented_wraps[id(updated_node)] = updated_node  # its block keeps the comments
             return updated_node
         if id(original_node) in self._self_wraps:  # `X = X` is all that was left
             if not _has_comments(original_node):
                 return cst.RemovalSentinel.REMOVE
-            self._commented_wraps.add(id(updated_node))  # its block moves the comments on
+            self._commented_wraps[id(updated_node)] = updated_node  # its block keeps the comments
             return updated_node
         after = [
             s
@@ -744,7 +747,9 @@ class RewriteValueHeads(RuleTransformer):
     ) -> tuple[list[cst.BaseStatement], list[cst.EmptyLine]]:
         """Removes the `X = X` lines left of commented self-wraps; their comments stay, above
         the next statement of the block, or returned to end the block, so no comment is lost."""
-        return edits.without_statements(body, [id(s) in self._commented_wraps for s in body])
+        return edits.without_statements(
+            body, [self._commented_wraps.get(id(s)) is s for s in body]
+        )
 
     def _replacement(self, cls: str, cls_node: cst.BaseExpression) -> cst.BaseExpression:
         new = REPLACEMENT[cls]
