@@ -106,7 +106,8 @@ class RewardColumns(RuleTransformer):
                 self._padded.add(id(pad))
         for entry in walk.find_all(node, cst.DictElement):
             if (
-                edits.literal(entry.key) == "padding"
+                isinstance(entry.key, cst.SimpleString)
+                and entry.key.raw_value == "padding"
                 and _pads(entry.value)
                 and self.function_of(entry) in scopes
             ):
