@@ -747,9 +747,7 @@ class RewriteValueHeads(RuleTransformer):
     ) -> tuple[list[cst.BaseStatement], list[cst.EmptyLine]]:
         """Removes the `X = X` lines left of commented self-wraps; their comments stay, above
         the next statement of the block, or returned to end the block, so no comment is lost."""
-        return edits.without_statements(
-            body, [self._commented_wraps.get(id(s)) is s for s in body]
-        )
+        return edits.without_statements(body, [self._commented_wraps.get(id(s)) is s for s in body])
 
     def _replacement(self, cls: str, cls_node: cst.BaseExpression) -> cst.BaseExpression:
         new = REPLACEMENT[cls]
