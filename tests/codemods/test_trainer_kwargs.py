@@ -710,6 +710,18 @@ def test_reward_columns_renamed_where_the_rows_are_built_and_read():
     assert "drops pairs longer than `max_length`" in said.message
 
 
+def test_reward_columns_keep_a_u_prefix_and_a_collator_given_as_none():
+    before = (
+        "from trl import RewardTrainer\n"
+        "row = {u'input_ids_chosen': c, 'input_ids_rejected': r}\n"
+        "RewardTrainer(model=m, args=a, train_dataset=d, data_collator=None)\n"
+    )
+    after = before.replace("u'input_ids_chosen'", "u'chosen_ids'").replace(
+        "'input_ids_rejected'", "'rejected_ids'"
+    )
+    assert_fixes(before, after, select=SELECT)
+
+
 def test_reward_columns_dict_keywords_and_assigned_keys():
     before = dedent(
         """
@@ -828,6 +840,13 @@ def test_reward_columns_kept_with_a_todo_where_batches_are_the_scripts_own(src, 
             "row = {'chosen_ids': ids}\n"
             "RewardTrainer(model=m, args=a, train_dataset=d)\n",
             id="new-columns-already",
+        ),
+        pytest.param(
+            "from trl import RewardTrainer\n"
+            "# rows used to carry 'input_ids_chosen'\n"
+            "row = {'input_' + 'ids_chosen': ids}\n"
+            "RewardTrainer(model=m, args=a, train_dataset=d)\n",
+            id="old-name-in-a-comment-only",
         ),
         pytest.param(
             "from trl import RewardTrainer\n"

@@ -54,24 +54,27 @@ class RewardColumns(RuleTransformer):
         self._padded: set[int] = set()  # id(`padding=` arg or "padding" dict entry)
         self._keywords: set[int] = set()  # id(`input_ids_chosen=` arg of a dict(...) call)
         self._words: tuple[str, ...] = ()
+        keys: list[cst.CSTNode] = [s for s in walk.find_all(node, cst.SimpleString) if _old_key(s)]
+        calls = walk.find_all(node, cst.Call)
+        for call in calls:
+            if isinstance(call.func, cst.Name) and call.func.value == "dict":
+                for arg in call.args:
+                    if arg.keyword is not None and arg.keyword.value in RENAMED:
+                        self._keywords.add(id(arg))
+                        keys.append(arg.keyword)
+        if not keys:
+            return  # the old names only in comments, or built by concatenation
         subclasses: dict[str, cst.ClassDef] = {}
         for cls in walk.find_all(node, cst.ClassDef):
             if any(self._reward_trainer(base.value) for base in cls.bases):
                 subclasses[cls.name.value] = cls
         trainers = [
             call
-            for call in walk.find_all(node, cst.Call)
+            for call in calls
             if self._reward_trainer(call.func)
             or (isinstance(call.func, cst.Name) and call.func.value in subclasses)
         ]
-        keys: list[cst.CSTNode] = [s for s in walk.find_all(node, cst.SimpleString) if _old_key(s)]
-        for call in walk.find_all(node, cst.Call):
-            if isinstance(call.func, cst.Name) and call.func.value == "dict":
-                for arg in call.args:
-                    if arg.keyword is not None and arg.keyword.value in RENAMED:
-                        self._keywords.add(id(arg))
-                        keys.append(arg.keyword)
-        if not trainers or not keys:
+        if not trainers:
             return
         self._words = ("padding", *RENAMED, *sorted(subclasses), "RewardTrainer")
         reading = sorted(
@@ -81,7 +84,7 @@ class RewardColumns(RuleTransformer):
         )
         for call in trainers:
             collator = edits.kwarg(call, "data_collator")
-            if collator is not None:
+            if collator is not None and edits.literal(collator.value) is not None:
                 self._blocked[id(call)] = (
                     f"`data_collator={edits.code(collator.value).strip()}` builds the batches "
                     "of TRL <= 0.23's RewardTrainer from the `input_ids_chosen`/"
@@ -124,7 +127,9 @@ class RewardColumns(RuleTransformer):
             return updated_node
         self._say(original_node)
         quote = original_node.quote
-        return updated_node.with_changes(value=f"{quote}{RENAMED[old]}{quote}")
+        return updated_node.with_changes(
+            value=f"{original_node.prefix}{quote}{RENAMED[old]}{quote}"
+        )
 
     def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
         if self._rename and id(original_node) in self._keywords and updated_node.keyword:
