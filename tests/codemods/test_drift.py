@@ -1786,3 +1786,44 @@ def test_push_to_hub_given_to_a_tokenizer_load_is_dropped_and_other_uses_stand()
     said = [f for f in findings if f.message.startswith("`push_to_hub=")]
     assert [(f.line, f.severity.value) for f in said] == [(3, "info"), (4, "info")]
     assert not [f for f in findings if f.fix.value == "manual"]
+
+
+_BOTH = "import trl\nfrom transformers import TrainingArguments\nt = TrainingArguments('o', warmup_ratio=0.05, warmup_steps={steps})\n"
+
+
+@pytest.mark.parametrize(
+    ("steps", "now", "said"),
+    [
+        pytest.param("200", "warmup_steps=200", "`0.05` did nothing beside `200`", id="steps"),
+        pytest.param("0", "warmup_steps=0.05", "the ratio was used", id="zero-steps"),
+        pytest.param(
+            "n",
+            "warmup_steps=n if n > 0 else 0.05",
+            "`warmup_steps=n if n > 0 else 0.05` does the same",
+            id="a-name",
+        ),
+    ],
+)
+def test_warmup_ratio_beside_warmup_steps_keeps_what_transformers_4_used(steps, now, said):
+    """transformers 4.x warmed up for `warmup_steps` when above 0, else for the ratio (seen in
+    tyronen's and 1998frankchen's SFT configs, which gave both)."""
+    findings = assert_fixes(
+        _BOTH.format(steps=steps),
+        f"import trl\nfrom transformers import TrainingArguments\nt = TrainingArguments('o', {now})\n",
+        select=SELECT,
+    )
+    [f] = findings
+    assert (f.severity, f.fix) == (Severity.INFO, Fix.APPLIED)
+    assert f.message.startswith(
+        "`warmup_ratio=` and `warmup_steps=` are both given: transformers 4.x trained with "
+        "`warmup_steps` when it was above 0 and with `warmup_ratio` otherwise"
+    )
+    assert said in f.message
+
+
+@pytest.mark.parametrize("steps", ["n * 2", "0.5"])
+def test_warmup_ratio_beside_steps_it_cannot_read_keeps_the_todo(steps):
+    out, findings = run(_BOTH.format(steps=steps), select=SELECT)
+    assert [f.fix for f in findings] == [Fix.MANUAL]
+    assert "are both given; `warmup_ratio` is gone" in findings[0].message
+    assert out.endswith(f"warmup_ratio=0.05, warmup_steps={steps})\n")

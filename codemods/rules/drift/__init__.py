@@ -355,6 +355,7 @@ class RewriteDrift(
             return updated_node
         callee = self._callee(original_node)
         args = list(updated_node.args)
+        dropped: set[int] = set()  # a ratio beside the steps it gave way to (`_steps_or_ratio`)
         for i, arg in enumerate(args):
             rule = rules.get(arg.keyword.value) if arg.keyword is not None else None
             if rule is None or not any(
@@ -370,11 +371,25 @@ class RewriteDrift(
                 )
                 continue
             if rule["to"] in present:
-                self.todo(
-                    original_node,
-                    f"`{old}=` and `{rule['to']}=` are both given; "
-                    f"`{old}` is gone ({rule['why'].split(';')[0]}): keep `{rule['to']}=`",
+                j = next(k for k, a in enumerate(args) if _keyword(a) == rule["to"])
+                both = _steps_or_ratio(args[j].value, arg.value) if rule.get("ratio") else None
+                if both is None:
+                    self.todo(
+                        original_node,
+                        f"`{old}=` and `{rule['to']}=` are both given; "
+                        f"`{old}` is gone ({rule['why'].split(';')[0]}): keep `{rule['to']}=`",
+                    )
+                    continue
+                value, said = both
+                self.report(
+                    next(a for a in original_node.args if a.keyword and a.keyword.value == old),
+                    f"`{old}=` and `{rule['to']}=` are both given: transformers 4.x trained "
+                    f"with `{rule['to']}` when it was above 0 and with `{old}` otherwise, and "
+                    f"transformers 5 reads a `{rule['to']}` below 1 as the ratio; {said}",
+                    severity=Severity.INFO,
                 )
+                args[j] = args[j].with_changes(value=value)
+                dropped.add(i)
                 continue
             args[i] = arg.with_changes(keyword=cst.Name(rule["to"]))
             self.report(
@@ -382,6 +397,9 @@ class RewriteDrift(
                 f"`{old}=` is gone: renamed `{rule['to']}=`, the "
                 f"same setting ({rule['why'].split(';')[0]})",
             )
+        if dropped:
+            kept = [a for k, a in enumerate(args) if k not in dropped]
+            return updated_node.with_changes(args=edits.relayout(updated_node, kept, set()))
         return updated_node.with_changes(args=args)
 
     def _dropped(self, original: cst.Call, updated: cst.Call) -> cst.Call:
@@ -721,6 +739,32 @@ def is_ratio(text: str) -> bool:
         return 0 <= float(text) < 1
     except ValueError:
         return False
+
+
+def _keyword(arg: cst.Arg) -> str:
+    return arg.keyword.value if arg.keyword is not None else ""
+
+
+def _steps_or_ratio(
+    steps: cst.BaseExpression, ratio: cst.BaseExpression
+) -> tuple[cst.BaseExpression, str] | None:
+    """`warmup_steps=` given beside `warmup_ratio=<r>` (a ratio literal): transformers 4.x
+    warmed up for `warmup_steps` when above 0, else for the ratio (TrainingArguments.
+    get_warmup_steps). What `warmup_steps` gets so transformers 5 does the same, and how that
+    reads; None where the steps are an expression the rule will not repeat."""
+    shown = edits.code(ratio).strip()
+    count = edits.literal(steps)
+    if isinstance(count, int | float) and not isinstance(count, bool):
+        if isinstance(count, int) and count > 0:  # a float would read as a ratio in 5
+            return steps, f"`{shown}` did nothing beside `{count}` and is dropped"
+        if count == 0:
+            return ratio, f"the ratio was used: `warmup_steps={shown}`"
+        return None
+    if isinstance(steps, cst.Name):
+        name = steps.value
+        value = cst.parse_expression(f"{name} if {name} > 0 else {shown}")
+        return value, f"`warmup_steps={name} if {name} > 0 else {shown}` does the same"
+    return None
 
 
 def _ratio(value: cst.BaseExpression) -> bool:
