@@ -371,8 +371,8 @@ class RewriteDrift(
                 )
                 continue
             if rule["to"] in present:
-                j = next(k for k, a in enumerate(args) if _keyword(a) == rule["to"])
-                both = _steps_or_ratio(args[j].value, arg.value) if rule.get("ratio") else None
+                steps = _given(updated_node, rule["to"])
+                both = _steps_or_ratio(steps.value, arg.value) if rule.get("ratio") else None
                 if both is None:
                     self.todo(
                         original_node,
@@ -382,12 +382,13 @@ class RewriteDrift(
                     continue
                 value, said = both
                 self.report(
-                    next(a for a in original_node.args if a.keyword and a.keyword.value == old),
+                    _given(original_node, old),
                     f"`{old}=` and `{rule['to']}=` are both given: transformers 4.x trained "
                     f"with `{rule['to']}` when it was above 0 and with `{old}` otherwise, and "
                     f"transformers 5 reads a `{rule['to']}` below 1 as the ratio; {said}",
                     severity=Severity.INFO,
                 )
+                j = updated_node.args.index(steps)
                 args[j] = args[j].with_changes(value=value)
                 dropped.add(i)
                 continue
@@ -739,10 +740,6 @@ def is_ratio(text: str) -> bool:
         return 0 <= float(text) < 1
     except ValueError:
         return False
-
-
-def _keyword(arg: cst.Arg) -> str:
-    return arg.keyword.value if arg.keyword is not None else ""
 
 
 def _steps_or_ratio(

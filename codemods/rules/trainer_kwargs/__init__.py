@@ -98,16 +98,6 @@ class RewriteTrainerKwargs(RuleTransformer):
         # id(statement) -> (the variable it binds or "", the parser call, TRL configs it parses)
         self._parsers: dict[int, tuple[str, cst.Call, list[str]]] = {}
         self._set_defaults: dict[str, set[str]] = {}  # parser variable -> fields it sets
-        for call in walk.find_all(node, cst.Call):
-            func = call.func
-            if (
-                isinstance(func, cst.Attribute)
-                and func.attr.value == "set_defaults"
-                and isinstance(func.value, cst.Name)
-            ):
-                self._set_defaults.setdefault(func.value.value, set()).update(
-                    _kw(a) if a.keyword is not None else "**" for a in call.args
-                )
         for line in walk.find_all(node, cst.SimpleStatementLine):
             small = line.body[0] if len(line.body) == 1 else None
             value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
@@ -124,6 +114,16 @@ class RewriteTrainerKwargs(RuleTransformer):
             if classes:
                 self._parsers[id(line)] = (var, value, classes)
         for call in walk.find_all(node, cst.Call):
+            func = call.func
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value == "set_defaults"
+                and isinstance(func.value, cst.Name)
+            ):
+                self._set_defaults.setdefault(func.value.value, set()).update(
+                    _kw(a) if a.keyword is not None else "**" for a in call.args
+                )
+                continue
             config_class = self._trl_config(call)
             if config_class is not None:
                 self._drifted[id(call)] = config_class
