@@ -675,6 +675,8 @@ class RuleTransformer(VisitorBasedCodemodCommand):
             and node_type is not cst.Module
         ):
             # No node this pass has a hook for is in here: libcst keeps the subtree as it is.
+            # (walk.transform, handed the same mask by the engine, keeps such a subtree
+            # without calling this: the two must agree, see engine._transform.)
             self._skipped = node
             if kind is _STATEMENT:
                 self._pending.append([])

@@ -278,7 +278,8 @@ def _transform(codemod: Codemod, wrapper: MetadataWrapper) -> cst.Module:
         if isinstance(codemod, RuleTransformer):
             # the rules' hooks are on_visit and on_leave: walk.transform rebuilds only what
             # they change, where libcst's walk rebuilds every node it enters
-            return walk.transform(wrapper.module, codemod)
+            # (its on_visit keeps a subtree with no node it has a hook for as it is)
+            return walk.transform(wrapper.module, codemod, walk.hooked_mask(type(codemod)))
         return codemod.transform_module_impl(wrapper.module)
 
 

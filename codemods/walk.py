@@ -108,12 +108,10 @@ def find_all(root: cst.CSTNode, kind: type[_N] | tuple[type[_N], ...]) -> list[_
             return _find_walking(root, kind)
         listing, start, end = kept
     nodes = listing.nodes
-    picked = [at for t, at in listing.by_type().items() if issubclass(t, kind)]
+    at = listing.positions(kind)
     if end is not None:  # the positions inside root's subtree, nodes[start:end]
-        picked = [at[bisect.bisect_left(at, start) : bisect.bisect_left(at, end)] for at in picked]
-    if len(picked) == 1:
-        return [nodes[i] for i in picked[0]]  # type: ignore[misc]
-    return [nodes[i] for i in heapq.merge(*picked)]  # type: ignore[misc]
+        at = at[bisect.bisect_left(at, start) : bisect.bisect_left(at, end)]
+    return [nodes[i] for i in at]  # type: ignore[misc]
 
 
 def _kept(root: cst.CSTNode) -> tuple[Tree, int, int] | None:
@@ -216,9 +214,15 @@ def visit(root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         leave(visitor, done)
 
 
-def transform(module: cst.Module, transformer: cst.CSTTransformer) -> cst.Module:
+def transform(
+    module: cst.Module, transformer: cst.CSTTransformer, mask: int | None = None
+) -> cst.Module:
     """`module.visit(transformer)` for a transformer whose hooks are `on_visit` and `on_leave`
     alone (no per-field hooks): the same calls in the same order, over the module's node list.
+
+    `mask`: the node types the transformer has hooks for (`hooked_mask`), for a transformer
+    whose `on_visit` and `on_leave` do nothing but keep the node for a subtree that holds none
+    of them (the module aside): such a subtree is kept without calling either.
 
     libcst's walk builds a new node for every node whose children it visits, changed or not,
     and validates each one; here a node is rebuilt only when one of its children came back as
@@ -226,8 +230,9 @@ def transform(module: cst.Module, transformer: cst.CSTTransformer) -> cst.Module
     children's results, so removals, flattening and the checks on them are libcst's. A hook
     is thus handed `updated_node is original_node` wherever nothing under it changed."""
     listing = tree_of(module)
-    nodes, ends = listing.nodes, listing.ends
+    nodes, ends, masks = listing.nodes, listing.ends, listing.masks
     on_visit, on_leave = transformer.on_visit, transformer.on_leave
+    skip = mask is not None
 
     def walk_at(i: int) -> Any:
         node = nodes[i]
@@ -237,6 +242,10 @@ def transform(module: cst.Module, transformer: cst.CSTTransformer) -> cst.Module
             changed = False
             j, end = i + 1, ends[i]
             while j < end:
+                if skip and not masks[j] & mask:  # type: ignore[operator]
+                    results.append(nodes[j])  # nothing in there for the transformer
+                    j = ends[j]
+                    continue
                 result = walk_at(j)
                 results.append(result)
                 if result is not nodes[j]:
@@ -421,6 +430,7 @@ class Tree:
         self.module = module
         self.nodes: list[cst.CSTNode] = []
         self._types: dict[type, list[int]] | None = None
+        self._positions: dict[type | tuple[type, ...], list[int]] = {}
         self._holding: dict[frozenset[str], bytearray] = {}
         # the nodes holding text (`_TEXT_FIELDS`): their positions, and the text
         self.text_at: list[int] = []
@@ -641,6 +651,17 @@ class Tree:
                     hit[at] = 1
                     at = parents[at]
         return hit
+
+    def positions(self, kind: type | tuple[type, ...]) -> list[int]:
+        """The positions of the nodes of `kind` (a type or a tuple of them, subclasses
+        included), in order; made on first ask of each kind (the passes of a tree ask for the
+        same few kinds thousands of times, mostly under small subtrees)."""
+        at = self._positions.get(kind)
+        if at is None:
+            picked = [at for t, at in self.by_type().items() if issubclass(t, kind)]
+            at = picked[0] if len(picked) == 1 else list(heapq.merge(*picked))
+            self._positions[kind] = at
+        return at
 
     def by_type(self) -> dict[type, list[int]]:
         """Node type -> the positions of its nodes in `nodes`, made on first ask."""
