@@ -533,14 +533,24 @@ def _process_notebook(
     if not nb.is_python:
         return FileResult(display, Status.SKIPPED, message="not a Python notebook")
     cells = nb.code_cells()
-    joined = notebooks.join_cells([notebooks.cell_source(c) for _, c in cells])
+    sources = [notebooks.cell_source(c) for _, c in cells]
+    numbers = [i for i, _ in cells]
+    joined = notebooks.join_cells(sources)
     outcome = _rewrite(joined.text, path=display, rules=rules, options=options, facts=facts)
+    broken: dict[int, str] = {}
+    if isinstance(outcome, str) and outcome.startswith("syntax error"):
+        # a cell that is not Python runs nothing (it raises SyntaxError when run): the others
+        # are rewritten as the program they are without it, and it is given back as it was
+        broken = notebooks.unparsable(sources)
+        if broken:
+            joined = notebooks.join_cells(sources, frozenset(broken))
+            outcome = _rewrite(joined.text, path=display, rules=rules, options=options, facts=facts)
     if isinstance(outcome, str):
-        return FileResult(
-            display, Status.FAILED, message=joined.locate_message(outcome, [i for i, _ in cells])
-        )
+        return FileResult(display, Status.FAILED, message=joined.locate_message(outcome, numbers))
     new_text, findings = outcome
-    findings = [joined.locate(f, [i for i, _ in cells]) for f in findings]
+    findings = [_left_cell(display, numbers[k], why) for k, why in broken.items()] + [
+        joined.locate(f, numbers) for f in findings
+    ]
     if new_text == joined.text:
         return FileResult(display, Status.UNCHANGED, findings=findings)
     try:
@@ -557,6 +567,21 @@ def _process_notebook(
     new = nb.dumps().encode("utf-8-sig" if bom else "utf-8")
     return FileResult(
         display, Status.CHANGED, findings=findings, old=data, new=new, diff="".join(diffs)
+    )
+
+
+def _left_cell(display: str, number: int, why: str) -> Finding:
+    return Finding(
+        "TRL191",
+        Severity.WARNING,
+        display,
+        1,
+        1,
+        f"this cell is not Python ({why}): it is left as it is, and the other cells are "
+        "rewritten as the program they make without it (run, it raises SyntaxError and "
+        "defines nothing); fix it, then run `trl-migrate fix` again for its own code",
+        Fix.MANUAL,
+        cell=number,
     )
 
 

@@ -13,6 +13,11 @@ FIX: dict[str, tuple[str, Severity, str]] = {
         Severity.WARNING,
         "a copy of TRL inside the repo shadows the installed TRL; its files are not rewritten",
     ),
+    "TRL191": (
+        "cell-not-python",
+        Severity.WARNING,
+        "a notebook cell that is not Python is left as it is; the other cells are rewritten",
+    ),
 }
 
 # code -> (name, severity, one line)

@@ -17,10 +17,12 @@ stay), and `from_python` swaps them back verbatim.
 
 from __future__ import annotations
 
+import ast
 import copy
 import dataclasses
 import json
 import re
+import warnings
 from typing import Any
 
 from migrate.kernel import json_spans
@@ -229,6 +231,33 @@ def is_stand_in(name: str) -> bool:
     return is_boundary(name) or _PLACEHOLDER_LINE.match(name) is not None
 
 
+def syntax_problem(source: str) -> str | None:
+    """Why this Python cannot parse a cell as IPython runs it (its IPython lines aside), in the
+    words `ast` uses; None when it can."""
+    code, _ = to_python(ipython_dedent(source)[0])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not the problem
+            ast.parse(code)
+    except SyntaxError as e:
+        return f"{e.msg} at line {e.lineno or 1}, column {e.offset or 1}"
+    except (ValueError, RecursionError, MemoryError) as e:
+        return str(e) or type(e).__name__
+    return None
+
+
+def unparsable(sources: list[str]) -> dict[int, str]:
+    """Position -> why, for the cells that are not Python. Each cell is compiled on its own when
+    run, so one that is not stops only itself (it raises SyntaxError and runs nothing); the
+    others are still a program."""
+    found = {}
+    for k, source in enumerate(sources):
+        problem = syntax_problem(source)
+        if problem is not None:
+            found[k] = problem
+    return found
+
+
 @dataclasses.dataclass
 class Joined:
     """The code cells of a notebook as one Python module, and the way back to cells."""
@@ -240,6 +269,8 @@ class Joined:
     # per cell: the indentation ipython_dedent took off, the cell with it off, and the cell as
     # it was (a cell the rewrite leaves alone is given back byte for byte)
     indents: list[tuple[str, str, str]]
+    # the cells left out of `text` (not Python: `unparsable`), position -> the cell as it was
+    left: dict[int, str] = dataclasses.field(default_factory=dict)
 
     def split(self, text: str) -> list[str]:
         segments: list[list[str]] = [[]]
@@ -256,15 +287,34 @@ class Joined:
         if len(segments) != len(self.starts):
             raise SourceError("internal error: notebook cell boundaries lost; not rewritten")
         out = []
-        for lines, saved, newline, (space, dedented, original) in zip(
-            segments, self.saved, self.newline_at_end, self.indents
+        # code a pass put where a left-out cell stands (an import added at the top, before a
+        # first cell that is not Python) runs where the next cell starts: it goes there
+        carried = ""
+        last = -1  # the last cell given back that is not a left-out one
+        for k, (lines, saved, newline, (space, dedented, original)) in enumerate(
+            zip(segments, self.saved, self.newline_at_end, self.indents)
         ):
-            source = from_python("".join(lines), saved)
+            if k in self.left:
+                carried += "".join(lines)
+                out.append(self.left[k])
+                continue
+            code = "".join(lines)
+            if carried.strip():
+                code = carried + code
+            carried = ""
+            source = from_python(code, saved)
             if not newline and source.endswith("\n"):
                 source = source[:-2] if source.endswith("\r\n") else source[:-1]
             if space:
                 source = original if source == dedented else ipython_indent(source, space)
             out.append(source)
+            last = k
+        if carried.strip():
+            if last < 0:
+                raise SourceError("internal error: no notebook cell to hold the rewrite")
+            # after the last cell that runs (the cells after it are not Python)
+            tail = out[last] if out[last].endswith("\n") or not out[last] else out[last] + "\n"
+            out[last] = tail + carried
         return out
 
     def cell_of(self, line: int) -> tuple[int, int]:
@@ -287,7 +337,9 @@ class Joined:
         return f"syntax error in cell {numbers[k]} at line {line}{match.group(2)}"
 
 
-def join_cells(sources: list[str]) -> Joined:
+def join_cells(sources: list[str], leave: frozenset[int] = frozenset()) -> Joined:
+    """The cells as one module; those at the positions in `leave` stand in it as nothing (and
+    come back from `split` as they were)."""
     parts: list[str] = []
     starts: list[int] = []
     saved_all: list[list[str]] = []
@@ -297,6 +349,11 @@ def join_cells(sources: list[str]) -> Joined:
         if k:
             parts.append(_BOUNDARY.format(k) + "\n")
             line += 1
+        if k in leave:
+            starts.append(line)
+            saved_all.append([])
+            indents.append(("", "", ""))
+            continue
         dedented, space = ipython_dedent(source)
         indents.append((space, dedented, source) if space else ("", "", ""))
         text, saved = to_python(dedented)
@@ -305,7 +362,14 @@ def join_cells(sources: list[str]) -> Joined:
         parts.append(body)
         saved_all.append(saved)
         line += body.count("\n")
-    return Joined("".join(parts), starts, saved_all, [s.endswith("\n") for s in sources], indents)
+    return Joined(
+        "".join(parts),
+        starts,
+        saved_all,
+        [s.endswith("\n") for s in sources],
+        indents,
+        {k: sources[k] for k in sorted(leave)},
+    )
 
 
 @dataclasses.dataclass
@@ -330,21 +394,42 @@ class Runnable:
 def runnable(text: str) -> Runnable:
     """Join a notebook's code cells into a script, every IPython line (`%pip ...`, `!cmd`, a
     `%%bash` cell's body) replaced by `pass` at its indentation so line numbers stay; raises
-    SourceError for what is not a Python notebook."""
+    SourceError for what is not a Python notebook. A cell that is not Python becomes a
+    `raise SyntaxError(...)` (and `pass` lines): run in order, as `jupyter nbconvert --execute`
+    runs it, the notebook stops there, and only there."""
     book = loads(text)
     if not book.is_python:
         raise SourceError("not a Python notebook (kernel language)")
+    found = _runnable(book, {})
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(found.text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        broken = unparsable([cell_source(cell) for _, cell in book.code_cells()])
+        if broken:
+            found = _runnable(book, broken)
+    return found
+
+
+def _runnable(book: Notebook, broken: dict[int, str]) -> Runnable:
     parts: list[str] = []
     starts: list[int] = []
     numbers: list[int] = []
     skipped: list[str] = []
     line = 1
-    for number, cell in book.code_cells():
+    for k, (number, cell) in enumerate(book.code_cells()):
         body, saved = to_python(ipython_dedent(cell_source(cell))[0])
-        lines = []
-        for raw in body.splitlines():
-            match = _PLACEHOLDER_LINE.match(raw)
-            lines.append(f"{match.group(1)}pass" if match else raw)
+        if k in broken:  # as many lines as the cell has, so the next cells' lines stay
+            problem = f"cell {number} of the notebook is not Python: {broken[k]}"
+            lines = [f"raise SyntaxError({problem!r})"]
+            lines += ["pass"] * (len(body.splitlines()) - 1)
+            saved = []
+        else:
+            lines = []
+            for raw in body.splitlines():
+                match = _PLACEHOLDER_LINE.match(raw)
+                lines.append(f"{match.group(1)}pass" if match else raw)
         skipped.extend(saved)
         starts.append(line)
         numbers.append(number)

@@ -11,7 +11,7 @@ import pytest
 
 from migrate import api
 from migrate.kernel import notebooks
-from migrate.kernel.findings import Status
+from migrate.kernel.findings import Fix, Severity, Status
 
 FIXTURE = pathlib.Path(__file__).parents[1] / "fixtures" / "notebooks" / "gpt2_sentiment.ipynb"
 SELECT = ["TRL101", "TRL102"]
@@ -212,17 +212,98 @@ def test_corrupt_notebooks_fail_clearly(tmp_path, content, message):
     assert result.status is Status.FAILED and result.message.startswith(message)
 
 
-def test_syntax_error_names_the_cell(tmp_path):
+def _broken_cell_message(why):
+    return (
+        f"this cell is not Python ({why}): it is left as it is, and the other cells are "
+        "rewritten as the program they make without it (run, it raises SyntaxError and "
+        "defines nothing); fix it, then run `trl-migrate fix` again for its own code"
+    )
+
+
+def test_a_cell_that_is_not_python_is_left_as_it_is_and_the_others_rewritten(tmp_path):
+    # seen in DemidOsipov/bert_rlhf (`import torchimport transformers`) and Naowak/LLM-RL (a
+    # last cell `ppo_trainer.`): one such cell failed the whole notebook; run, it raises
+    # SyntaxError and defines nothing, so the other cells are the program
     nb = nbformat.v4.new_notebook()
     nb.cells = [
-        nbformat.v4.new_code_cell("from trl import set_seed"),
-        nbformat.v4.new_code_cell("x = ("),
+        nbformat.v4.new_code_cell("from trl import set_seed\nset_seed(0)"),
+        nbformat.v4.new_code_cell("x = (\nfrom trl import set_seed"),
+        nbformat.v4.new_code_cell("set_seed(1)"),
     ]
     path = tmp_path / "broken.ipynb"
     path.write_text(nbformat.writes(nb))
-    result = api.fix_paths([str(path)]).results[0]
-    assert result.status is Status.FAILED
-    assert result.message == "syntax error in cell 2 at line 1, column 5: '(' was never closed"
+    result = api.fix_paths([str(path)], select=["TRL101"]).results[0]
+    assert result.status is Status.CHANGED, result.message
+    assert code_sources(json.loads(path.read_text())) == [
+        "from transformers import set_seed\nset_seed(0)",
+        "x = (\nfrom trl import set_seed",  # byte for byte
+        "set_seed(1)",
+    ]
+    left = [f for f in result.findings if f.code == "TRL191"]
+    assert [(f.cell, f.line, f.col, f.severity, f.fix) for f in left] == [
+        (2, 1, 1, Severity.WARNING, Fix.MANUAL)
+    ]
+    assert left[0].message == _broken_cell_message("'(' was never closed at line 1, column 5")
+    again = api.fix_paths([str(path)], select=["TRL101"]).results[0]
+    assert again.status is Status.UNCHANGED
+    assert [(f.code, f.cell) for f in again.findings] == [("TRL191", 2)]
+
+
+def test_code_a_pass_puts_where_a_left_cell_stands_goes_to_the_next_cell(tmp_path):
+    # the imports a rewrite adds go to the top of the module, which is the first cell's place:
+    # when that cell is not Python they run where the next cell starts, and go there
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("x = ("),
+        nbformat.v4.new_code_cell("print(1)"),
+        nbformat.v4.new_code_cell(
+            "import trl\n"
+            "m = trl.AutoModelForCausalLMWithValueHead.from_pretrained('gpt2', peft_config=cfg)"
+        ),
+    ]
+    path = tmp_path / "first.ipynb"
+    path.write_text(nbformat.writes(nb))
+    result = api.fix_paths([str(path)], select=["TRL102"]).results[0]
+    assert result.status is Status.CHANGED, result.message
+    assert code_sources(json.loads(path.read_text())) == [
+        "x = (",
+        "import transformers\nfrom peft import get_peft_model\n\nprint(1)",
+        "import trl\n"
+        "m = get_peft_model(transformers.AutoModelForCausalLM.from_pretrained('gpt2'), cfg)",
+    ]
+    assert api.fix_paths([str(path)], select=["TRL102"]).results[0].status is Status.UNCHANGED
+
+
+def test_split_gives_left_cells_back_and_moves_what_was_written_there():
+    joined = notebooks.join_cells(["x = (", "a = 1", "y = ("], frozenset({0, 2}))
+    assert joined.text == "__trl_migrate_cell_1__\na = 1\n__trl_migrate_cell_2__\n"
+    assert joined.split(joined.text) == ["x = (", "a = 1", "y = ("]
+    # written in the first (left) cell's place: the next cell's start; in the last one's
+    # place, after the last cell that runs
+    written = "import os\n__trl_migrate_cell_1__\na = 1\n__trl_migrate_cell_2__\nb = 2\n"
+    assert joined.split(written) == ["x = (", "import os\na = 1\nb = 2\n", "y = ("]
+    assert notebooks.unparsable(["a = 1", "x = (", "    b = 2", "%pip install trl"]) == {
+        1: "'(' was never closed at line 1, column 5"
+    }
+
+
+def test_a_cell_that_is_not_python_stops_the_smoke_script_where_it_stands():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("ran = []\nran.append(1)"),
+        nbformat.v4.new_code_cell("import torchimport transformers\nran.append(2)"),
+        nbformat.v4.new_code_cell("ran.append(3)"),
+    ]
+    found = notebooks.runnable(nbformat.writes(nb))
+    problem = "cell 2 of the notebook is not Python: invalid syntax at line 1, column 20"
+    assert found.text == (
+        f"ran = []\nran.append(1)\nraise SyntaxError({problem!r})\npass\nran.append(3)\n"
+    )
+    assert found.starts == [1, 3, 5]
+    namespace: dict = {}
+    with pytest.raises(SyntaxError, match="cell 2 of the notebook is not Python"):
+        exec(compile(found.text, "nb.py", "exec"), namespace)
+    assert namespace["ran"] == [1]
 
 
 def test_non_python_notebook_is_skipped(tmp_path):
