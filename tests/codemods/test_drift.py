@@ -774,10 +774,9 @@ def test_legacy_field_reads_without_a_ppo_class_of_trl_are_told_not_changed():
 
 
 @pytest.mark.parametrize(
-    "value",
-    [pytest.param("1.0", id="one-counts-steps"), pytest.param("args.warmup", id="not-literal")],
+    "value", [pytest.param("1.0", id="one-counts-steps"), pytest.param("-0.1", id="negative")]
 )
-def test_a_warmup_ratio_that_is_not_a_ratio_literal_gets_a_todo(value):
+def test_a_warmup_ratio_literal_that_is_not_below_1_gets_a_todo(value):
     src = f"import trl\nfrom transformers import TrainingArguments\nt = TrainingArguments('o', warmup_ratio={value})\n"
     out, findings = run(src, select=SELECT)
     assert out.splitlines()[2].startswith(
@@ -786,6 +785,59 @@ def test_a_warmup_ratio_that_is_not_a_ratio_literal_gets_a_todo(value):
     )
     assert out.endswith(f"t = TrainingArguments('o', warmup_ratio={value})\n")
     assert run(out, select=SELECT)[0] == out
+
+
+_READ_AS_RATIO = (
+    "; `script_args.warmup_ratio` is read as a ratio, which trains as before for every value "
+    "transformers 4.x accepted (0 to 1) but 1.0, warmup over the whole run, which transformers "
+    "5 reads as 1 step: check that it stays below 1"
+)
+
+
+@pytest.mark.parametrize(
+    ("given", "now", "said"),
+    [
+        pytest.param(
+            "warmup_ratio=script_args.warmup_ratio",
+            "warmup_steps=script_args.warmup_ratio",
+            "`warmup_ratio=` is gone: renamed `warmup_steps=`, the same setting (transformers 5.0 "
+            "removed warmup_ratio",
+            id="alone",
+        ),
+        pytest.param(
+            "warmup_ratio=script_args.warmup_ratio, warmup_steps=n",
+            "warmup_steps=n if n > 0 else script_args.warmup_ratio",
+            "`warmup_ratio=` and `warmup_steps=` are both given",
+            id="beside-steps",
+        ),
+    ],
+)
+def test_a_warmup_ratio_expression_is_read_as_the_ratio_it_was(given, now, said):
+    """transformers 4.x took a warmup_ratio in [0, 1] only (it raised on any other), and 5
+    reads a warmup_steps below 1 as that ratio: an expression becomes warmup_steps, with a
+    warning for 1.0 (seen in NhatHoang2002's, CHiSwsz's, JiayiWang-LMU's, jasonvanf's and 16
+    more configs: `warmup_ratio=script_args.warmup_ratio`, 27 calls, each a TODO before)."""
+    head = "import trl\nfrom transformers import TrainingArguments\n"
+    findings = assert_fixes(
+        f"{head}t = TrainingArguments('o', {given})\n",
+        f"{head}t = TrainingArguments('o', {now})\n",
+        select=SELECT,
+    )
+    [f] = findings
+    assert (f.severity, f.fix) == (Severity.WARNING, Fix.APPLIED)
+    assert f.message.startswith(said) and f.message.endswith(_READ_AS_RATIO)
+
+
+def test_a_warmup_ratio_expression_beside_steps_that_win_is_dropped_without_a_warning():
+    head = "import trl\nfrom transformers import TrainingArguments\n"
+    [f] = assert_fixes(
+        f"{head}t = TrainingArguments('o', warmup_ratio=script_args.warmup_ratio, "
+        "warmup_steps=100)\n",
+        f"{head}t = TrainingArguments('o', warmup_steps=100)\n",
+        select=SELECT,
+    )
+    assert f.severity is Severity.INFO
+    assert f.message.endswith("`script_args.warmup_ratio` did nothing beside `100` and is dropped")
 
 
 def test_ratio_literals():
@@ -1802,6 +1854,12 @@ _BOTH = "import trl\nfrom transformers import TrainingArguments\nt = TrainingArg
             "`warmup_steps=n if n > 0 else 0.05` does the same",
             id="a-name",
         ),
+        pytest.param(
+            "args.warmup_steps",
+            "warmup_steps=args.warmup_steps if args.warmup_steps > 0 else 0.05",
+            "does the same",
+            id="an-attribute",  # jasonvanf/llama-trl
+        ),
     ],
 )
 def test_warmup_ratio_beside_warmup_steps_keeps_what_transformers_4_used(steps, now, said):
@@ -1821,7 +1879,7 @@ def test_warmup_ratio_beside_warmup_steps_keeps_what_transformers_4_used(steps, 
     assert said in f.message
 
 
-@pytest.mark.parametrize("steps", ["n * 2", "0.5"])
+@pytest.mark.parametrize("steps", ["n * 2", "0.5", "f().n", "a[0].n"])
 def test_warmup_ratio_beside_steps_it_cannot_read_keeps_the_todo(steps):
     out, findings = run(_BOTH.format(steps=steps), select=SELECT)
     assert [f.fix for f in findings] == [Fix.MANUAL]

@@ -363,13 +363,23 @@ class RewriteDrift(
             ):
                 continue
             old = arg.keyword.value  # type: ignore[union-attr]
+            # a ratio that is an expression (`script_args.warmup_ratio`): transformers 4.x took
+            # only values in [0, 1], and 5 reads each below 1 as the same ratio; 1.0 is said
+            read_as_ratio = ""
             if rule.get("ratio") and not _ratio(arg.value):
-                self.todo(
-                    original_node,
-                    f"`{old}=` is gone ({rule['why'].split(';')[0]}): pass the ratio as "
-                    f"`{rule['to']}=` when it is below 1 (1.0 or more counts steps there)",
+                if edits.literal(arg.value) is not edits.NOT_LITERAL:
+                    self.todo(
+                        original_node,
+                        f"`{old}=` is gone ({rule['why'].split(';')[0]}): pass the ratio as "
+                        f"`{rule['to']}=` when it is below 1 (1.0 or more counts steps there)",
+                    )
+                    continue
+                shown = " ".join(edits.code(arg.value).split())
+                read_as_ratio = (
+                    f"; `{shown}` is read as a ratio, which trains as before for every value "
+                    f"transformers 4.x accepted (0 to 1) but 1.0, warmup over the whole run, "
+                    f"which transformers 5 reads as 1 step: check that it stays below 1"
                 )
-                continue
             if rule["to"] in present:
                 steps = _given(updated_node, rule["to"])
                 both = _steps_or_ratio(steps.value, arg.value) if rule.get("ratio") else None
@@ -381,12 +391,13 @@ class RewriteDrift(
                     )
                     continue
                 value, said = both
+                caveat = read_as_ratio if value is not steps.value else ""  # the ratio is read
                 self.report(
                     _given(original_node, old),
                     f"`{old}=` and `{rule['to']}=` are both given: transformers 4.x trained "
                     f"with `{rule['to']}` when it was above 0 and with `{old}` otherwise, and "
-                    f"transformers 5 reads a `{rule['to']}` below 1 as the ratio; {said}",
-                    severity=Severity.INFO,
+                    f"transformers 5 reads a `{rule['to']}` below 1 as the ratio; {said}{caveat}",
+                    severity=Severity.WARNING if caveat else Severity.INFO,
                 )
                 j = updated_node.args.index(steps)
                 args[j] = args[j].with_changes(value=value)
@@ -396,7 +407,8 @@ class RewriteDrift(
             self.report(
                 next(a for a in original_node.args if a.keyword and a.keyword.value == old),
                 f"`{old}=` is gone: renamed `{rule['to']}=`, the "
-                f"same setting ({rule['why'].split(';')[0]})",
+                f"same setting ({rule['why'].split(';')[0]}){read_as_ratio}",
+                severity=Severity.WARNING if read_as_ratio else Severity.ERROR,
             )
         if dropped:
             kept = [a for k, a in enumerate(args) if k not in dropped]
@@ -757,8 +769,8 @@ def _steps_or_ratio(
         if count == 0:
             return ratio, f"the ratio was used: `warmup_steps={shown}`"
         return None
-    if isinstance(steps, cst.Name):
-        name = steps.value
+    name = get_full_name_for_node(steps)  # a name or `args.warmup_steps`: read twice, the same
+    if name is not None and name == edits.code(steps).strip():
         value = cst.parse_expression(f"{name} if {name} > 0 else {shown}")
         return value, f"`warmup_steps={name} if {name} > 0 else {shown}` does the same"
     return None
