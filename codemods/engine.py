@@ -120,6 +120,22 @@ def fix_text(
     `facts`: what the other files of the run tell about this one (`project.run_facts`).
     `handoff`: filled by a first run (`placed`), read by the verifying run of its text.
     """
+    tail = _blank_tail(text)
+    if tail:
+        # libcst drops the blank lines above a last line of spaces with no line end
+        # (`x = 1\n\n ` comes back as `x = 1\n `): the code is rewritten without that line,
+        # which holds nothing, and it is put back after
+        new, findings = fix_text(
+            text[: -len(tail)],
+            path=path,
+            rules=rules,
+            options=options,
+            placed=placed,
+            helpers=helpers,
+            facts=facts,
+            handoff=handoff,
+        )
+        return new + tail, findings
     active = [rule for rule in rules if rule.triggered(text) or rule.by_facts(facts)]
     if not active and _ast_parses(text):
         return text, []  # no rule wants this file: skip the libcst parse (~2 MB/s)
@@ -179,6 +195,15 @@ def fix_text(
     if not placed:
         return current, state.findings
     return current, _map_back(state.findings, stages, text)
+
+
+_BLANK_TAIL = re.compile(r"(?<=[\r\n])[ \t\f]+\Z")
+
+
+def _blank_tail(text: str) -> str:
+    """The last line of `text` when it holds only spaces and has no line end, else ""."""
+    found = _BLANK_TAIL.search(text)
+    return found.group(0) if found else ""
 
 
 @dataclasses.dataclass

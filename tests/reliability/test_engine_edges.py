@@ -27,6 +27,19 @@ def test_bare_cr_file_keeps_its_last_line_end():
     assert result.new.endswith(b"\r") and b"\n" not in result.new
 
 
+@pytest.mark.parametrize("tail", [b" ", b"  ", b"\t", b"    "])
+@pytest.mark.parametrize("nl", [b"\n", b"\r\n"])
+def test_a_last_line_of_spaces_keeps_the_blank_lines_above_it(tail, nl):
+    # seen in puria-radmard/mars-steg's utils/common.py (`...eval()\n\n\n\n `): libcst drops
+    # the blank lines above a last line of spaces with no line end, and the rewrite lost them
+    src = VH.format(nl=nl.decode()).encode() + nl * 3 + tail
+    result = process("x.py", src, codes=CODES, options=Options())
+    assert result.status is Status.CHANGED and result.new is not None
+    assert result.new.endswith(b"from_pretrained('g')" + nl * 4 + tail)
+    again = process("x.py", result.new, codes=CODES, options=Options())
+    assert again.status is Status.UNCHANGED
+
+
 @pytest.mark.parametrize(
     "src",
     [
