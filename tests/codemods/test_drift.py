@@ -815,8 +815,9 @@ _READ_AS_RATIO = (
 def test_a_warmup_ratio_expression_is_read_as_the_ratio_it_was(given, now, said):
     """transformers 4.x took a warmup_ratio in [0, 1] only (it raised on any other), and 5
     reads a warmup_steps below 1 as that ratio: an expression becomes warmup_steps, with a
-    warning for 1.0 (seen in NhatHoang2002's, CHiSwsz's, JiayiWang-LMU's, jasonvanf's and 16
-    more configs: `warmup_ratio=script_args.warmup_ratio`, 27 calls, each a TODO before)."""
+    warning for 1.0 (seen in 27 calls of 10 repositories: NhatHoang2002's, CHiSwsz's,
+    JiayiWang-LMU's, Lexsi-Labs', jasonvanf's, ...: `warmup_ratio=script_args.warmup_ratio`, each a
+    TODO before)."""
     head = "import trl\nfrom transformers import TrainingArguments\n"
     findings = assert_fixes(
         f"{head}t = TrainingArguments('o', {given})\n",

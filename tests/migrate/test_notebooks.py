@@ -21,6 +21,21 @@ def code_sources(doc):
     return ["".join(c["source"]) for c in doc["cells"] if c["cell_type"] == "code"]
 
 
+def fix_cells(path, sources, select):
+    """Write a notebook of code cells `sources` at `path` and run `fix` on it: the result, and
+    the code cells as they are after it."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    path.write_text(nbformat.writes(nb))
+    result = api.fix_paths([str(path)], select=select).results[0]
+    return result, code_sources(json.loads(path.read_text()))
+
+
+def refix(path, select):
+    """The result of running `fix` on `path` again."""
+    return api.fix_paths([str(path)], select=select).results[0]
+
+
 @pytest.fixture
 def notebook(tmp_path):
     path = tmp_path / "gpt2_sentiment.ipynb"
@@ -224,27 +239,21 @@ def test_a_cell_that_is_not_python_is_left_as_it_is_and_the_others_rewritten(tmp
     # seen in DemidOsipov/bert_rlhf (`import torchimport transformers`) and Naowak/LLM-RL (a
     # last cell `ppo_trainer.`): one such cell failed the whole notebook; run, it raises
     # SyntaxError and defines nothing, so the other cells are the program
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell("from trl import set_seed\nset_seed(0)"),
-        nbformat.v4.new_code_cell("x = (\nfrom trl import set_seed"),
-        nbformat.v4.new_code_cell("set_seed(1)"),
-    ]
     path = tmp_path / "broken.ipynb"
-    path.write_text(nbformat.writes(nb))
-    result = api.fix_paths([str(path)], select=["TRL101"]).results[0]
-    assert result.status is Status.CHANGED, result.message
-    assert code_sources(json.loads(path.read_text())) == [
-        "from transformers import set_seed\nset_seed(0)",
-        "x = (\nfrom trl import set_seed",  # byte for byte
+    sources = [
+        "from trl import set_seed\nset_seed(0)",
+        "x = (\nfrom trl import set_seed",
         "set_seed(1)",
     ]
+    result, cells = fix_cells(path, sources, ["TRL101"])
+    assert result.status is Status.CHANGED, result.message
+    assert cells == ["from transformers import set_seed\nset_seed(0)", *sources[1:]]
     left = [f for f in result.findings if f.code == "TRL191"]
     assert [(f.cell, f.line, f.col, f.severity, f.fix) for f in left] == [
         (2, 1, 1, Severity.WARNING, Fix.MANUAL)
     ]
     assert left[0].message == _broken_cell_message("'(' was never closed at line 1, column 5")
-    again = api.fix_paths([str(path)], select=["TRL101"]).results[0]
+    again = refix(path, ["TRL101"])
     assert again.status is Status.UNCHANGED
     assert [(f.code, f.cell) for f in again.findings] == [("TRL191", 2)]
 
@@ -252,26 +261,17 @@ def test_a_cell_that_is_not_python_is_left_as_it_is_and_the_others_rewritten(tmp
 def test_code_a_pass_puts_where_a_left_cell_stands_goes_to_the_next_cell(tmp_path):
     # the imports a rewrite adds go to the top of the module, which is the first cell's place:
     # when that cell is not Python they run where the next cell starts, and go there
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell("x = ("),
-        nbformat.v4.new_code_cell("print(1)"),
-        nbformat.v4.new_code_cell(
-            "import trl\n"
-            "m = trl.AutoModelForCausalLMWithValueHead.from_pretrained('gpt2', peft_config=cfg)"
-        ),
-    ]
     path = tmp_path / "first.ipynb"
-    path.write_text(nbformat.writes(nb))
-    result = api.fix_paths([str(path)], select=["TRL102"]).results[0]
+    model = "m = trl.AutoModelForCausalLMWithValueHead.from_pretrained('gpt2', peft_config=cfg)"
+    result, cells = fix_cells(path, ["x = (", "print(1)", f"import trl\n{model}"], ["TRL102"])
     assert result.status is Status.CHANGED, result.message
-    assert code_sources(json.loads(path.read_text())) == [
+    assert cells == [
         "x = (",
         "import transformers\nfrom peft import get_peft_model\n\nprint(1)",
         "import trl\n"
         "m = get_peft_model(transformers.AutoModelForCausalLM.from_pretrained('gpt2'), cfg)",
     ]
-    assert api.fix_paths([str(path)], select=["TRL102"]).results[0].status is Status.UNCHANGED
+    assert refix(path, ["TRL102"]).status is Status.UNCHANGED
 
 
 def test_split_gives_left_cells_back_and_moves_what_was_written_there():
@@ -383,40 +383,34 @@ def test_a_written_helper_goes_below_the_imports_cell_not_above_the_pip_cell(tmp
 def test_a_helper_imported_in_two_cells_is_written_in_once(tmp_path):
     # seen in DhanushGD/RLHF-PPO: `from trl.core import LengthSampler` in two cells gave two
     # copies of the class, both above the first cell that used it
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell("from trl.core import LengthSampler\nimport torch"),
-        nbformat.v4.new_code_cell("a = LengthSampler(1, 4)"),
-        nbformat.v4.new_code_cell("from trl.core import LengthSampler\nb = LengthSampler(2, 8)"),
-    ]
     path = tmp_path / "twice.ipynb"
-    path.write_text(nbformat.writes(nb))
-    result = api.fix_paths([str(path)], select=["TRL101"]).results[0]
+    sampler = "from trl.core import LengthSampler"
+    result, cells = fix_cells(
+        path,
+        [
+            f"{sampler}\nimport torch",
+            "a = LengthSampler(1, 4)",
+            f"{sampler}\nb = LengthSampler(2, 8)",
+        ],
+        ["TRL101"],
+    )
     assert result.status is Status.CHANGED, result.message
-    cells = code_sources(json.loads(path.read_text()))
     assert "".join(cells).count("class LengthSampler") == 1
     assert cells[0].startswith("import torch\n\n\nclass LengthSampler:")
     assert cells[1:] == ["a = LengthSampler(1, 4)", "b = LengthSampler(2, 8)"]
-    assert api.fix_paths([str(path)], select=["TRL101"]).results[0].status is Status.UNCHANGED
+    assert refix(path, ["TRL101"]).status is Status.UNCHANGED
 
 
 def test_an_import_the_rewrite_adds_goes_below_the_pip_install_cell(tmp_path):
     # seen in abhaykrishna2010/SAMSUNG_PRISM_...: `from peft import get_peft_model` went above
     # the first cell, `!pip install ... peft ...`, where it runs before peft is installed
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell("!pip install -q peft trl"),
-        nbformat.v4.new_code_cell("import torch"),
-        nbformat.v4.new_code_cell(
-            "from trl import AutoModelForCausalLMWithValueHead\n"
-            'm = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2", peft_config=cfg)'
-        ),
-    ]
     path = tmp_path / "pip.ipynb"
-    path.write_text(nbformat.writes(nb))
-    result = api.fix_paths([str(path)], select=["TRL102"]).results[0]
+    model = (
+        "from trl import AutoModelForCausalLMWithValueHead\n"
+        'm = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2", peft_config=cfg)'
+    )
+    result, cells = fix_cells(path, ["!pip install -q peft trl", "import torch", model], ["TRL102"])
     assert result.status is Status.CHANGED, result.message
-    cells = code_sources(json.loads(path.read_text()))
     assert cells[:2] == [
         "!pip install -q peft trl",
         "import torch\nfrom peft import get_peft_model",
@@ -425,7 +419,7 @@ def test_an_import_the_rewrite_adds_goes_below_the_pip_install_cell(tmp_path):
         "from transformers import AutoModelForCausalLM\n"
         'm = get_peft_model(AutoModelForCausalLM.from_pretrained("gpt2"), cfg)'
     )
-    assert api.fix_paths([str(path)], select=["TRL102"]).results[0].status is Status.UNCHANGED
+    assert refix(path, ["TRL102"]).status is Status.UNCHANGED
 
 
 def test_a_cell_indented_as_a_whole_runs_as_ipython_runs_it(tmp_path):
