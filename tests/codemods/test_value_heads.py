@@ -1133,6 +1133,32 @@ def test_a_probe_of_another_object_or_attribute_says_nothing():
     assert not [f for f in findings if f.fix is Fix.MANUAL]
 
 
+def test_pretrained_model_wrapper_in_an_annotation_names_pretrained_model():
+    # seen in puria-radmard/mars-steg: `-> PreTrainedModelWrapper` kept its TODO (and the import
+    # that stops the five entry points importing the module), as the file seemed to name
+    # `PreTrainedModel` already: it does, but only as a part of `PreTrainedModelWrapper`
+    before = dedent(
+        """
+        from trl.models.modeling_base import PreTrainedModelWrapper, LAYER_PATTERNS
+        from transformers import AutoModelForCausalLM
+
+        def reference(name) -> PreTrainedModelWrapper:
+            return AutoModelForCausalLM.from_pretrained(name), LAYER_PATTERNS
+        """
+    )
+    after = dedent(
+        """
+        from trl.experimental.utils import LAYER_PATTERNS
+        from transformers import PreTrainedModel, AutoModelForCausalLM
+
+        def reference(name) -> PreTrainedModel:
+            return AutoModelForCausalLM.from_pretrained(name), LAYER_PATTERNS
+        """
+    )
+    findings = assert_fixes(before, after, select=["TRL101", "TRL102"])
+    assert not [f for f in findings if f.fix is Fix.MANUAL]
+
+
 def test_an_annotation_uses_pretrained_model_already_imported_from_transformers():
     before = dedent(
         """
