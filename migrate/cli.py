@@ -146,7 +146,7 @@ def fix(
     if fmt == "json":
         click.echo(render_json("fix", results, report.summary()), nl=False)
     elif fmt == "sarif":
-        click.echo(render_sarif(results, api.fix_rules()), nl=False)
+        click.echo(render_sarif(results, api.fix_catalogue()), nl=False)
     elif fmt == "github":
         click.echo(render_github(results), nl=False)
     else:

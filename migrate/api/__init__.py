@@ -66,11 +66,18 @@ def fix_rules() -> list[dict[str, str]]:
     ]
 
 
+def fix_catalogue() -> list[dict[str, str]]:
+    """Every code `fix` reports: its rules, then its own findings (TRL190, TRL191)."""
+    from migrate.kernel import codes
+
+    return fix_rules() + codes.fix_entries()
+
+
 def rules_catalogue() -> list[dict[str, str]]:
     """Every code of every job, codemod rules first with their examples: `trl-migrate rules`."""
     from migrate.kernel import codes
 
-    return fix_rules() + codes.fix_entries() + codes.compat_entries() + codes.smoke_entries()
+    return fix_catalogue() + codes.compat_entries() + codes.smoke_entries()
 
 
 def __getattr__(name: str) -> Any:

@@ -107,6 +107,20 @@ def test_sarif_is_2_1_0_with_rules_and_locations(project):
     assert first["locations"][0]["physicalLocation"]["region"] == {"startLine": 2, "startColumn": 5}
 
 
+def test_sarif_lists_the_codes_of_fix_itself(tmp_path):
+    # a TRL191 result named a rule the SARIF run did not list (nor did a TRL190 one)
+    cells = [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": s}
+        for s in ("from trl import set_seed", "x = (")
+    ]
+    doc = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(doc))
+    run = json.loads(invoke("fix", "--check", "--format", "sarif", str(tmp_path)).stdout)["runs"][0]
+    rules = {r["id"] for r in run["tool"]["driver"]["rules"]}
+    assert {"TRL190", "TRL191"} <= rules
+    assert {r["ruleId"] for r in run["results"]} == {"TRL101", "TRL191"}
+
+
 def codes_found(*args: str) -> dict[str, int]:
     return json.loads(invoke("fix", "--check", "--format", "json", *args).stdout)["summary"][
         "by_code"
