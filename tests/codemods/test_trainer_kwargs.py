@@ -710,6 +710,41 @@ def test_reward_columns_renamed_where_the_rows_are_built_and_read():
     assert "drops pairs longer than `max_length`" in said.message
 
 
+def test_a_batch_of_the_trainers_dataloader_reads_the_halves_of_input_ids():
+    # seen in BaleChen/LaGE: a first batch printed before train() read the old collator's keys;
+    # renamed like the columns it would stop on KeyError: 'chosen_ids'
+    before = dedent(
+        """
+        from trl import RewardTrainer
+
+        def main():
+            ds = ds0.map(lambda x: {"input_ids_chosen": c(x), "input_ids_rejected": r(x)})
+            trainer = RewardTrainer(model=model, args=args, train_dataset=ds)
+            for batch in trainer.get_train_dataloader():
+                break
+            shown = tok.batch_decode(batch["input_ids_chosen"]), batch["input_ids_rejected"]
+            row = ds[0]["input_ids_chosen"]
+        """
+    )
+    after = dedent(
+        """
+        from trl import RewardTrainer
+
+        def main():
+            ds = ds0.map(lambda x: {"chosen_ids": c(x), "rejected_ids": r(x)})
+            trainer = RewardTrainer(model=model, args=args, train_dataset=ds)
+            for batch in trainer.get_train_dataloader():
+                break
+            shown = tok.batch_decode(batch["input_ids"][: len(batch["input_ids"]) // 2]), batch["input_ids"][len(batch["input_ids"]) // 2 :]
+            row = ds[0]["chosen_ids"]
+        """
+    )
+    findings = assert_fixes(before, after, select=SELECT)
+    halves = [f for f in findings if "is a batch of the trainer's dataloader" in f.message]
+    assert [(f.line, f.severity) for f in halves] == [(8, Severity.INFO), (8, Severity.INFO)]
+    assert "the chosen sequences in the first half" in halves[0].message
+
+
 def test_reward_columns_keep_a_u_prefix_and_a_collator_given_as_none():
     before = (
         "from trl import RewardTrainer\n"

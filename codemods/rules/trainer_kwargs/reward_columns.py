@@ -21,6 +21,7 @@ row, the filters and prints that read one), and the rest said:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 import libcst as cst
@@ -54,6 +55,7 @@ class RewardColumns(RuleTransformer):
         self._padded: set[int] = set()  # id(`padding=` arg or "padding" dict entry)
         self._keywords: set[int] = set()  # id(`input_ids_chosen=` arg of a dict(...) call)
         self._words: tuple[str, ...] = ()
+        self._halves: dict[int, str] = {}  # id(`batch["input_ids_chosen"]`) -> its old key
         keys: list[cst.CSTNode] = [s for s in walk.find_all(node, cst.SimpleString) if _old_key(s)]
         calls = walk.find_all(node, cst.Call)
         for call in calls:
@@ -101,6 +103,7 @@ class RewardColumns(RuleTransformer):
         if self._blocked:
             return
         self._rename = True
+        self._halves = _batch_reads(node, keys, self.function_of)
         # the functions that build rows (a dict with the keys, a key assigned): their padding
         scopes = {self.function_of(k) for k in _building(node, keys)}
         for call in walk.find_all(node, cst.Call):
@@ -130,6 +133,25 @@ class RewardColumns(RuleTransformer):
         return updated_node.with_changes(
             value=f"{original_node.prefix}{quote}{RENAMED[old]}{quote}"
         )
+
+    def leave_Subscript(
+        self, original_node: cst.Subscript, updated_node: cst.Subscript
+    ) -> cst.BaseExpression:
+        old = self._halves.get(id(original_node))
+        if old is None:
+            return updated_node
+        batch = edits.code(original_node.value).strip()
+        ids = f'{batch}["input_ids"]'
+        half = f"[: len({ids}) // 2]" if old.endswith("chosen") else f"[len({ids}) // 2 :]"
+        self.report(
+            original_node,
+            f"`{batch}` is a batch of the trainer's dataloader: TRL <= 0.23's collator gave it "
+            f"`{old}`, TRL 1.13's gives the pairs as `input_ids`, the chosen sequences in the "
+            f"first half and the rejected in the second, so this reads `{ids}{half}` (padded "
+            "together, to the longest of both)",
+            severity=Severity.INFO,
+        )
+        return cst.parse_expression(ids + half)
 
     def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
         if self._rename and id(original_node) in self._keywords and updated_node.keyword:
@@ -212,6 +234,38 @@ def _building(module: cst.Module, keys: list[cst.CSTNode]) -> list[cst.CSTNode]:
                     for s in target.target.slice
                     if isinstance(s.slice, cst.Index) and id(s.slice.value) in ids
                 ]
+    return out
+
+
+def _batch_reads(
+    module: cst.Module, keys: list[cst.CSTNode], function_of: Callable[[cst.CSTNode], int | None]
+) -> dict[int, str]:
+    """`batch["input_ids_chosen"]` where `batch` is the target of a loop over the trainer's
+    `get_train_dataloader()`/`get_eval_dataloader()` in the same function (BaleChen/LaGE's
+    look at a first batch): id of the subscript -> its old key."""
+    batches: set[tuple[int | None, str]] = set()
+    for loop in walk.find_all(module, cst.For):
+        it = loop.iter
+        if (
+            isinstance(loop.target, cst.Name)
+            and isinstance(it, cst.Call)
+            and isinstance(it.func, cst.Attribute)
+            and it.func.attr.value in ("get_train_dataloader", "get_eval_dataloader")
+        ):
+            batches.add((function_of(loop), loop.target.value))
+    if not batches:
+        return {}
+    ids = {id(k) for k in keys}
+    out: dict[int, str] = {}
+    for sub in walk.find_all(module, cst.Subscript):
+        if (
+            isinstance(sub.value, cst.Name)
+            and (function_of(sub), sub.value.value) in batches
+            and len(sub.slice) == 1
+            and isinstance(sub.slice[0].slice, cst.Index)
+            and id(sub.slice[0].slice.value) in ids
+        ):
+            out[id(sub)] = sub.slice[0].slice.value.raw_value  # type: ignore[union-attr]
     return out
 
 
