@@ -265,7 +265,7 @@ def _batch_reads(
             and isinstance(sub.slice[0].slice, cst.Index)
             and id(sub.slice[0].slice.value) in ids
         ):
-            out[id(sub)] = sub.slice[0].slice.value.raw_value  # type: ignore[union-attr]
+            out[id(sub)] = sub.slice[0].slice.value.raw_value  # type: ignore[attr-defined]
     return out
 
 
