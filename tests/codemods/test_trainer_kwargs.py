@@ -726,23 +726,20 @@ def test_a_batch_of_the_trainers_dataloader_reads_the_halves_of_input_ids():
             row = ds[0]["input_ids_chosen"]
         """
     )
-    after = dedent(
-        """
-        from trl import RewardTrainer
-
-        def main():
-            ds = ds0.map(lambda x: {"chosen_ids": c(x), "rejected_ids": r(x)})
-            trainer = RewardTrainer(model=model, args=args, train_dataset=ds)
-            for batch in trainer.get_train_dataloader():
-                break
-            shown = tok.batch_decode(batch["input_ids"][: len(batch["input_ids"]) // 2]), batch["input_ids"][len(batch["input_ids"]) // 2 :]
-            row = ds[0]["chosen_ids"]
-        """
+    halves = (
+        'batch["input_ids"][: len(batch["input_ids"]) // 2]',
+        'batch["input_ids"][len(batch["input_ids"]) // 2 :]',
+    )
+    after = (
+        before.replace('batch["input_ids_chosen"]', halves[0])
+        .replace('batch["input_ids_rejected"]', halves[1])
+        .replace('"input_ids_chosen"', '"chosen_ids"')
+        .replace('"input_ids_rejected"', '"rejected_ids"')
     )
     findings = assert_fixes(before, after, select=SELECT)
-    halves = [f for f in findings if "is a batch of the trainer's dataloader" in f.message]
-    assert [(f.line, f.severity) for f in halves] == [(8, Severity.INFO), (8, Severity.INFO)]
-    assert "the chosen sequences in the first half" in halves[0].message
+    said = [f for f in findings if "is a batch of the trainer's dataloader" in f.message]
+    assert [(f.line, f.severity) for f in said] == [(8, Severity.INFO), (8, Severity.INFO)]
+    assert "the chosen sequences in the first half" in said[0].message
 
 
 def test_reward_columns_keep_a_u_prefix_and_a_collator_given_as_none():
