@@ -185,6 +185,11 @@ class Identifiers:
             self._joined = _identifier_text(self._all())
         return self._joined == "" or any(p in self._joined for p in parts)
 
+    def has_name(self, name: str) -> bool:
+        """Whether the code uses `name` itself (not as a part of a longer identifier, as
+        `PreTrainedModel` is of `PreTrainedModelWrapper`); True for code `ast` cannot read."""
+        return self.has_any((f"\n{name}\n",))  # the identifiers are joined one per line
+
     def unpacks_a_name(self) -> bool:
         """Whether some call unpacks a plain name (`f(**config)`): True for code `ast` cannot
         read."""

@@ -742,6 +742,21 @@ def test_a_batch_of_the_trainers_dataloader_reads_the_halves_of_input_ids():
     assert "the chosen sequences in the first half" in said[0].message
 
 
+def test_a_batch_read_alone_says_nothing_of_columns():
+    before = (
+        "from trl import RewardTrainer\n"
+        "trainer = RewardTrainer(model=m, args=a, train_dataset=d)\n"
+        "for batch in trainer.get_eval_dataloader():\n"
+        "    print(batch['input_ids_rejected'])\n"
+    )
+    after = before.replace(
+        "batch['input_ids_rejected']", 'batch["input_ids"][len(batch["input_ids"]) // 2 :]'
+    )
+    findings = assert_fixes(before, after, select=SELECT)
+    assert not [f for f in findings if "are now `chosen_ids`" in f.message]
+    assert [f.line for f in findings if "is a batch of the trainer's" in f.message] == [4]
+
+
 def test_reward_columns_keep_a_u_prefix_and_a_collator_given_as_none():
     before = (
         "from trl import RewardTrainer\n"

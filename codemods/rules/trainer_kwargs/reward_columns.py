@@ -22,7 +22,7 @@ row, the filters and prints that read one), and the rest said:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import libcst as cst
 
@@ -55,7 +55,8 @@ class RewardColumns(RuleTransformer):
         self._padded: set[int] = set()  # id(`padding=` arg or "padding" dict entry)
         self._keywords: set[int] = set()  # id(`input_ids_chosen=` arg of a dict(...) call)
         self._words: tuple[str, ...] = ()
-        self._halves: dict[int, str] = {}  # id(`batch["input_ids_chosen"]`) -> its old key
+        self._halves: dict[int, cst.Subscript] = {}  # id -> `batch["input_ids_chosen"]`
+        self._batch_keys: set[int] = set()  # ids of the key strings of those
         keys: list[cst.CSTNode] = [s for s in walk.find_all(node, cst.SimpleString) if _old_key(s)]
         calls = walk.find_all(node, cst.Call)
         for call in calls:
@@ -104,6 +105,8 @@ class RewardColumns(RuleTransformer):
             return
         self._rename = True
         self._halves = _batch_reads(node, keys, self.function_of)
+        indexes = (cast(cst.Index, sub.slice[0].slice) for sub in self._halves.values())
+        self._batch_keys = {id(index.value) for index in indexes}
         # the functions that build rows (a dict with the keys, a key assigned): their padding
         scopes = {self.function_of(k) for k in _building(node, keys)}
         for call in walk.find_all(node, cst.Call):
@@ -126,8 +129,8 @@ class RewardColumns(RuleTransformer):
         self, original_node: cst.SimpleString, updated_node: cst.SimpleString
     ) -> cst.SimpleString:
         old = _old_key(original_node)
-        if not self._rename or old is None:
-            return updated_node
+        if not self._rename or old is None or id(original_node) in self._batch_keys:
+            return updated_node  # (a batch read's key goes with its subscript)
         self._say(original_node)
         quote = original_node.quote
         return updated_node.with_changes(
@@ -137,9 +140,9 @@ class RewardColumns(RuleTransformer):
     def leave_Subscript(
         self, original_node: cst.Subscript, updated_node: cst.Subscript
     ) -> cst.BaseExpression:
-        old = self._halves.get(id(original_node))
-        if old is None:
+        if id(original_node) not in self._halves:
             return updated_node
+        old = cast(cst.SimpleString, cast(cst.Index, original_node.slice[0].slice).value).raw_value
         batch = edits.code(original_node.value).strip()
         ids = f'{batch}["input_ids"]'
         half = f"[: len({ids}) // 2]" if old.endswith("chosen") else f"[len({ids}) // 2 :]"
@@ -239,10 +242,10 @@ def _building(module: cst.Module, keys: list[cst.CSTNode]) -> list[cst.CSTNode]:
 
 def _batch_reads(
     module: cst.Module, keys: list[cst.CSTNode], function_of: Callable[[cst.CSTNode], int | None]
-) -> dict[int, str]:
+) -> dict[int, cst.Subscript]:
     """`batch["input_ids_chosen"]` where `batch` is the target of a loop over the trainer's
     `get_train_dataloader()`/`get_eval_dataloader()` in the same function (BaleChen/LaGE's
-    look at a first batch): id of the subscript -> its old key."""
+    look at a first batch), by id."""
     batches: set[tuple[int | None, str]] = set()
     for loop in walk.find_all(module, cst.For):
         it = loop.iter
@@ -256,7 +259,7 @@ def _batch_reads(
     if not batches:
         return {}
     ids = {id(k) for k in keys}
-    out: dict[int, str] = {}
+    out: dict[int, cst.Subscript] = {}
     for sub in walk.find_all(module, cst.Subscript):
         if (
             isinstance(sub.value, cst.Name)
@@ -265,7 +268,7 @@ def _batch_reads(
             and isinstance(sub.slice[0].slice, cst.Index)
             and id(sub.slice[0].slice.value) in ids
         ):
-            out[id(sub)] = sub.slice[0].slice.value.raw_value  # type: ignore[attr-defined]
+            out[id(sub)] = sub
     return out
 
 

@@ -883,8 +883,8 @@ class RewriteValueHeads(RuleTransformer):
         names = self.state.identifiers
         if names is None or names.has_any(("v_head",)):
             return None
-        if not names.has_any(("\nPreTrainedModel\n",)):  # the name itself, not a part of one
-            return "free"  # (`PreTrainedModelWrapper` holds it)
+        if not names.has_name("PreTrainedModel"):  # not `PreTrainedModelWrapper`'s part
+            return "free"
         return "bound" if "PreTrainedModel" in (names.bound_by("transformers") or ()) else None
 
     def _other_reference(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
