@@ -64,6 +64,7 @@ def bootstrap(steps: int) -> None:
         "transformers.models.auto.processing_auto": stand_ins.patch_auto_classes,
         "transformers.pipelines": stand_ins.patch_pipeline,
         "datasets": stand_ins.patch_datasets,
+        "pandas": stand_ins.patch_pandas,
         "peft.peft_model": stand_ins.patch_peft,
         "peft.utils": stand_ins.patch_peft_weights,
         "trl.experimental.utils": stand_ins.patch_reference_model,

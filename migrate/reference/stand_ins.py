@@ -167,6 +167,30 @@ def _labels(name: Any, kwargs: dict[str, Any]) -> int:
     return 1 if _REWARD_NAME.search(os.fspath(name).lower()) else 2
 
 
+def _gpu_device(device: Any) -> bool:
+    """`0`, `"cuda"`, `"cuda:1"`, `torch.device("cuda")`: a GPU of a `device_map`."""
+    if isinstance(device, bool):
+        return False
+    return isinstance(device, int) or caps._is_cuda(device)
+
+
+def _on_this_machine(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """`kwargs` of a checkpoint's `from_pretrained` with a `device_map` that places it on a GPU
+    (`{"": 0}`, `"cuda:0"`, `{"": Accelerator().local_process_index}`) set to the CPU where this
+    machine has no GPU, the override listed; transformers would stop on it ("Cannot access
+    accelerator device when none is available")."""
+    device_map = kwargs.get("device_map")
+    placed = device_map.values() if isinstance(device_map, dict) else [device_map]
+    if device_map is None or not any(_gpu_device(d) for d in placed):
+        return kwargs
+    import torch
+
+    if torch.cuda.is_available():
+        return kwargs
+    caps.note("from_pretrained", "device_map", device_map, "cpu")
+    return {**kwargs, "device_map": "cpu"}
+
+
 def patch_auto_classes(module: Any) -> None:
     """The Auto classes defined in `module` (one of transformers.models.auto.*)."""
     for name, kind in _AUTO_KINDS.items():
@@ -177,7 +201,7 @@ def patch_auto_classes(module: Any) -> None:
 
         def from_pretrained(cls, name_or_path, *args, _original=original, _kind=kind, **kwargs):  # type: ignore[no-untyped-def]
             if _is_checkpoint(name_or_path):
-                return _original(cls, name_or_path, *args, **kwargs)
+                return _original(cls, name_or_path, *args, **_on_this_machine(kwargs))
             if _kind == "tokenizer":
                 kept = {k: v for k, v in kwargs.items() if k in _TOKENIZER_KWARGS}
                 return _original(cls, tiny_dir("causal"), **kept)
@@ -216,7 +240,7 @@ def patch_models(module: Any) -> None:
 
     def model_from_pretrained(cls, name_or_path, *args, **kwargs):  # type: ignore[no-untyped-def]
         if _is_checkpoint(name_or_path):
-            return model_original(cls, name_or_path, *args, **kwargs)
+            return model_original(cls, name_or_path, *args, **_on_this_machine(kwargs))
         name = cls.__name__
         if "SequenceClassification" in name:
             return transformers.AutoModelForSequenceClassification.from_pretrained(
@@ -402,7 +426,8 @@ FALLBACK = (
 
 COLUMNS_ENV = "TRL_MIGRATE_SMOKE_COLUMNS"  # string keys the script's files read (smoke side)
 _SPLITS = frozenset({"train", "test", "validation", "valid", "eval", "dev"})
-_NUMBERS = ("score", "reward", "rating")  # read as numbers: stand-in rows hold 0.0 .. 1.0
+# read as numbers: stand-in rows hold 0.0 .. 1.0
+_NUMBERS = ("score", "reward", "rating", "length")
 
 
 def fallback_columns() -> tuple[str, ...]:
@@ -643,6 +668,90 @@ def patch_datasets(datasets: Any) -> None:
 
     datasets.Dataset.select = select_within
     _tolerant_columns(datasets)
+
+
+# pandas' readers of a data file, and the keyword each takes the columns it keeps with
+_PANDAS_READERS = {
+    "read_csv": "usecols",
+    "read_table": "usecols",
+    "read_json": None,
+    "read_parquet": "columns",
+    "read_excel": "usecols",
+}
+
+
+_PANDAS_SOURCES = ("filepath_or_buffer", "path", "path_or_buf", "io")  # their first parameter
+
+
+def _missing_path(source: Any) -> str | None:
+    """`source` when it names a local file that is not there (or holds nothing); None for a
+    file that holds data, a URL, a buffer or anything else pandas reads."""
+    if not isinstance(source, (str, os.PathLike)):
+        return None
+    path = os.fspath(source)
+    if "://" in path or "\n" in path or path.lstrip().startswith(("{", "[")):
+        return None  # a URL, or JSON text handed to read_json
+    if os.path.isfile(path) and _holds_data(path):
+        return None
+    if os.path.isdir(path):  # a parquet dataset folder
+        return None if any(os.scandir(path)) else path
+    return path
+
+
+def _stand_in_frame(kwargs: dict[str, Any], kept: str | None) -> Any:
+    """Stand-in rows as a DataFrame: the columns a script names (`names=`, `usecols=`,
+    `columns=`) where it names them as text, else FALLBACK's and the keys the script reads."""
+    named = [
+        c
+        for key in ("names", kept)
+        if key and isinstance(kwargs.get(key), (list, tuple))
+        for c in kwargs[key]
+        if isinstance(c, str)
+    ]
+    frame = tiny_dataset(tuple(dict.fromkeys(named)) or fallback_columns()).to_pandas()
+    rows = kwargs.get("nrows")
+    frame = frame.head(rows) if isinstance(rows, int) and rows >= 0 else frame
+    frame.attrs[STAND_IN] = True  # pandas carries attrs on to the frames made from this one
+    return frame
+
+
+def patch_pandas(pandas: Any) -> None:
+    """`pd.read_csv("/content/data.csv")` (read_json, read_parquet, read_excel, read_table) of a
+    data file the repository does not hold returns stand-in rows, said as `load_dataset`'s are:
+    a notebook that reads its Colab or Kaggle upload this way smoke-runs past that line. A
+    reader asked for chunks (`chunksize=`, `iterator=`) keeps its error."""
+    for name, kept in _PANDAS_READERS.items():
+        original = getattr(pandas, name, None)
+        if original is None:
+            continue
+
+        def reader(*args: Any, _original: Any = original, _kept: Any = kept, **kwargs: Any) -> Any:
+            named = (kwargs[k] for k in _PANDAS_SOURCES if k in kwargs)
+            source = args[0] if args else next(named, None)
+            missing = _missing_path(source)
+            if missing is None or kwargs.get("chunksize") or kwargs.get("iterator"):
+                return _original(*args, **kwargs)
+            _note_data([missing])
+            return _stand_in_frame(kwargs, _kept)
+
+        reader.__wrapped__ = original  # type: ignore[attr-defined]
+        reader.__name__ = name
+        setattr(pandas, name, reader)
+    sample = pandas.DataFrame.sample
+
+    def sample_within(self: Any, n: Any = None, *args: Any, **kwargs: Any) -> Any:
+        """`df.sample(2142)` of stand-in rows takes the rows there are (as `select_within` does
+        for datasets): the script sized the sample for its real data."""
+        if (
+            self.attrs.get(STAND_IN)
+            and isinstance(n, int)
+            and n > len(self)
+            and not kwargs.get("replace")
+        ):
+            n = len(self)
+        return sample(self, n, *args, **kwargs)
+
+    pandas.DataFrame.sample = sample_within
 
 
 class TinyScorer:

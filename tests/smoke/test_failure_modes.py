@@ -490,6 +490,47 @@ def test_data_files_not_in_the_repo_get_stand_in_rows_and_say_so(tmp_path, store
     ]
 
 
+def test_data_files_pandas_reads_that_are_not_in_the_repo_get_stand_in_rows(tmp_path, store):
+    # abhaykrishna2010's notebooks read `pd.read_csv("/content/RLHF_csv.csv")` (a Colab upload),
+    # jakq277's `pd.read_csv(data_path, index_col=0)`: stand-in rows, said as load_dataset's are
+    (tmp_path / "real.csv").write_text("prompt,score\nhello,1\nworld,2\n")
+    (tmp_path / "empty.jsonl").write_text("\n")
+    script = _script(
+        tmp_path,
+        """
+        import pandas as pd
+        from pandas import read_json
+        a = pd.read_csv("/content/RLHF_csv.csv", index_col=0)
+        b = read_json("data/train.jsonl", lines=True)
+        c = pd.read_csv("real.csv")
+        d = pd.read_csv("gone.csv", usecols=["question", "answer"], nrows=5)
+        e = pd.read_json("empty.jsonl", lines=True)
+        print("ROWS", len(a) > 0, "chosen" in a.columns, len(b) > 0, len(c), list(d.columns), len(d), len(e) > 0)
+        print("FIRST", a["chosen"][0].startswith(" "))
+        # a sample sized for the real data takes the stand-in rows there are; real frames keep
+        # pandas' checks
+        print("SAMPLE", len(a.sample(100_000, random_state=42)) == len(a), len(a[a.index < 10].sample(50)))
+        try:
+            c.sample(3)
+        except ValueError:
+            print("REAL FRAME CHECKED")
+        pd.read_csv("gone.csv", chunksize=2)
+    """,
+    )
+    result = smoke_script(script, store=store, timeout=120, cwd=str(tmp_path))
+    assert "ROWS True True True 2 ['question', 'answer'] 5 True" in result.log_tail, result.log_tail
+    assert "FIRST True" in result.log_tail
+    assert "SAMPLE True 10" in result.log_tail and "REAL FRAME CHECKED" in result.log_tail
+    # a reader asked for chunks keeps pandas' own error
+    assert result.findings[0].message.startswith("the script raised FileNotFoundError")
+    assert result.stand_ins == [
+        "data /content/RLHF_csv.csv (missing or empty in the repo)",
+        "data data/train.jsonl (missing or empty in the repo)",
+        "data gone.csv (missing or empty in the repo)",
+        "data empty.jsonl (missing or empty in the repo)",
+    ]
+
+
 @pytest.mark.parametrize("placeholder", ["", "\n", " \n\n"])
 def test_an_empty_data_file_gets_stand_in_rows_too(tmp_path, store, placeholder):
     # deb3011/rlhf_finetuning commits its data/sample.json as a lone newline.
@@ -589,6 +630,31 @@ def test_a_hard_coded_gpu_stays_on_the_cpu_here_and_is_listed(tmp_path, store):
     assert result.overrides == [
         {"config": "torch", "field": "device", "was": "cuda", "now": "cpu"},
         {"config": "torch", "field": "device", "was": "cuda:0", "now": "cpu"},
+    ]
+
+
+def test_a_checkpoint_placed_on_a_gpu_loads_on_the_cpu_here_and_is_listed(tmp_path, store):
+    # abhaykrishna2010's notebooks reload the reward model they trained with
+    # `device_map={"": Accelerator().local_process_index}` (GPU 0)
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: nothing is moved")
+    script = _script(
+        tmp_path,
+        """
+        from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
+        AutoModelForSequenceClassification.from_pretrained("distilroberta-base").save_pretrained("rm")
+        a = AutoModelForSequenceClassification.from_pretrained("./rm", device_map={"": 0})
+        b = AutoModelForCausalLM.from_pretrained("gpt2", device_map="cuda:0")  # a stand-in
+        c = AutoModelForSequenceClassification.from_pretrained("./rm", device_map="auto")
+        print("ON", a.device, b.device, c.device)
+    """,
+    )
+    result = smoke_script(script, store=store, timeout=120, cwd=str(tmp_path))
+    assert "ON cpu cpu cpu" in result.log_tail, result.log_tail
+    assert result.overrides == [
+        {"config": "from_pretrained", "field": "device_map", "was": "{'': 0}", "now": "cpu"}
     ]
 
 

@@ -270,6 +270,16 @@ def test_stand_in_reviews_are_long_enough_for_the_filters_scripts_put_on_real_on
     assert sum(n < 500 for n in lengths) >= 5
 
 
+def test_stand_in_columns_named_as_numbers_hold_numbers():
+    # DhanushGD/RLHF-PPO filters its tokenized rows on `x["lengths"] <= 512`
+    pytest.importorskip("datasets")
+    from migrate.reference.stand_ins import tiny_dataset
+
+    ds = tiny_dataset(("prompt", "lengths", "reward_score", "Rating"), n=8)
+    assert all(isinstance(ds[c][i], float) for c in ds.column_names[1:] for i in range(8))
+    assert isinstance(ds["prompt"][0], str)
+
+
 def test_stand_in_rows_hold_conversations_where_the_named_dataset_does():
     # yzzueong/AligningGPT2 reads `sample["chosen"][-1]["content"]` of hh-rlhf-trl-style;
     # NhatHoang2002 iterates the turns of ultrafeedback_binarized's "chosen".
