@@ -406,7 +406,30 @@ DATASETS: dict[str, tuple[str, ...]] = {
     "openai/gsm8k": ("question", "answer"),
     "gsm8k": ("question", "answer"),
     "trl-lib/DeepMath-103K": ("prompt", "solution"),
+    # ":scored": a span of text with the Perspective API's scores (0.0 .. 1.0), read as
+    # `sample["prompt"]["text"]` and filtered on `sample["prompt"]["toxicity"] > 0.3`
+    "allenai/real-toxicity-prompts": (
+        "filename",
+        "begin:count",
+        "end:count",
+        "challenging",
+        "prompt:scored",
+        "continuation:scored",
+    ),
 }
+
+
+# the Perspective API's scores of a span of allenai/real-toxicity-prompts
+_PERSPECTIVE = (
+    "toxicity",
+    "severe_toxicity",
+    "identity_attack",
+    "insult",
+    "threat",
+    "profanity",
+    "sexually_explicit",
+    "flirtation",
+)
 
 
 FALLBACK = (
@@ -515,6 +538,15 @@ def tiny_dataset(columns: tuple[str, ...], n: int = 256) -> Any:
             return f"\n\nHuman: {prompt}\n\nAssistant: {answer}"
         if kinds[col] == "count":
             return 1 + (i * (1 + sum(map(ord, col)) % 5)) % 7
+        if kinds[col] == "scored":
+            words = s[i].split(" ")
+            half = len(words) // 2
+            span = " ".join(words[:half] if col == "prompt" else words[half:])
+            return {"text": span, **{k: ((i + j) % 5) / 4 for j, k in enumerate(_PERSPECTIVE)}}
+        if col == "challenging":
+            return i % 3 == 0
+        if col == "filename":
+            return f"stand-in-{i:04d}.txt"
         return text(col, i)
 
     def text(col: str, i: int) -> Any:

@@ -308,6 +308,13 @@ def test_stand_in_rows_hold_conversations_where_the_named_dataset_does():
     scores = list(zip(shp["score_A"], shp["score_B"]))
     assert all(isinstance(a, int) and a >= 1 and b >= 1 for a, b in scores)
     assert 5 <= sum(max(a / b, b / a) >= 2 for a, b in scores) < 60
+    # real-toxicity-prompts: spans of text with their Perspective scores, as TRL's toxicity
+    # example reads and filters them
+    rtp = tiny_dataset(DATASETS["allenai/real-toxicity-prompts"], n=20)
+    spans = [(r["prompt"], r["continuation"]) for r in rtp]
+    assert all(p["text"] and c["text"] and 0 <= p["toxicity"] <= 1 for p, c in spans)
+    assert 0 < sum(p["toxicity"] > 0.3 for p, _ in spans) < 20
+    assert isinstance(rtp[0]["challenging"], bool)
     # the same names elsewhere stay text
     plain = tiny_dataset(DATASETS["lvwerra/stack-exchange-paired"] + ("chosen",), n=4)
     assert isinstance(plain[1]["chosen"], str) and not plain[1]["chosen"].startswith("\n")
