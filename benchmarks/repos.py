@@ -139,7 +139,11 @@ def rows(runs: list[dict[str, Any]], known: dict[str, dict[str, Any]]) -> list[d
                 row["code"] = first["code"] if first else ""
                 row["message"] = f"{first['code']} {first['message']}" if first else ""
                 row["why"] = row["message"][:220]
-                row["todo"] = bool(first and "TODO(trl-migrate" in first["message"])
+                # a TODO that names the key or attribute the script stopped on, on another line
+                row["todo_named"] = bool(first and re.search(_NAMES, first["message"]))
+                row["todo"] = bool(
+                    first and "TODO(trl-migrate" in first["message"] and not row["todo_named"]
+                )
                 row["todo_in_file"] = bool(
                     first
                     and (
@@ -157,6 +161,10 @@ def rows(runs: list[dict[str, Any]], known: dict[str, dict[str, Any]]) -> list[d
                 row["why"] = report.get("smoke_note", "") or "not an entry point of upgrade"
             out.append(row)
     return out
+
+
+# the stop is on a key or attribute a TODO of the file names (smoke/outcome.py)
+_NAMES = re.compile(r"TODO\(trl-migrate [^)]*\) (?:in this notebook|at [^;]*?) that names ")
 
 
 def _findings(report: dict[str, Any], root: str, script: str) -> list[dict[str, Any]]:
@@ -178,11 +186,13 @@ def render(table: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     smoked = sum(r["outcome"] not in ("not smoked",) for r in entries)
     at_todo = sum(bool(r.get("todo")) for r in entries if r["outcome"] != "passed")
     in_file = sum(bool(r.get("todo_in_file")) for r in entries if r["outcome"] != "passed")
+    named = sum(bool(r.get("todo_named")) for r in entries if r["outcome"] != "passed")
     found = sum(bool(r["found"]) for r in entries)
     others = Counter(
         stop_kind(r)
         for r in entries
-        if r["outcome"] != "passed" and not r.get("todo") and not r.get("todo_in_file")
+        if r["outcome"] != "passed"
+        and not (r.get("todo") or r.get("todo_in_file") or r.get("todo_named"))
     )
     listed = "; ".join(f"{n} {kind}" for kind, n in sorted(others.items(), key=lambda x: -x[1]))
     # a run that trained its steps and then stopped (saving to a path of the original machine)
@@ -205,8 +215,9 @@ def render(table: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         f"**{trained} of {len(entries)} entry points trained** (2 steps on tiny offline "
         f"stand-ins, real TRL 1.13). `upgrade` found {found} of them as entry points and "
         f"smoke-ran {smoked}; of those that did not train, {at_todo} stopped on a line where the "
-        f"rewrite left a TODO naming the reason, {in_file} elsewhere in a file where it left "
-        f"TODOs (listed in the finding); the others: {listed}.{then}",
+        f"rewrite left a TODO naming the reason, {named} on a column, key or attribute that "
+        f"a TODO of the file names (on another line), {in_file} elsewhere in a file where it "
+        f"left TODOs (listed in the finding); the others: {listed}.{then}",
         "",
         "| repo | entry point | found by upgrade | args used (filled) | outcome | where it stopped "
         "| stand-ins | smoke caps |",

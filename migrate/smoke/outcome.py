@@ -76,6 +76,7 @@ def judge(
     todo = (
         _todo_near(result.ran or result.path, line)
         or _todo_in_frame(result, err)
+        or _todo_naming_key(result, err)
         or _todos_in_file(result.ran or result.path)
     )
     if outcome == "harness":
@@ -502,6 +503,48 @@ def _todo_naming(result: SmokeResult, error: str) -> str:
                 return (
                     f"; the rewrite left a TODO(trl-migrate {', '.join(codes)}) at "
                     f"{result.shown(path)}:{number} for a human"
+                )
+    return ""
+
+
+_MISSING_KEY = re.compile(r"""^(['"])(\w[\w.-]*)\1$""")  # KeyError's message: the key, quoted
+_MISSING_ATTRIBUTE = re.compile(r"has no attribute '(\w+)'")
+
+
+def _todo_naming_key(result: SmokeResult, err: dict[str, Any]) -> str:
+    """`; the rewrite left a TODO(trl-migrate TRL105) at line 98 that names "prompt", for a
+    human`: the script stopped on a column or key (KeyError: 'prompt') or an attribute
+    (`has no attribute 'v_head'`) that a TODO of the script, or of a project file the run went
+    through, names: the TODO warned of this stop, though on another line. Where no TODO names
+    it, "" (the file's TODOs are listed without a claim)."""
+    message = str(err.get("message") or "")
+    spelled: tuple[str, ...]  # how a TODO writes the name
+    if err.get("exception") == "KeyError" and (key := _MISSING_KEY.match(message)):
+        name = key.group(2)
+        spelled = (f'"{name}"', f"`{name}`", f"'{name}'")
+    elif err.get("exception") == "AttributeError" and (
+        attribute := _MISSING_ATTRIBUTE.search(message)
+    ):
+        name = attribute.group(1)
+        spelled = (f"`{name}`", f".{name}`")
+    else:
+        return ""
+    ran = result.ran or result.path
+    frames = [f.rpartition(":")[0] for f in err.get("project_frames") or []]
+    paths = list(dict.fromkeys([ran, *reversed(frames)]))
+    for path in paths:
+        for number, text in enumerate(_read(path).splitlines(), 1):
+            codes = TODO.findall(text)
+            if codes and any(s in text for s in spelled):
+                if path.endswith(".smoke.py"):
+                    shown = "in this notebook"  # its cells run as one script: not their lines
+                elif path == ran:
+                    shown = f"at line {number}"
+                else:
+                    shown = f"at {result.shown(result.original(path) or path)}:{number}"
+                return (
+                    f"; the rewrite left a TODO(trl-migrate {', '.join(codes)}) {shown} that "
+                    f"names {spelled[0]}, for a human"
                 )
     return ""
 

@@ -137,6 +137,59 @@ def test_a_timeout_in_a_file_the_rewrite_left_todos_in_names_them(tmp_path, stor
 
 
 @pytest.mark.parametrize(
+    ("stop", "named"),
+    [
+        ('rows = [{"query": "hi"}]\nrows[0]["prompt"]', '"prompt"'),
+        ("class M:\n    pass\nM().v_head", "`v_head`"),
+    ],
+)
+def test_a_stop_on_what_a_todo_names_points_at_that_todo(tmp_path, store, stop, named):
+    # DhanushGD/RLHF-PPO: RLOOTrainer stopped on KeyError: 'prompt', the column TRL105's TODO (on
+    # the line of the dataset, not of the stop) asks for
+    script = _script(
+        tmp_path,
+        "x = 1\n"
+        '# TODO(trl-migrate TRL105): RLOOTrainer reads a "prompt" column (text) from `dataset`\n'
+        "# TODO(trl-migrate TRL102): the value head `v_head` is gone; read the reward model\n"
+        "y = 2\n" + stop + "\n",
+    )
+    result = smoke_script(script, store=store, timeout=60, cwd=str(tmp_path))
+    code = "TRL105" if named == '"prompt"' else "TRL102"
+    line = 2 if code == "TRL105" else 3
+    assert result.findings[0].message.endswith(
+        f"; the rewrite left a TODO(trl-migrate {code}) at line {line} that names {named}, "
+        "for a human"
+    ), result.findings[0].message
+    # a key no TODO names: the file's TODOs are listed, with no claim
+    other = _script(tmp_path, script_text(script).replace('"prompt"]', '"other"]'), "b.py")
+    if code == "TRL105":
+        message = smoke_script(other, store=store, timeout=60).findings[0].message
+        assert message.endswith(
+            "; the rewrite left TODOs in this file for a human: TRL105 (line 2), TRL102 (line 3)"
+        ), message
+
+
+def test_a_stop_in_a_project_file_on_what_its_todo_names_points_there(tmp_path, store):
+    # ukhan1219/pychess: the KeyError came from the repo's own data module
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "data.py").write_text(
+        '# TODO(trl-migrate TRL105): RLOOTrainer reads a "prompt" column (text)\n'
+        "def first(rows):\n"
+        "    return rows[0]['prompt']\n"
+    )
+    script = _script(tmp_path, "import data\ndata.first([{'query': 'hi'}])\n")
+    result = smoke_script(script, store=store, timeout=60)
+    assert result.findings[0].message.endswith(
+        "; the rewrite left a TODO(trl-migrate TRL105) at "
+        f'{result.shown(str(tmp_path / "data.py"))}:1 that names "prompt", for a human'
+    ), result.findings[0].message
+
+
+def script_text(path: str) -> str:
+    return pathlib.Path(path).read_text()
+
+
+@pytest.mark.parametrize(
     "call",
     [
         'urllib.request.urlopen("https://huggingface.co/api/models", timeout=5)',
