@@ -174,7 +174,7 @@ def _gpu_device(device: Any) -> bool:
     return isinstance(device, int) or caps._is_cuda(device)
 
 
-def _on_this_machine(kwargs: dict[str, Any]) -> dict[str, Any]:
+def _on_this_machine(kwargs: dict[str, Any], where: str = "from_pretrained") -> dict[str, Any]:
     """`kwargs` of a checkpoint's `from_pretrained` with a `device_map` that places it on a GPU
     (`{"": 0}`, `"cuda:0"`, `{"": Accelerator().local_process_index}`) set to the CPU where this
     machine has no GPU, the override listed; transformers would stop on it ("Cannot access
@@ -187,7 +187,7 @@ def _on_this_machine(kwargs: dict[str, Any]) -> dict[str, Any]:
 
     if torch.cuda.is_available():
         return kwargs
-    caps.note("from_pretrained", "device_map", device_map, "cpu")
+    caps.note(where, "device_map", device_map, "cpu")
     return {**kwargs, "device_map": "cpu"}
 
 
@@ -852,6 +852,22 @@ class _ScorerModel:
         return self
 
 
+def _pipeline_on_this_machine(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A pipeline's `device=0` (`"cuda"`, `"cuda:0"`) set to the CPU where this machine has no
+    GPU, the override listed, as `.to("cuda")` is (caps.patch_cuda); its `device_map` as a
+    checkpoint's is."""
+    kwargs = _on_this_machine(kwargs, "pipeline")
+    device = kwargs.get("device")
+    if device is None or not _gpu_device(device) or (isinstance(device, int) and device < 0):
+        return kwargs
+    import torch
+
+    if torch.cuda.is_available():
+        return kwargs
+    caps.note("pipeline", "device", device, "cpu")
+    return {**kwargs, "device": "cpu"}
+
+
 def patch_pipeline(module: Any) -> None:
     """`transformers.pipeline` (from transformers.pipelines): text classification is a
     TinyScorer."""
@@ -860,7 +876,7 @@ def patch_pipeline(module: Any) -> None:
     def pipeline(task: Any = None, *args: Any, **kwargs: Any) -> Any:
         if task in ("sentiment-analysis", "text-classification"):
             return TinyScorer()
-        return original(task, *args, **kwargs)
+        return original(task, *args, **_pipeline_on_this_machine(kwargs))
 
     module.pipeline = pipeline
     top = sys.modules.get("transformers")

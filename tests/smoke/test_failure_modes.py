@@ -702,12 +702,19 @@ def test_a_checkpoint_placed_on_a_gpu_loads_on_the_cpu_here_and_is_listed(tmp_pa
         b = AutoModelForCausalLM.from_pretrained("gpt2", device_map="cuda:0")  # a stand-in
         c = AutoModelForSequenceClassification.from_pretrained("./rm", device_map="auto")
         print("ON", a.device, b.device, c.device)
+        # ashishjamarkattel's notebook tries its trained model in a text-generation pipeline
+        from transformers import pipeline
+        generate = pipeline("text-generation", model="lvwerra/gpt2-imdb-pos-v2", device="cuda")
+        on_cpu = pipeline("text-generation", model="gpt2", device=-1)
+        print("PIPELINE", generate.device, on_cpu.device, len(generate("I hate how", max_new_tokens=2)))
     """,
     )
     result = smoke_script(script, store=store, timeout=120, cwd=str(tmp_path))
     assert "ON cpu cpu cpu" in result.log_tail, result.log_tail
+    assert "PIPELINE cpu cpu 1" in result.log_tail, result.log_tail
     assert result.overrides == [
-        {"config": "from_pretrained", "field": "device_map", "was": "{'': 0}", "now": "cpu"}
+        {"config": "from_pretrained", "field": "device_map", "was": "{'': 0}", "now": "cpu"},
+        {"config": "pipeline", "field": "device", "was": "cuda", "now": "cpu"},
     ]
 
 
