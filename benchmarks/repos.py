@@ -164,7 +164,7 @@ def rows(runs: list[dict[str, Any]], known: dict[str, dict[str, Any]]) -> list[d
 
 
 # the stop is on a key or attribute a TODO of the file names (smoke/outcome.py)
-_NAMES = re.compile(r"TODO\(trl-migrate [^)]*\) (?:in this notebook|at [^;]*?) that names ")
+_NAMES = re.compile(r"TODO\(trl-migrate [^)]*\) at [^;]*? that names ")
 
 
 def _findings(report: dict[str, Any], root: str, script: str) -> list[dict[str, Any]]:

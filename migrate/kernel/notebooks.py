@@ -382,13 +382,26 @@ class Runnable:
     skipped: list[str]  # the IPython lines that became `pass`
 
     def locate(self, finding):  # type: ignore[no-untyped-def]
-        """The finding with its script line made cell-relative and its cell number set."""
-        if not finding.line or not self.starts:
+        """The finding with its script line made cell-relative and its cell number set, and
+        each `script line N` its message names made `cell C, line L`."""
+        if not self.starts:
             return finding
-        k = max((i for i, start in enumerate(self.starts) if start <= finding.line), default=0)
-        return dataclasses.replace(
-            finding, line=finding.line - self.starts[k] + 1, cell=self.numbers[k]
+        message = _SCRIPT_LINE.sub(
+            lambda m: "cell {}, line {}".format(*self._cell_line(int(m.group(1)))),
+            finding.message,
         )
+        if not finding.line:
+            return dataclasses.replace(finding, message=message)
+        cell, line = self._cell_line(finding.line)
+        return dataclasses.replace(finding, line=line, cell=cell, message=message)
+
+    def _cell_line(self, line: int) -> tuple[int, int]:
+        """(the cell's number in the notebook, the 1-based line within it) of a script line."""
+        k = max((i for i, start in enumerate(self.starts) if start <= line), default=0)
+        return self.numbers[k], line - self.starts[k] + 1
+
+
+_SCRIPT_LINE = re.compile(r"\bscript line (\d+)\b")  # a line of Runnable.text named in a message
 
 
 def runnable(text: str) -> Runnable:

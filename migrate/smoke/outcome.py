@@ -537,7 +537,8 @@ def _todo_naming_key(result: SmokeResult, err: dict[str, Any]) -> str:
             codes = TODO.findall(text)
             if codes and any(s in text for s in spelled):
                 if path.endswith(".smoke.py"):
-                    shown = "in this notebook"  # its cells run as one script: not their lines
+                    # its cells run as one script: Runnable.locate names the cell
+                    shown = f"at script line {number}"
                 elif path == ran:
                     shown = f"at line {number}"
                 else:

@@ -91,6 +91,25 @@ def test_a_failing_cell_is_reported_by_cell_and_line(tmp_path, store):
     assert result.findings[0].where == f"{path}:cell 3:3:1"
 
 
+def test_a_stop_on_what_a_todo_names_points_at_its_cell_and_line(tmp_path, store):
+    # DhanushGD/RLHF-PPO's PPO_train.ipynb: KeyError: 'prompt', the column TRL105's TODO in
+    # another cell asks for
+    path = _notebook(
+        tmp_path / "keys.ipynb",
+        "import os\n%ls",
+        'rows = [{"query": "hi"}]\n'
+        '# TODO(trl-migrate TRL105): RLOOTrainer reads a "prompt" column (text) from `rows`',
+        "x = 1\nrows[0]['prompt']",
+    )
+    result = smoke_script(path, store=store, timeout=120)
+    [stop] = result.findings
+    assert (stop.code, stop.cell, stop.line) == ("TRL412", 4, 2)
+    assert stop.message == (
+        "the script raised KeyError: 'prompt'; the rewrite left a TODO(trl-migrate TRL105) at "
+        'cell 3, line 2 that names "prompt", for a human'
+    )
+
+
 def test_a_notebook_that_is_not_json_is_a_clear_harness_finding(tmp_path):
     path = tmp_path / "broken.ipynb"
     path.write_text("{not json")
