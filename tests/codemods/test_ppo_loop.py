@@ -1572,3 +1572,46 @@ def test_a_generation_dict_name_a_def_also_binds_is_not_followed():
     out, findings = run(src, select=PPO)
     todo = [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
     assert any("`**generation_kwargs` is not a dict literal" in f.message for f in todo)
+
+
+def test_an_eos_token_that_kept_generation_going_is_kept_and_its_cut_said():
+    """TRL's toxicity example passes `eos_token_id=100_000` so that generation runs past the
+    end-of-sequence token, and PPO trained on every token generated; TRL 1.13 generates as far
+    but cuts each completion at its first end-of-sequence token for the reward and the loss."""
+    src = dedent(SENTIMENT).replace(
+        '"max_new_tokens": 8,', '"max_new_tokens": 8, "eos_token_id": 100_000,'
+    )
+    out, findings = run(src, select=PPO)
+    assert "generation_kwargs={'eos_token_id': 100_000, 'no_repeat_ngram_size': 3}" in out
+    [said] = [f for f in findings if f.message.startswith("`eos_token_id=100_000` kept")]
+    assert (said.line, said.severity.name) == (4, "WARNING")
+    assert "cuts each completion at its first end-of-sequence token" in said.message
+    assert run(out, select=PPO)[0] == out
+    # the tokenizer's own token is what TRL 1.13 stops on anyway: dropped, nothing said
+    same = src.replace("100_000", "tokenizer.eos_token_id")
+    out, findings = run(same, select=PPO)
+    config = next(line for line in out.splitlines() if line.startswith("config = "))
+    assert (
+        "eos_token_id" not in config and "generation_kwargs={'no_repeat_ngram_size': 3}" in config
+    )
+    assert not [f for f in findings if f.message.startswith("`eos_token_id=")]
+
+
+@pytest.mark.parametrize(
+    ("extra", "rewritten"),
+    [
+        pytest.param('"max_length": 64', False, id="total-cap-alone"),
+        # with max_new_tokens, transformers ignored max_length, as TRL 1.13 will
+        pytest.param('"max_length": 64, "max_new_tokens": 8', True, id="with-new-tokens"),
+    ],
+)
+def test_a_max_length_that_capped_prompt_and_response_keeps_the_todo(extra, rewritten):
+    src = dedent(SENTIMENT).replace('"max_new_tokens": 8,', extra + ",")
+    out, findings = run(src, select=PPO)
+    assert ("\ntrainer.train()\n" in out) is rewritten
+    if not rewritten:
+        [todo] = [f for f in findings if "was left as it is" in f.message]
+        assert "`max_length=64` capped the prompt and the response together" in todo.message
+    else:  # the dict stays as it was; the config does not take the key
+        assert "'max_length'" not in out and "max_length=" not in out
+    assert run(out, select=PPO)[0] == out

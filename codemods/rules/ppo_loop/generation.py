@@ -33,6 +33,7 @@ class Generation(LoopPass):
         out: dict[str, cst.BaseExpression] = {}
         extra: dict[str, str] = {}
         given: set[str] = set()
+        capped = ""  # a `max_length` the loop gave generate()
         self.prompt_returned = True  # legacy generate() returned prompt + response by default
         for arg in call.args[1:]:
             if arg.star == "**":
@@ -91,6 +92,20 @@ class Generation(LoopPass):
                     out[GEN_FIELDS[key]] = value
                 elif key in GEN_DROPPED and _as_trl_does(key, value, shown):
                     continue  # the value TRL 1.13 uses itself
+                elif key == "max_length":
+                    capped = shown  # decided once every keyword is known, below
+                elif key == "eos_token_id":
+                    extra[key] = shown
+                    self.report(
+                        value,
+                        f"`eos_token_id={shown}` kept the loop generating past the tokenizer's "
+                        "end-of-sequence token, and it scored and trained on every token "
+                        "generated; TRL 1.13 generates as far (`generation_kwargs` keeps the "
+                        "setting) but cuts each completion at its first end-of-sequence token "
+                        "(the processing class's `eos_token_id`) for the reward and the loss "
+                        "(rloo_trainer.py, grpo_trainer.py: `_generate_single_turn`)",
+                        severity=Severity.WARNING,
+                    )
                 elif key == "do_sample" and edits.literal(value) is False:
                     raise Refused(
                         "`do_sample=False` (greedy) gives every completion of a prompt the same "
@@ -108,6 +123,14 @@ class Generation(LoopPass):
                     raise Refused(f"`{key}` has no place in TRL 1.13 generation")
                 else:
                     extra[key] = shown
+        if capped and not {"max_new_tokens", "length_sampler"} & given:
+            # with max_new_tokens (a length sampler sets it) transformers ignored max_length
+            raise Refused(
+                f"`max_length={capped}` capped the prompt and the response together; TRL 1.13 "
+                "caps the completion alone (`max_completion_length`, which wins over a "
+                "`max_length` in `generation_kwargs`), so that cap depends on each prompt's "
+                "length"
+            )
         self._left_to_model(at or call, given)
         if extra:
             out["generation_kwargs"] = cst.parse_expression(
