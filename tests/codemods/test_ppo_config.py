@@ -347,12 +347,24 @@ def test_odd_batch_size_gets_two_completions_per_prompt(given, read, written, ge
 def test_batch_sizes_read_at_run_time_divide_there(given, spg):
     """Batch sizes only known at run time (`script_args.batch_size`): the same division, written
     as code, so one generation still covers batch_size samples; an odd or non-dividing value is
-    rejected by TRL's own checks when the config is used, not guessed here."""
+    rejected by TRL's own checks when the config is used, not guessed here, and a batch_size read
+    at run time gets a warning that an odd one (1: a prompt a step) stops RLOOConfig."""
     out, findings = run(f"from trl import PPOConfig\nc = PPOConfig({given})\n", select=SELECT)
     assert f"steps_per_generation={spg}," in out
     assert "num_generations=" not in out and "TODO" not in out
     note = [f for f in findings if f.message.startswith(f"steps_per_generation={spg} ")]
     assert len(note) == 1 and note[0].severity is Severity.INFO
+    # an odd batch_size known only at run time now stops RLOOConfig: said where it is not literal
+    odd = [
+        f for f in findings if "a batch_size of 1 (one prompt a step) no longer runs" in f.message
+    ]
+    batch = dict(kv.split("=") for kv in given.split(", ")).get("batch_size", "")
+    if batch and not batch.isdigit():
+        assert [(f.severity, f.message.split(":")[0]) for f in odd] == [
+            (Severity.WARNING, f"`batch_size={batch}` is read at run time")
+        ]
+    else:
+        assert odd == []
     assert run(out, select=SELECT)[0] == out
 
 

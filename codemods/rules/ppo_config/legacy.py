@@ -134,6 +134,19 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
                 "covers batch_size samples as in legacy PPO",
             )
         )
+        if bs is None:
+            # known only at run time: an odd batch_size (one prompt a step) now stops the config
+            n = 2 if target == "rloo" else 8
+            plan.notes.append(
+                (
+                    Severity.WARNING,
+                    f"`batch_size={shown['batch_size']}` is read at run time: a generation holds "
+                    "num_generations completions of each prompt, so "
+                    f"{'RLOOConfig' if target == 'rloo' else 'GRPOConfig'} raises ValueError "
+                    f"unless batch_size is a multiple of num_generations={n}: a batch_size of 1 "
+                    "(one prompt a step) no longer runs",
+                )
+            )
     else:
         rejected = (
             f": {bs} is not a multiple of mini_batch_size * gradient_accumulation_steps "
