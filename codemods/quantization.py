@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from codemods import edits
+from codemods import edits, walk
 
 FLAGS = ("load_in_8bit", "load_in_4bit")
 ON, OFF, MAYBE = "on", "off", "maybe"
@@ -64,3 +64,46 @@ def dropped_message(arg: cst.Arg) -> str:
         f"`{edits.arg_text(arg)}` dropped: transformers 5 has no such argument, "
         "and the model loads unquantized as it did"
     )
+
+
+def _bnb_state(call: cst.Call) -> str:
+    """ON for a `BitsAndBytesConfig(load_in_4bit=True)` (or 8-bit), OFF where both flags are
+    literal False or absent, MAYBE where one is read at run time."""
+    flags = [edits.literal(a.value) for a in call.args if a.keyword and a.keyword.value in FLAGS]
+    if any(v is True for v in flags):
+        return ON
+    return OFF if all(v is False for v in flags) else MAYBE
+
+
+def _is_bnb(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and (
+        edits.code(expr.func).strip().rpartition(".")[2] == "BitsAndBytesConfig"
+    )
+
+
+def config_names(module: cst.Module) -> dict[str, str]:
+    """Each name the module (any scope) assigns a `BitsAndBytesConfig(...)`, with what it
+    holds: ON, OFF, or MAYBE (flags read at run time, or other values assigned to it too)."""
+    found: dict[str, set[str]] = {}
+    for node in walk.find_all(module, cst.Assign):
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                state = _bnb_state(node.value) if _is_bnb(node.value) else "other"  # type: ignore[arg-type]
+                found.setdefault(target.target.value, set()).add(state)
+    out = {}
+    for name, states in found.items():
+        if states - {"other"}:
+            out[name] = states.pop() if len(states) == 1 else MAYBE
+    return out
+
+
+def config_state(value: cst.BaseExpression | None, names: dict[str, str]) -> str:
+    """Whether a load's `quantization_config=value` quantizes in 8/4 bits: ON, OFF, or MAYBE
+    (a config of another kind, or one this file does not build)."""
+    if value is None or (isinstance(value, cst.Name) and value.value == "None"):
+        return OFF
+    if _is_bnb(value):
+        return _bnb_state(value)  # type: ignore[arg-type]
+    if isinstance(value, cst.Name) and value.value in names:
+        return names[value.value]
+    return MAYBE

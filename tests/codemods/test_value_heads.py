@@ -874,6 +874,49 @@ def test_a_quantized_adapter_model_names_what_changes():
 
 
 @pytest.mark.parametrize(
+    ("config", "said"),
+    [
+        # Pranavbp525/StoryGen, abhaykrishna2010: a 4-bit config bound to a name
+        pytest.param("bnb", "RLOOTrainer and GRPOTrainer cast", id="bound-4-bit"),
+        pytest.param(
+            "BitsAndBytesConfig(load_in_8bit=True)", "RLOOTrainer and GRPOTrainer cast", id="inline"
+        ),
+        pytest.param(
+            "make_config()",
+            "if `make_config()` quantizes the model in 8/4 bits: RLOO",
+            id="unknown",
+        ),
+        pytest.param("BitsAndBytesConfig(load_in_4bit=False)", None, id="not-quantized"),
+        pytest.param("None", None, id="none"),
+    ],
+)
+def test_a_quantization_config_of_an_adapter_model_names_the_bf16_cast(config, said):
+    """Legacy PPO prepared no 8/4-bit training for a `quantization_config=` (only for the flags),
+    and peft made the adapter fp32; RLOO/GRPO cast the adapter of any 8/4-bit model to bf16."""
+    src = (
+        "from transformers import BitsAndBytesConfig\n"
+        "from trl import AutoModelForCausalLMWithValueHead\n"
+        "bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16)\n"
+        "model = AutoModelForCausalLMWithValueHead.from_pretrained(\n"
+        f"    'm', quantization_config={config}, peft_config=lora\n"
+        ")\n"
+    )
+    out, findings = run(src, select=SELECT)
+    assert "prepare_model_for_kbit_training" not in out  # as legacy PPO did for a config
+    cast = [f for f in findings if "cast the trainable parameters" in f.message]
+    if said is None:
+        assert cast == []
+    else:
+        assert [(f.line, f.severity, f.message.startswith(said)) for f in cast] == [
+            (4, Severity.WARNING, True)
+        ]
+    assert run(out, select=SELECT)[0] == out
+    # no adapter: nothing to cast
+    _, findings = run(src.replace(", peft_config=lora", ""), select=SELECT)
+    assert not [f for f in findings if "cast the trainable parameters" in f.message]
+
+
+@pytest.mark.parametrize(
     "late",
     [
         pytest.param("from transformers import AutoModelForCausalLM\n", id="a-later-statement"),

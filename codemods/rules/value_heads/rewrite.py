@@ -87,6 +87,8 @@ class RewriteValueHeads(RuleTransformer):
         self._helper_written = inline.defines(node, REWARD_ADAPTER)
         self._adapter_name_taken = not self._helper_written and REWARD_ADAPTER in edits.names(node)
         self._kept = self._handed_to_value_head_readers(node)
+        self._module = node
+        self._bnb_names: dict[str, str] | None = None  # name -> ON / OFF / MAYBE, when asked
 
     def _handed_to_value_head_readers(self, module: cst.Module) -> dict[int, tuple[str, str]]:
         """id(value-head construction) -> (its variable, the callee) for a model handed to code
@@ -452,16 +454,31 @@ class RewriteValueHeads(RuleTransformer):
             self._reward_adapter(original_node, adapter, peft_arg, wraps_model, cls)
         if not quant or wraps_model:
             quantized = "off"
+        # quantized in the load's own `quantization_config=`: legacy PPO ran no 8/4-bit
+        # preparation for it (only for the flags), but RLOO/GRPO cast the adapter all the same
+        cast = quantized
+        if not quant and not wraps_model:
+            given = edits.kwarg(original_node, "quantization_config")
+            if given is not None:
+                if self._bnb_names is None:
+                    self._bnb_names = quantization.config_names(self._module)
+                cast = quantization.config_state(given.value, self._bnb_names)
         peft_on = peft_arg is not None and variables.peft_move(original_node, self.facts) != (
             variables.DROP
         )
         prepare = self._kbit_preparation(original_node, kbit, quantized if peft_on else "off")
         if peft_arg is not None and peft_orig is not None:
             result = self._move_peft(original_node, result, peft_arg, peft_orig, prepare)
-        if peft_on and quantized != "off":
+        if peft_on and cast != "off":
+            given = edits.kwarg(original_node, "quantization_config")
             self.report(
                 original_node,
-                "RLOOTrainer and GRPOTrainer cast the trainable parameters of an 8/4-bit model "
+                (
+                    f"if `{edits.code(given.value).strip()}` quantizes the model in 8/4 bits: "
+                    if given is not None and cast == quantization.MAYBE
+                    else ""
+                )
+                + "RLOOTrainer and GRPOTrainer cast the trainable parameters of an 8/4-bit model "
                 "(the adapter's) to bf16 (the QLoRA recipe: trl/trainer/rloo_trainer.py, "
                 "grpo_trainer.py); the value-head model's PPO trained the adapter in fp32",
                 severity=Severity.WARNING,
