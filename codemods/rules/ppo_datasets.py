@@ -154,6 +154,7 @@ class RewritePPODatasets(RuleTransformer):
         self.rewrote = True
         call = query[0]
         text = call.func.value.slice[0].slice.value  # type: ignore[attr-defined]
+        self._batched_cut(fn, owner, call.args[0].value)
         also = self.query_kept  # other code reads "query": collect the text under both names
         self.report(
             call,
@@ -164,6 +165,41 @@ class RewritePPODatasets(RuleTransformer):
             f"{self.trainer} reads",
         )
         return fn.visit(_CollectAsPrompt(literals[0], entry.key, call, text, also))  # type: ignore[return-value, arg-type]
+
+    def _batched_cut(self, fn: cst.FunctionDef, owner: str, text: cst.BaseExpression) -> None:
+        """The batched shape's `out["input_ids"].append(tokenized["input_ids"])`, where the text
+        tokenized is the text collected as "query": the cut and padding its tokenizer call gave
+        the prompt tokens (said as the other shapes say them), which the "prompt" text lacks."""
+        appended = [
+            c
+            for c in _find(fn, cst.Call, m.Call(func=m.Attribute(attr=m.Name("append"))))
+            if m.matches(
+                c.func.value,  # type: ignore[attr-defined]
+                m.Subscript(
+                    value=m.Name(owner),
+                    slice=[m.SubscriptElement(m.Index(m.SimpleString()))],
+                ),
+            )
+            and edits.literal(c.func.value.slice[0].slice.value) == "input_ids"  # type: ignore[attr-defined]
+            and len(c.args) == 1
+        ]
+        if len(appended) != 1:
+            return
+        lines = walk.find_all(fn, cst.SimpleStatementLine)
+        at = next(
+            (
+                i
+                for i, ln in enumerate(lines)
+                if any(c is appended[0] for c in walk.find_all(ln, cst.Call))
+            ),
+            None,
+        )
+        if at is None:
+            return
+        found = self._tokenized_text(appended[0].args[0].value, lines[:at])
+        if found is None or edits.code(found[0]).strip() != edits.code(text).strip():
+            return  # another text than the one collected: nothing to say of its cut
+        self._cut_todo(fn, found[1])
 
     def _legacy(
         self, original: cst.FunctionDef, fn: cst.FunctionDef, param: str

@@ -167,6 +167,44 @@ def test_batched_query_list_becomes_the_prompt_column():
     assert run(out, select=("TRL105",))[0] == out
 
 
+@pytest.mark.parametrize(
+    ("tokenized", "cut", "padded"),
+    [
+        # MedicalGPT: the prompts cut to max_source_length and padded to it
+        pytest.param(
+            'tokens = tokenizer(query, truncation=True, max_length=args.max_source_length, padding="max_length")',
+            "args.max_source_length",
+            True,
+            id="cut-and-padded",
+        ),
+        pytest.param("tokens = tokenizer(query, max_length=256)", "256", False, id="cut"),
+        pytest.param(
+            "tokens = tokenizer(query, max_length=256, truncation=False)", None, False, id="not-cut"
+        ),
+        pytest.param("tokens = tokenizer(query)", None, False, id="whole"),
+        # the ids of another text than the one collected as "query": nothing said of them
+        pytest.param("tokens = tokenizer(question, max_length=8)", None, False, id="other-text"),
+    ],
+)
+def test_batched_query_list_whose_tokens_were_cut_gets_the_cut_todo(tokenized, cut, padded):
+    before = dedent(BATCHED).replace(
+        '            new_examples["input_ids"].append(tokenizer(query)["input_ids"])\n',
+        f'            {tokenized}\n            new_examples["input_ids"].append(tokens["input_ids"])\n',
+    )
+    out, findings = run(before, select=("TRL105",))
+    assert 'new_examples["prompt"].append(query)' in out
+    todos = [f for f in findings if f.fix is Fix.MANUAL]
+    if cut is None:
+        assert todos == [] and "TODO" not in out
+    else:
+        assert [f.message.split(";")[0] for f in todos] == [
+            f"`preprocess` cut each prompt to at most {cut} tokens"
+        ]
+    pads = [f for f in findings if f.message.startswith("the prompt was padded to `max_length`")]
+    assert len(pads) == padded
+    assert run(out, select=("TRL105",))[0] == out
+
+
 def test_batched_query_list_read_elsewhere_is_collected_twice():
     before = dedent(BATCHED) + 'print(ds[0]["query"])\n'
     after = before.replace(
