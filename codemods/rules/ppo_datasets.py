@@ -154,7 +154,7 @@ class RewritePPODatasets(RuleTransformer):
         self.rewrote = True
         call = query[0]
         text = call.func.value.slice[0].slice.value  # type: ignore[attr-defined]
-        self._batched_cut(fn, owner, call.args[0].value)
+        self._batched_cut(fn, owner, call.args[0].value)  # type: ignore[attr-defined]
         also = self.query_kept  # other code reads "query": collect the text under both names
         self.report(
             call,
@@ -170,8 +170,8 @@ class RewritePPODatasets(RuleTransformer):
         """The batched shape's `out["input_ids"].append(tokenized["input_ids"])`, where the text
         tokenized is the text collected as "query": the cut and padding its tokenizer call gave
         the prompt tokens (said as the other shapes say them), which the "prompt" text lacks."""
-        appended = [
-            c
+        appended: list[cst.Call] = [
+            c  # type: ignore[misc]
             for c in _find(fn, cst.Call, m.Call(func=m.Attribute(attr=m.Name("append"))))
             if m.matches(
                 c.func.value,  # type: ignore[attr-defined]
@@ -181,7 +181,7 @@ class RewritePPODatasets(RuleTransformer):
                 ),
             )
             and edits.literal(c.func.value.slice[0].slice.value) == "input_ids"  # type: ignore[attr-defined]
-            and len(c.args) == 1
+            and len(c.args) == 1  # type: ignore[attr-defined]
         ]
         if len(appended) != 1:
             return
