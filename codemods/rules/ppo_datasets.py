@@ -218,12 +218,13 @@ class RewritePPODatasets(RuleTransformer):
         # nodes are new ones wherever an earlier rule rebuilt something inside it.
         where = _find(original, cst.Assign, m.Assign(targets=[m.AssignTarget(query)]))
         spot = where[0] if len(where) == 1 else found[0]
+        what = self._legacy_text(original, param, found[0].value)  # type: ignore[attr-defined]
         if self.query_kept:
             # Code other than the PPO loop reads "query" (a collator, an evaluation): keep that
             # column and store the same text as "prompt" too.
             self.report(
                 spot,
-                f'the decoded text is also stored as "prompt", the column {self.trainer} reads '
+                f'the {what} is also stored as "prompt", the column {self.trainer} reads '
                 f'("query" stays: {self.kept_why})',
             )
             assign = found[0]
@@ -239,8 +240,7 @@ class RewritePPODatasets(RuleTransformer):
             )  # type: ignore[return-value]
         self.report(
             spot,
-            f'the decoded text is stored as "prompt", the column {self.trainer} reads (it was '
-            '"query")',
+            f'the {what} is stored as "prompt", the column {self.trainer} reads (it was "query")',
         )
         return m.replace(
             fn,
@@ -249,6 +249,22 @@ class RewritePPODatasets(RuleTransformer):
                 slice=[cst.SubscriptElement(cst.Index(cst.SimpleString('"prompt"')))]
             ),
         )  # type: ignore[return-value]
+
+    def _legacy_text(self, fn: cst.FunctionDef, param: str, value: cst.BaseExpression) -> str:
+        """What the legacy shape stores as "query": "decoded text" (the prompt tokens decoded,
+        cut as they were) or "text" (the text itself); where that text is what the function
+        tokenized with a cut (`tokenizer.encode(text, truncation=True, max_length=128)`), the
+        cut's TODO, since the "prompt" text is whole."""
+        decoded = "decoded text" if _is_decode(value) else "text"
+        body = list(fn.body.body)  # type: ignore[attr-defined]
+        at = [i for i, st in enumerate(body) if _column_assigned(st, param) == "input_ids"]
+        if len(at) != 1 or decoded == "decoded text":
+            return decoded
+        ids = body[at[0]].body[0].value  # type: ignore[attr-defined]
+        found = self._tokenized_text(ids, body[: at[0]])
+        if found is not None and _same_text(found[0], value, body):
+            self._cut_todo(fn, found[1])
+        return decoded
 
     def _v2(self, original: cst.FunctionDef, fn: cst.FunctionDef) -> cst.FunctionDef | None:
         body = list(fn.body.body)  # type: ignore[attr-defined]
@@ -522,6 +538,28 @@ def _decodes(value: cst.BaseExpression, ids: cst.BaseExpression, before: list) -
     ):
         return False
     return edits.code(value.args[0].value).strip() == edits.code(ids).strip()
+
+
+def _is_decode(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Call) and (get_full_name_for_node(value.func) or "").endswith(
+        ".decode"
+    )
+
+
+def _same_text(a: cst.BaseExpression, b: cst.BaseExpression, before: list) -> bool:
+    """Whether two expressions are the same text: the same code, or a local name bound in
+    `before` to the other's code."""
+    bound: dict[str, str] = {}
+    for stmt in before:
+        for small in getattr(stmt, "body", []):
+            if isinstance(small, cst.Assign) and isinstance(small.targets[0].target, cst.Name):
+                bound[small.targets[0].target.value] = edits.code(small.value).strip()
+
+    def code(e: cst.BaseExpression) -> str:
+        text = edits.code(e).strip()
+        return bound.get(text, text) if isinstance(e, cst.Name) else text
+
+    return code(a) == code(b)
 
 
 def _kept_before(before: list, source: cst.CSTNode | None) -> list:

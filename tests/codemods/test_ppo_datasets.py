@@ -39,6 +39,37 @@ def test_legacy_query_column_becomes_prompt():
     assert run(out, select=("TRL105",))[0] == out
 
 
+@pytest.mark.parametrize(
+    ("encode", "cut"),
+    [
+        # SsmallSong/TRL_FT: the ids cut to 128 tokens, the text stored whole as "query"
+        pytest.param("tokenizer.encode(text, truncation=True, max_length=128)", "128", id="cut"),
+        pytest.param("tokenizer.encode(text)", None, id="whole"),
+        pytest.param("tokenizer.encode(other, max_length=128)", None, id="another-text"),
+    ],
+)
+def test_legacy_query_of_the_text_itself_whose_ids_were_cut_gets_the_cut_todo(encode, cut):
+    before = dedent(
+        f"""
+        from trl import PPOTrainer
+        def tok(sample):
+            text = "<|user|>" + sample["prompt"]
+            sample["input_ids"] = {encode}
+            sample["query"] = text
+            return sample
+        ds = ds.map(tok)
+        t = PPOTrainer(config, model, None, tokenizer, dataset=ds)
+        """
+    )
+    out, findings = run(before, select=("TRL105",))
+    assert '    sample["prompt"] = text\n' in out
+    stored = [f for f in findings if "stored as" in f.message]
+    assert [f.message.split(",")[0] for f in stored] == ['the text is stored as "prompt"']
+    todos = [f.message.split(";")[0] for f in findings if f.fix is Fix.MANUAL]
+    assert todos == ([f"`tok` cut each prompt to at most {cut} tokens"] if cut else [])
+    assert run(out, select=("TRL105",))[0] == out
+
+
 def test_the_finding_points_at_the_assignment_it_rewrote():
     # The function holds calls other passes look at, so its nodes are rebuilt before TRL105
     # sees it; the finding still carries the assignment's line and column.
