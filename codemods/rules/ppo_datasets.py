@@ -256,7 +256,7 @@ class RewritePPODatasets(RuleTransformer):
         tokenized with a cut (`tokenizer.encode(text, truncation=True, max_length=128)`), the
         cut's TODO, since the "prompt" text is whole."""
         decoded = "decoded text" if _is_decode(value) else "text"
-        body = list(fn.body.body)  # type: ignore[attr-defined]
+        body: list[cst.BaseStatement] = list(fn.body.body)  # type: ignore[arg-type]
         at = [i for i, st in enumerate(body) if _column_assigned(st, param) == "input_ids"]
         if len(at) != 1 or decoded == "decoded text":
             return decoded
