@@ -547,7 +547,19 @@ def test_per_query_generation_loop_is_one_batch_generation():
     assert not [f for f in findings if f.fix is Fix.MANUAL and f.code == "TRL106"]
     sampler = [f for f in findings if "drew a random length per sample" in f.message]
     assert len(sampler) == 1 and sampler[0].line == 15  # at `gen_len = output_length_sampler()`
+    # `[-gen_len:]` of the prompt + response: a response ended early held the prompt's tail
+    tail = [f for f in findings if "came with the prompt's last tokens" in f.message]
+    assert [(f.line, f.severity.name) for f in tail] == [(17, "INFO")]
     assert run(out, select=PPO)[0] == out
+    # the response alone (`return_prompt=False`) or cut by its own length: nothing to say
+    for alone in (
+        dedent(PER_QUERY).replace(
+            "(query, **generation_kwargs)", "(query, return_prompt=False, **generation_kwargs)"
+        ),
+        dedent(PER_QUERY).replace(*CUT),
+    ):
+        _, findings = run(alone, select=PPO)
+        assert not [f for f in findings if "came with the prompt's last tokens" in f.message]
 
 
 # The later notebooks (TRL 0.10+): the generation returns prompt+response and the response is

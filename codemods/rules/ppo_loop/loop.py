@@ -150,6 +150,16 @@ class LoopRewrite(LoopPass):
                     raise Refused("it calls `.generate(...)` more than once")
                 gen_kwargs = self._generation(per.call, queries, at=per.origin)
                 self.prompt_returned = False  # the loop cut each response from its prompt
+                if per.prompt_tail and per.origin is not None:
+                    self.report(
+                        per.origin,
+                        "the loop kept the last `max_new_tokens` tokens of what `generate` "
+                        "returned (the prompt, then the response): a response the policy ended "
+                        "early, at its end-of-sequence token, came with the prompt's last tokens, "
+                        "which the loop scored and trained on as response; TRL 1.13 scores and "
+                        "trains on the completion alone",
+                        severity=Severity.INFO,
+                    )
                 if per.decode is not None:  # and decoded each one into a list of texts
                     if decode is not None:
                         raise Refused("it decodes the responses more than once")
@@ -727,7 +737,17 @@ class LoopRewrite(LoopPass):
         ]
         if decode is not None:
             decode = decode.with_changes(args=[cst.Arg(cst.Name(responses)), *decode.args[1:]])
-        return PerQuery(generate.with_changes(args=args), texts, decode, origin=generate)
+        returned = not any(
+            m.matches(a, m.Arg(keyword=m.Name("return_prompt"), value=m.Name("False")))
+            for a in generate.args
+        )
+        return PerQuery(
+            generate.with_changes(args=args),
+            texts,
+            decode,
+            origin=generate,
+            prompt_tail=returned and cut is None and sampler is not None,
+        )
 
     def _loop_generate(
         self, s: cst.CSTNode, queries: str | None, responses: str | None
@@ -1289,6 +1309,9 @@ class PerQuery:
     texts: str | None = None
     decode: cst.Call | None = None
     origin: cst.Call | None = None  # the per-query generate call in the file
+    # each response cut to the sampler's length from the prompt + response generate returned:
+    # where the policy stopped early, at its end-of-sequence token, the prompt's last tokens too
+    prompt_tail: bool = False
 
 
 def _one_row_decode(value: cst.BaseExpression, got: str) -> cst.Call | None:
