@@ -218,7 +218,7 @@ class RewritePPODatasets(RuleTransformer):
         # nodes are new ones wherever an earlier rule rebuilt something inside it.
         where = _find(original, cst.Assign, m.Assign(targets=[m.AssignTarget(query)]))
         spot = where[0] if len(where) == 1 else found[0]
-        what = self._legacy_text(original, param, found[0].value)  # type: ignore[attr-defined]
+        what = self._legacy_text(original, param, spot.value)  # type: ignore[attr-defined]
         if self.query_kept:
             # Code other than the PPO loop reads "query" (a collator, an evaluation): keep that
             # column and store the same text as "prompt" too.
@@ -250,12 +250,33 @@ class RewritePPODatasets(RuleTransformer):
             ),
         )  # type: ignore[return-value]
 
+    def _special_tokens(self, spot: cst.CSTNode, value: cst.BaseExpression) -> None:
+        """A prompt decoded with its special tokens (`tokenizer.decode(ids)`, no
+        `skip_special_tokens=True`): the trainer tokenizes that text again and adds the
+        tokenizer's own special tokens, so a BOS the ids began with comes twice."""
+        if not _is_decode(value) or any(
+            a.keyword is not None
+            and a.keyword.value == "skip_special_tokens"
+            and edits.literal(a.value) is True
+            for a in value.args  # type: ignore[attr-defined]
+        ):
+            return
+        self.report(
+            spot,
+            f"`{' '.join(edits.code(value).split())}` keeps the special tokens of the ids in the "
+            f"prompt text, and {self.trainer} tokenizes that text again with the tokenizer's own: "
+            "where the tokenizer adds a BOS token (Llama's, Mistral's, OPT's; GPT-2's adds none), "
+            "the prompt now begins with two; decode with `skip_special_tokens=True` there",
+            severity=Severity.INFO,
+        )
+
     def _legacy_text(self, fn: cst.FunctionDef, param: str, value: cst.BaseExpression) -> str:
         """What the legacy shape stores as "query": "decoded text" (the prompt tokens decoded,
         cut as they were) or "text" (the text itself); where that text is what the function
         tokenized with a cut (`tokenizer.encode(text, truncation=True, max_length=128)`), the
         cut's TODO, since the "prompt" text is whole."""
         decoded = "decoded text" if _is_decode(value) else "text"
+        self._special_tokens(value, value)
         body: list[cst.BaseStatement] = list(fn.body.body)  # type: ignore[arg-type]
         at = [i for i, st in enumerate(body) if _column_assigned(st, param) == "input_ids"]
         if len(at) != 1 or decoded == "decoded text":
@@ -333,6 +354,7 @@ class RewritePPODatasets(RuleTransformer):
             if isinstance(e, cst.DictElement) and edits.literal(e.key) == "query"
         )
         prompt = elements[i].with_changes(key=cst.SimpleString('"prompt"'))  # type: ignore[call-arg]
+        self._special_tokens(original, elements[i].value)
         if self.query_kept:
             comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
             last = elements[-1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from migrate.kernel.findings import Fix
+from migrate.kernel.findings import Fix, Severity
 from tests.codemods.helpers import assert_fixes, assert_noop, dedent, run
 
 
@@ -34,9 +34,18 @@ def test_legacy_query_column_becomes_prompt():
         t = PPOTrainer(config, model, None, tokenizer, dataset=ds)
         """
     )
-    out, _ = run(before, select=("TRL105",))
+    out, findings = run(before, select=("TRL105",))
     assert 'sample["prompt"] = tokenizer.decode(sample["input_ids"])' in out
     assert run(out, select=("TRL105",))[0] == out
+    # decoded with its special tokens: a BOS the tokenizer adds again would come twice
+    [note] = [f for f in findings if "keeps the special tokens" in f.message]
+    assert (note.line, note.severity) == (4, Severity.INFO)
+    assert note.message.startswith('`tokenizer.decode(sample["input_ids"])` keeps the special')
+    skipped = before.replace(
+        'sample["input_ids"])\n', 'sample["input_ids"], skip_special_tokens=True)\n'
+    )
+    _, findings = run(skipped, select=("TRL105",))
+    assert not [f for f in findings if "keeps the special tokens" in f.message]
 
 
 @pytest.mark.parametrize(
