@@ -608,6 +608,33 @@ def test_positional_arguments_of_a_legacy_file_are_still_read_in_legacy_order():
     )
 
 
+@pytest.mark.parametrize(
+    ("after", "said"),
+    [
+        # adithya's/varun-v-rao's notebooks compare generations with the reference after training
+        pytest.param("ref_model.generate(batch.to(device))\n", True, id="read-after"),
+        pytest.param("", False, id="passed-only"),
+        pytest.param("ref_model = None\n", False, id="stored-only"),
+    ],
+)
+def test_a_dropped_reference_model_read_elsewhere_is_no_longer_moved_to_the_device(after, said):
+    src = (
+        dedent(
+            """
+        from trl import PPOConfig, PPOTrainer
+        ref_model = AutoModelForCausalLM.from_pretrained("gpt2")
+        config = PPOConfig(batch_size=2, mini_batch_size=1)
+        trainer = PPOTrainer(config, model, ref_model, tokenizer, dataset=ds)
+        """
+        )
+        + after
+    )
+    out, findings = run(src, select=SELECT)
+    moved = [f for f in findings if "nothing moves it now" in f.message]
+    assert [(f.line, f.severity.name) for f in moved] == ([(4, "INFO")] if said else [])
+    assert run(out, select=SELECT)[0] == out
+
+
 def test_the_shared_online_trainer_state_of_trl_trainer_utils_is_no_part_of_ppo():
     # kyleliang919/C-Optim: a vendored trainer imports `trl.trainer.utils.OnlineTrainerState`
     # (the state class of every online trainer, removed in 0.27: TRL101's); TRL104 called it

@@ -63,6 +63,7 @@ class TrainerCall(TrainerPass):
                 for t in assign.targets:
                     if isinstance(t.target, cst.Name):
                         self.wrapped.setdefault(t.target.value, value.func.value)
+        self._module = node  # its names are counted when a reference model is dropped
 
     # -- the call --------------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -251,6 +252,33 @@ class TrainerCall(TrainerPass):
                 severity=Severity.INFO,
             )
             return
+        self._reference_still_used(orig)
+        self._reference_dropped(orig, named)
+
+    def _reference_still_used(self, orig: cst.Arg) -> None:
+        """A dropped reference model that other code of the file still reads (a comparison of
+        generations after training): the legacy trainer moved it to the accelerator's device,
+        and nothing does now."""
+        if not isinstance(orig.value, cst.Name):
+            return
+        name = orig.value.value
+        stored = sum(
+            isinstance(t.target, cst.Name) and t.target.value == name
+            for a in walk.find_all(self._module, cst.Assign)
+            for t in a.targets
+        )
+        reads = sum(n.value == name for n in walk.find_all(self._module, cst.Name)) - stored - 1
+        if reads > 0:
+            self.report(
+                orig,
+                f"`{name}` is read elsewhere in this file; the PPO trainer moved it to the "
+                "accelerator's device (the GPU), and nothing moves it now: code "
+                "that runs it on inputs of that device (a comparison after training) must move "
+                f"it there itself (`{name}.to(device)`)",
+                severity=Severity.INFO,
+            )
+
+    def _reference_dropped(self, orig: cst.Arg, named: dict) -> None:
         model = named.get("model", named.get("policy"))
         model_name = get_full_name_for_node(model[1]) if model else None
         ref_name = get_full_name_for_node(orig.value)
