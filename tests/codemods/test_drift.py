@@ -632,6 +632,47 @@ def test_a_load_that_sets_its_dtype_or_is_not_transformers_is_left(load):
     assert not [f for f in findings if "float32" in f.message]
 
 
+@pytest.mark.parametrize(
+    ("binding", "dtype", "said"),
+    [
+        # MedicalGPT's rl_training.py and its copies: None unless --torch_dtype is given
+        pytest.param(
+            'torch_dtype = args.torch_dtype if args.torch_dtype in ["auto", None] else getattr(torch, args.torch_dtype)\n',
+            "torch_dtype",
+            True,
+            id="in-auto-none",
+        ),
+        pytest.param("d = None if fp32 else torch.bfloat16\n", "d", True, id="a-none-branch"),
+        pytest.param(
+            "d = torch.bfloat16 if args.bf16 else torch.float32\n", "d", False, id="never-none"
+        ),
+        pytest.param(
+            "@dataclass\nclass A:\n    torch_dtype: Optional[str] = field(default=None)\n",
+            "args.torch_dtype",
+            True,
+            id="field-default-none",
+        ),
+        pytest.param(
+            '@dataclass\nclass A:\n    torch_dtype: str = "bfloat16"\n',
+            "args.torch_dtype",
+            False,
+            id="field-default-set",
+        ),
+    ],
+)
+def test_a_dtype_that_may_be_none_at_run_time_is_said(binding, dtype, said):
+    load = binding + f'model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype={dtype})'
+    out, findings = run(PPO_LEGACY.format(load=load))
+    assert f'from_pretrained("gpt2", torch_dtype={dtype})' in out  # nothing is changed
+    none = [f for f in findings if "may be None at run time" in f.message]
+    if said:
+        assert [(f.severity.name, f.fix) for f in none] == [("WARNING", Fix.NONE)]
+        assert f'pass `{dtype} or "float32"`' in none[0].message
+    else:
+        assert none == []
+    assert run(out)[0] == out
+
+
 PIPE_LEGACY = PPO_LEGACY.replace(
     "from transformers import AutoModelForCausalLM, AutoTokenizer",
     "from transformers import AutoModelForCausalLM, AutoTokenizer, pipeline\nimport transformers",

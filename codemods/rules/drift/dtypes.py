@@ -22,7 +22,7 @@ import re
 
 import libcst as cst
 
-from codemods import edits
+from codemods import edits, walk
 from codemods.base import RuleTransformer
 from codemods.ppo import LEGACY, PPOV2
 from migrate.kernel.findings import Fix, Severity
@@ -43,14 +43,21 @@ NOT_MODELS = ("Tokenizer", "TokenizerFast", "Config", "Processor", "FeatureExtra
 class ModelDtypes(RuleTransformer):
     """The part of RewriteDrift that keeps a model's load dtype."""
 
+    _module: cst.Module  # the pass's tree (RewriteDrift.visit_Module)
+
     def dtype_call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         era = self.state.shared.ppo_era
         if era is None or not (self._loads_a_model(original) or self._builds_a_pipeline(original)):
             return updated
-        if any(a.star == "**" for a in updated.args) or any(
-            a.keyword is not None and a.keyword.value in SETS_DTYPE for a in updated.args
-        ):
+        if any(a.star == "**" for a in updated.args):
             return updated
+        given = {a.keyword.value: a for a in updated.args if a.keyword is not None}
+        if QUANTIZED & set(given):
+            return updated
+        for key in ("dtype", "torch_dtype"):
+            if key in given:
+                self._maybe_none(original, given[key])
+                return updated
         if era not in ON_TRANSFORMERS_4:
             self.report(
                 original,
@@ -74,6 +81,27 @@ class ModelDtypes(RuleTransformer):
         args = [*updated.args, arg]
         fresh = {id(arg), id(updated.args[-1])} if updated.args else {id(arg)}
         return updated.with_changes(args=edits.relayout(updated, args, fresh))
+
+    def _maybe_none(self, call: cst.Call, arg: cst.Arg) -> None:
+        """A dtype argument that may be None at run time: the HF scripts' `torch_dtype = (
+        model_args.torch_dtype if model_args.torch_dtype in ["auto", None] else getattr(torch,
+        model_args.torch_dtype))` with the field's default None. transformers 4 loaded float32
+        for None, and 5 reads it as "auto" (the checkpoint's dtype)."""
+        value = arg.value
+        where = _none_binding(self._module, value)
+        if where is None:
+            return
+        shown = edits.code(value).strip()
+        self.report(
+            call,
+            f"`{edits.arg_text(arg)}` may be None at run time ({where}): transformers 4 loaded "
+            'the model in float32 for None, and transformers 5 reads None as "auto", the '
+            f"checkpoint's dtype (bfloat16 for most current checkpoints): pass `{shown} or "
+            '"float32"` to load in float32 where it is None, as this script did on '
+            "transformers 4",
+            severity=Severity.WARNING,
+            fix=Fix.NONE,
+        )
 
     def _builds_a_pipeline(self, call: cst.Call) -> bool:
         """`pipeline(...)` from transformers, unless its `model_kwargs` may set a dtype."""
@@ -102,3 +130,62 @@ class ModelDtypes(RuleTransformer):
             ):
                 return True
         return False
+
+
+
+def _none_binding(module: cst.Module, value: cst.BaseExpression) -> str | None:
+    """Where `value` (a name, or an attribute `args.torch_dtype`) may get None, as code: an
+    assignment of the name whose value may be None (`x if x in ["auto", None] else ...`), or a
+    dataclass field of the attribute's name whose default is None; None where the file shows no
+    such binding."""
+    if isinstance(value, cst.Name):
+        for assign in walk.find_all(module, cst.Assign):
+            if any(
+                isinstance(t.target, cst.Name) and t.target.value == value.value
+                for t in assign.targets
+            ) and (_may_be_none(assign.value) or _none_field(module, assign.value)):
+                return f"`{' '.join(edits.code(assign).split())[:140]}`"
+        return None
+    return _none_field(module, value)
+
+
+def _may_be_none(expr: cst.BaseExpression) -> bool:
+    """None itself, or a conditional one of whose branches may be None: `None`, or the value
+    tested `x in [..., None]` / `x is None` given back as it is."""
+    if isinstance(expr, cst.Name) and expr.value == "None":
+        return True
+    if not isinstance(expr, cst.IfExp):
+        return False
+    if _may_be_none(expr.body) or _may_be_none(expr.orelse):
+        return True
+    test = expr.test
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return False
+    op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    same = edits.code(test.left).strip() == edits.code(expr.body).strip()
+    if isinstance(op, cst.Is):
+        return same and isinstance(right, cst.Name) and right.value == "None"
+    if isinstance(op, cst.In) and isinstance(right, (cst.List, cst.Tuple, cst.Set)):
+        return same and any(
+            isinstance(e.value, cst.Name) and e.value.value == "None" for e in right.elements
+        )
+    return False
+
+
+def _none_field(module: cst.Module, value: cst.BaseExpression) -> str | None:
+    """`args.torch_dtype` whose name is a dataclass field of the file defaulting to None."""
+    if not isinstance(value, cst.Attribute):
+        return None
+    field = value.attr.value
+    for ann in walk.find_all(module, cst.AnnAssign):
+        if not (isinstance(ann.target, cst.Name) and ann.target.value == field) or not ann.value:
+            continue
+        default = ann.value
+        if isinstance(default, cst.Call):
+            kw = edits.kwarg(default, "default")
+            if kw is None:
+                continue
+            default = kw.value
+        if isinstance(default, cst.Name) and default.value == "None":
+            return f"the field `{field}` defaults to None"
+    return None
