@@ -132,7 +132,6 @@ class ModelDtypes(RuleTransformer):
         return False
 
 
-
 def _none_binding(module: cst.Module, value: cst.BaseExpression) -> str | None:
     """Where `value` (a name, or an attribute `args.torch_dtype`) may get None, as code: an
     assignment of the name whose value may be None (`x if x in ["auto", None] else ...`), or a
