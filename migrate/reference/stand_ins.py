@@ -176,19 +176,35 @@ def _gpu_device(device: Any) -> bool:
 
 def _on_this_machine(kwargs: dict[str, Any], where: str = "from_pretrained") -> dict[str, Any]:
     """`kwargs` of a checkpoint's `from_pretrained` with a `device_map` that places it on a GPU
-    (`{"": 0}`, `"cuda:0"`, `{"": Accelerator().local_process_index}`) set to the CPU where this
-    machine has no GPU, the override listed; transformers would stop on it ("Cannot access
-    accelerator device when none is available")."""
+    (`{"": 0}`, `"cuda:0"`, `{"": Accelerator().local_process_index}`) set to the CPU, and an
+    8/4-bit quantization (`quantization_config=BitsAndBytesConfig(...)`, `load_in_4bit=True`)
+    dropped, where this machine has no GPU, each override listed; transformers would stop on
+    them ("Cannot access accelerator device when none is available", "Using `bitsandbytes`
+    4-bit quantization requires bitsandbytes")."""
     device_map = kwargs.get("device_map")
     placed = device_map.values() if isinstance(device_map, dict) else [device_map]
-    if device_map is None or not any(_gpu_device(d) for d in placed):
+    on_gpu = device_map is not None and any(_gpu_device(d) for d in placed)
+    quantized = [k for k in _QUANTIZING if kwargs.get(k) not in (None, False)]
+    if not on_gpu and not quantized:
         return kwargs
     import torch
 
     if torch.cuda.is_available():
         return kwargs
-    caps.note(where, "device_map", device_map, "cpu")
-    return {**kwargs, "device_map": "cpu"}
+    kwargs = dict(kwargs)
+    if on_gpu:
+        caps.note(where, "device_map", device_map, "cpu")
+        kwargs["device_map"] = "cpu"
+    for key in quantized:
+        # bitsandbytes quantizes on a GPU only: the checkpoint loads unquantized, as the tiny
+        # stand-ins do
+        value = kwargs.pop(key)
+        caps.note(where, key, type(value).__name__ if key == "quantization_config" else value, None)
+    return kwargs
+
+
+# what quantizes a load in 8/4 bits (bitsandbytes, a GPU library)
+_QUANTIZING = ("quantization_config", "load_in_8bit", "load_in_4bit")
 
 
 def patch_auto_classes(module: Any) -> None:

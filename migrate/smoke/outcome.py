@@ -115,7 +115,7 @@ def judge(
             result,
             IMPORT,
             Severity.ERROR,
-            f"import error on TRL 1.13: {_import_what(err)}{todo}",
+            f"{_after_training(result)}import error on TRL 1.13: {_import_what(err)}{todo}",
             line,
         )
     elif outcome == "error" and err.get("kind") == "offline":
@@ -123,16 +123,13 @@ def judge(
             result,
             OFFLINE,
             Severity.ERROR,
-            f"the script tried to reach the network, which smoke runs forbid (offline): "
-            f"{err.get('exception')}: {err.get('message')}{todo}",
+            f"{_after_training(result)}the script tried to reach the network, which smoke runs "
+            f"forbid (offline): {err.get('exception')}: {err.get('message')}{todo}",
             line,
         )
     elif outcome == "error":
         where = "" if line else f" (raised in {err.get('raised_in')})"
-        after = ""
-        if result.steps_run:
-            shown = ", ".join(f"{x:.4f}" if isinstance(x, float) else str(x) for x in result.losses)
-            after = f"after training {result.steps_run} steps (loss {shown}), "
+        after = _after_training(result)
         finding(
             result,
             CRASH,
@@ -462,6 +459,15 @@ def _import_what(err: dict[str, Any]) -> str:
     if name and module and name != module:
         return f"cannot import `{name}` from `{module}`: {reason}"
     return f"{err.get('exception')}: {reason}"
+
+
+def _after_training(result: SmokeResult) -> str:
+    """`after training 2 steps (loss 0.6931, 0.6931), ` where steps ran before the stop, else ""
+    (the training the finding's stop came after is proven)."""
+    if not result.steps_run:
+        return ""
+    shown = ", ".join(f"{x:.4f}" if isinstance(x, float) else str(x) for x in result.losses)
+    return f"after training {result.steps_run} steps (loss {shown}), "
 
 
 def _read(path: str) -> str:

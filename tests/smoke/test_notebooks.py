@@ -110,6 +110,54 @@ def test_a_stop_on_what_a_todo_names_points_at_its_cell_and_line(tmp_path, store
     )
 
 
+@pytest.mark.parametrize(
+    ("after", "said"),
+    [
+        # abhaykrishna2010's notebooks reload the adapter they trained in 4 bits: on a machine
+        # without a GPU the checkpoint loads unquantized, listed, and the notebook goes on
+        pytest.param(
+            "trainer.save_model('saved')\n"
+            "from transformers import AutoModelForCausalLM, BitsAndBytesConfig\n"
+            "q = BitsAndBytesConfig(load_in_4bit=True)\n"
+            "m = AutoModelForCausalLM.from_pretrained('saved', quantization_config=q, "
+            "device_map={'': 0})\n"
+            "print('RELOADED', m.device)",
+            None,
+            id="quantized-reload",
+        ),
+        pytest.param(
+            "from trl import PPOTrainer",
+            "after training 2 steps (loss {}), import error on TRL 1.13: cannot import `PPOTrainer`",
+            id="import-after",
+        ),
+        pytest.param(
+            "raise ValueError('boom')",
+            "after training 2 steps (loss {}), the script raised ValueError: boom",
+            id="crash-after",
+        ),
+    ],
+)
+def test_what_comes_after_the_training_steps(tmp_path, store, after, said):
+    path = _notebook(tmp_path / "after.ipynb", TRAIN, TRAIN_2, after)
+    result = smoke_script(path, store=store, timeout=180)
+    codes = [f.code for f in result.findings if f.code != "TRL420"]
+    assert result.steps_run == 2, result.log_tail
+    if said is None:
+        import torch
+
+        assert codes == ["TRL410"] and "RELOADED cpu" in result.log_tail, result.findings
+        if not torch.cuda.is_available():
+            assert {
+                "config": "from_pretrained",
+                "field": "quantization_config",
+                "was": "BitsAndBytesConfig",
+                "now": None,
+            } in result.overrides
+        return
+    shown = ", ".join(f"{x:.4f}" for x in result.losses)
+    assert result.findings[0].message.startswith(said.format(shown)), result.findings[0].message
+
+
 def test_a_notebook_that_is_not_json_is_a_clear_harness_finding(tmp_path):
     path = tmp_path / "broken.ipynb"
     path.write_text("{not json")
