@@ -104,9 +104,20 @@ class RewritePPODatasets(RuleTransformer):
 
     def _cut_todo(self, fn: cst.FunctionDef, cut: str) -> None:
         if cut:
+            # "768 then -1": `max_length=768`, then `[:-1]`, the last token dropped
+            steps = [
+                (
+                    "without its last token"
+                    if c[1:].strip() == "1"
+                    else f"without its last {c[1:].strip()} tokens"
+                )
+                if c.startswith("-")
+                else f"to at most {c} tokens"
+                for c in cut.split(" then ")
+            ]
             self.todo(
                 fn,
-                f"`{fn.name.value}` cut each prompt to at most {cut} tokens; "
+                f"`{fn.name.value}` cut each prompt {', then '.join(steps)}; "
                 f'{self.trainer} tokenizes the whole "prompt" text and TRL 1.13 has no setting '
                 "that cuts prompts: shorten the text here (or filter long rows) to train on the "
                 "same prompts",
@@ -283,7 +294,18 @@ class RewritePPODatasets(RuleTransformer):
             return decoded
         ids = body[at[0]].body[0].value  # type: ignore[attr-defined]
         found = self._tokenized_text(ids, body[: at[0]])
-        if found is not None and _same_text(found[0], value, body):
+        read_back = found is not None and m.matches(
+            found[0],
+            m.Subscript(
+                value=m.Name(param),
+                slice=[
+                    m.SubscriptElement(
+                        m.Index(m.SimpleString('"query"') | m.SimpleString("'query'"))
+                    )
+                ],
+            ),
+        )  # `tokenizer.encode(sample["query"], ...)` below the query's assignment
+        if found is not None and (read_back or _same_text(found[0], value, body)):
             self._cut_todo(fn, found[1])
         return decoded
 
@@ -442,7 +464,7 @@ class RewritePPODatasets(RuleTransformer):
         if isinstance(expr, cst.Name):
             name = expr.value
             for stmt in before:
-                for small in getattr(stmt, "body", []):
+                for small in _smalls(stmt):
                     if (
                         isinstance(small, cst.Assign)
                         and get_full_name_for_node(small.targets[0].target) == name
@@ -547,7 +569,7 @@ def _decodes(value: cst.BaseExpression, ids: cst.BaseExpression, before: list) -
     `before`): the text the prompt tokens stand for, cut as they were."""
     bound: dict[str, cst.BaseExpression] = {}
     for stmt in before:
-        for small in getattr(stmt, "body", []):
+        for small in _smalls(stmt):
             if isinstance(small, cst.Assign) and isinstance(small.targets[0].target, cst.Name):
                 bound[small.targets[0].target.value] = small.value
     if isinstance(value, cst.Name):
@@ -562,6 +584,12 @@ def _decodes(value: cst.BaseExpression, ids: cst.BaseExpression, before: list) -
     return edits.code(value.args[0].value).strip() == edits.code(ids).strip()
 
 
+def _smalls(stmt: cst.CSTNode) -> Sequence[cst.BaseSmallStatement]:
+    """The small statements of a simple statement line; none of a compound statement (an `if`,
+    a `for`: what it binds is not bound for sure)."""
+    return stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ()
+
+
 def _is_decode(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Call) and (get_full_name_for_node(value.func) or "").endswith(
         ".decode"
@@ -573,7 +601,7 @@ def _same_text(a: cst.BaseExpression, b: cst.BaseExpression, before: list) -> bo
     `before` to the other's code."""
     bound: dict[str, str] = {}
     for stmt in before:
-        for small in getattr(stmt, "body", []):
+        for small in _smalls(stmt):
             if isinstance(small, cst.Assign) and isinstance(small.targets[0].target, cst.Name):
                 bound[small.targets[0].target.value] = edits.code(small.value).strip()
 

@@ -79,6 +79,31 @@ def test_legacy_query_of_the_text_itself_whose_ids_were_cut_gets_the_cut_todo(en
     assert run(out, select=("TRL105",))[0] == out
 
 
+def test_legacy_query_tokenized_as_read_back_below_branches_gets_the_cut_todo():
+    # Bit-numeval/NumEval: the prompt picked in an `if` chain, "query" stored first and then
+    # tokenized from the row (the `if` above once stopped the rule with an internal error)
+    before = dedent(
+        """
+        from trl import PPOTrainer
+        def tokenize(sample):
+            if sample["task"] == "a":
+                prompt = A
+            else:
+                prompt = B
+            sample["query"] = prompt.format_map(sample)
+            sample["input_ids"] = tokenizer.encode(sample["query"], truncation=True, max_length=64)
+            return sample
+        ds = ds.map(tokenize)
+        t = PPOTrainer(config, model, None, tokenizer, dataset=ds)
+        """
+    )
+    out, findings = run(before, select=("TRL105",))
+    assert '    sample["prompt"] = prompt.format_map(sample)\n' in out
+    todos = [f.message.split(";")[0] for f in findings if f.fix is Fix.MANUAL]
+    assert todos == ["`tokenize` cut each prompt to at most 64 tokens"]
+    assert run(out, select=("TRL105",))[0] == out
+
+
 def test_the_finding_points_at_the_assignment_it_rewrote():
     # The function holds calls other passes look at, so its nodes are rebuilt before TRL105
     # sees it; the finding still carries the assignment's line and column.
@@ -297,14 +322,27 @@ t = PPOTrainer(args=a, processing_class=tok, model=m, reward_model=r, value_mode
             id="implicit",
         ),
         pytest.param("padding=False", 'outputs["input_ids"][:48]', "48", id="slice"),
-        pytest.param("max_length=64", 'outputs["input_ids"][:48]', "64 then 48", id="both"),
+        pytest.param(
+            "max_length=64",
+            'outputs["input_ids"][:48]',
+            "64 tokens, then to at most 48",
+            id="both",
+        ),
+        # BaleChen/LaGE: `tokenizer(query, truncation=True, max_length=768)["input_ids"][:-1]`
+        pytest.param(
+            "max_length=64",
+            'outputs["input_ids"][:-1]',
+            "64 tokens, then without its last token",
+            id="last-dropped",
+        ),
     ],
 )
 def test_prompts_cut_to_a_length_keep_the_rewrite_and_get_a_todo(cut, ids, said):
     src = dedent(V2_CUT).replace("CUT", cut).replace("IDS", ids)
     out, findings = run(src, select=("TRL105",))
+    said = said if said.endswith("token") else f"{said} tokens"
     assert out.splitlines()[1] == (
-        f"# TODO(trl-migrate TRL105): `tokenize` cut each prompt to at most {said} tokens; "
+        f"# TODO(trl-migrate TRL105): `tokenize` cut each prompt to at most {said}; "
         'RLOOTrainer tokenizes the whole "prompt" text and TRL 1.13 has no setting that cuts '
         "prompts: shorten the text here (or filter long rows) to train on the same prompts"
     )

@@ -615,14 +615,17 @@ def test_positional_arguments_of_a_legacy_file_are_still_read_in_legacy_order():
         pytest.param("ref_model.generate(batch.to(device))\n", True, id="read-after"),
         pytest.param("", False, id="passed-only"),
         pytest.param("ref_model = None\n", False, id="stored-only"),
+        # ParthaSarathiDutta: a tokenizer in the reference's place (legacy order) is no model
+        pytest.param("tok_ids = ref_model('hi')\n", False, id="not-a-model"),
     ],
 )
 def test_a_dropped_reference_model_read_elsewhere_is_no_longer_moved_to_the_device(after, said):
+    load = "AutoTokenizer" if after.startswith("tok_ids") else "AutoModelForCausalLM"
     src = (
         dedent(
-            """
+            f"""
         from trl import PPOConfig, PPOTrainer
-        ref_model = AutoModelForCausalLM.from_pretrained("gpt2")
+        ref_model = {load}.from_pretrained("gpt2")
         config = PPOConfig(batch_size=2, mini_batch_size=1)
         trainer = PPOTrainer(config, model, ref_model, tokenizer, dataset=ds)
         """

@@ -262,13 +262,23 @@ class TrainerCall(TrainerPass):
         if not isinstance(orig.value, cst.Name):
             return
         name = orig.value.value
-        stored = sum(
-            isinstance(t.target, cst.Name) and t.target.value == name
+        assigned = [
+            a.value
             for a in walk.find_all(self._module, cst.Assign)
             for t in a.targets
-        )
-        reads = sum(n.value == name for n in walk.find_all(self._module, cst.Name)) - stored - 1
-        if reads > 0:
+            if isinstance(t.target, cst.Name) and t.target.value == name
+        ]
+        # a model the file builds (`AutoModelForCausalLM.from_pretrained`,
+        # `create_reference_model`), not another object in the reference's place
+        if not any(
+            isinstance(v, cst.Call)
+            and "model" in (func := (get_full_name_for_node(v.func) or "").lower())
+            and "token" not in func
+            for v in assigned
+        ):
+            return
+        reads = sum(n.value == name for n in walk.find_all(self._module, cst.Name))
+        if reads - len(assigned) - 1 > 0:
             self.report(
                 orig,
                 f"`{name}` is read elsewhere in this file; the PPO trainer moved it to the "
