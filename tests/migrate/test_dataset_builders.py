@@ -64,7 +64,8 @@ def test_the_builder_of_another_file_gets_the_prompt_column(tmp_path):
         '        sample["query"] = tokenizer.decode',
         '        sample["query"] = sample["prompt"] = tokenizer.decode',
     )
-    [built] = _findings(report, "dataset.py")
+    special, built = _findings(report, "dataset.py")
+    assert special.message.startswith('`tokenizer.decode(sample["input_ids"])` keeps the special')
     assert (built.line, built.fix) == (9, Fix.APPLIED)
     assert built.message == (
         'the decoded text is also stored as "prompt", the column RLOOTrainer reads ("query" '
