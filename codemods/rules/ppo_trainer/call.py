@@ -277,16 +277,30 @@ class TrainerCall(TrainerPass):
             for v in assigned
         ):
             return
-        reads = sum(n.value == name for n in walk.find_all(self._module, cst.Name))
-        if reads - len(assigned) - 1 > 0:
+        if self._reads_after(orig.value):
             self.report(
                 orig,
-                f"`{name}` is read elsewhere in this file; the PPO trainer moved it to the "
-                "accelerator's device (the GPU), and nothing moves it now: code "
-                "that runs it on inputs of that device (a comparison after training) must move "
-                f"it there itself (`{name}.to(device)`)",
+                f"`{name}` is read below the trainer; the PPO trainer moved it to the "
+                "accelerator's device (the GPU), and nothing moves it now: code that runs it on "
+                "inputs of that device (a comparison after training) must move it there itself "
+                f"(`{name}.to(device)`)",
                 severity=Severity.INFO,
             )
+
+    def _reads_after(self, passed: cst.Name) -> int:
+        """How many times code after the trainer call reads the name `passed` holds: its Name
+        nodes below it that are not a keyword (`ref_model=`), an attribute (`self.ref_model`),
+        a parameter or a name stored to."""
+        module = self._module
+        skip = {id(a.keyword) for a in walk.find_all(module, cst.Arg) if a.keyword is not None}
+        skip |= {id(a.attr) for a in walk.find_all(module, cst.Attribute)}
+        skip |= {id(p.name) for p in walk.find_all(module, cst.Param)}
+        skip |= {id(t.target) for t in walk.find_all(module, cst.AssignTarget)}
+        names = [n for n in walk.find_all(module, cst.Name) if id(n) not in skip]
+        at = next((i for i, n in enumerate(names) if n is passed), None)
+        if at is None:
+            return 0
+        return sum(n.value == passed.value for n in names[at + 1 :])
 
     def _reference_dropped(self, orig: cst.Arg, named: dict) -> None:
         model = named.get("model", named.get("policy"))
