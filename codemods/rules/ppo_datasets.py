@@ -567,11 +567,7 @@ def _stores_prompt(fn: cst.FunctionDef, param: str) -> bool:
 def _decodes(value: cst.BaseExpression, ids: cst.BaseExpression, before: list) -> bool:
     """Whether `value` is `tokenizer.decode(ids)` (either side through one local name bound in
     `before`): the text the prompt tokens stand for, cut as they were."""
-    bound: dict[str, cst.BaseExpression] = {}
-    for stmt in before:
-        for small in _smalls(stmt):
-            if isinstance(small, cst.Assign) and isinstance(small.targets[0].target, cst.Name):
-                bound[small.targets[0].target.value] = small.value
+    bound = _local_bindings(before)
     if isinstance(value, cst.Name):
         value = bound.get(value.value, value)
     if not (
@@ -599,17 +595,24 @@ def _is_decode(value: cst.BaseExpression) -> bool:
 def _same_text(a: cst.BaseExpression, b: cst.BaseExpression, before: list) -> bool:
     """Whether two expressions are the same text: the same code, or a local name bound in
     `before` to the other's code."""
-    bound: dict[str, str] = {}
+    bound = _local_bindings(before)
+
+    def code(e: cst.BaseExpression) -> str:
+        if isinstance(e, cst.Name) and e.value in bound:
+            e = bound[e.value]
+        return edits.code(e).strip()
+
+    return code(a) == code(b)
+
+
+def _local_bindings(before: list) -> dict[str, cst.BaseExpression]:
+    """Each name the simple statements of `before` assign (`x = ...`), with its last value."""
+    bound: dict[str, cst.BaseExpression] = {}
     for stmt in before:
         for small in _smalls(stmt):
             if isinstance(small, cst.Assign) and isinstance(small.targets[0].target, cst.Name):
-                bound[small.targets[0].target.value] = edits.code(small.value).strip()
-
-    def code(e: cst.BaseExpression) -> str:
-        text = edits.code(e).strip()
-        return bound.get(text, text) if isinstance(e, cst.Name) else text
-
-    return code(a) == code(b)
+                bound[small.targets[0].target.value] = small.value
+    return bound
 
 
 def _kept_before(before: list, source: cst.CSTNode | None) -> list:

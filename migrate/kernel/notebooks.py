@@ -319,8 +319,7 @@ class Joined:
 
     def cell_of(self, line: int) -> tuple[int, int]:
         """(0-based cell position, 1-based line within the cell) of a line of `text`."""
-        k = max((i for i, start in enumerate(self.starts) if start <= line), default=0)
-        return k, line - self.starts[k] + 1
+        return _cell_of(self.starts, line)
 
     def locate(self, finding, numbers: list[int]):  # type: ignore[no-untyped-def]
         """The finding with its line made cell-relative and its cell number set."""
@@ -397,8 +396,15 @@ class Runnable:
 
     def _cell_line(self, line: int) -> tuple[int, int]:
         """(the cell's number in the notebook, the 1-based line within it) of a script line."""
-        k = max((i for i, start in enumerate(self.starts) if start <= line), default=0)
-        return self.numbers[k], line - self.starts[k] + 1
+        k, within = _cell_of(self.starts, line)
+        return self.numbers[k], within
+
+
+def _cell_of(starts: list[int], line: int) -> tuple[int, int]:
+    """(0-based position of the cell holding `line`, 1-based line within it), for cells that
+    begin at the 1-based lines `starts` of the joined text."""
+    k = max((i for i, start in enumerate(starts) if start <= line), default=0)
+    return k, line - starts[k] + 1
 
 
 _SCRIPT_LINE = re.compile(r"\bscript line (\d+)\b")  # a line of Runnable.text named in a message
