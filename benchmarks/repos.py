@@ -163,8 +163,9 @@ def rows(runs: list[dict[str, Any]], known: dict[str, dict[str, Any]]) -> list[d
     return out
 
 
-# the stop is on a key or attribute a TODO of the file names (smoke/outcome.py)
-_NAMES = re.compile(r"TODO\(trl-migrate [^)]*\) at [^;]*? that names ")
+# the stop is on a key or attribute a TODO of the file names, or a cause it states
+# (smoke/outcome.py)
+_NAMES = re.compile(r"TODO\(trl-migrate [^)]*\) at [^;]*? that (?:names|says) ")
 
 
 def _findings(report: dict[str, Any], root: str, script: str) -> list[dict[str, Any]]:
@@ -215,9 +216,9 @@ def render(table: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         f"**{trained} of {len(entries)} entry points trained** (2 steps on tiny offline "
         f"stand-ins, real TRL 1.13). `upgrade` found {found} of them as entry points and "
         f"smoke-ran {smoked}; of those that did not train, {at_todo} stopped on a line where the "
-        f"rewrite left a TODO naming the reason, {named} on a column, key or attribute that "
-        f"a TODO of the file names (on another line), {in_file} elsewhere in a file where it "
-        f"left TODOs (listed in the finding); the others: {listed}.{then}",
+        f"rewrite left a TODO naming the reason, {named} on a column, key, attribute or "
+        f"cause that a TODO of the file names (on another line), {in_file} elsewhere in a "
+        f"file where it left TODOs (listed in the finding); the others: {listed}.{then}",
         "",
         "| repo | entry point | found by upgrade | args used (filled) | outcome | where it stopped "
         "| stand-ins | smoke caps |",
@@ -263,7 +264,13 @@ def stop_kind(row: dict[str, Any]) -> str:
         return "stopped on a syntax error in the repository's own code"
     if "TRL411" in why and not stack_stop(row):
         return "stopped on a module not installed here"
-    if "a file the rewrite did not touch" in why or "TRL417" in why:
+    if "the rewrite dropped it" in why:
+        return "stopped on a name the rewrite dropped (a bug of trl-migrate)"
+    if (
+        "a file the rewrite did not touch" in why
+        or "TRL417" in why
+        or "the repository's own code, not the rewrite" in why
+    ):
         return "stopped in the repository's own code or data"
     return "stopped elsewhere"
 

@@ -169,6 +169,63 @@ def test_a_stop_on_what_a_todo_names_points_at_that_todo(tmp_path, store, stop, 
         ), message
 
 
+def test_a_stop_on_a_cause_a_todo_states_points_at_that_todo(tmp_path, store):
+    # tushargupta123/LLM-practice: a T5 policy, kept under TRL102's encoder-decoder TODO, stopped
+    # where the trainer loads it as a causal LM, on a later cell
+    script = _script(
+        tmp_path,
+        "# TODO(trl-migrate TRL102): no TRL 1.13 online-RL trainer (GRPO, RLOO) takes "
+        "encoder-decoder models: stay on TRL <= 1.12\n"
+        "model = 't5'\n"
+        "raise ValueError(\"Unrecognized configuration class <class 'T5Config'> for this kind of "
+        'AutoModel: AutoModelForCausalLM.")\n',
+    )
+    result = smoke_script(script, store=store, timeout=60, cwd=str(tmp_path))
+    assert result.findings[0].message.endswith(
+        "; the rewrite left a TODO(trl-migrate TRL102) at line 1 that says TRL 1.13's trainers "
+        "take no encoder-decoder model, for a human"
+    ), result.findings[0].message
+
+
+def test_a_name_the_script_never_binds_is_the_repositorys_own_code(tmp_path, store):
+    # williamfowler/CS138_RLAIF_PPO_vs_DPO: `tqdm(...)` with no import of tqdm, in a file with
+    # TODOs, which are not why it stopped
+    body = (
+        "# TODO(trl-migrate TRL106): TRL 1.13 has no PPO step loop\n"
+        "def steps(n):\n"
+        "    return tqdm(range(n))\n"
+        "steps(2)\n"
+    )
+    script = _script(tmp_path, body)
+    message = smoke_script(script, store=store, timeout=60).findings[0].message
+    assert message == (
+        "the script raised NameError: name 'tqdm' is not defined; the script imports or "
+        "defines `tqdm` nowhere: the repository's own code, not the rewrite"
+    )
+    # the original bound it and the rewritten file does not: the rewrite's doing, said so
+    before = {os.path.abspath(script): b"from tqdm import tqdm\n" + body.encode()}
+    message = (
+        smoke_script(
+            script,
+            store=store,
+            timeout=60,
+            rewritten=frozenset(before),
+            before=before,
+        )
+        .findings[0]
+        .message
+    )
+    assert message == (
+        "the script raised NameError: name 'tqdm' is not defined; the original script binds "
+        "`tqdm` and the rewritten one does not: the rewrite dropped it, a bug of trl-migrate "
+        "(please report it)"
+    )
+    # a `*` import may bind anything: the file's TODOs are listed, with no claim
+    other = _script(tmp_path, "from os.path import *\n" + body, "star.py")
+    message = smoke_script(other, store=store, timeout=60).findings[0].message
+    assert message.endswith("; the rewrite left TODOs in this file for a human: TRL106 (line 2)")
+
+
 def test_a_stop_in_a_project_file_on_what_its_todo_names_points_there(tmp_path, store):
     # ukhan1219/pychess: the KeyError came from the repo's own data module
     (tmp_path / "pyproject.toml").write_text("")

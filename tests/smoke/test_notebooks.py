@@ -110,6 +110,29 @@ def test_a_stop_on_what_a_todo_names_points_at_its_cell_and_line(tmp_path, store
     )
 
 
+def test_a_name_a_later_cell_binds_is_the_notebooks_own_order(tmp_path, store):
+    # kir77ki/NLP: cell 4 reads torch.device, cell 5 imports torch (run out of order where it
+    # was written); the file's TODOs are not why it stopped
+    path = _notebook(
+        tmp_path / "order.ipynb",
+        "# TODO(trl-migrate TRL106): TRL 1.13 has no PPO step loop\nx = 1",
+        "device = torch.device('cpu')",
+        "import torch",
+    )
+    result = smoke_script(path, store=store, timeout=120)
+    [stop] = result.findings
+    assert (stop.code, stop.cell, stop.line) == ("TRL412", 3, 1)
+    assert stop.message == (
+        "the script raised NameError: name 'torch' is not defined; the notebook binds `torch` "
+        "first at cell 4, line 1, a cell below the one that stopped (its cells ran in another "
+        "order where it was written): the repository's own code, not the rewrite"
+    )
+    # bound above the stop (a name deleted on the way): nothing is claimed
+    path = _notebook(tmp_path / "del.ipynb", "import torch\ndel torch", "torch.device('cpu')")
+    message = smoke_script(path, store=store, timeout=120).findings[0].message
+    assert message == "the script raised NameError: name 'torch' is not defined"
+
+
 @pytest.mark.parametrize(
     ("after", "said"),
     [

@@ -225,6 +225,20 @@ def test_missing_text_helpers_read_as_empty_text():
     assert fore.RED + "red" + fore.RESET == "red" and f"{fore.BLUE}blue" == "blue"
 
 
+def test_a_stood_in_metric_can_be_indexed_and_averaged_after_training():
+    np = pytest.importorskip("numpy")
+    from migrate.reference import absent
+
+    toxicity = absent._stand_in_type("evaluate.load")("toxicity")
+    scores = toxicity.compute(predictions=["a completion"])["toxicity"]
+    assert scores.__name__ == "evaluate.load.compute[]"
+    mean = np.mean(scores)  # numpy hands an object with a `mean` to it
+    shown = f"{mean} {round(scores, 3)} {1 - scores * 2 / 3} {-scores}"
+    assert shown == "   "
+    with pytest.raises(TypeError):
+        scores > 0.5  # noqa: B015 - a comparison would make up a verdict: it still raises
+
+
 def test_a_stand_in_joins_paths_as_the_empty_path():
     import os
 
