@@ -262,8 +262,6 @@ def stop_kind(row: dict[str, Any]) -> str:
         return "stopped on the repository's code for a newer Python than this machine's"
     if "SyntaxError" in why:
         return "stopped on a syntax error in the repository's own code"
-    if "TRL411" in why and not stack_stop(row):
-        return "stopped on a module not installed here"
     if "the rewrite dropped it" in why:
         return "stopped on a name the rewrite dropped (a bug of trl-migrate)"
     if (
@@ -272,6 +270,8 @@ def stop_kind(row: dict[str, Any]) -> str:
         or "the repository's own code, not the rewrite" in why
     ):
         return "stopped in the repository's own code or data"
+    if "TRL411" in why and not stack_stop(row):
+        return "stopped on a module not installed here"
     return "stopped elsewhere"
 
 

@@ -74,9 +74,11 @@ def judge(
     err = result.error or {}
     line = int(err.get("line") or 0)
     unbound = _unbound_name(result, err)
+    not_ours = _import_not_ours(result, err) if err.get("kind") == "import" else ""
     todo = (
-        ""  # a name the code never binds (or the rewrite dropped): the TODOs are not why
-        if unbound
+        ""  # a name the code never binds (or the rewrite dropped), a module this machine or the
+        # repository lacks: the TODOs are not why it stopped
+        if unbound or not_ours
         else _todo_near(result.ran or result.path, line)
         or _todo_in_frame(result, err)
         or _todo_naming_key(result, err)
@@ -118,7 +120,8 @@ def judge(
             result,
             IMPORT,
             Severity.ERROR,
-            f"{_after_training(result)}import error on TRL 1.13: {_import_what(err)}{todo}",
+            f"{_after_training(result)}import error on TRL 1.13: {_import_what(err)}{not_ours}"
+            f"{todo}",
             line,
         )
     elif outcome == "error" and err.get("kind") == "offline":
@@ -300,6 +303,91 @@ def _unbound_name(result: SmokeResult, err: dict[str, Any]) -> str:
             f"; the notebook binds `{name}` first at script line {min(lines)}, a cell below the "
             f"one that stopped (its cells ran in another order where it was written): {OWN_CODE}"
         )
+    return ""
+
+
+# The training stack: a module of these that fails to import is TRL 1.13's environment (or
+# the rewrite's business), never "not installed".
+STACK = frozenset({"trl", "transformers", "accelerate", "peft", "datasets", "torch"})
+
+
+def _import_not_ours(result: SmokeResult, err: dict[str, Any]) -> str:
+    """Why an import failed when neither TRL 1.13 nor the rewrite is at fault: a module not
+    installed here that the training stack does not hold (omegaconf, gymnasium); a module of
+    the repository that does not import from where the script runs (`from utils import x` in a
+    subfolder's file), or that lacks the name imported from it in a file the rewrite did not
+    touch; a copy of TRL the repository holds, which the script imports in place of TRL 1.13.
+    "" otherwise (the TODO that names the import says the rest)."""
+    base = result.copy or result.root
+    message = str(err.get("message") or "")
+    vendored = _vendored(base, err)
+    if vendored:
+        return (
+            f"; the repository holds its own copy of `{vendored}` ({vendored}/ at its root), "
+            f"which the script imports in place of the installed one: remove that copy to run "
+            f"on TRL 1.13: {OWN_CODE}"
+        )
+    missing = re.match(r"No module named '([\w.]+)'", message)
+    if err.get("exception") == "ModuleNotFoundError" and missing:
+        name = missing.group(1)
+        top = name.split(".")[0]
+        if top in STACK:
+            return ""
+        found = _project_module(base, top) if base else ""
+        if found and "." in name:
+            return (
+                f"; `{top}` is the repository's own package ({found}) and has no `{name}`: "
+                f"{OWN_CODE}"
+            )
+        if found:
+            return (
+                f"; `{top}` is a module of the repository ({found}) that does not import from "
+                f"where the script runs: {OWN_CODE}"
+            )
+        return (
+            f"; `{top}` is not installed here and is not part of the training stack: install it "
+            "(the smoke run stands in only for the modules docs/smoke.md lists, and only where "
+            "the project's own files import them)"
+        )
+    named = re.match(r"cannot import name '(\w+)' from '([\w.]+)' \((.+)\)$", message)
+    if named and base and result.rewritten is not None:
+        name, module, path = named.groups()
+        original = result.original(path)
+        if original is not None and os.path.abspath(original) not in result.rewritten:
+            return (
+                f"; `{module}` is the repository's own ({result.shown(original)}), a file the "
+                f"rewrite did not touch, and defines no `{name}`: {OWN_CODE}"
+            )
+    return ""
+
+
+def _vendored(base: str, err: dict[str, Any]) -> str:
+    """The training-stack package (`trl`) of the repository's own, at its root, that the failed
+    import went through (its frames lie in `<root>/trl/`)."""
+    if not base:
+        return ""
+    frames = [str(err.get("raised_in") or ""), *(err.get("project_frames") or [])]
+    for frame in frames:
+        path = frame.rpartition(":")[0]
+        if not path:
+            continue
+        rel = os.path.relpath(os.path.abspath(path), os.path.abspath(base))
+        top = rel.split(os.sep)[0]
+        if top in STACK and rel != top:
+            return top
+    return ""
+
+
+def _project_module(base: str, top: str) -> str:
+    """Where the repository at `base` holds a module or package named `top` (`utils.py`,
+    `helpers/utils/`), relative to it; "" when it holds none."""
+    skip = {".git", ".venv", "venv", "node_modules", "__pycache__", "site-packages"}
+    for folder, dirs, files in os.walk(base):
+        dirs[:] = sorted(d for d in dirs if d not in skip and not d.startswith("."))
+        if f"{top}.py" in files:
+            return os.path.relpath(os.path.join(folder, f"{top}.py"), base)
+        if top in dirs:
+            return os.path.relpath(os.path.join(folder, top), base) + "/"
     return ""
 
 
