@@ -697,6 +697,21 @@ def test_a_missing_module_imported_by_a_project_helper_gets_a_stand_in(tmp_path,
     assert result.stand_ins == ["sklearn"]
 
 
+def test_a_command_line_read_by_hand_and_not_given_says_how_to_pass_it(tmp_path, store):
+    # rmorain/sentiment-tuning: `section = sys.argv[1]` picks a section of config.ini
+    script = _script(
+        tmp_path,
+        "import sys\n# TODO(trl-migrate TRL103): PPOConfig is gone\nsection = sys.argv[1]\n",
+    )
+    result = smoke_script(script, store=store, timeout=60)
+    assert result.findings[0].message == (
+        "the script raised IndexError: list index out of range; the script reads its command "
+        "line by hand (`sys.argv[1]`), and the run gave it 0 arguments: pass them after `--` "
+        "(or `--from-launcher` the script that runs it)"
+    )
+    assert _codes(smoke_script(script, ["base"], store=store, timeout=60)) == ["TRL413"]
+
+
 TODO_LINE = "# TODO(trl-migrate TRL106): TRL 1.13 has no PPO step loop\n"
 
 
