@@ -262,6 +262,8 @@ def stop_kind(row: dict[str, Any]) -> str:
         return "stopped on the repository's code for a newer Python than this machine's"
     if "SyntaxError" in why:
         return "stopped on a syntax error in the repository's own code"
+    if "before any line the rewrite changed had run" in why:
+        return "stopped before any line the rewrite changed had run"
     if "reads its command line by hand" in why:
         return "stopped on a command-line argument that no launch line of the repository gives"
     if "the rewrite dropped it" in why:

@@ -73,7 +73,9 @@ def judge(
     outcome = data.get("outcome")
     err = result.error or {}
     line = int(err.get("line") or 0)
-    unbound = _unbound_name(result, err) or _needs_argv(result, err)
+    unbound = (
+        _unbound_name(result, err) or _needs_argv(result, err) or _before_the_rewrite(result, err)
+    )
     not_ours = _import_not_ours(result, err) if err.get("kind") == "import" else ""
     todo = (
         ""  # a name the code never binds (or the rewrite dropped), a module this machine or the
@@ -389,6 +391,49 @@ def _project_module(base: str, top: str) -> str:
         if top in dirs:
             return os.path.relpath(os.path.join(folder, top), base) + "/"
     return ""
+
+
+def _before_the_rewrite(result: SmokeResult, err: dict[str, Any]) -> str:
+    """A stop before any line the rewrite changed had run: every frame of the script lies above
+    the first changed line, and so does the end of the top-level statement it was running (a
+    loop there may have run changed lines before). CodeX-Addy's copy of a course notebook
+    asserts, in its first cell, that it runs on a SageMaker instance. Only for a script the
+    rewrite changed whose original is known, and a stop that went through no other file of the
+    project."""
+    original = _original_text(result)
+    ran = result.ran or result.path
+    if original is None or os.path.abspath(result.path) not in (result.rewritten or ()):
+        return ""
+    frames = [f.rpartition(":") for f in err.get("project_frames") or []]
+    target = os.path.realpath(ran)
+    if not frames or any(os.path.realpath(f[0]) != target for f in frames):
+        return ""
+    lines = [int(f[2]) for f in frames if f[2].isdigit()]
+    text = _read(ran)
+    old_lines, new_lines = original.splitlines(), text.splitlines()
+    first = next(
+        (i for i, (old, new) in enumerate(zip(old_lines, new_lines), 1) if old != new),
+        min(len(old_lines), len(new_lines)) + 1 if len(old_lines) != len(new_lines) else 0,
+    )
+    if not lines or not first:
+        return ""
+    import ast
+
+    try:
+        body = ast.parse(text).body
+    except (SyntaxError, ValueError):
+        return ""
+    outer = lines[0]  # the module's own frame: the statement it was running
+    running = [n for n in body if n.lineno <= outer <= (n.end_lineno or n.lineno)]
+    last = max([*lines, *((n.end_lineno or n.lineno) for n in running)])
+    if last >= first:
+        return ""
+    # a notebook's script lines are named as such, for Runnable.locate to give their cell
+    at = f"at script line {first}" if ran.endswith(".smoke.py") else f"line {first}"
+    return (
+        f"; it stopped before any line the rewrite changed had run (the first is {at}): the "
+        "rewrite is not why it stopped"
+    )
 
 
 _ARGV = re.compile(r"\bsys\.argv\[(-?\d+)")

@@ -712,6 +712,29 @@ def test_a_command_line_read_by_hand_and_not_given_says_how_to_pass_it(tmp_path,
     assert _codes(smoke_script(script, ["base"], store=store, timeout=60)) == ["TRL413"]
 
 
+def test_a_stop_before_any_changed_line_ran_is_not_the_rewrites(tmp_path, store):
+    # CodeX-Addy/Fine-Tuning-LLM: a course notebook asserts, in its first cell, that it runs on
+    # a SageMaker instance; the rewrite changed only lines below it
+    old = (
+        "import os\nassert os.environ.get('TRLM_NO_SUCH'), 'instance'\nfrom trl import PPOConfig\n"
+    )
+    script = _script(tmp_path, old.replace("PPOConfig", "RLOOConfig"))
+    before = {os.path.abspath(script): old.encode()}
+    result = smoke_script(
+        script, store=store, timeout=60, rewritten=frozenset(before), before=before
+    )
+    assert result.findings[0].message == (
+        "the script raised AssertionError: instance; it stopped before any line the rewrite "
+        "changed had run (the first is line 3): the rewrite is not why it stopped"
+    )
+    # a loop whose body holds a changed line may have run it on an earlier turn: no claim
+    old = "for i in range(2):\n    assert not i, 'second turn'\n    x = 'PPOConfig'\n"
+    loop = _script(tmp_path, old.replace("PPOConfig", "RLOOConfig"), "loop.py")
+    before = {os.path.abspath(loop): old.encode()}
+    result = smoke_script(loop, store=store, timeout=60, rewritten=frozenset(before), before=before)
+    assert result.findings[0].message == "the script raised AssertionError: second turn"
+
+
 TODO_LINE = "# TODO(trl-migrate TRL106): TRL 1.13 has no PPO step loop\n"
 
 

@@ -133,6 +133,28 @@ def test_a_name_a_later_cell_binds_is_the_notebooks_own_order(tmp_path, store):
     assert message == "the script raised NameError: name 'torch' is not defined"
 
 
+def test_a_stop_in_a_cell_above_every_changed_line_is_not_the_rewrites(tmp_path, store):
+    # sseggeb/GENAI_w_LLMs: the course notebook checks the machine's size in a cell above the
+    # imports the rewrite changed
+    cells = [
+        "import os\nassert os.cpu_count() > 10**6, 'instance type'",
+        "from trl import PPOConfig",
+    ]
+    original = _notebook(tmp_path / "old.ipynb", *cells)
+    path = _notebook(tmp_path / "lab.ipynb", cells[0], "from trl import RLOOConfig")
+    before = {str(tmp_path / "lab.ipynb"): pathlib.Path(original).read_bytes()}
+    result = smoke_script(
+        path, store=store, timeout=120, rewritten=frozenset(before), before=before
+    )
+    [stop] = result.findings
+    assert (stop.cell, stop.line) == (2, 2)
+    assert stop.message == (
+        "the script raised AssertionError: instance type; it stopped before any line the "
+        "rewrite changed had run (the first is at cell 3, line 1): the rewrite is not why it "
+        "stopped"
+    )
+
+
 @pytest.mark.parametrize(
     ("after", "said"),
     [
