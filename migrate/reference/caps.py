@@ -293,6 +293,57 @@ def patch_cuda(torch: Any) -> None:
     tensor_cls.to = tensor_to_cpu
 
 
+# The working folders of hosted notebooks (Colab's /content, Kaggle's /kaggle/working): a
+# notebook saves its results there by absolute path (`pickle.dump(..., open("/content/x.pkl",
+# "wb"))`), which on this machine would write outside the run's folder, or fail where the folder
+# does not exist.
+HOSTED = ("/content", "/kaggle/working")
+
+
+def redirect_hosted(folder: str) -> None:
+    """Send what the script writes under a hosted notebook's working folder (`open` for writing,
+    `os.makedirs`, `os.mkdir`) to the same path under `folder` (the run's temporary folder),
+    and read a file back from there once written; each folder redirected is listed among the
+    overrides. Files under them that the script only reads are left alone (a missing data file
+    gets the stand-in rows)."""
+    import builtins
+    import io
+
+    real_open, real_makedirs, real_mkdir = builtins.open, os.makedirs, os.mkdir
+
+    def moved(path: Any) -> str | None:
+        text = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+        if not isinstance(text, str):
+            return None  # a file descriptor, bytes
+        for root in HOSTED:
+            if text == root or text.startswith(root + "/"):
+                target = os.path.join(folder, text.lstrip("/"))
+                note("hosted notebook", "folder", root, os.path.join(folder, root.lstrip("/")))
+                return target
+        return None
+
+    def open_here(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        target = moved(file)
+        if target is not None and (any(c in mode for c in "wax+") or os.path.exists(target)):
+            if any(c in mode for c in "wax+"):
+                real_makedirs(os.path.dirname(target), exist_ok=True)
+            file = target
+        return real_open(file, mode, *args, **kwargs)
+
+    def makedirs_here(name: Any, *args: Any, **kwargs: Any) -> None:
+        real_makedirs(moved(name) or name, *args, **kwargs)
+
+    def mkdir_here(path: Any, *args: Any, **kwargs: Any) -> None:
+        target = moved(path)
+        if target is not None:
+            real_makedirs(os.path.dirname(target), exist_ok=True)
+        real_mkdir(target or path, *args, **kwargs)
+
+    builtins.open = io.open = open_here  # io.open: pathlib's `Path.write_text` goes there
+    os.makedirs = makedirs_here  # type: ignore[assignment]
+    os.mkdir = mkdir_here  # type: ignore[assignment]
+
+
 def patch_network() -> None:
     connect = socket.socket.connect
     connect_ex = socket.socket.connect_ex

@@ -169,8 +169,10 @@ def _in_project(filename: str) -> bool:
     return False
 
 
-def run(script: str, args: list[str], *, steps: int) -> dict[str, Any]:
-    """Bootstrap, run `script` as __main__ with `args`, and return the outcome as a dict."""
+def run(script: str, args: list[str], *, steps: int, result_folder: str = "") -> dict[str, Any]:
+    """Bootstrap, run `script` as __main__ with `args`, and return the outcome as a dict.
+    `result_folder`: the run's temporary folder, where writes to a hosted notebook's working
+    folder go (`caps.redirect_hosted`)."""
     started = time.perf_counter()
     result: dict[str, Any] = {
         "script": script,
@@ -183,6 +185,8 @@ def run(script: str, args: list[str], *, steps: int) -> dict[str, Any]:
     except BaseException as e:  # noqa: BLE001 - the harness itself failed: say so, exit 2
         result.update(outcome="harness", error=describe(e, script))
         return result
+    if result_folder:
+        caps.redirect_hosted(result_folder)
     standing_in = os.environ.get(absent.OFF_ENV) != "1"
     reached = absent.reached(script) if standing_in else frozenset()
     if standing_in:
@@ -290,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     result_path, script, args = argv[0], argv[1], argv[2:]
     steps = int(os.environ.get(caps.STEPS_ENV, "2"))
-    result = run(os.path.abspath(script), args, steps=steps)
+    folder = os.path.dirname(os.path.abspath(result_path))
+    result = run(os.path.abspath(script), args, steps=steps, result_folder=folder)
     with open(result_path, "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=1, default=str)
     return 0

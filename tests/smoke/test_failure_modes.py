@@ -819,6 +819,34 @@ def test_a_name_the_repositorys_own_module_lacks_is_its_own_code(tmp_path, store
     )
 
 
+def test_writes_to_a_hosted_notebooks_folder_stay_in_the_runs_folder(tmp_path, store):
+    # abhaykrishna2010's notebooks pickle their generations to /content/ (Colab) after training
+    name = f"trl-migrate-test-{os.getpid()}-{tmp_path.name}"
+    script = _script(
+        tmp_path,
+        f"""
+        import os, pathlib, pickle
+        os.makedirs("/content/runs/{name}", exist_ok=True)
+        with open("/content/runs/{name}/out.pkl", "wb") as fh:
+            pickle.dump([1, 2], fh)
+        with open("/content/runs/{name}/out.pkl", "rb") as fh:
+            print("READ", pickle.load(fh))
+        pathlib.Path("/kaggle/working/{name}.txt").write_text("done")
+        print("BACK", pathlib.Path("/kaggle/working/{name}.txt").read_text())
+    """,
+    )
+    result = smoke_script(script, store=store, timeout=60)
+    assert _codes(result) == ["TRL413"], result.log_tail
+    assert "READ [1, 2]" in result.log_tail and "BACK done" in result.log_tail
+    assert not os.path.exists(f"/content/runs/{name}")
+    assert not os.path.exists(f"/kaggle/working/{name}.txt")
+    assert [(o["field"], o["was"]) for o in result.overrides] == [
+        ("folder", "/content"),
+        ("folder", "/kaggle/working"),
+    ]
+    assert all(o["now"].endswith(o["was"]) for o in result.overrides)
+
+
 def test_python_runs_the_harness_in_another_interpreter(tmp_path, store):
     import subprocess
     import sys
