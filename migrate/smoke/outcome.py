@@ -74,7 +74,11 @@ def judge(
     err = result.error or {}
     line = int(err.get("line") or 0)
     unbound = (
-        _unbound_name(result, err) or _needs_argv(result, err) or _before_the_rewrite(result, err)
+        _unbound_name(result, err)
+        or _needs_argv(result, err)
+        or _needs_environment(err)
+        or _module_lacks(result, err)
+        or _before_the_rewrite(result, err)
     )
     not_ours = _import_not_ours(result, err) if err.get("kind") == "import" else ""
     todo = (
@@ -434,6 +438,59 @@ def _before_the_rewrite(result: SmokeResult, err: dict[str, Any]) -> str:
         f"; it stopped before any line the rewrite changed had run (the first is {at}): the "
         "rewrite is not why it stopped"
     )
+
+
+def _needs_environment(err: dict[str, Any]) -> str:
+    """`os.environ["NOISY_LM_DIR"]` of a variable this machine does not set (sayands/noisy-lms):
+    the environment the repository runs in, which no stand-in can guess."""
+    key = _MISSING_KEY.match(str(err.get("message") or ""))
+    source = str(err.get("source") or "")
+    if err.get("exception") != "KeyError" or key is None or "environ[" not in source:
+        return ""
+    return (
+        f"; the script reads the environment variable `{key.group(2)}`, which is not set here: "
+        f"set it for the run (`{key.group(2)}=... trl-migrate smoke ...`)"
+    )
+
+
+_MODULE_ATTRIBUTE = re.compile(r"^module '([\w.]+)' has no attribute '(\w+)'")
+
+
+def _module_lacks(result: SmokeResult, err: dict[str, Any]) -> str:
+    """`module 'utils' has no attribute 'create_balanced_subset_and_validation'` where `utils` is
+    a module of the repository that the rewrite did not touch (kmc0207/ppo-prompt): its own
+    code, not the rewrite."""
+    found = _MODULE_ATTRIBUTE.match(str(err.get("message") or ""))
+    base = result.copy or result.root
+    if err.get("exception") != "AttributeError" or found is None or not base:
+        return ""
+    if result.rewritten is None:
+        return ""
+    module, name = found.groups()
+    path = _module_file(base, module)
+    original = result.original(path) if path else None
+    if original is None or os.path.abspath(original) in result.rewritten:
+        return ""
+    return (
+        f"; `{module}` is the repository's own ({result.shown(original)}), a file the rewrite did "
+        f"not touch, and has no `{name}`: {OWN_CODE}"
+    )
+
+
+def _module_file(base: str, module: str) -> str:
+    """The file of the repository at `base` that holds dotted `module` (`pkg/mod.py`,
+    `pkg/mod/__init__.py`), searched from the root and from each folder holding its top part."""
+    found = _project_module(base, module.split(".")[0])
+    if not found:
+        return ""
+    top = os.path.join(base, found.rstrip("/"))
+    folder = os.path.dirname(top)
+    rel = module.replace(".", os.sep)
+    for candidate in (rel + ".py", os.path.join(rel, "__init__.py")):
+        path = os.path.join(folder, candidate)
+        if os.path.isfile(path):
+            return path
+    return ""
 
 
 _ARGV = re.compile(r"\bsys\.argv\[(-?\d+)")

@@ -27,6 +27,10 @@ def _script(tmp_path: pathlib.Path, body: str, name: str = "train.py") -> str:
     return str(path)
 
 
+# a TODO line of the rewrite, at the top of a script whose stop is not what it warns of
+TODO_LINE = "# TODO(trl-migrate TRL106): TRL 1.13 has no PPO step loop\n"
+
+
 def _codes(result) -> list[str]:  # type: ignore[no-untyped-def]
     # TRL420 (a setting that fails at real scale, such as bf16 on a CPU) depends on the machine.
     return [f.code for f in result.findings if f.code != "TRL420"]
@@ -735,7 +739,40 @@ def test_a_stop_before_any_changed_line_ran_is_not_the_rewrites(tmp_path, store)
     assert result.findings[0].message == "the script raised AssertionError: second turn"
 
 
-TODO_LINE = "# TODO(trl-migrate TRL106): TRL 1.13 has no PPO step loop\n"
+def test_an_unset_environment_variable_says_to_set_it(tmp_path, store):
+    # sayands/noisy-lms: `workspace_dir = os.environ['NOISY_LM_DIR']`
+    script = _script(
+        tmp_path,
+        "import os\n# TODO(trl-migrate TRL103): PPOConfig is gone\n"
+        "where = os.environ['TRLM_UNSET_DIR']\n",
+    )
+    assert smoke_script(script, store=store, timeout=60).findings[0].message == (
+        "the script raised KeyError: 'TRLM_UNSET_DIR'; the script reads the environment "
+        "variable `TRLM_UNSET_DIR`, which is not set here: set it for the run "
+        "(`TRLM_UNSET_DIR=... trl-migrate smoke ...`)"
+    )
+
+
+def test_an_attribute_the_repositorys_own_module_lacks_is_its_own_code(tmp_path, store):
+    # kmc0207/ppo-prompt: `utils.create_balanced_subset_and_validation(...)`, which its utils.py
+    # (untouched by the rewrite) does not define
+    (tmp_path / "pyproject.toml").write_text("")
+    helper = tmp_path / "utils.py"
+    helper.write_text("def other():\n    return 1\n")
+    script = _script(tmp_path, TODO_LINE + "import utils\nutils.make_split([])\n")
+    result = smoke_script(script, store=store, timeout=60, rewritten=frozenset(), before={})
+    assert result.findings[0].message == (
+        "the script raised AttributeError: module 'utils' has no attribute 'make_split'; `utils` "
+        f"is the repository's own ({result.shown(str(helper))}), a file the rewrite did not "
+        "touch, and has no `make_split`: the repository's own code, not the rewrite"
+    )
+    # rewritten by trl-migrate: no claim (the file's TODOs are listed)
+    result = smoke_script(
+        script, store=store, timeout=60, rewritten=frozenset({str(helper)}), before={}
+    )
+    assert result.findings[0].message.endswith(
+        "; the rewrite left TODOs in this file for a human: TRL106 (line 1)"
+    )
 
 
 @pytest.mark.parametrize(
