@@ -526,14 +526,37 @@ def reached(script: str, root: str, *, limit: int = 200) -> Reached:
         except (SyntaxError, ValueError):
             continue
         names |= imported_modules(tree)
-        keys |= {
-            node.slice.value
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Subscript)
-            and isinstance(node.ctx, ast.Load)
-            and isinstance(node.slice, ast.Constant)
-            and isinstance(node.slice.value, str)
-            and node.slice.value.isidentifier()
-        }
+        keys |= _read_keys(tree)
         todo += sorted(_project_files(tree, path, root) - seen)
     return Reached(tuple(sorted(names)), tuple(sorted(keys - _NOT_COLUMNS)))
+
+
+def _read_keys(tree: ast.AST) -> set[str]:
+    """The identifier-like string keys `tree` reads by subscript: `row["query"]`, a name bound
+    to one string in the file (`src_col = "prompt_cs_generation"`, then `row[src_col]`), and
+    the items of a list of them (`df[[src_col, "counterspeech"]]`, sahajps/coarl-counterspeech)."""
+    strings: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            strings.setdefault(node.targets[0].id, set()).add(node.value.value)
+
+    def key(node: ast.AST) -> list[str]:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return [node.value]
+        if isinstance(node, ast.Name) and len(strings.get(node.id, ())) == 1:
+            return list(strings[node.id])
+        return []
+
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Subscript) or not isinstance(node.ctx, ast.Load):
+            continue
+        items = node.slice.elts if isinstance(node.slice, (ast.List, ast.Tuple)) else [node.slice]
+        found |= {k for item in items for k in key(item) if k.isidentifier()}
+    return found

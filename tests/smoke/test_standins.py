@@ -212,9 +212,13 @@ def test_the_keys_a_script_reaches_are_read_from_it_and_its_project_imports(tmp_
         "x = batch['input_ids']\n"  # a tokenized key: never a column of text data
         "y = cfg['not an identifier'] + d[0]\n"
         "row['written'] = 1\n"  # a store, not a read
+        # sahajps/coarl-counterspeech: columns named through variables, a list of them
+        "src_col = 'prompt_cs_generation'\n"
+        "df = df[[src_col, 'counterspeech']]\n"
+        "twice = 'a'\ntwice = 'b'\nrow[twice]\n"  # bound to two strings: not followed
     )
     found = reached(str(script), str(tmp_path))
-    assert found.keys == ("task",)
+    assert found.keys == ("counterspeech", "prompt_cs_generation", "task")
     assert found.imports == ("helpers", "loguru")
 
 
