@@ -107,3 +107,18 @@ def config_state(value: cst.BaseExpression | None, names: dict[str, str]) -> str
     if isinstance(value, cst.Name) and value.value in names:
         return names[value.value]
     return MAYBE
+
+
+def load_state(call: cst.Call, names: dict[str, str]) -> str:
+    """Whether a `from_pretrained(...)` load quantizes in 8/4 bits, by its `load_in_8bit=` /
+    `load_in_4bit=` flags and its `quantization_config=`: ON, OFF, or MAYBE (read at run time).
+    A `**kwargs` is not read."""
+    states = set()
+    for arg in call.args:
+        key = arg.keyword.value if arg.keyword is not None else None
+        if key in FLAGS:
+            value = edits.literal(arg.value)
+            states.add(ON if value is True else OFF if value in (False, None) else MAYBE)
+        elif key == "quantization_config":
+            states.add(config_state(arg.value, names))
+    return ON if ON in states else MAYBE if MAYBE in states else OFF

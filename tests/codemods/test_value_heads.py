@@ -916,6 +916,78 @@ def test_a_quantization_config_of_an_adapter_model_names_the_bf16_cast(config, s
     assert not [f for f in findings if "cast the trainable parameters" in f.message]
 
 
+WRAPPED_QUANTIZED = """\
+from peft import PeftModel, get_peft_model
+from transformers import AutoModelForCausalLM
+from trl import AutoModelForCausalLMWithValueHead
+
+{load}
+base = get_peft_model(base, lora)
+model = AutoModelForCausalLMWithValueHead.from_pretrained(base)
+"""
+
+
+@pytest.mark.parametrize(
+    ("load", "said"),
+    [
+        # namsan96/rlhf_demo (TRL 0.4's gpt-neox-20b peft example): an 8-bit base, its adapter
+        # added, then wrapped
+        pytest.param(
+            "base = AutoModelForCausalLM.from_pretrained('m', load_in_8bit=True)",
+            "`base` is loaded in 8/4 bits above: RLOOTrainer and GRPOTrainer cast",
+            id="8-bit",
+        ),
+        pytest.param(
+            "base = AutoModelForCausalLM.from_pretrained('m', quantization_config=q)",
+            "`base` may be loaded in 8/4 bits above (a flag read at run time, or one load of "
+            "several): where it is, RLOOTrainer and GRPOTrainer cast",
+            id="config-of-another-file",
+        ),
+        # an `if` and its `else` each load it, the wrapper reads either
+        pytest.param(
+            "if args.q:\n    base = AutoModelForCausalLM.from_pretrained('m', load_in_4bit=True)\n"
+            "else:\n    base = AutoModelForCausalLM.from_pretrained('m')",
+            "`base` may be loaded in 8/4 bits above",
+            id="one-branch-of-two",
+        ),
+        pytest.param("base = AutoModelForCausalLM.from_pretrained('m')", None, id="full-precision"),
+        # DanielSc4/RewardLM: the 8-bit load sits in the `if`, the wrapper of the `else` reads
+        # the full-precision load of its own block
+        pytest.param(
+            "base = AutoModelForCausalLM.from_pretrained('m', load_in_8bit=True)\n"
+            "if args.cpu:\n    base = AutoModelForCausalLM.from_pretrained('m')\n"
+            "    base = PeftModel.from_pretrained(base, 'adapter')\n"
+            "    cpu_model = AutoModelForCausalLMWithValueHead.from_pretrained(base)",
+            "`base` may be loaded in 8/4 bits above",  # the last line's wrapper only
+            id="full-precision-in-its-own-block",
+        ),
+        pytest.param(
+            "base = AutoModelForCausalLM.from_pretrained('m')\n"
+            "base = AutoModelForCausalLM.from_pretrained('m', load_in_4bit=True)",
+            "`base` is loaded in 8/4 bits above",  # the last binding of the block is read
+            id="loaded-again-in-the-same-block",
+        ),
+    ],
+)
+def test_a_wrapped_model_loaded_in_8_or_4_bits_names_the_bf16_cast(load, said):
+    """RLOO/GRPO read the quantization off the model handed to them and cast its trainable
+    parameters (the adapter added before the wrapper) to bf16; the value-head PPO kept them in
+    fp32."""
+    src = WRAPPED_QUANTIZED.format(load=load)
+    out, findings = run(src, select=SELECT)
+    cast = [f for f in findings if "cast the trainable parameters" in f.message]
+    wrapper_line = src.splitlines().index(
+        "model = AutoModelForCausalLMWithValueHead.from_pretrained(base)"
+    )
+    if said is None:
+        assert cast == []
+    else:
+        assert [(f.line, f.severity) for f in cast] == [(wrapper_line + 1, Severity.WARNING)]
+        assert cast[0].message.startswith(said), cast[0].message
+    assert "AutoModelForCausalLMWithValueHead" not in out
+    assert run(out, select=SELECT)[0] == out
+
+
 @pytest.mark.parametrize(
     "late",
     [

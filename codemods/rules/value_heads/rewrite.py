@@ -89,6 +89,11 @@ class RewriteValueHeads(RuleTransformer):
         self._kept = self._handed_to_value_head_readers(node)
         self._module = node
         self._bnb_names: dict[str, str] | None = None  # name -> ON / OFF / MAYBE, when asked
+        # name -> whether each load bound to it quantizes in 8/4 bits (ON / OFF / MAYBE), through
+        # what hands back the model it is given (`get_peft_model(model, ...)`), in the order of
+        # the file, with the block (`_blocks`) of the statement that bound it
+        self._load_states: dict[str, list[tuple[int, set[str]]]] = {}
+        self._blocks: list[int] = [0]  # id() of the blocks the walk is in (0: the module's)
 
     def _handed_to_value_head_readers(self, module: cst.Module) -> dict[int, tuple[str, str]]:
         """id(value-head construction) -> (its variable, the callee) for a model handed to code
@@ -185,9 +190,48 @@ class RewriteValueHeads(RuleTransformer):
                 self.model_vars.add(name)
             elif self._is_loaded_model(value):
                 self.loaded_vars.add(name)
+                state = self._load_state(value)
+                self._load_states.setdefault(name, []).append((self._blocks[-1], state))
             else:
                 self.other_vars.add(name)
         return updated_node
+
+    def _states_of(self, name: str) -> set[str]:
+        """What the loads bound to `name` above give: from the last of them that is a statement
+        of the block the walk is in (the one a read here sees, unless a nested block below it
+        binds the name again) on, else all of them (an `if` and its `else` may each load it)."""
+        bound = self._load_states.get(name, [])
+        here = [i for i, (block, _) in enumerate(bound) if block == self._blocks[-1]]
+        return set().union(*(state for _, state in bound[here[-1] if here else 0 :]))
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._blocks.append(id(node))
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self._blocks.append(id(node))
+
+    def leave_SimpleStatementSuite(
+        self, original_node: cst.SimpleStatementSuite, updated_node: cst.SimpleStatementSuite
+    ) -> cst.SimpleStatementSuite:
+        self._blocks.pop()
+        return updated_node
+
+    def _load_state(self, call: cst.BaseExpression) -> set[str]:
+        """Whether the model a loading call gives is quantized in 8/4 bits: its own flags for a
+        `from_pretrained` (of a path), the state of the model it is handed for the calls that
+        give back that model (`get_peft_model(model, ...)`, `PeftModel.from_pretrained(model,
+        ...)`); OFF for the rest."""
+        if not isinstance(call, cst.Call):
+            return {quantization.OFF}
+        first = next((a.value for a in call.args if a.keyword is None and not a.star), None)
+        given = get_full_name_for_node(first) if first is not None else None
+        if given in self._load_states:
+            return self._states_of(given)
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "from_pretrained":
+            if self._bnb_names is None:
+                self._bnb_names = quantization.config_names(self._module)
+            return {quantization.load_state(call, self._bnb_names)}
+        return {quantization.OFF}
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._line = node
@@ -469,6 +513,23 @@ class RewriteValueHeads(RuleTransformer):
         prepare = self._kbit_preparation(original_node, kbit, quantized if peft_on else "off")
         if peft_arg is not None and peft_orig is not None:
             result = self._move_peft(original_node, result, peft_arg, peft_orig, prepare)
+        loaded = self._states_of(bound) if wraps_model and bound else set()
+        if not peft_on and loaded - {quantization.OFF}:
+            # handed a model that was loaded in 8/4 bits (its adapter added before the wrapper):
+            # RLOO/GRPO read the quantization off the model itself
+            said = (
+                f"`{bound}` is loaded in 8/4 bits above: "
+                if loaded == {quantization.ON}
+                else f"`{bound}` may be loaded in 8/4 bits above (a flag read at run time, or "
+                "one load of several): where it is, "
+            )
+            self.report(
+                original_node,
+                said + "RLOOTrainer and GRPOTrainer cast the trainable parameters of an 8/4-bit "
+                "model (the adapter's) to bf16 (the QLoRA recipe: trl/trainer/rloo_trainer.py, "
+                "grpo_trainer.py); the value-head model's PPO trained the adapter in fp32",
+                severity=Severity.WARNING,
+            )
         if peft_on and cast != "off":
             given = edits.kwarg(original_node, "quantization_config")
             self.report(
@@ -739,6 +800,7 @@ class RewriteValueHeads(RuleTransformer):
     def leave_IndentedBlock(
         self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
     ) -> cst.IndentedBlock:
+        self._blocks.pop()  # pushed by visit_IndentedBlock
         if not self._commented_wraps:
             return updated_node
         body, carried = self._drop_commented_wraps(updated_node.body)
