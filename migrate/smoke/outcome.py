@@ -469,12 +469,28 @@ def _module_lacks(result: SmokeResult, err: dict[str, Any]) -> str:
     module, name = found.groups()
     path = _module_file(base, module)
     original = result.original(path) if path else None
-    if original is None or os.path.abspath(original) in result.rewritten:
+    if original is None:
         return ""
-    return (
-        f"; `{module}` is the repository's own ({result.shown(original)}), a file the rewrite did "
-        f"not touch, and has no `{name}`: {OWN_CODE}"
-    )
+    shown = result.shown(original)
+    if os.path.abspath(original) not in result.rewritten:
+        return (
+            f"; `{module}` is the repository's own ({shown}), a file the rewrite did not touch, "
+            f"and has no `{name}`: {OWN_CODE}"
+        )
+    before = result.before.get(os.path.abspath(original))
+    if before is None:
+        return ""
+    if _binding_lines(before.decode("utf-8", "replace"), name) == []:
+        return (
+            f"; `{module}` is the repository's own ({shown}), and had no `{name}` before the "
+            f"rewrite either: {OWN_CODE}"
+        )
+    if _binding_lines(_read(path), name) == []:
+        return (
+            f"; `{module}` ({shown}) had `{name}` before the rewrite and has it no more: the "
+            "rewrite dropped it, a bug of trl-migrate (please report it)"
+        )
+    return ""
 
 
 def _module_file(base: str, module: str) -> str:

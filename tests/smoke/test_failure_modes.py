@@ -766,13 +766,25 @@ def test_an_attribute_the_repositorys_own_module_lacks_is_its_own_code(tmp_path,
         f"is the repository's own ({result.shown(str(helper))}), a file the rewrite did not "
         "touch, and has no `make_split`: the repository's own code, not the rewrite"
     )
-    # rewritten by trl-migrate: no claim (the file's TODOs are listed)
-    result = smoke_script(
-        script, store=store, timeout=60, rewritten=frozenset({str(helper)}), before={}
-    )
-    assert result.findings[0].message.endswith(
-        "; the rewrite left TODOs in this file for a human: TRL106 (line 1)"
-    )
+    # rewritten by trl-migrate: what it held before says whose it is (kmc0207's utils.py
+    # imports trl); not known, no claim (the file's TODOs are listed)
+    rewritten = frozenset({str(helper)})
+    for before, said in [
+        (
+            b"from trl import PPOConfig\ndef other():\n    return 1\n",
+            f"; `utils` is the repository's own ({result.shown(str(helper))}), and had no "
+            "`make_split` before the rewrite either: the repository's own code, not the rewrite",
+        ),
+        (
+            b"def make_split(rows):\n    return rows\n",
+            f"; `utils` ({result.shown(str(helper))}) had `make_split` before the rewrite and has "
+            "it no more: the rewrite dropped it, a bug of trl-migrate (please report it)",
+        ),
+        (None, "; the rewrite left TODOs in this file for a human: TRL106 (line 1)"),
+    ]:
+        known = {str(helper): before} if before is not None else {}
+        result = smoke_script(script, store=store, timeout=60, rewritten=rewritten, before=known)
+        assert result.findings[0].message.endswith(said), result.findings[0].message
 
 
 @pytest.mark.parametrize(
