@@ -23,7 +23,8 @@ from migrate.kernel.codes import (
     TIMEOUT,
 )
 from migrate.kernel.findings import Severity
-from migrate.smoke.result import TODO, SmokeResult, finding
+from migrate.smoke.blame import MISSING_KEY, import_not_ours, not_the_rewrite
+from migrate.smoke.result import TODO, SmokeResult, finding, read_text
 
 
 def judge(
@@ -73,18 +74,12 @@ def judge(
     outcome = data.get("outcome")
     err = result.error or {}
     line = int(err.get("line") or 0)
-    unbound = (
-        _unbound_name(result, err)
-        or _needs_argv(result, err)
-        or _needs_environment(err)
-        or _module_lacks(result, err)
-        or _before_the_rewrite(result, err)
-    )
-    not_ours = _import_not_ours(result, err) if err.get("kind") == "import" else ""
+    cause = not_the_rewrite(result, err)  # blame.py: whose stop it is, when not the rewrite's
+    not_ours = import_not_ours(result, err) if err.get("kind") == "import" else ""
     todo = (
         ""  # a name the code never binds (or the rewrite dropped), a module this machine or the
         # repository lacks, an argument no one gave: the TODOs are not why it stopped
-        if unbound or not_ours
+        if cause or not_ours
         else _todo_near(result.ran or result.path, line)
         or _todo_in_frame(result, err)
         or _todo_naming_key(result, err)
@@ -148,7 +143,7 @@ def judge(
             Severity.ERROR,
             f"{after}the script raised {err.get('exception')}: {err.get('message')}"
             f"{_caused_by(err)}{_newer_python(err)}{_older_python(err)}{_dataset_column(err)}"
-            f"{_needs_cuda(err)}{unbound}{where}"
+            f"{_needs_cuda(err)}{cause}{where}"
             f"{_untouched(result, err)}"
             f"{_not_in_repo(err, result.filled)}"
             f"{_from_launch(result, err)}{todo}",
@@ -159,7 +154,7 @@ def judge(
     losses = result.losses
     bad = [x for x in losses if not isinstance(x, (int, float)) or not math.isfinite(x)]
     if result.steps_run == 0:
-        todos = sorted(set(TODO.findall(_read(result.ran or result.path))))
+        todos = sorted(set(TODO.findall(read_text(result.ran or result.path))))
         hint = f"; the rewrite left TODOs ({', '.join(todos)}) in it" if todos else ""
         built = ", ".join(t["class"] for t in result.trainers)
         what = f"built {built} but never trained" if built else "built no Trainer"
@@ -267,327 +262,6 @@ def _older_python(err: dict[str, Any]) -> str:
     )
 
 
-OWN_CODE = "the repository's own code, not the rewrite"  # a stop the rewrite did not make
-_NOT_DEFINED = re.compile(r"^name '(\w+)' is not defined")
-
-
-def _unbound_name(result: SmokeResult, err: dict[str, Any]) -> str:
-    """What a NameError raised in the script itself says of the code: a name the script (and the
-    original, before the rewrite) binds nowhere (williamfowler/CS138_RLAIF_PPO_vs_DPO uses
-    `tqdm` without importing it), or a notebook that binds it only in a cell below the one that
-    stopped (kir77ki/NLP imports torch a cell after it uses it: its cells ran in another order
-    where they were written). A name the original binds and the rewritten script does not is the
-    rewrite's doing, and said so. "" otherwise, or where a `*` import may bind anything."""
-    found = _NOT_DEFINED.match(str(err.get("message") or ""))
-    ran = result.ran or result.path
-    raised = str(err.get("raised_in") or "").rpartition(":")[0]
-    if (
-        err.get("exception") != "NameError"
-        or found is None
-        or not raised
-        or os.path.realpath(raised) != os.path.realpath(ran)
-    ):
-        return ""
-    name = found.group(1)
-    lines = _binding_lines(_read(ran), name)
-    if lines is None:
-        return ""
-    notebook = ran.endswith(".smoke.py")
-    what = "notebook" if notebook else "script"
-    if not lines:
-        original = _original_text(result)
-        before = _binding_lines(original, name) if original is not None else []
-        if before:
-            return (
-                f"; the original {what} binds `{name}` and the rewritten one does not: the "
-                "rewrite dropped it, a bug of trl-migrate (please report it)"
-            )
-        return f"; the {what} imports or defines `{name}` nowhere: {OWN_CODE}"
-    stop = int(err.get("line") or 0)
-    if notebook and stop and min(lines) > stop and _cell_starts(result, stop, min(lines)):
-        return (
-            f"; the notebook binds `{name}` first at script line {min(lines)}, a cell below the "
-            f"one that stopped (its cells ran in another order where it was written): {OWN_CODE}"
-        )
-    return ""
-
-
-# The training stack: a module of these that fails to import is TRL 1.13's environment (or
-# the rewrite's business), never "not installed".
-STACK = frozenset({"trl", "transformers", "accelerate", "peft", "datasets", "torch"})
-
-
-def _import_not_ours(result: SmokeResult, err: dict[str, Any]) -> str:
-    """Why an import failed when neither TRL 1.13 nor the rewrite is at fault: a module not
-    installed here that the training stack does not hold (omegaconf, gymnasium); a module of
-    the repository that does not import from where the script runs (`from utils import x` in a
-    subfolder's file), or that lacks the name imported from it in a file the rewrite did not
-    touch; a copy of TRL the repository holds, which the script imports in place of TRL 1.13.
-    "" otherwise (the TODO that names the import says the rest)."""
-    base = result.copy or result.root
-    message = str(err.get("message") or "")
-    vendored = _vendored(base, err)
-    if vendored:
-        return (
-            f"; the repository holds its own copy of `{vendored}` ({vendored}/ at its root), "
-            f"which the script imports in place of the installed one: remove that copy to run "
-            f"on TRL 1.13: {OWN_CODE}"
-        )
-    missing = re.match(r"No module named '([\w.]+)'", message)
-    if err.get("exception") == "ModuleNotFoundError" and missing:
-        name = missing.group(1)
-        top = name.split(".")[0]
-        if top in STACK:
-            return ""
-        found = _project_module(base, top) if base else ""
-        if found and "." in name:
-            return (
-                f"; `{top}` is the repository's own package ({found}) and has no `{name}`: "
-                f"{OWN_CODE}"
-            )
-        if found:
-            return (
-                f"; `{top}` is a module of the repository ({found}) that does not import from "
-                f"where the script runs: {OWN_CODE}"
-            )
-        return (
-            f"; `{top}` is not installed here and is not part of the training stack: install it "
-            "(the smoke run stands in only for the modules docs/smoke.md lists, and only where "
-            "the project's own files import them)"
-        )
-    named = re.match(r"cannot import name '(\w+)' from '([\w.]+)' \((.+)\)$", message)
-    if named and base and result.rewritten is not None:
-        name, module, path = named.groups()
-        original = result.original(path)
-        if original is not None and os.path.abspath(original) not in result.rewritten:
-            return (
-                f"; `{module}` is the repository's own ({result.shown(original)}), a file the "
-                f"rewrite did not touch, and defines no `{name}`: {OWN_CODE}"
-            )
-    return ""
-
-
-def _vendored(base: str, err: dict[str, Any]) -> str:
-    """The training-stack package (`trl`) of the repository's own, at its root, that the failed
-    import went through (its frames lie in `<root>/trl/`)."""
-    if not base:
-        return ""
-    frames = [str(err.get("raised_in") or ""), *(err.get("project_frames") or [])]
-    for frame in frames:
-        path = frame.rpartition(":")[0]
-        if not path:
-            continue
-        rel = os.path.relpath(os.path.abspath(path), os.path.abspath(base))
-        top = rel.split(os.sep)[0]
-        if top in STACK and rel != top:
-            return top
-    return ""
-
-
-def _project_module(base: str, top: str) -> str:
-    """Where the repository at `base` holds a module or package named `top` (`utils.py`,
-    `helpers/utils/`), relative to it; "" when it holds none."""
-    skip = {".git", ".venv", "venv", "node_modules", "__pycache__", "site-packages"}
-    for folder, dirs, files in os.walk(base):
-        dirs[:] = sorted(d for d in dirs if d not in skip and not d.startswith("."))
-        if f"{top}.py" in files:
-            return os.path.relpath(os.path.join(folder, f"{top}.py"), base)
-        if top in dirs:
-            return os.path.relpath(os.path.join(folder, top), base) + "/"
-    return ""
-
-
-def _before_the_rewrite(result: SmokeResult, err: dict[str, Any]) -> str:
-    """A stop before any line the rewrite changed had run: every frame of the script lies above
-    the first changed line, and so does the end of the top-level statement it was running (a
-    loop there may have run changed lines before). CodeX-Addy's copy of a course notebook
-    asserts, in its first cell, that it runs on a SageMaker instance. Only for a script the
-    rewrite changed whose original is known, and a stop that went through no other file of the
-    project."""
-    original = _original_text(result)
-    ran = result.ran or result.path
-    if original is None or os.path.abspath(result.path) not in (result.rewritten or ()):
-        return ""
-    frames = [f.rpartition(":") for f in err.get("project_frames") or []]
-    target = os.path.realpath(ran)
-    if not frames or any(os.path.realpath(f[0]) != target for f in frames):
-        return ""
-    lines = [int(f[2]) for f in frames if f[2].isdigit()]
-    text = _read(ran)
-    old_lines, new_lines = original.splitlines(), text.splitlines()
-    first = next(
-        (i for i, (old, new) in enumerate(zip(old_lines, new_lines), 1) if old != new),
-        min(len(old_lines), len(new_lines)) + 1 if len(old_lines) != len(new_lines) else 0,
-    )
-    if not lines or not first:
-        return ""
-    import ast
-
-    try:
-        body = ast.parse(text).body
-    except (SyntaxError, ValueError):
-        return ""
-    outer = lines[0]  # the module's own frame: the statement it was running
-    running = [n for n in body if n.lineno <= outer <= (n.end_lineno or n.lineno)]
-    last = max([*lines, *((n.end_lineno or n.lineno) for n in running)])
-    if last >= first:
-        return ""
-    # a notebook's script lines are named as such, for Runnable.locate to give their cell
-    at = f"at script line {first}" if ran.endswith(".smoke.py") else f"line {first}"
-    return (
-        f"; it stopped before any line the rewrite changed had run (the first is {at}): the "
-        "rewrite is not why it stopped"
-    )
-
-
-def _needs_environment(err: dict[str, Any]) -> str:
-    """`os.environ["NOISY_LM_DIR"]` of a variable this machine does not set (sayands/noisy-lms):
-    the environment the repository runs in, which no stand-in can guess."""
-    key = _MISSING_KEY.match(str(err.get("message") or ""))
-    source = str(err.get("source") or "")
-    if err.get("exception") != "KeyError" or key is None or "environ[" not in source:
-        return ""
-    return (
-        f"; the script reads the environment variable `{key.group(2)}`, which is not set here: "
-        f"set it for the run (`{key.group(2)}=... trl-migrate smoke ...`)"
-    )
-
-
-_MODULE_ATTRIBUTE = re.compile(r"^module '([\w.]+)' has no attribute '(\w+)'")
-
-
-def _module_lacks(result: SmokeResult, err: dict[str, Any]) -> str:
-    """`module 'utils' has no attribute 'create_balanced_subset_and_validation'` where `utils` is
-    a module of the repository that the rewrite did not touch (kmc0207/ppo-prompt): its own
-    code, not the rewrite."""
-    found = _MODULE_ATTRIBUTE.match(str(err.get("message") or ""))
-    base = result.copy or result.root
-    if err.get("exception") != "AttributeError" or found is None or not base:
-        return ""
-    if result.rewritten is None:
-        return ""
-    module, name = found.groups()
-    path = _module_file(base, module)
-    original = result.original(path) if path else None
-    if original is None:
-        return ""
-    shown = result.shown(original)
-    if os.path.abspath(original) not in result.rewritten:
-        return (
-            f"; `{module}` is the repository's own ({shown}), a file the rewrite did not touch, "
-            f"and has no `{name}`: {OWN_CODE}"
-        )
-    before = result.before.get(os.path.abspath(original))
-    if before is None:
-        return ""
-    if _binding_lines(before.decode("utf-8", "replace"), name) == []:
-        return (
-            f"; `{module}` is the repository's own ({shown}), and had no `{name}` before the "
-            f"rewrite either: {OWN_CODE}"
-        )
-    if _binding_lines(_read(path), name) == []:
-        return (
-            f"; `{module}` ({shown}) had `{name}` before the rewrite and has it no more: the "
-            "rewrite dropped it, a bug of trl-migrate (please report it)"
-        )
-    return ""
-
-
-def _module_file(base: str, module: str) -> str:
-    """The file of the repository at `base` that holds dotted `module` (`pkg/mod.py`,
-    `pkg/mod/__init__.py`), searched from the root and from each folder holding its top part."""
-    found = _project_module(base, module.split(".")[0])
-    if not found:
-        return ""
-    top = os.path.join(base, found.rstrip("/"))
-    folder = os.path.dirname(top)
-    rel = module.replace(".", os.sep)
-    for candidate in (rel + ".py", os.path.join(rel, "__init__.py")):
-        path = os.path.join(folder, candidate)
-        if os.path.isfile(path):
-            return path
-    return ""
-
-
-_ARGV = re.compile(r"\bsys\.argv\[(-?\d+)")
-
-
-def _needs_argv(result: SmokeResult, err: dict[str, Any]) -> str:
-    """A script that reads its command line by hand (`section = sys.argv[1]`, rmorain's
-    general_sentiment_tuning.py) and was run without it: neither the rewrite nor TRL 1.13 is at
-    fault, and no stand-in can guess the value."""
-    read = _ARGV.search(str(err.get("source") or ""))
-    if err.get("exception") != "IndexError" or read is None:
-        return ""
-    return (
-        f"; the script reads its command line by hand (`sys.argv[{read.group(1)}]`), and the run "
-        f"gave it {len(result.args)} argument{'' if len(result.args) == 1 else 's'}: pass them "
-        "after `--` (or `--from-launcher` the script that runs it)"
-    )
-
-
-def _binding_lines(text: str, name: str) -> list[int] | None:
-    """The lines where `text` binds `name` (an import, an assignment, a `def`, a `for`, a
-    parameter, ...); None where it does not parse or a `*` import may bind it."""
-    import ast
-
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
-    lines: list[int] = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            if any(alias.name == "*" for alias in node.names):
-                return None
-            bound = [alias.asname or alias.name.split(".")[0] for alias in node.names]
-        elif isinstance(node, ast.Name):
-            bound = [node.id] if isinstance(node.ctx, (ast.Store, ast.Del)) else []
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            bound = list(node.names)
-        else:  # def, class, parameter, `except E as name`, a `case` capture
-            one = getattr(node, "arg" if isinstance(node, ast.arg) else "name", None)
-            bound = [one] if isinstance(one, str) and not isinstance(node, ast.alias) else []
-        if name in bound:
-            lines.append(getattr(node, "lineno", 0))
-    return lines
-
-
-def _original_text(result: SmokeResult) -> str | None:
-    """The script (a notebook's cells as one script) as it was before the rewrite: the file as
-    it is when the rewrite did not touch it; None when not known."""
-    if result.rewritten is None:
-        return None
-    path = os.path.abspath(result.path)
-    if path not in result.rewritten:
-        text = _read(result.path)
-    elif path in result.before:
-        text = result.before[path].decode("utf-8", "replace")
-    else:
-        return None
-    if not path.endswith(".ipynb"):
-        return text
-    from migrate.kernel.files import SourceError
-    from migrate.kernel.notebooks import runnable
-
-    try:
-        return runnable(text).text
-    except SourceError:
-        return None
-
-
-def _cell_starts(result: SmokeResult, after: int, upto: int) -> bool:
-    """Whether a cell of the notebook that ran begins after script line `after`, by `upto`."""
-    from migrate.kernel.files import SourceError
-    from migrate.kernel.notebooks import runnable
-
-    try:
-        starts = runnable(_read(result.path)).starts
-    except SourceError:
-        return False
-    return any(after < start <= upto for start in starts)
-
-
 def _caused_by(err: dict[str, Any]) -> str:
     """` (from CastError: ...)`: the error the raised one was raised from, when it names one."""
     cause = err.get("cause")
@@ -613,7 +287,7 @@ def _untouched(result: SmokeResult, err: dict[str, Any]) -> str:
     old = result.before.get(original)
     if old is None or not line.isdigit() or not original.endswith(".py"):
         return ""
-    kept = _kept_line(old.decode("utf-8", "replace"), _read(file), int(line))
+    kept = _kept_line(old.decode("utf-8", "replace"), read_text(file), int(line))
     return f"{where}, a line the rewrite {'did not change' if kept else 'changed'}"
 
 
@@ -803,14 +477,6 @@ def _after_training(result: SmokeResult) -> str:
     return f"after training {result.steps_run} steps (loss {shown}), "
 
 
-def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
-    except OSError:
-        return ""
-
-
 def _todo_in_frame(result: SmokeResult, err: dict[str, Any]) -> str:
     """`; the rewrite left a TODO(trl-migrate TRL102) at lib/models.py:7 for a human`: the
     innermost frame of the project, in another of its files, sits under a TODO."""
@@ -836,7 +502,7 @@ def _todo_naming(result: SmokeResult, error: str) -> str:
         return ""
     named = f"`{found.group(2)}.{found.group(1)}`" if found.group(1) else f"`{found.group(3)}"
     for path in sorted(result.rewritten or ()):
-        for number, text in enumerate(_read(path).splitlines(), 1):
+        for number, text in enumerate(read_text(path).splitlines(), 1):
             codes = TODO.findall(text)
             if codes and named in text:
                 return (
@@ -857,7 +523,6 @@ _SAID_BY_TODO = (
         "says TRL 1.13's trainers take no encoder-decoder model",
     ),
 )
-_MISSING_KEY = re.compile(r"""^(['"])(\w[\w.-]*)\1$""")  # KeyError's message: the key, quoted
 _MISSING_ATTRIBUTE = re.compile(r"has no attribute '(\w+)'")
 
 
@@ -870,7 +535,7 @@ def _todo_naming_key(result: SmokeResult, err: dict[str, Any]) -> str:
     message = str(err.get("message") or "")
     spelled: tuple[str, ...]  # how a TODO writes the name
     tells = ""  # what the TODO says of the stop, where it names no key or attribute
-    if err.get("exception") == "KeyError" and (key := _MISSING_KEY.match(message)):
+    if err.get("exception") == "KeyError" and (key := MISSING_KEY.match(message)):
         name = key.group(2)
         spelled = (f'"{name}"', f"`{name}`", f"'{name}'")
     elif err.get("exception") == "AttributeError" and (
@@ -887,7 +552,7 @@ def _todo_naming_key(result: SmokeResult, err: dict[str, Any]) -> str:
     frames = [f.rpartition(":")[0] for f in err.get("project_frames") or []]
     paths = list(dict.fromkeys([ran, *reversed(frames)]))
     for path in paths:
-        for number, text in enumerate(_read(path).splitlines(), 1):
+        for number, text in enumerate(read_text(path).splitlines(), 1):
             codes = TODO.findall(text)
             if codes and any(s in text for s in spelled):
                 if path.endswith(".smoke.py"):
@@ -910,7 +575,7 @@ def _todos_in_file(path: str) -> str:
     cells = path.endswith(".smoke.py")  # a notebook's cells as one script: lines are not theirs
     found = [
         code if cells else f"{code} (line {number})"
-        for number, text in enumerate(_read(path).splitlines(), 1)
+        for number, text in enumerate(read_text(path).splitlines(), 1)
         for code in TODO.findall(text)
     ]
     if not found:
@@ -924,7 +589,7 @@ def _todo_near(path: str, line: int) -> str:
     one."""
     if not line:
         return ""
-    lines = _read(path).splitlines()
+    lines = read_text(path).splitlines()
     codes: list[str] = []
     i = line - 2
     while 0 <= i < len(lines) and lines[i].lstrip().startswith("#"):

@@ -145,3 +145,12 @@ def finding(
     result.findings.append(
         Finding(code, severity, result.path, line, 1 if line else 0, message, fix)
     )
+
+
+def read_text(path: str) -> str:
+    """The file's text ("" when it cannot be read), undecodable bytes replaced."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
