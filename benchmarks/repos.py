@@ -158,7 +158,21 @@ def rows(runs: list[dict[str, Any]], known: dict[str, dict[str, Any]]) -> list[d
             elif not run["report"]:
                 row["why"] = "upgrade crashed: " + (run["stderr"].strip().splitlines() or [""])[-1]
             else:
-                row["why"] = report.get("smoke_note", "") or "not an entry point of upgrade"
+                unparsed = next(
+                    (
+                        f.get("message", "")
+                        for f in report.get("files", [])
+                        if _rel(f["path"], run["root"]) == script and f["status"] == "failed"
+                    ),
+                    None,
+                )
+                row["why"] = (
+                    f"the file does not parse ({unparsed})"
+                    if unparsed is not None
+                    else report.get("smoke_note", "")
+                    or _unreached(report, run["root"], script)
+                    or "not an entry point of upgrade"
+                )
             out.append(row)
     return out
 
@@ -166,6 +180,13 @@ def rows(runs: list[dict[str, Any]], known: dict[str, dict[str, Any]]) -> list[d
 # the stop is on a key or attribute a TODO of the file names, or a cause it states
 # (smoke/outcome.py)
 _NAMES = re.compile(r"TODO\(trl-migrate [^)]*\) at [^;]*? that (?:names|says) ")
+
+
+def _unreached(report: dict[str, Any], root: str, script: str) -> str:
+    """What `upgrade` says of a rewritten file no entry point reaches (its `unreached` list)."""
+    return next(
+        (u["why"] for u in report.get("unreached", []) if _rel(u["path"], root) == script), ""
+    )
 
 
 def _findings(report: dict[str, Any], root: str, script: str) -> list[dict[str, Any]]:
