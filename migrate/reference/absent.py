@@ -53,6 +53,7 @@ MODULES = frozenset(
         "sklearn",
         "pudb",
         "ipdb",
+        "line_profiler",  # `@profile` on functions of a vendored library (hlee131/Adapt)
         "flask",
         "fastapi",
         "starlette",
@@ -137,6 +138,10 @@ class _Anything(type):
         return _stand_in_type(f"{cls.__name__}.{name}")
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        # a decorator (`@profile` of line_profiler) hands back what it decorates: the function
+        # or class stays itself, not a stand-in
+        if len(args) == 1 and not kwargs and _decorated(args[0]):
+            return args[0]
         return cls
 
     def __iter__(cls) -> Any:
@@ -180,6 +185,16 @@ class _Anything(type):
     __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _same
     __floordiv__ = __rfloordiv__ = __mod__ = __pow__ = __rpow__ = _same
     __neg__ = __pos__ = __abs__ = __round__ = _same
+
+
+def _decorated(value: Any) -> bool:
+    """Whether `value` is what a decorator is handed: a function, a method or a class (not a
+    stand-in, which is a class too)."""
+    import inspect
+
+    if isinstance(value, _Anything):
+        return False
+    return inspect.isfunction(value) or inspect.ismethod(value) or inspect.isclass(value)
 
 
 def _stand_in_type(name: str) -> Any:

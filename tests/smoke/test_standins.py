@@ -243,6 +243,25 @@ def test_a_stood_in_metric_can_be_indexed_and_averaged_after_training():
         scores > 0.5  # noqa: B015 - a comparison would make up a verdict: it still raises
 
 
+def test_a_stood_in_decorator_hands_back_what_it_decorates():
+    from migrate.reference import absent
+
+    profile = absent._stand_in_type("line_profiler").profile
+
+    @profile
+    def step(x):
+        return x + 1
+
+    @profile
+    class Model:
+        pass
+
+    assert step(1) == 2 and Model.__name__ == "Model"
+    # anything else is still answered with a stand-in
+    assert profile([1]).__name__ == "line_profiler.profile" and profile(step, 1) is profile
+    assert profile(absent._stand_in_type("x")) is profile
+
+
 def test_a_stand_in_joins_paths_as_the_empty_path():
     import os
 
