@@ -632,6 +632,63 @@ def test_a_load_that_sets_its_dtype_or_is_not_transformers_is_left(load):
     assert not [f for f in findings if "float32" in f.message]
 
 
+SOMETIMES_SAID = "quantizes this model only on some runs: where it does not, "
+
+
+@pytest.mark.parametrize(
+    ("load", "said"),
+    [
+        pytest.param(
+            'model = AutoModelForCausalLM.from_pretrained("rm", quantization_config=bnb if args.q '
+            "else None)",
+            "`quantization_config=bnb if args.q else None` " + SOMETIMES_SAID,
+            id="config-or-none",
+        ),
+        pytest.param(
+            'model = AutoModelForCausalLM.from_pretrained("rm", load_in_8bit=args.q)',
+            "`load_in_8bit=args.q` " + SOMETIMES_SAID,
+            id="flag-read-at-run-time",
+        ),
+        pytest.param(
+            "q = None\nif args.q:\n    q = BitsAndBytesConfig(load_in_4bit=True)\n"
+            'model = AutoModelForCausalLM.from_pretrained("rm", quantization_config=q)',
+            "`quantization_config=q` " + SOMETIMES_SAID,
+            id="name-bound-to-none-and-a-config",
+        ),
+        pytest.param(
+            "q = BitsAndBytesConfig(load_in_4bit=True)\n"
+            'model = AutoModelForCausalLM.from_pretrained("rm", quantization_config=q)',
+            None,
+            id="always-quantized",
+        ),
+        pytest.param(
+            'model = AutoModelForCausalLM.from_pretrained("rm", quantization_config=config_of_elsewhere)',
+            None,
+            id="a-config-this-file-does-not-build",
+        ),
+    ],
+)
+def test_a_load_quantized_on_some_runs_only_says_the_others_change_dtype(load, said):
+    """Where the load is not quantized it loads as any other: float32 on transformers 4, the
+    checkpoint's dtype on 5. Said, not changed: a dtype written in would reach the quantized
+    runs too."""
+    src = PPO_LEGACY.format(load=load).replace(
+        "from transformers import ", "from transformers import BitsAndBytesConfig, "
+    )
+    out, findings = run(src)
+    found = [f for f in findings if "only on some runs" in f.message]
+    if said is None:
+        assert found == []
+    else:
+        assert [(f.severity, f.fix) for f in found] == [(Severity.WARNING, Fix.NONE)]
+        assert found[0].message.startswith(said), found[0].message
+        assert "this script's TRL ran on transformers 4, which loaded it in float32" in (
+            found[0].message
+        )
+    assert 'dtype="float32"' not in _load_line(out)
+    assert run(out)[0] == out
+
+
 @pytest.mark.parametrize(
     ("binding", "dtype", "said"),
     [

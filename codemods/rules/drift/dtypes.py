@@ -9,7 +9,9 @@ bfloat16 model. Where the file's PPO code tells that it ran on transformers 4 (t
 written into each model load that sets no dtype; elsewhere (the v2 and experimental APIs, TRL
 0.12-1.12, whose last releases also ran on transformers 5) the load is reported, not changed.
 Quantized loads (`load_in_8bit`, `load_in_4bit`, `quantization_config`) picked their own dtype
-in both versions and are left alone, as are loads given `**kwargs` (the dict may set it).
+in both versions and are left alone, as are loads given `**kwargs` (the dict may set it); one
+quantized only on some runs (a flag read at run time, a config that may be None) is reported
+for the runs where it is not.
 `pipeline(...)` loads its model the same way (its `dtype` defaults to "auto" in transformers 5);
 handed a model object it ignores `dtype` and keeps the object's, in both versions, so the keyword
 is safe there too. A pipeline given `model_kwargs` that may set the dtype is left alone
@@ -22,7 +24,7 @@ import re
 
 import libcst as cst
 
-from codemods import edits, walk
+from codemods import edits, quantization, walk
 from codemods.base import RuleTransformer
 from codemods.ppo import LEGACY, PPOV2
 from migrate.kernel.findings import Fix, Severity
@@ -53,6 +55,7 @@ class ModelDtypes(RuleTransformer):
             return updated
         given = {a.keyword.value: a for a in updated.args if a.keyword is not None}
         if QUANTIZED & set(given):
+            self._maybe_quantized(original, era)
             return updated
         for key in ("dtype", "torch_dtype"):
             if key in given:
@@ -81,6 +84,56 @@ class ModelDtypes(RuleTransformer):
         args = [*updated.args, arg]
         fresh = {id(arg), id(updated.args[-1])} if updated.args else {id(arg)}
         return updated.with_changes(args=edits.relayout(updated, args, fresh))
+
+    def _maybe_quantized(self, call: cst.Call, era: str) -> None:
+        """A load quantized only on some runs (`quantization_config=bnb if args.q else None`, a
+        flag read at run time): where it is not, it loads as any other, in float32 on
+        transformers 4 and in the checkpoint's dtype on 5. Said, not changed: a dtype written in
+        would also reach the quantized runs, whose own dtype both versions picked."""
+        if not self._sometimes_quantized(call):
+            return
+        asked = ", ".join(
+            edits.arg_text(a)
+            for a in call.args
+            if a.keyword is not None and a.keyword.value in QUANTIZED
+        )
+        ran = (
+            "this script's TRL ran on transformers 4, which loaded it in float32"
+            if era in ON_TRANSFORMERS_4
+            else "transformers 4 loaded it in float32"
+        )
+        self.report(
+            call,
+            f"`{asked}` quantizes this model only on some runs: where it does not, {ran}, and "
+            "transformers 5, which TRL 1.13 installs in practice, loads it in its checkpoint's "
+            'dtype (`dtype="auto"`, bfloat16 for most current checkpoints): pass '
+            '`dtype="float32"` on those runs to keep the old precision',
+            severity=Severity.WARNING,
+            fix=Fix.NONE,
+        )
+
+    def _sometimes_quantized(self, call: cst.Call) -> bool:
+        """Whether the file shows the load quantized on some runs only: an 8/4-bit flag read at
+        run time, `quantization_config=<config> if <test> else None` (either way round), or a
+        config name the file binds both to a `BitsAndBytesConfig` and to something else. A
+        config this file does not build is not counted (it may well always quantize)."""
+        for arg in call.args:
+            key = arg.keyword.value if arg.keyword is not None else None
+            if key in ("load_in_8bit", "load_in_4bit"):
+                if edits.literal(arg.value) not in (True, False, None):
+                    return True
+            elif key == "quantization_config":
+                value = arg.value
+                if isinstance(value, cst.IfExp) and any(
+                    isinstance(v, cst.Name) and v.value == "None"
+                    for v in (value.body, value.orelse)
+                ):
+                    return True
+                if isinstance(value, cst.Name):
+                    names = quantization.config_names(self._module)
+                    if names.get(value.value) == quantization.MAYBE:
+                        return True
+        return False
 
     def _maybe_none(self, call: cst.Call, arg: cst.Arg) -> None:
         """A dtype argument that may be None at run time: the HF scripts' `torch_dtype = (
