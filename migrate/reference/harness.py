@@ -66,6 +66,7 @@ def bootstrap(steps: int) -> None:
         "datasets": stand_ins.patch_datasets,
         "pandas": stand_ins.patch_pandas,
         "peft.peft_model": stand_ins.patch_peft,
+        "peft.config": stand_ins.patch_peft_config,
         "peft.utils": stand_ins.patch_peft_weights,
         "trl.experimental.utils": stand_ins.patch_reference_model,
         "torch": caps.patch_cuda,

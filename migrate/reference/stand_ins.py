@@ -280,9 +280,10 @@ _ADAPTERS: dict[str, str] = {}  # hub id of an adapter -> the tiny one saved in 
 
 
 def tiny_adapter_dir(model: Any, adapter_id: Any, task_type: str) -> str:
-    """A tiny LoRA adapter (`SEQ_CLS`: with a 2-label `score` head, as a reward adapter has) for
-    the architecture of `model` (a PeftModel or a plain model), saved once per hub id."""
-    key = f"{task_type}:{adapter_id}"
+    """A tiny LoRA adapter (`SEQ_CLS`: with the `score` head of `model` where it is a classifier,
+    else a 2-label one, as TRL's reward adapters have) for the architecture of `model` (a
+    PeftModel or a plain model), saved once per hub id and head."""
+    key = f"{task_type}:{getattr(model.config, 'num_labels', '')}:{adapter_id}"
     if key in _ADAPTERS:
         return _ADAPTERS[key]
     import copy
@@ -298,7 +299,9 @@ def tiny_adapter_dir(model: Any, adapter_id: Any, task_type: str) -> str:
         targets = getattr(existing, "target_modules", None) or targets
     torch.manual_seed(0)
     if task_type == "SEQ_CLS":
-        config.num_labels = 2
+        # a classifier's own labels (a reward model's 1), else the 2 of TRL's reward adapters
+        if not type(base).__name__.endswith("ForSequenceClassification"):
+            config.num_labels = 2
         built = transformers.AutoModelForSequenceClassification.from_config(config)
     else:
         built = transformers.AutoModelForCausalLM.from_config(config)
@@ -326,11 +329,37 @@ def patch_peft(module: Any) -> None:
 
     def from_pretrained_or_stand_in(cls, model, model_id, *args, **kwargs):  # type: ignore[no-untyped-def]
         if not _is_checkpoint(model_id):
-            model_id = tiny_adapter_dir(model, model_id, "CAUSAL_LM")
+            # the task of the model it goes on: a reward classifier's adapter is SEQ_CLS
+            base = model.get_base_model() if hasattr(model, "get_base_model") else model
+            scores = type(base).__name__.endswith("ForSequenceClassification")
+            model_id = tiny_adapter_dir(model, model_id, "SEQ_CLS" if scores else "CAUSAL_LM")
         return from_pretrained(cls, model, model_id, *args, **kwargs)
 
     PeftModel.load_adapter = load_adapter_or_stand_in
     PeftModel.from_pretrained = classmethod(from_pretrained_or_stand_in)
+
+
+def patch_peft_config(module: Any) -> None:
+    """`PeftConfig.from_pretrained(id)` (LoraConfig's too) of an adapter that is not on disk:
+    the stand-in adapter's config where one was made for that id, else a LoRA config whose
+    `base_model_name_or_path` is the id itself, so the common `config =
+    PeftConfig.from_pretrained(adapter)`, `AutoModel...from_pretrained(
+    config.base_model_name_or_path)`, `PeftModel.from_pretrained(base, adapter)` loads the
+    tiny stand-ins all through."""
+    mixin = module.PeftConfigMixin
+    original = mixin.from_pretrained.__func__
+
+    def from_pretrained_or_stand_in(cls, pretrained_model_name_or_path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        name = pretrained_model_name_or_path
+        if _is_checkpoint(name) or kwargs.get("subfolder") or args:
+            return original(cls, name, *args, **kwargs)
+        if str(name) in _ADAPTERS:
+            return original(cls, _ADAPTERS[str(name)], **kwargs)
+        from peft import LoraConfig
+
+        return LoraConfig(r=4, lora_alpha=8, base_model_name_or_path=str(name))
+
+    mixin.from_pretrained = classmethod(from_pretrained_or_stand_in)
 
 
 def patch_peft_weights(module: Any) -> None:

@@ -445,6 +445,29 @@ def test_a_checkpoint_folder_the_repo_leaves_as_a_placeholder_is_stood_in_and_sa
     ]
 
 
+def test_an_adapters_config_the_machine_lacks_leads_to_the_tiny_stand_ins(tmp_path, store):
+    """duke-trust-lab/intro_modern_rl: `PeftConfig.from_pretrained(adapter)`, its
+    `base_model_name_or_path` loaded as a reward classifier, then the adapter put on it."""
+    pytest.importorskip("torch")
+    pytest.importorskip("trl")
+    from migrate.smoke import smoke_script
+
+    script = tmp_path / "reward.py"
+    script.write_text(
+        "from peft import LoraConfig, PeftConfig, PeftModel\n"
+        "from transformers import AutoModelForSequenceClassification\n"
+        "config = PeftConfig.from_pretrained('reward_model')\n"
+        "base = AutoModelForSequenceClassification.from_pretrained(\n"
+        "    config.base_model_name_or_path, num_labels=1)\n"
+        "rm = PeftModel.from_pretrained(base, 'reward_model')\n"
+        "print('LOADED', type(rm).__name__, rm.config.num_labels)\n"
+        "print('AGAIN', type(LoraConfig.from_pretrained('reward_model')).__name__)\n"
+    )
+    result = smoke_script(str(script), store=store, timeout=120, cwd=str(tmp_path))
+    assert "LOADED PeftModelForSequenceClassification 1" in result.log_tail, result.log_tail
+    assert "AGAIN LoraConfig" in result.log_tail
+
+
 def test_colabs_runtime_module_is_a_reported_stand_in_without_the_rest_of_google(tmp_path, store):
     """A Colab notebook's setup (`drive.mount`, `userdata.get`) runs on a stand-in for
     `google.colab` alone: another `google` package the machine has still imports as itself."""
