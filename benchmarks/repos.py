@@ -285,6 +285,8 @@ def stop_kind(row: dict[str, Any]) -> str:
         return "stopped on a syntax error in the repository's own code"
     if "before any line the rewrite changed had run" in why:
         return "stopped before any line the rewrite changed had run"
+    if "comes from the stand-in for" in why:
+        return "stopped on what a stand-in for a module not installed here gave"
     if "reads its command line by hand" in why:
         return "stopped on a command-line argument that no launch line of the repository gives"
     if "the rewrite dropped it" in why:

@@ -25,6 +25,7 @@ def not_the_rewrite(result: SmokeResult, err: dict[str, Any]) -> str:
     be, as a bug of ours): the first check that tells."""
     return (
         _unbound_name(result, err)
+        or _on_a_stand_in(result, err)
         or _needs_argv(result, err)
         or _needs_environment(err)
         or _module_lacks(result, err)
@@ -264,6 +265,53 @@ def _module_file(base: str, module: str) -> str:
         if os.path.isfile(path):
             return path
     return ""
+
+
+def _on_a_stand_in(result: SmokeResult, err: dict[str, Any]) -> str:
+    """A line of the script that uses what it imported from a module the run stood in for (not
+    installed here) and failed there: the no-op stand-in cannot give what the real module
+    would (jakq277/STATS_FINAL unpacks `train, test = train_test_split(data)`, which the stand-in
+    for sklearn answers with nothing to unpack). Only where the error was raised on the script's
+    own line, not inside a library."""
+    modules = [s for s in result.stand_ins if not s.startswith(("data ", "checkpoint "))]
+    ran = result.ran or result.path
+    raised = str(err.get("raised_in") or "").rpartition(":")[0]
+    if not modules or not raised or os.path.realpath(raised) != os.path.realpath(ran):
+        return ""
+    try:
+        tree = ast.parse(read_text(ran))
+    except (SyntaxError, ValueError):
+        return ""
+    names: dict[str, str] = {}  # a name the script binds by importing -> the stood-in module
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            owner = _stood_in(node.module, modules)
+            for alias in node.names:
+                if owner and alias.name != "*":
+                    names[alias.asname or alias.name] = owner
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                owner = _stood_in(alias.name, modules)
+                if owner:
+                    names[alias.asname or alias.name.split(".")[0]] = owner
+    try:
+        source = ast.parse(str(err.get("source") or "").strip())
+    except (SyntaxError, ValueError):
+        return ""  # a line of a longer statement: not read
+    used = {n.id for n in ast.walk(source) if isinstance(n, ast.Name)}
+    hit = sorted(used & set(names))
+    if not hit:
+        return ""
+    module = names[hit[0]]
+    return (
+        f"; `{hit[0]}` comes from the stand-in for `{module}` (not installed here), which "
+        f"cannot give what the real module would: install `{module}` to run past this line"
+    )
+
+
+def _stood_in(module: str, modules: list[str]) -> str:
+    """The stood-in module `module` is, or is a submodule of; "" for none."""
+    return next((m for m in modules if module == m or module.startswith(m + ".")), "")
 
 
 _ARGV = re.compile(r"\bsys\.argv\[(-?\d+)")

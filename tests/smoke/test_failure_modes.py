@@ -896,6 +896,26 @@ def test_writes_to_a_hosted_notebooks_folder_stay_in_the_runs_folder(tmp_path, s
     assert all(o["now"].endswith(o["was"]) for o in result.overrides)
 
 
+def test_a_line_that_fails_on_a_stand_ins_answer_says_to_install_the_module(tmp_path, store):
+    # jakq277/STATS_FINAL: `train, test = train_test_split(data, ...)` under the stand-in for
+    # sklearn, which gives nothing to unpack
+    import importlib.util
+
+    if importlib.util.find_spec("sklearn") is not None:
+        pytest.skip("sklearn is installed here")
+    script = _script(
+        tmp_path,
+        TODO_LINE + "from sklearn.model_selection import train_test_split as split\n"
+        "train, test = split([1, 2, 3], test_size=0.2)\n",
+    )
+    result = smoke_script(script, store=store, timeout=60)
+    assert result.findings[0].message == (
+        "the script raised ValueError: not enough values to unpack (expected 2, got 0); `split` "
+        "comes from the stand-in for `sklearn` (not installed here), which cannot give what the "
+        "real module would: install `sklearn` to run past this line"
+    )
+
+
 def test_python_runs_the_harness_in_another_interpreter(tmp_path, store):
     import subprocess
     import sys
