@@ -220,6 +220,31 @@ def patch_trainer(module: Any, steps: int) -> None:
     module.Trainer.push_to_hub = _no_push
 
 
+MAX_NEW_TOKENS = 16  # tokens a script's own `generate` (a sample, an evaluation) makes at most
+
+
+def patch_generate(module: Any) -> None:
+    """`model.generate(..., max_new_tokens=256)` (and a pipeline's, and one a generation config
+    asks for) makes at most MAX_NEW_TOKENS tokens in a smoke run, listed among the overrides:
+    a notebook that samples 1,000 stand-in prompts after training would otherwise spend the
+    run's time there. The trainers' own generation is capped by their config already."""
+    mixin = module.GenerationMixin
+    generate = mixin.generate
+
+    def capped(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        config = kwargs.get("generation_config") or getattr(self, "generation_config", None)
+        asked = kwargs.get("max_new_tokens")
+        if asked is None and config is not None:
+            asked = getattr(config, "max_new_tokens", None)
+        if isinstance(asked, int) and asked > MAX_NEW_TOKENS:
+            note("generate", "max_new_tokens", asked, MAX_NEW_TOKENS)
+            kwargs["max_new_tokens"] = MAX_NEW_TOKENS
+        return generate(self, *args, **kwargs)
+
+    capped.__wrapped__ = generate  # type: ignore[attr-defined]
+    mixin.generate = capped
+
+
 def patch_hub(module: Any) -> None:
     module.PushToHubMixin.push_to_hub = _no_push
 
@@ -300,48 +325,73 @@ def patch_cuda(torch: Any) -> None:
 HOSTED = ("/content", "/kaggle/working")
 
 
+_HOSTED: list[str] = []  # the run's folder, once redirect_hosted has been called
+
+
+def hosted(path: Any, *, write: bool = False) -> Any:
+    """`path` under the run's folder where it lies under a hosted notebook's working folder and
+    is written (`write`), or was written there before; else `path` as it is (a file the machine
+    really holds there is still read)."""
+    text = os.fspath(path) if _HOSTED and isinstance(path, (str, os.PathLike)) else None
+    if not isinstance(text, str):
+        return path  # a file descriptor, bytes, or no redirect
+    for root in HOSTED:
+        if text == root or text.startswith(root + "/"):
+            target = os.path.join(_HOSTED[0], text.lstrip("/"))
+            if write or _real_exists(target):
+                note("hosted notebook", "folder", root, os.path.join(_HOSTED[0], root.lstrip("/")))
+                return target
+    return path
+
+
+_real_exists = os.path.exists
+
+
 def redirect_hosted(folder: str) -> None:
-    """Send what the script writes under a hosted notebook's working folder (`open` for writing,
-    `os.makedirs`, `os.mkdir`) to the same path under `folder` (the run's temporary folder),
-    and read a file back from there once written; each folder redirected is listed among the
-    overrides. Files under them that the script only reads are left alone (a missing data file
-    gets the stand-in rows)."""
+    """Send what the script writes under a hosted notebook's working folder to the same path
+    under `folder` (the run's temporary folder), and read it back from there: `open`,
+    `os.makedirs`, `os.mkdir`, `os.path.exists`/`isdir`/`isfile`, `os.listdir` here, and the
+    `save_pretrained`/`from_pretrained` of models, tokenizers and adapters (stand_ins.py), whose
+    files safetensors and tokenizers write outside Python. Each folder redirected is listed
+    among the overrides. Files under them that the script only reads are left alone (a missing
+    data file gets the stand-in rows)."""
     import builtins
     import io
 
+    _HOSTED[:] = [folder]
     real_open, real_makedirs, real_mkdir = builtins.open, os.makedirs, os.mkdir
-
-    def moved(path: Any) -> str | None:
-        text = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
-        if not isinstance(text, str):
-            return None  # a file descriptor, bytes
-        for root in HOSTED:
-            if text == root or text.startswith(root + "/"):
-                target = os.path.join(folder, text.lstrip("/"))
-                note("hosted notebook", "folder", root, os.path.join(folder, root.lstrip("/")))
-                return target
-        return None
+    real_listdir = os.listdir
+    writing = "wax+"
 
     def open_here(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-        target = moved(file)
-        if target is not None and (any(c in mode for c in "wax+") or os.path.exists(target)):
-            if any(c in mode for c in "wax+"):
-                real_makedirs(os.path.dirname(target), exist_ok=True)
-            file = target
-        return real_open(file, mode, *args, **kwargs)
+        write = any(c in mode for c in writing)
+        target = hosted(file, write=write)
+        if write and target is not file:
+            real_makedirs(os.path.dirname(target), exist_ok=True)
+        return real_open(target, mode, *args, **kwargs)
 
     def makedirs_here(name: Any, *args: Any, **kwargs: Any) -> None:
-        real_makedirs(moved(name) or name, *args, **kwargs)
+        real_makedirs(hosted(name, write=True), *args, **kwargs)
 
     def mkdir_here(path: Any, *args: Any, **kwargs: Any) -> None:
-        target = moved(path)
-        if target is not None:
+        target = hosted(path, write=True)
+        if target is not path:
             real_makedirs(os.path.dirname(target), exist_ok=True)
-        real_mkdir(target or path, *args, **kwargs)
+        real_mkdir(target, *args, **kwargs)
+
+    def asking(check: Any) -> Any:
+        def here(path: Any, *args: Any, **kwargs: Any) -> Any:
+            return check(hosted(path), *args, **kwargs)
+
+        return here
 
     builtins.open = io.open = open_here  # io.open: pathlib's `Path.write_text` goes there
     os.makedirs = makedirs_here  # type: ignore[assignment]
     os.mkdir = mkdir_here  # type: ignore[assignment]
+    os.listdir = asking(real_listdir)
+    os.path.exists = asking(os.path.exists)
+    os.path.isdir = asking(os.path.isdir)
+    os.path.isfile = asking(os.path.isfile)
 
 
 def patch_network() -> None:

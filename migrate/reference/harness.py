@@ -57,6 +57,7 @@ def bootstrap(steps: int) -> None:
         "huggingface_hub": caps.patch_hub_login,
         "transformers.modeling_utils": stand_ins.patch_models,
         "transformers.generation.configuration_utils": stand_ins.patch_generation_config,
+        "transformers.generation.utils": caps.patch_generate,
         "transformers.tokenization_utils_base": stand_ins.patch_tokenizers,
         "transformers.models.auto.modeling_auto": stand_ins.patch_auto_classes,
         "transformers.models.auto.configuration_auto": stand_ins.patch_auto_classes,

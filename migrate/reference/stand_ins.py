@@ -216,6 +216,7 @@ def patch_auto_classes(module: Any) -> None:
         original = cls.from_pretrained.__func__
 
         def from_pretrained(cls, name_or_path, *args, _original=original, _kind=kind, **kwargs):  # type: ignore[no-untyped-def]
+            name_or_path = caps.hosted(name_or_path)  # saved under a hosted folder
             if _is_checkpoint(name_or_path):
                 return _original(cls, name_or_path, *args, **_on_this_machine(kwargs))
             if _kind == "tokenizer":
@@ -255,6 +256,7 @@ def patch_models(module: Any) -> None:
     model_original = PreTrainedModel.from_pretrained.__func__
 
     def model_from_pretrained(cls, name_or_path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        name_or_path = caps.hosted(name_or_path)  # saved under a hosted folder
         if _is_checkpoint(name_or_path):
             return model_original(cls, name_or_path, *args, **_on_this_machine(kwargs))
         name = cls.__name__
@@ -328,6 +330,7 @@ def patch_peft(module: Any) -> None:
         return load_adapter(self, model_id, adapter_name, *args, **kwargs)
 
     def from_pretrained_or_stand_in(cls, model, model_id, *args, **kwargs):  # type: ignore[no-untyped-def]
+        model_id = caps.hosted(model_id)
         if not _is_checkpoint(model_id):
             # the task of the model it goes on: a reward classifier's adapter is SEQ_CLS
             base = model.get_base_model() if hasattr(model, "get_base_model") else model
@@ -337,6 +340,7 @@ def patch_peft(module: Any) -> None:
 
     PeftModel.load_adapter = load_adapter_or_stand_in
     PeftModel.from_pretrained = classmethod(from_pretrained_or_stand_in)
+    _save_without_push(PeftModel)
 
 
 def patch_peft_config(module: Any) -> None:
@@ -383,6 +387,7 @@ def patch_tokenizers(module: Any) -> None:
     tok_original = base.from_pretrained.__func__
 
     def tok_from_pretrained(cls, name_or_path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        name_or_path = caps.hosted(name_or_path)  # saved under a hosted folder
         if _is_checkpoint(name_or_path):
             return tok_original(cls, name_or_path, *args, **kwargs)
         kept = {k: v for k, v in kwargs.items() if k in _TOKENIZER_KWARGS}
@@ -393,13 +398,20 @@ def patch_tokenizers(module: Any) -> None:
 
 
 def _save_without_push(cls: Any) -> None:
-    """`save_pretrained(dir, push_to_hub=True)` saves, and skips the upload (offline)."""
+    """`save_pretrained(dir, push_to_hub=True)` saves, and skips the upload (offline); a folder
+    under a hosted notebook's working folder is the run's own (`caps.hosted`)."""
     save = cls.save_pretrained
 
     def save_pretrained(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         if kwargs.get("push_to_hub"):
             kwargs["push_to_hub"] = False
             print("trl-migrate smoke: push_to_hub skipped", file=sys.stderr)
+        # a hosted notebook's folder (`/content/drive/...`): under the run's folder, where
+        # safetensors and tokenizers, which write outside Python, write too
+        if args:
+            args = (caps.hosted(args[0], write=True), *args[1:])
+        elif "save_directory" in kwargs:
+            kwargs["save_directory"] = caps.hosted(kwargs["save_directory"], write=True)
         return save(self, *args, **kwargs)
 
     cls.save_pretrained = save_pretrained

@@ -882,11 +882,22 @@ def test_writes_to_a_hosted_notebooks_folder_stay_in_the_runs_folder(tmp_path, s
             print("READ", pickle.load(fh))
         pathlib.Path("/kaggle/working/{name}.txt").write_text("done")
         print("BACK", pathlib.Path("/kaggle/working/{name}.txt").read_text())
+        # DhanushGD/RLHF-PPO saves to Google Drive; safetensors and tokenizers write outside Python
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        saved = "/content/drive/MyDrive/{name}"
+        os.makedirs(saved, exist_ok=True)
+        AutoModelForCausalLM.from_pretrained("gpt2").save_pretrained(saved)
+        AutoTokenizer.from_pretrained("gpt2").save_pretrained(saved)
+        print("FILES", "model.safetensors" in os.listdir(saved), os.path.isfile(saved + "/tokenizer.json"))
+        AutoModelForCausalLM.from_pretrained(saved)
+        AutoTokenizer.from_pretrained(saved)
+        print("RELOADED")
     """,
     )
-    result = smoke_script(script, store=store, timeout=60)
+    result = smoke_script(script, store=store, timeout=120)
     assert _codes(result) == ["TRL413"], result.log_tail
     assert "READ [1, 2]" in result.log_tail and "BACK done" in result.log_tail
+    assert "FILES True True" in result.log_tail and "RELOADED" in result.log_tail
     assert not os.path.exists(f"/content/runs/{name}")
     assert not os.path.exists(f"/kaggle/working/{name}.txt")
     assert [(o["field"], o["was"]) for o in result.overrides] == [
@@ -914,6 +925,28 @@ def test_a_line_that_fails_on_a_stand_ins_answer_says_to_install_the_module(tmp_
         "comes from the stand-in for `sklearn` (not installed here), which cannot give what the "
         "real module would: install `sklearn` to run past this line"
     )
+
+
+def test_a_scripts_own_long_generation_is_capped_and_listed(tmp_path, store):
+    # abhaykrishna2010's notebooks sample 256 new tokens for every stand-in prompt after
+    # training, which ran past the timeout
+    script = _script(
+        tmp_path,
+        """
+        from transformers import AutoModelForCausalLM, AutoTokenizer, pipeline
+        tok = AutoTokenizer.from_pretrained("gpt2")
+        model = AutoModelForCausalLM.from_pretrained("gpt2")
+        ids = tok("hello there", return_tensors="pt").input_ids
+        out = model.generate(ids, max_new_tokens=256, min_new_tokens=256, do_sample=True)
+        short = model.generate(ids, max_new_tokens=4, min_new_tokens=4, do_sample=True)
+        print("NEW", out.shape[1] - ids.shape[1], short.shape[1] - ids.shape[1])
+    """,
+    )
+    result = smoke_script(script, store=store, timeout=120)
+    assert "NEW 16 4" in result.log_tail, result.log_tail
+    assert [o for o in result.overrides if o["config"] == "generate"] == [
+        {"config": "generate", "field": "max_new_tokens", "was": 256, "now": 16}
+    ]
 
 
 def test_python_runs_the_harness_in_another_interpreter(tmp_path, store):
