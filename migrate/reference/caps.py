@@ -385,13 +385,31 @@ def redirect_hosted(folder: str) -> None:
 
         return here
 
-    builtins.open = io.open = open_here  # io.open: pathlib's `Path.write_text` goes there
-    os.makedirs = makedirs_here  # type: ignore[assignment]
-    os.mkdir = mkdir_here  # type: ignore[assignment]
-    os.listdir = asking(real_listdir)
-    os.path.exists = asking(os.path.exists)
-    os.path.isdir = asking(os.path.isdir)
-    os.path.isfile = asking(os.path.isfile)
+    builtins.open = io.open = _Standing(open_here, "builtins", "open")  # io.open: pathlib's
+    os.makedirs = _Standing(makedirs_here, "os", "makedirs")  # type: ignore[assignment]
+    os.mkdir = _Standing(mkdir_here, "os", "mkdir")  # type: ignore[assignment]
+    os.listdir = _Standing(asking(real_listdir), "os", "listdir")  # type: ignore[assignment]
+    for check in ("exists", "isdir", "isfile"):
+        standing = _Standing(asking(getattr(os.path, check)), os.path.__name__, check)
+        setattr(os.path, check, standing)
+
+
+class _Standing:
+    """A function standing where `module.name` stood (`builtins.open`). Not a function itself:
+    dill, which datasets uses to hash a generator with the globals it reads (`open` among
+    them), follows a function's closure and globals, and this one's lead back to it (the
+    original `os.makedirs` calls the module's `makedirs`, this); an object it does not follow,
+    and pickles as a reference to the name, as it did the original."""
+
+    def __init__(self, function: Any, module: str, name: str) -> None:
+        self._function, self._path = function, f"__import__({module!r}).{name}"
+        self.__name__ = self.__qualname__ = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._function(*args, **kwargs)
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return eval, (self._path,)
 
 
 def patch_network() -> None:

@@ -927,6 +927,28 @@ def test_a_line_that_fails_on_a_stand_ins_answer_says_to_install_the_module(tmp_
     )
 
 
+def test_a_generator_dataset_that_reads_files_still_hashes(tmp_path, store):
+    # mnuhn/oppositext: `Dataset.from_generator(gen)`, whose `open` datasets hashes with dill;
+    # the hosted-folder `open` stands in its place without a closure dill would follow forever
+    script = _script(
+        tmp_path,
+        """
+        import pickle
+        from datasets import Dataset
+        def gen(path):
+            try:
+                with open(path) as fh:
+                    yield from ({"text": line} for line in fh)
+            except FileNotFoundError:
+                yield {"text": "none"}
+        ds = Dataset.from_generator(gen, gen_kwargs={"path": "missing.txt"})
+        print("ROWS", len(ds), pickle.loads(pickle.dumps(open)) is open)
+    """,
+    )
+    result = smoke_script(script, store=store, timeout=120)
+    assert "ROWS 1 True" in result.log_tail, result.log_tail
+
+
 def test_a_scripts_own_long_generation_is_capped_and_listed(tmp_path, store):
     # abhaykrishna2010's notebooks sample 256 new tokens for every stand-in prompt after
     # training, which ran past the timeout
