@@ -287,6 +287,8 @@ def stop_kind(row: dict[str, Any]) -> str:
         return "stopped before any line the rewrite changed had run"
     if "comes from the stand-in for" in why:
         return "stopped on what a stand-in for a module not installed here gave"
+    if "reads the environment variable" in why:
+        return "stopped on an environment variable this machine does not set"
     if "reads its command line by hand" in why:
         return "stopped on a command-line argument that no launch line of the repository gives"
     if "the rewrite dropped it" in why:

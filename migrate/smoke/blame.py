@@ -37,32 +37,45 @@ _NOT_DEFINED = re.compile(r"^name '(\w+)' is not defined")
 
 
 def _unbound_name(result: SmokeResult, err: dict[str, Any]) -> str:
-    """What a NameError raised in the script itself says of the code: a name the script (and the
-    original, before the rewrite) binds nowhere (williamfowler/CS138_RLAIF_PPO_vs_DPO uses
-    `tqdm` without importing it), or a notebook that binds it only in a cell below the one that
+    """What a NameError raised in the script, or in a file of its project, says of the code: a
+    name that file (and its original, before the rewrite) binds nowhere (williamfowler's
+    CS138_RLAIF_PPO_vs_DPO uses `tqdm` without importing it; Kwaai-AI-Lab's dataset.py reads
+    an `args` it never defines), or a notebook that binds it only in a cell below the one that
     stopped (kir77ki/NLP imports torch a cell after it uses it: its cells ran in another order
     where they were written). A name the original binds and the rewritten script does not is the
     rewrite's doing, and said so. "" otherwise, or where a `*` import may bind anything."""
     found = _NOT_DEFINED.match(str(err.get("message") or ""))
     ran = result.ran or result.path
     raised = str(err.get("raised_in") or "").rpartition(":")[0]
-    if (
-        err.get("exception") != "NameError"
-        or found is None
-        or not raised
-        or os.path.realpath(raised) != os.path.realpath(ran)
-    ):
+    if err.get("exception") != "NameError" or found is None or not raised:
         return ""
     name = found.group(1)
-    lines = _binding_lines(read_text(ran), name)
+    in_script = os.path.realpath(raised) == os.path.realpath(ran)
+    other = None if in_script else result.original(raised)
+    if not in_script and (other is None or result.rewritten is None):
+        return ""  # raised outside the project, or where what the rewrite touched is not known
+    lines = _binding_lines(read_text(raised), name)
     if lines is None:
         return ""
-    notebook = ran.endswith(".smoke.py")
-    what = "notebook" if notebook else "script"
+    notebook = in_script and ran.endswith(".smoke.py")
+    what = "notebook" if notebook else "script" if in_script else "file"
     if not lines:
-        original = _original_text(result)
-        before = _binding_lines(original, name) if original is not None else []
-        if before:
+        original: str
+        if other is not None:  # a file of the project the script went through (Kwaai-AI-Lab)
+            what = f"file {result.shown(other)}"
+            before = result.before.get(os.path.abspath(other))
+            if before is not None:
+                original = before.decode("utf-8", "replace")
+            elif os.path.abspath(other) in (result.rewritten or ()):
+                return ""  # rewritten, and what it held before is not known
+            else:
+                original = read_text(raised)
+        else:  # what the script held before the rewrite, or holds (not rewritten, not known)
+            original = _original_text(result) or ""
+        bound_before = _binding_lines(original, name)
+        if bound_before is None:
+            return ""  # a `*` import there may have bound it
+        if bound_before:
             return (
                 f"; the original {what} binds `{name}` and the rewritten one does not: the "
                 "rewrite dropped it, a bug of trl-migrate (please report it)"

@@ -558,5 +558,6 @@ def _read_keys(tree: ast.AST) -> set[str]:
         if not isinstance(node, ast.Subscript) or not isinstance(node.ctx, ast.Load):
             continue
         items = node.slice.elts if isinstance(node.slice, (ast.List, ast.Tuple)) else [node.slice]
-        found |= {k for item in items for k in key(item) if k.isidentifier()}
+        # a column may hold hyphens (vrizz/rlhf reads `row["new-instruction"]`)
+        found |= {k for item in items for k in key(item) if k.replace("-", "_").isidentifier()}
     return found

@@ -701,6 +701,25 @@ def test_a_missing_module_imported_by_a_project_helper_gets_a_stand_in(tmp_path,
     assert result.stand_ins == ["sklearn"]
 
 
+def test_a_name_a_project_file_never_binds_is_the_repositorys_own_code(tmp_path, store):
+    # Kwaai-AI-Lab/kwaai-alignment: its dataset.py reads an `args` it never defines
+    (tmp_path / "pyproject.toml").write_text("")
+    helper = tmp_path / "dataset.py"
+    helper.write_text("def size():\n    return args.size\n")
+    script = _script(tmp_path, TODO_LINE + "import dataset\ndataset.size()\n")
+    result = smoke_script(script, store=store, timeout=60, rewritten=frozenset(), before={})
+    shown = result.shown(str(helper))
+    assert result.findings[0].message.startswith(
+        "the script raised NameError: name 'args' is not defined; the file "
+        f"{shown} imports or defines `args` nowhere: the repository's own code, not the rewrite"
+    ), result.findings[0].message
+    # rewritten, what it held before not known: no claim
+    result = smoke_script(
+        script, store=store, timeout=60, rewritten=frozenset({str(helper)}), before={}
+    )
+    assert "imports or defines" not in result.findings[0].message
+
+
 def test_a_command_line_read_by_hand_and_not_given_says_how_to_pass_it(tmp_path, store):
     # rmorain/sentiment-tuning: `section = sys.argv[1]` picks a section of config.ini
     script = _script(

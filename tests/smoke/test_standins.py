@@ -216,9 +216,10 @@ def test_the_keys_a_script_reaches_are_read_from_it_and_its_project_imports(tmp_
         "src_col = 'prompt_cs_generation'\n"
         "df = df[[src_col, 'counterspeech']]\n"
         "twice = 'a'\ntwice = 'b'\nrow[twice]\n"  # bound to two strings: not followed
+        "row['new-instruction']\n"  # vrizz/rlhf: a column with a hyphen
     )
     found = reached(str(script), str(tmp_path))
-    assert found.keys == ("counterspeech", "prompt_cs_generation", "task")
+    assert found.keys == ("counterspeech", "new-instruction", "prompt_cs_generation", "task")
     assert found.imports == ("helpers", "loguru")
 
 
