@@ -104,7 +104,8 @@ class ModelDtypes(RuleTransformer):
         )
         self.report(
             call,
-            f"`{asked}` quantizes this model only on some runs: where it does not, {ran}, and "
+            f"`{asked}` may leave this model unquantized on some runs (a flag or a config read "
+            f"at run time): where it does, {ran}, and "
             "transformers 5, which TRL 1.13 installs in practice, loads it in its checkpoint's "
             'dtype (`dtype="auto"`, bfloat16 for most current checkpoints): pass '
             '`dtype="float32"` on those runs to keep the old precision',
