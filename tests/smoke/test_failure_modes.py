@@ -31,6 +31,15 @@ def _script(tmp_path: pathlib.Path, body: str, name: str = "train.py") -> str:
 TODO_LINE = "# TODO(trl-migrate TRL106): TRL 1.13 has no PPO step loop\n"
 
 
+def _project_file(tmp_path: pathlib.Path, name: str, text: str) -> pathlib.Path:
+    """A file of a project rooted at `tmp_path` (its pyproject.toml marks the root)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
 def _codes(result) -> list[str]:  # type: ignore[no-untyped-def]
     # TRL420 (a setting that fails at real scale, such as bf16 on a CPU) depends on the machine.
     return [f.code for f in result.findings if f.code != "TRL420"]
@@ -703,9 +712,7 @@ def test_a_missing_module_imported_by_a_project_helper_gets_a_stand_in(tmp_path,
 
 def test_a_name_a_project_file_never_binds_is_the_repositorys_own_code(tmp_path, store):
     # Kwaai-AI-Lab/kwaai-alignment: its dataset.py reads an `args` it never defines
-    (tmp_path / "pyproject.toml").write_text("")
-    helper = tmp_path / "dataset.py"
-    helper.write_text("def size():\n    return args.size\n")
+    helper = _project_file(tmp_path, "dataset.py", "def size():\n    return args.size\n")
     script = _script(tmp_path, TODO_LINE + "import dataset\ndataset.size()\n")
     result = smoke_script(script, store=store, timeout=60, rewritten=frozenset(), before={})
     shown = result.shown(str(helper))
@@ -775,9 +782,7 @@ def test_an_unset_environment_variable_says_to_set_it(tmp_path, store):
 def test_an_attribute_the_repositorys_own_module_lacks_is_its_own_code(tmp_path, store):
     # kmc0207/ppo-prompt: `utils.create_balanced_subset_and_validation(...)`, which its utils.py
     # (untouched by the rewrite) does not define
-    (tmp_path / "pyproject.toml").write_text("")
-    helper = tmp_path / "utils.py"
-    helper.write_text("def other():\n    return 1\n")
+    helper = _project_file(tmp_path, "utils.py", "def other():\n    return 1\n")
     script = _script(tmp_path, TODO_LINE + "import utils\nutils.make_split([])\n")
     result = smoke_script(script, store=store, timeout=60, rewritten=frozenset(), before={})
     assert result.findings[0].message == (
@@ -853,8 +858,7 @@ def test_an_import_neither_trl_nor_the_rewrite_broke_says_whose_it_is(
 ):
     (tmp_path / "pyproject.toml").write_text("")
     for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+        _project_file(tmp_path, name, text)
     script = _script(tmp_path, TODO_LINE + body)
     result = smoke_script(script, store=store, timeout=120, rewritten=frozenset(), before={})
     [stop] = result.findings
@@ -865,11 +869,8 @@ def test_an_import_neither_trl_nor_the_rewrite_broke_says_whose_it_is(
 def test_a_name_the_repositorys_own_module_lacks_is_its_own_code(tmp_path, store):
     # aiintelligentsystems/askhistorians-knowledge-filling: `load_reddit_dataset` is not in the
     # repo's redditqa/data.py, which the rewrite did not touch
-    (tmp_path / "pyproject.toml").write_text("")
-    (tmp_path / "redditqa").mkdir()
-    (tmp_path / "redditqa" / "__init__.py").write_text("")
-    data = tmp_path / "redditqa" / "data.py"
-    data.write_text("def load():\n    return []\n")
+    _project_file(tmp_path, "redditqa/__init__.py", "")
+    data = _project_file(tmp_path, "redditqa/data.py", "def load():\n    return []\n")
     script = _script(tmp_path, TODO_LINE + "from redditqa.data import load_reddit_dataset\n")
     result = smoke_script(script, store=store, timeout=120, rewritten=frozenset(), before={})
     shown = result.shown(str(data))
