@@ -380,8 +380,10 @@ def redirect_hosted(folder: str) -> None:
         real_mkdir(target, *args, **kwargs)
 
     def asking(check: Any) -> Any:
-        def here(path: Any, *args: Any, **kwargs: Any) -> Any:
-            return check(hosted(path), *args, **kwargs)
+        def here(*args: Any, **kwargs: Any) -> Any:
+            if args:  # `os.listdir()` takes no path: the current folder's
+                args = (hosted(args[0]), *args[1:])
+            return check(*args, **kwargs)
 
         return here
 

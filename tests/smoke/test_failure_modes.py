@@ -909,6 +909,7 @@ def test_writes_to_a_hosted_notebooks_folder_stay_in_the_runs_folder(tmp_path, s
         AutoModelForCausalLM.from_pretrained("gpt2").save_pretrained(saved)
         AutoTokenizer.from_pretrained("gpt2").save_pretrained(saved)
         print("FILES", "model.safetensors" in os.listdir(saved), os.path.isfile(saved + "/tokenizer.json"))
+        print("HERE", os.listdir() == os.listdir("."))
         AutoModelForCausalLM.from_pretrained(saved)
         AutoTokenizer.from_pretrained(saved)
         print("RELOADED")
@@ -918,6 +919,7 @@ def test_writes_to_a_hosted_notebooks_folder_stay_in_the_runs_folder(tmp_path, s
     assert _codes(result) == ["TRL413"], result.log_tail
     assert "READ [1, 2]" in result.log_tail and "BACK done" in result.log_tail
     assert "FILES True True" in result.log_tail and "RELOADED" in result.log_tail
+    assert "HERE True" in result.log_tail
     assert not os.path.exists(f"/content/runs/{name}")
     assert not os.path.exists(f"/kaggle/working/{name}.txt")
     assert [(o["field"], o["was"]) for o in result.overrides] == [
