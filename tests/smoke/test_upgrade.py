@@ -147,9 +147,11 @@ def test_a_crash_in_a_rewritten_module_says_whether_the_rewrite_changed_that_lin
     [crash] = [f for f in smoke.findings if f.code == "TRL412"]
     line = (root / "helpers.py").read_text().splitlines().index("size = undefined") + 1
     assert line > 4  # the rewrite wrote LengthSampler in above it
+    shown = smoke.shown(str(root / "helpers.py"))
     assert crash.message == (
-        "the script raised NameError: name 'undefined' is not defined; it came from "
-        f"{smoke.shown(str(root / 'helpers.py'))}:{line}, a line the rewrite did not change"
+        f"the script raised NameError: name 'undefined' is not defined; the file {shown} "
+        "imports or defines `undefined` nowhere: the repository's own code, not the rewrite; "
+        f"it came from {shown}:{line}, a line the rewrite did not change"
     ), crash.message
 
 
