@@ -404,14 +404,14 @@ class _Standing:
     and pickles as a reference to the name, as it did the original."""
 
     def __init__(self, function: Any, module: str, name: str) -> None:
-        self._function, self._path = function, f"__import__({module!r}).{name}"
-        self.__name__ = self.__qualname__ = name
+        self._function = function
+        self.__module__, self.__name__, self.__qualname__ = module, name, name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._function(*args, **kwargs)
 
-    def __reduce__(self) -> tuple[Any, tuple[str]]:
-        return eval, (self._path,)
+    def __reduce__(self) -> str:
+        return self.__name__  # pickled as the global `module.name`, which this object now is
 
 
 def patch_network() -> None:
