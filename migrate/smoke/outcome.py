@@ -522,6 +522,12 @@ _SAID_BY_TODO = (
         "encoder-decoder",
         "says TRL 1.13's trainers take no encoder-decoder model",
     ),
+    (
+        # a torch Dataset of tokenized queries handed on as the trainer's train_dataset
+        re.compile(r"`(?:train|eval)_dataset` must be a `Dataset` or `IterableDataset`"),
+        'reads a "prompt" column',
+        'says RLOO/GRPO read a dataset of "prompt" rows',
+    ),
 )
 _MISSING_ATTRIBUTE = re.compile(r"has no attribute '(\w+)'")
 

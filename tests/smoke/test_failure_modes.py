@@ -182,21 +182,34 @@ def test_a_stop_on_what_a_todo_names_points_at_that_todo(tmp_path, store, stop, 
         ), message
 
 
-def test_a_stop_on_a_cause_a_todo_states_points_at_that_todo(tmp_path, store):
-    # tushargupta123/LLM-practice: a T5 policy, kept under TRL102's encoder-decoder TODO, stopped
-    # where the trainer loads it as a causal LM, on a later cell
-    script = _script(
-        tmp_path,
-        "# TODO(trl-migrate TRL102): no TRL 1.13 online-RL trainer (GRPO, RLOO) takes "
-        "encoder-decoder models: stay on TRL <= 1.12\n"
-        "model = 't5'\n"
-        "raise ValueError(\"Unrecognized configuration class <class 'T5Config'> for this kind of "
-        'AutoModel: AutoModelForCausalLM.")\n',
-    )
+@pytest.mark.parametrize(
+    ("todo", "stop", "says"),
+    [
+        # tushargupta123/LLM-practice: a T5 policy, kept under TRL102's encoder-decoder TODO,
+        # stopped where the trainer loads it as a causal LM, on a later cell
+        (
+            "TRL102): no TRL 1.13 online-RL trainer (GRPO, RLOO) takes encoder-decoder models: "
+            "stay on TRL <= 1.12",
+            "ValueError(\"Unrecognized configuration class <class 'T5Config'> for this kind of "
+            'AutoModel: AutoModelForCausalLM.")',
+            "TRL102) at line 1 that says TRL 1.13's trainers take no encoder-decoder model",
+        ),
+        # Taeksu-Kim/RLHF: a torch Dataset of tokenized queries, under TRL105's TODO, handed to
+        # the trainer, which takes a datasets.Dataset
+        (
+            'TRL105): RLOOTrainer reads a "prompt" column (text or chat messages) from '
+            "`train_dataset` and tokenizes it itself",
+            "TypeError('`train_dataset` must be a `Dataset` or `IterableDataset`, got "
+            "`PPO_dataset`.')",
+            'TRL105) at line 1 that says RLOO/GRPO read a dataset of "prompt" rows',
+        ),
+    ],
+)
+def test_a_stop_on_a_cause_a_todo_states_points_at_that_todo(tmp_path, store, todo, stop, says):
+    script = _script(tmp_path, f"# TODO(trl-migrate {todo}\nmodel = 't5'\nraise {stop}\n")
     result = smoke_script(script, store=store, timeout=60, cwd=str(tmp_path))
     assert result.findings[0].message.endswith(
-        "; the rewrite left a TODO(trl-migrate TRL102) at line 1 that says TRL 1.13's trainers "
-        "take no encoder-decoder model, for a human"
+        f"; the rewrite left a TODO(trl-migrate {says}, for a human"
     ), result.findings[0].message
 
 
