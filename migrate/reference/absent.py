@@ -142,6 +142,8 @@ class _Anything(type):
         # or class stays itself, not a stand-in
         if len(args) == 1 and not kwargs and _decorated(args[0]):
             return args[0]
+        if cls.__name__.endswith(".subplots"):  # `fig, ax = plt.subplots(...)`
+            return (_stand_in_type(f"{cls.__name__}[0]"), _stand_in_type(f"{cls.__name__}[1]"))
         return cls
 
     def __iter__(cls) -> Any:
@@ -235,6 +237,11 @@ def stand_in(names: frozenset[str]) -> list[str]:
                 _module(".".join(parts[:i]))
     if "tyro" in used:
         sys.modules["tyro"].cli = _tyro_cli  # type: ignore[attr-defined]
+    if "matplotlib" in used and _installed("pandas"):
+        # pandas draws `df.hist()` and `df.plot()` through matplotlib: those are no-ops too
+        import pandas.plotting._core as plotting
+
+        plotting._get_plot_backend = lambda backend=None: _stand_in_type("pandas.plotting")
     if used:
         sys.meta_path.append(_Submodules(frozenset(used)))
     for name in used:

@@ -312,6 +312,10 @@ def patch_cuda(torch: Any) -> None:
         args, kwargs = _cpu(args, kwargs)
         return tensor_to(self, *args, **kwargs)
 
+    def set_device(device: Any) -> None:  # `torch.cuda.set_device(1)`: the CPU it is
+        moved(f"cuda:{device}" if isinstance(device, int) else device)
+
+    torch.cuda.set_device = set_device
     module_cls.cuda = module_cuda
     module_cls.to = module_to_cpu
     tensor_cls.cuda = tensor_cuda

@@ -296,6 +296,8 @@ def tiny_adapter_dir(model: Any, adapter_id: Any, task_type: str) -> str:
 
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     config = copy.deepcopy(base.config)
+    if task_type == "CAUSAL_LM" and getattr(config, "is_encoder_decoder", False):
+        task_type = "SEQ_2_SEQ_LM"  # an adapter for a T5 policy is a seq2seq one
     targets = None
     for existing in (getattr(model, "peft_config", None) or {}).values():
         targets = getattr(existing, "target_modules", None) or targets
@@ -305,6 +307,8 @@ def tiny_adapter_dir(model: Any, adapter_id: Any, task_type: str) -> str:
         if not type(base).__name__.endswith("ForSequenceClassification"):
             config.num_labels = 2
         built = transformers.AutoModelForSequenceClassification.from_config(config)
+    elif task_type == "SEQ_2_SEQ_LM":
+        built = transformers.AutoModelForSeq2SeqLM.from_config(config)
     else:
         built = transformers.AutoModelForCausalLM.from_config(config)
     lora = LoraConfig(task_type=task_type, r=4, lora_alpha=8, target_modules=targets)
@@ -327,20 +331,52 @@ def patch_peft(module: Any) -> None:
     def load_adapter_or_stand_in(self, model_id, adapter_name, *args, **kwargs):  # type: ignore[no-untyped-def]
         if not _is_checkpoint(model_id):
             model_id = tiny_adapter_dir(self, model_id, "SEQ_CLS")
-        return load_adapter(self, model_id, adapter_name, *args, **kwargs)
+        try:
+            return load_adapter(self, model_id, adapter_name, *args, **kwargs)
+        except RuntimeError as e:
+            # the repo's adapter, made for the real model: peft added it with the repo's own
+            # config (rank, targets, task) before its weights failed to fit, so it stays, as
+            # freshly made (LoRA starts as the identity)
+            if not (_misfit(e, model_id) and adapter_name in self.peft_config):
+                raise
+            from torch.nn.modules.module import _IncompatibleKeys
+
+            return _IncompatibleKeys(missing_keys=[], unexpected_keys=[])
 
     def from_pretrained_or_stand_in(cls, model, model_id, *args, **kwargs):  # type: ignore[no-untyped-def]
         model_id = caps.hosted(model_id)
+        # the task of the model it goes on: a reward classifier's adapter is SEQ_CLS
+        base = model.get_base_model() if hasattr(model, "get_base_model") else model
+        task = (
+            "SEQ_CLS" if type(base).__name__.endswith("ForSequenceClassification") else "CAUSAL_LM"
+        )
         if not _is_checkpoint(model_id):
-            # the task of the model it goes on: a reward classifier's adapter is SEQ_CLS
-            base = model.get_base_model() if hasattr(model, "get_base_model") else model
-            scores = type(base).__name__.endswith("ForSequenceClassification")
-            model_id = tiny_adapter_dir(model, model_id, "SEQ_CLS" if scores else "CAUSAL_LM")
+            model_id = tiny_adapter_dir(model, model_id, task)
         return from_pretrained(cls, model, model_id, *args, **kwargs)
 
     PeftModel.load_adapter = load_adapter_or_stand_in
     PeftModel.from_pretrained = classmethod(from_pretrained_or_stand_in)
     _save_without_push(PeftModel)
+
+
+MISFIT_ADAPTERS: list[str] = []  # the repo's adapters, made for the real model's sizes
+
+
+def _misfit(error: RuntimeError, model_id: Any) -> bool:
+    """Whether loading the repo's own adapter onto the tiny stand-in model failed on its sizes
+    (`size mismatch for ...lora_A.weight`: a LoRA trained on the real checkpoint); it is then
+    noted, and its weights left freshly made."""
+    if "size mismatch" not in str(error):
+        return False
+    path = str(model_id)
+    if path not in MISFIT_ADAPTERS:
+        MISFIT_ADAPTERS.append(path)
+        print(
+            f"[trl-migrate smoke] the adapter at {path} was made for the real base model, not "
+            "the tiny stand-in: its config is kept, its weights freshly made",
+            file=sys.stderr,
+        )
+    return True
 
 
 def patch_peft_config(module: Any) -> None:
@@ -395,6 +431,16 @@ def patch_tokenizers(module: Any) -> None:
 
     base.from_pretrained = classmethod(tok_from_pretrained)
     _save_without_push(base)
+    call = base.__call__
+
+    def call_on_stand_in_rows(self, text=None, *args, **kwargs):  # type: ignore[no-untyped-def]
+        # a stand-in row's number (`label` 0 or 1) where the data the repo lacks held text (a
+        # summary): the real rows would have been tokenized
+        if MISSING_DATA and isinstance(text, (int, float)) and not isinstance(text, bool):
+            text = str(text)
+        return call(self, text, *args, **kwargs)
+
+    base.__call__ = call_on_stand_in_rows
 
 
 def _save_without_push(cls: Any) -> None:
@@ -473,6 +519,22 @@ DATASETS: dict[str, tuple[str, ...]] = {
         "prompt:scored",
         "continuation:scored",
     ),
+    # ":long": 8, 16 or 24 sentences, as `text` holds (scripts keep rows with
+    # `200 < len(x["prompt"]) <= 1000`: Reddit posts, dialogues); ":text": text where the name
+    # alone reads as a number (the summary in `label`)
+    "CarperAI/openai_summarize_tldr": ("prompt:long", "label:text"),
+    "knkarthick/dialogsum": ("id", "dialogue:long", "summary", "topic"),
+    # ":argilla": an Argilla record, read as `row["new-instruction"]["value"][0]`
+    "argilla/databricks-dolly-15k-curated-en": (
+        "id",
+        "category",
+        "original-instruction",
+        "original-context",
+        "original-response",
+        "new-instruction:argilla",
+        "new-context:argilla",
+        "new-response:argilla",
+    ),
 }
 
 
@@ -518,10 +580,30 @@ def fallback_columns() -> tuple[str, ...]:
     return FALLBACK + tuple(k for k in keys if k not in FALLBACK)[:64]
 
 
+# DatasetDict methods that answer another DatasetDict of the same splits
+_SPLIT_METHODS = (
+    "map",
+    "filter",
+    "remove_columns",
+    "rename_column",
+    "rename_columns",
+    "select_columns",
+    "cast",
+    "cast_column",
+    "flatten",
+    "shuffle",
+    "sort",
+    "with_format",
+    "flatten_indices",
+)
+
+
 _LOCAL_BUILDERS = {"json", "csv", "parquet", "text", "arrow", "imagefolder", "audiofolder"}
 
 
 MISSING_DATA: list[str] = []  # data files and folders the script named that are not there
+# (missing data file, the repo's sample of it read in its place)
+SAMPLE_DATA: list[tuple[str, str]] = []
 
 
 def _absent_files(data_files: Any) -> list[str]:
@@ -529,6 +611,9 @@ def _absent_files(data_files: Any) -> list[str]:
     that do not exist or are empty; [] when all hold data or none is named."""
     if data_files is None:
         return []
+    if not isinstance(data_files, (str, os.PathLike, dict, list, tuple)):
+        # `data_files=args.train_path` left at a default such as True: no file is named
+        return [f"(data_files={data_files!r}: no file named)"]
     if not isinstance(data_files, (str, os.PathLike)) and not data_files:
         # `data_files={}` or `[]`: the folder the script globbed for data holds none here.
         return ["(no data files: the script found none to pass)"]
@@ -536,18 +621,60 @@ def _absent_files(data_files: Any) -> list[str]:
         items = [os.fspath(data_files)]
     elif isinstance(data_files, dict):
         items = [
-            os.fspath(p)
+            p
             for v in data_files.values()
-            for p in ([v] if isinstance(v, (str, os.PathLike)) else list(v))
+            for p in ([v] if isinstance(v, (str, os.PathLike)) else _paths(v))
         ]
     else:
-        items = [os.fspath(p) for p in data_files]
+        items = list(data_files)
+    named = [os.fspath(p) for p in items if isinstance(p, (str, os.PathLike))]
+    if len(named) < len(items):
+        return [f"(data_files={data_files!r}: no file named)"]
+    items = named
     import glob
 
     def there(pattern: str) -> bool:
         return any(_holds_data(p) for p in glob.glob(pattern) if os.path.isfile(p))
 
     return [p for p in items if "://" not in p and not there(p)]
+
+
+def _paths(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def sibling_data(path: str) -> str | None:
+    """The one file beside a missing data file that holds data of its kind, named alike
+    (`ppo_data_example.json` for `ppo_data_train.json`: the sample a repo ships in place of its
+    real data), else None."""
+    folder, name = os.path.split(path)
+    stem, ext = os.path.splitext(name)
+    cut = max(stem.rfind("_"), stem.rfind("-"))
+    if not ext or cut <= 0 or "*" in name:
+        return None
+    try:
+        names = sorted(os.listdir(folder or "."))
+    except OSError:
+        return None
+    found = [
+        os.path.join(folder, n)
+        for n in names
+        if n != name
+        and n.startswith(stem[: cut + 1])
+        and n.endswith(ext)
+        and os.path.isfile(os.path.join(folder, n))
+        and _holds_data(os.path.join(folder, n))
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _in_place(data_files: Any, swap: dict[str, str]) -> Any:
+    """`data_files` with each missing file replaced by its sibling of `swap`."""
+    if isinstance(data_files, (str, os.PathLike)):
+        return swap.get(os.fspath(data_files), data_files)
+    if isinstance(data_files, dict):
+        return {k: _in_place(v, swap) for k, v in data_files.items()}
+    return [_in_place(p, swap) for p in data_files]
 
 
 def _holds_data(path: str) -> bool:
@@ -600,6 +727,12 @@ def tiny_dataset(columns: tuple[str, ...], n: int = 256) -> Any:
             half = len(words) // 2
             span = " ".join(words[:half] if col == "prompt" else words[half:])
             return {"text": span, **{k: ((i + j) % 5) / 4 for j, k in enumerate(_PERSPECTIVE)}}
+        if kinds[col] == "long":
+            return text("text", i)
+        if kinds[col] == "text":
+            return s[i]
+        if kinds[col] == "argilla":
+            return {"user_id": ["stand-in"], "value": [answer], "status": ["submitted"]}
         if col == "challenging":
             return i % 3 == 0
         if col == "filename":
@@ -608,7 +741,7 @@ def tiny_dataset(columns: tuple[str, ...], n: int = 256) -> Any:
 
     def text(col: str, i: int) -> Any:
         head, _, tail = s[i].partition(" ")
-        if col in ("text", "review"):
+        if col in ("text", "review", "dialogue"):
             return " ".join(s[24 * i : 24 * i + 8 * (1 + i % 3)])
         if col in ("prompt", "query", "question"):
             return head
@@ -706,8 +839,30 @@ def patch_datasets(datasets: Any) -> None:
     _ORIGINAL["load_dataset"] = original
 
     class _AnySplit(datasets.DatasetDict):
+        rows: Any = None  # the stand-in rows: a split the script never set holds them
+
         def __missing__(self, key: str) -> Any:
-            return self["train"]
+            # not `self["train"]`, which the script may have replaced by its processed rows
+            return self["train"] if self.rows is None else self.rows
+
+    def _keeps_any_split(name: str) -> None:
+        # DatasetDict's own methods answer a plain DatasetDict: the splits still stand in for
+        # every name (`tokenized["validation"]` after `.map(...)`), processed alike
+        method = getattr(datasets.DatasetDict, name)
+
+        def kept(self: Any, *args: Any, **kwargs: Any) -> Any:
+            out = method(self, *args, **kwargs)
+            if type(out) is not datasets.DatasetDict:
+                return out
+            wrapped = _AnySplit(out)
+            wrapped.rows = out.get("train")
+            return wrapped
+
+        setattr(_AnySplit, name, kept)
+
+    for method_name in _SPLIT_METHODS:
+        if hasattr(datasets.DatasetDict, method_name):
+            _keeps_any_split(method_name)
 
     def load_dataset(
         path: Any = None,
@@ -718,6 +873,20 @@ def patch_datasets(datasets: Any) -> None:
         **kwargs: Any,
     ) -> Any:
         absent = _absent_files(kwargs.get("data_files", args[0] if args else None))
+        swap = {p: s for p in absent if (s := sibling_data(p)) is not None}
+        named = "data_files" in kwargs
+        if path in _LOCAL_BUILDERS and absent and len(swap) == len(absent) and named:
+            # the repo's sample of the same data, named alike, read in place of what it lacks
+            for missing, sample in swap.items():
+                if (missing, sample) not in SAMPLE_DATA:
+                    SAMPLE_DATA.append((missing, sample))
+                    print(
+                        f"[trl-migrate smoke] {missing} is not in the repo: its {sample} is "
+                        "read in its place",
+                        file=sys.stderr,
+                    )
+            kwargs["data_files"] = _in_place(kwargs["data_files"], swap)
+            absent = []
         if path in _LOCAL_BUILDERS and not absent or _is_local(path):
             return original(path, name, *args, split=split, streaming=streaming, **kwargs)
         if path in _LOCAL_BUILDERS:  # the data files are not in the repo: stand-in rows
@@ -728,6 +897,7 @@ def patch_datasets(datasets: Any) -> None:
         if split is not None:
             return ds.to_iterable_dataset() if streaming else ds
         out = _AnySplit({"train": ds, "test": ds.select(range(16))})
+        out.rows = ds
         return (
             datasets.IterableDatasetDict({k: v.to_iterable_dataset() for k, v in out.items()})
             if streaming

@@ -82,8 +82,15 @@ def tiny_tokenizer(
     tok.train_from_iterator(
         list(corpus) if corpus is not None else tiny_corpus(2000), trainer=trainer
     )
+    # model_max_length: the tiny models' 512 positions, so `padding="max_length"` pads to a
+    # length, as a real checkpoint's tokenizer does (unset, it pads nothing)
     fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok, pad_token=PAD, eos_token=EOS, bos_token=BOS, padding_side="right"
+        tokenizer_object=tok,
+        pad_token=PAD,
+        eos_token=EOS,
+        bos_token=BOS,
+        padding_side="right",
+        model_max_length=512,
     )
     fast.chat_template = CHAT_TEMPLATE
     return fast

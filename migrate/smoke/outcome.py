@@ -62,6 +62,14 @@ def judge(
         f"checkpoint {p} (a placeholder in the repo: no config, tokenizer or weights)"
         for p in data.get("placeholders", [])
     ]
+    result.stand_ins += [
+        f"data {missing} (missing in the repo: its {sample} read in its place)"
+        for missing, sample in data.get("sample_data", [])
+    ]
+    result.stand_ins += [
+        f"adapter {p} (made for the real base model: its config kept, its weights freshly made)"
+        for p in data.get("misfit_adapters", [])
+    ]
     result.overrides = list(data.get("overrides", []))
     result.at_scale = list(data.get("at_scale", []))
     left_out = tuple(getattr(result.entry, "left_out", ()) or ())
@@ -417,11 +425,23 @@ def stack_at_kill(log: str, script: str) -> str:
 
 
 def _with_stand_ins(result: SmokeResult) -> str:
-    modules = [s for s in result.stand_ins if not s.startswith(("data ", "checkpoint "))]
+    modules = [
+        s for s in result.stand_ins if not s.startswith(("data ", "checkpoint ", "adapter "))
+    ]
     data = [
         s[len("data ") :].removesuffix(" (missing or empty in the repo)")
         for s in result.stand_ins
-        if s.startswith("data ")
+        if s.startswith("data ") and "read in its place)" not in s
+    ]
+    samples = [
+        s[len("data ") :]
+        .replace(" (missing in the repo: its ", " -> ")
+        .removesuffix(" read in its place)")
+        for s in result.stand_ins
+        if s.startswith("data ") and s.endswith("read in its place)")
+    ]
+    adapters = [
+        s[len("adapter ") :].split(" (")[0] for s in result.stand_ins if s.startswith("adapter ")
     ]
     placeholders = [
         s[len("checkpoint ") :].split(" (")[0]
@@ -438,6 +458,16 @@ def _with_stand_ins(result: SmokeResult) -> str:
         out += (
             f", with stand-in rows for data the repo lacks or leaves empty: {', '.join(data)} "
             "(supply it to train on it)"
+        )
+    if samples:
+        out += (
+            f", reading the repo's own sample data in place of the data it lacks: "
+            f"{', '.join(samples)} (supply the real data to train on it)"
+        )
+    if adapters:
+        out += (
+            f", with freshly made weights for adapters the repo made for the real base model: "
+            f"{', '.join(adapters)} (they do not fit the tiny stand-in model)"
         )
     if placeholders:
         out += (

@@ -53,6 +53,31 @@ def test_stand_in_datasets_are_big_enough_for_the_cuts_scripts_make(tmp_path, st
     assert "ROWS 256 256 156" in result.log_tail
 
 
+def test_a_split_the_script_never_set_holds_the_stand_in_rows_not_its_processed_ones(
+    tmp_path, store
+):
+    # tyronen/bb-finetune: `dataset["train"] = dataset["train"].map(...)` replaced the train split
+    # by tokenized rows; its later `dataset["valid"]` read those, not the dataset's own rows
+    pytest.importorskip("torch")
+    pytest.importorskip("trl")
+    from migrate.smoke import smoke_script
+
+    script = tmp_path / "splits.py"
+    script.write_text(
+        "from datasets import load_dataset\n"
+        "ds = load_dataset('CarperAI/openai_summarize_tldr')\n"
+        "ds['train'] = ds['train'].map(lambda x: {'n': 1}, remove_columns=['prompt', 'label'])\n"
+        "valid = ds['valid']\n"
+        "print('SPLITS', ds['train'].column_names, valid.column_names, len(valid))\n"
+        "long = valid.filter(lambda x: 200 < len(x['prompt']) <= 1000)\n"
+        "print('LONG', len(long) > 100, isinstance(valid[0]['label'], str))\n"
+    )
+    result = smoke_script(str(script), store=store, timeout=120)
+    assert [f.code for f in result.findings] == ["TRL413"], result.log_tail
+    assert "SPLITS ['n'] ['prompt', 'label'] 256" in result.log_tail, result.log_tail
+    assert "LONG True True" in result.log_tail, result.log_tail
+
+
 def test_a_tracker_the_machine_lacks_is_a_no_op_stand_in(tmp_path, store):
     pytest.importorskip("torch")
     pytest.importorskip("trl")
@@ -353,6 +378,14 @@ def test_stand_in_rows_hold_conversations_where_the_named_dataset_does():
     assert all(p["text"] and c["text"] and 0 <= p["toxicity"] <= 1 for p, c in spans)
     assert 0 < sum(p["toxicity"] > 0.3 for p, _ in spans) < 20
     assert isinstance(rtp[0]["challenging"], bool)
+    # long posts and dialogues for the length filters scripts put on them; Argilla records
+    tldr = tiny_dataset(DATASETS["CarperAI/openai_summarize_tldr"], n=30)
+    assert all(len(p) > 200 for p in tldr["prompt"]) and isinstance(tldr[0]["label"], str)
+    dialogues = tiny_dataset(DATASETS["knkarthick/dialogsum"], n=30)["dialogue"]
+    assert sum(200 < len(d) <= 1000 for d in dialogues) >= 10
+    dolly = tiny_dataset(DATASETS["argilla/databricks-dolly-15k-curated-en"], n=2)[1]
+    assert dolly["new-instruction"]["status"] == ["submitted"]
+    assert dolly["new-context"]["value"][0] and isinstance(dolly["original-context"], str)
     # the same names elsewhere stay text
     plain = tiny_dataset(DATASETS["lvwerra/stack-exchange-paired"] + ("chosen",), n=4)
     assert isinstance(plain[1]["chosen"], str) and not plain[1]["chosen"].startswith("\n")
@@ -521,3 +554,90 @@ def test_shared_layers_the_tiny_stand_in_lacks_are_capped_and_listed(tmp_path, s
     [capped] = [o for o in result.overrides if o["field"] == "num_shared_layers"]
     assert capped["config"] == "create_reference_model" and capped["was"] == 6
     assert capped["now"] < 6
+
+
+def test_stand_in_rows_meet_the_tokenizing_and_splits_scripts_made_for_the_real_data(
+    tmp_path, store
+):
+    # Bit-numeval/NumEval ships ppo_data_example.json beside the ppo_data_train.json it lacks;
+    # bcmin1018's `--train_path` defaults to True; ashishjamarkattel tokenizes the `label` column
+    # (a summary in the real data); azmozaffari pads to "max_length"; Seddik-Turki reads
+    # `tokenized["validation"]` after a `.map(...)` of the whole DatasetDict
+    pytest.importorskip("torch")
+    pytest.importorskip("trl")
+    from migrate.smoke import smoke_script
+
+    (tmp_path / "ppo_data_example.json").write_text('[{"task": "stressTest", "q": "hi"}]\n')
+    script = tmp_path / "data.py"
+    script.write_text(
+        "from datasets import load_dataset\n"
+        "from transformers import AutoTokenizer\n"
+        "ds = load_dataset('json', data_files='ppo_data_train.json', split='train')\n"
+        "print('SAMPLE', ds[0]['task'], len(ds))\n"
+        "other = load_dataset('json', data_files=True)\n"
+        "tok = AutoTokenizer.from_pretrained('google/flan-t5-base')\n"
+        "row = load_dataset('csv', data_files='test.csv', split='train')[0]\n"
+        "ids = tok(row['label'], padding='max_length', truncation=True)['input_ids']\n"
+        "print('TOKENIZED', len(ids), tok.model_max_length)\n"
+        "tokenized = load_dataset('knkarthick/dialogsum').map(lambda x: {'n': 1})\n"
+        "print('SPLIT', tokenized['validation'].column_names[-1])\n"
+    )
+    result = smoke_script(str(script), store=store, timeout=120, cwd=str(tmp_path))
+    assert "SAMPLE stressTest 1" in result.log_tail, result.log_tail
+    assert "TOKENIZED 512 512" in result.log_tail, result.log_tail
+    assert "SPLIT n" in result.log_tail, result.log_tail
+    assert result.stand_ins == [
+        "data (data_files=True: no file named) (missing or empty in the repo)",
+        "data test.csv (missing or empty in the repo)",
+        "data ppo_data_train.json (missing in the repo: its ppo_data_example.json read in its "
+        "place)",
+    ], result.stand_ins
+    from migrate.smoke.outcome import _with_stand_ins
+
+    assert (
+        "reading the repo's own sample data in place of the data it lacks: ppo_data_train.json "
+        "-> ppo_data_example.json (supply the real data to train on it)"
+    ) in _with_stand_ins(result)
+
+
+def test_plots_gpus_and_adapters_made_for_the_real_model_stand_in(tmp_path, store):
+    # Seddik-Turki: `fig, ax = plt.subplots()` then `df.hist(ax=ax)` without matplotlib;
+    # ashishjamarkattel: `torch.cuda.set_device(1)`; jujuliaa12 commits a LoRA of the real
+    # Qwen2.5-0.5B, which does not fit the tiny stand-in; a T5 policy's adapter is seq2seq
+    pytest.importorskip("torch")
+    pytest.importorskip("trl")
+    import importlib.util
+
+    from migrate.smoke import smoke_script
+
+    if importlib.util.find_spec("matplotlib") is not None:
+        pytest.skip("matplotlib is installed here: the stand-in is for machines without it")
+    script = tmp_path / "misc.py"
+    script.write_text(
+        "import torch, pandas as pd\n"
+        "import matplotlib.pyplot as plt\n"
+        "from peft import LoraConfig, PeftModel, get_peft_model\n"
+        "from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM\n"
+        "fig, ax = plt.subplots(figsize=(4, 3))\n"
+        "pd.DataFrame({'a': [1, 2]})['a'].hist(ax=ax)\n"
+        "torch.cuda.set_device(1)\n"
+        "real = AutoModelForCausalLM.from_config(\n"
+        "    AutoModelForCausalLM.from_pretrained('Qwen/Qwen2.5-0.5B').config.__class__(\n"
+        "        vocab_size=64, hidden_size=96, intermediate_size=96, num_hidden_layers=2,\n"
+        "        num_attention_heads=4, num_key_value_heads=4))\n"
+        "get_peft_model(real, LoraConfig(r=4, target_modules=['q_proj'], task_type='CAUSAL_LM')).save_pretrained('sft')\n"
+        "base = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2.5-0.5B')\n"
+        "model = PeftModel.from_pretrained(base, 'sft', is_trainable=True)\n"
+        "t5 = AutoModelForSeq2SeqLM.from_pretrained('google/flan-t5-base')\n"
+        "t5 = PeftModel.from_pretrained(t5, './peft-dialogue-summary')\n"
+        "print('DONE', type(model).__name__, t5.peft_config['default'].task_type)\n"
+    )
+    result = smoke_script(str(script), store=store, timeout=120, cwd=str(tmp_path))
+    assert "DONE PeftModelForCausalLM SEQ_2_SEQ_LM" in result.log_tail, result.log_tail
+    assert (
+        "adapter sft (made for the real base model: its config kept, its weights freshly made)"
+        in (result.stand_ins)
+    ), result.stand_ins
+    assert {"field": "device", "was": "cuda:1", "now": "cpu"}.items() <= next(
+        o for o in result.overrides if o["field"] == "device"
+    ).items(), result.overrides
