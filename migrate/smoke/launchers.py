@@ -225,6 +225,27 @@ def parse_command(
     return path, module, args, unresolved, runs_in
 
 
+_SKIPPED_DIRS = frozenset({"node_modules", "site-packages", "venv", "env", "__pycache__"})
+
+
+def only_file(root: str, written: str) -> str:
+    """The one file of the repo at `root` whose path ends with `written` (a file name, or a
+    relative path), absolute; '' when none or several do."""
+    tail = os.path.normpath(written).lstrip(os.sep)
+    if tail.startswith(".."):
+        return ""
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS)
+        for name in files:
+            path = os.path.join(folder, name)
+            if name == os.path.basename(tail) and path.endswith(os.sep + tail):
+                found.append(os.path.abspath(path))
+                if len(found) > 1:
+                    return ""
+    return found[0] if found else ""
+
+
 def _shell_script(tokens: Sequence[str], *, cwd: str, base: str) -> str:
     """The shell script `bash x.sh` / `sh x.sh` / `./x.sh` runs, when it exists, else ''."""
     words = list(tokens)
@@ -294,6 +315,13 @@ def read_launches(
         if parsed is None:
             continue
         script, module, args, unresolved, runs_in = parsed
+        if doc and script and not os.path.isfile(script):
+            # a README's `python PPO.py ...`, written for a reader already in the folder that
+            # holds the repo's one RL/PPO/PPO.py: that file, run from its folder
+            written = first[next(i for i, w in enumerate(first) if w.endswith(".py"))]
+            only = only_file(root, written)
+            if only:
+                script, runs_in = only, os.path.dirname(only)
         out.append(
             Launch(
                 source=path,
