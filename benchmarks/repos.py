@@ -291,6 +291,8 @@ def stop_kind(row: dict[str, Any]) -> str:
         return "stopped on a file the repository does not hold (data, a checkpoint, a config)"
     if "needs a CUDA device" in why:
         return "stopped on a CUDA device this machine lacks"
+    if "written for pandas 2" in why:
+        return "stopped on pandas 3's text columns (the repository's code predates them)"
     if "valid in a newer Python" in why:
         return "stopped on the repository's code for a newer Python than this machine's"
     if "SyntaxError" in why:
@@ -309,6 +311,7 @@ def stop_kind(row: dict[str, Any]) -> str:
         "a file the rewrite did not touch" in why
         or "TRL417" in why
         or "the repository's own code, not the rewrite" in why
+        or "the repository's own data, not the rewrite" in why
     ):
         return "stopped in the repository's own code or data"
     if "TRL411" in why and not stack_stop(row):

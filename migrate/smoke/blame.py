@@ -29,7 +29,51 @@ def not_the_rewrite(result: SmokeResult, err: dict[str, Any]) -> str:
         or _needs_argv(result, err)
         or _needs_environment(err)
         or _module_lacks(result, err)
+        or _data_disagrees(result, err)
+        or _pandas_strings(err)
         or _before_the_rewrite(result, err)
+    )
+
+
+# how datasets says two data files of one load hold other columns (JSON lines, JSON arrays)
+_DISAGREE = re.compile(
+    r"CastError: .*column names don't match|ArrowInvalid: Schema at index \d+ was different"
+)
+
+
+def _data_disagrees(result: SmokeResult, err: dict[str, Any]) -> str:
+    """`load_dataset("json", data_files=[...])` of the repository's own files that do not share
+    their columns (Jerry-XDL/AIDoctor mixes instruction/output rows with conversation rows):
+    datasets cannot read them as one table. Stand-in rows never raise this, so the files are
+    the repository's; said only where the stopping line is the original's."""
+    cause = str(err.get("cause") or "")
+    if err.get("exception") != "DatasetGenerationError" or not _DISAGREE.match(cause):
+        return ""
+    source = str(err.get("source") or "").strip()
+    original = _original_text(result)
+    if not source or original is None or source not in original:
+        return ""
+    return (
+        "; the repository's data files do not share their columns, so datasets cannot read them "
+        "as one table (the line that loads them is the original's): the repository's own data, "
+        "not the rewrite"
+    )
+
+
+_UNALIGNED = re.compile(r"features can't be aligned .*expected either Value\('large_string'\)")
+
+
+def _pandas_strings(err: dict[str, Any]) -> str:
+    """`concatenate_datasets` of a `Dataset.from_pandas(...)` and a `.map(...)`'s rows under
+    pandas 3, whose text columns datasets types `large_string` where `map` gives `string`
+    (NhatHoang2002/CZ4042-minRLHF, written for pandas 2.0): the environment, not the rewrite."""
+    if err.get("exception") != "ValueError" or not _UNALIGNED.search(str(err.get("message"))):
+        return ""
+    return (
+        "; pandas 3 (what a fresh install brings) makes `Dataset.from_pandas` "
+        "text columns `large_string`, which datasets cannot align with the `string` columns "
+        "other datasets have: the repository's code was written for pandas 2 (`pip install "
+        "'pandas<3'` runs it as written, or cast the columns): not the rewrite"
     )
 
 

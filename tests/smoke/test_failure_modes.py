@@ -792,6 +792,59 @@ def test_an_unset_environment_variable_says_to_set_it(tmp_path, store):
     )
 
 
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ('[{"instruction": "hi", "output": "yo"}]\n', '[{"conversations": ["x"]}]\n'),
+        ('{"instruction": "hi", "output": "yo"}\n', '{"conversations": ["x"]}\n'),
+    ],
+    ids=["json-arrays", "json-lines"],
+)
+def test_data_files_that_disagree_on_columns_are_the_repositorys_own_data(
+    tmp_path, store, first, second
+):
+    # Jerry-XDL/AIDoctor loads instruction/output rows and conversation rows as one table
+    (tmp_path / "a.json").write_text(first)
+    (tmp_path / "b.json").write_text(second)
+    old = (
+        TODO_LINE + "from datasets import load_dataset\n"
+        "raw = load_dataset('json', data_files=['a.json', 'b.json'])\n"
+    )
+    script = _script(tmp_path, old)
+    before = {os.path.abspath(script): old.encode()}
+    result = smoke_script(
+        script, store=store, timeout=60, cwd=str(tmp_path), rewritten=frozenset(), before=before
+    )
+    assert result.findings[0].message.endswith(
+        "; the repository's data files do not share their columns, so datasets cannot read them "
+        "as one table (the line that loads them is the original's): the repository's own data, "
+        "not the rewrite"
+    ), result.findings[0].message
+
+
+def test_pandas_3_string_columns_are_the_environment_not_the_rewrite(tmp_path, store):
+    # NhatHoang2002/CZ4042-minRLHF: `concatenate_datasets` of `from_pandas` rows and `map`'s
+    script = _script(
+        tmp_path,
+        TODO_LINE + "import pandas as pd\n"
+        "from datasets import Dataset, concatenate_datasets\n"
+        "a = Dataset.from_pandas(pd.DataFrame({'x': ['a']}))\n"
+        "b = Dataset.from_dict({'x': ['b']}).map(lambda r: {'x': r['x'] + '!'})\n"
+        "concatenate_datasets([a, b])\n",
+    )
+    import pandas
+
+    if int(pandas.__version__.split(".")[0]) < 3:
+        pytest.skip("pandas 2 here: from_pandas gives string columns")
+    message = smoke_script(script, store=store, timeout=60).findings[0].message
+    assert message.endswith(
+        "; pandas 3 (what a fresh install brings) makes `Dataset.from_pandas` text columns "
+        "`large_string`, which datasets cannot align with the `string` columns other datasets "
+        "have: the repository's code was written for pandas 2 (`pip install 'pandas<3'` runs it "
+        "as written, or cast the columns): not the rewrite"
+    ), message
+
+
 def test_an_attribute_the_repositorys_own_module_lacks_is_its_own_code(tmp_path, store):
     # kmc0207/ppo-prompt: `utils.create_balanced_subset_and_validation(...)`, which its utils.py
     # (untouched by the rewrite) does not define
