@@ -166,7 +166,13 @@ def judge(
         hint = f"; the rewrite left TODOs ({', '.join(todos)}) in it" if todos else ""
         built = ", ".join(t["class"] for t in result.trainers)
         what = f"built {built} but never trained" if built else "built no Trainer"
-        finding(result, NO_STEP, Severity.ERROR, f"no training step ran: the script {what}{hint}")
+        printed = _caught(result)
+        finding(
+            result,
+            NO_STEP,
+            Severity.ERROR,
+            f"no training step ran: the script {what}{printed}{hint}",
+        )
     elif bad:
         finding(
             result,
@@ -603,6 +609,36 @@ def _todo_naming_key(result: SmokeResult, err: dict[str, Any]) -> str:
                     f"{tells or 'names ' + spelled[0]}, for a human"
                 )
     return ""
+
+
+_FRAME = re.compile(r'^\s+File "([^"]+)", line (\d+)')
+# a name that reaches the network, as the exception a caught download raised is named
+_OFFLINE_NAMES = ("LocalEntryNotFoundError", "OfflineModeIsEnabled", "ConnectionError")
+
+
+def _caught(result: SmokeResult) -> str:
+    """`; it caught OSError: ... (printed at simple_text_rl.py:89) and went on`: the last
+    traceback the script printed itself (an `except Exception: traceback.print_exc()` around
+    its training, LoganBolton/rl-moondream) where it then trained nothing: that exception is
+    why. A caught download is said to be one (smoke runs are offline)."""
+    lines = result.log_tail.splitlines()
+    starts = [i for i, text in enumerate(lines) if text.startswith("Traceback (most recent")]
+    if not starts:
+        return ""
+    frame, raised = "", ""
+    for text in lines[starts[-1] + 1 :]:
+        found = _FRAME.match(text)
+        if found and result.original(found.group(1)):
+            frame = f"{result.shown(result.original(found.group(1)) or '')}:{found.group(2)}"
+        elif text and not text[0].isspace():
+            raised = text.strip()
+            break
+    if not raised:
+        return ""
+    offline = any(name in raised for name in _OFFLINE_NAMES)
+    at = f" (raised at {frame})" if frame else ""
+    why = ": a download, which smoke runs forbid (offline)" if offline else ""
+    return f"; it caught {raised[:300]}{at} and went on{why}"
 
 
 def _todos_in_file(path: str) -> str:

@@ -1254,3 +1254,33 @@ def test_code_for_a_newer_python_says_so(tmp_path):
         f"; helpers.py is valid in a newer Python than the {here} that ran it (libcst parses "
         "it): pass `--python` an interpreter of the version the project uses"
     ) in message
+
+
+def test_an_exception_the_script_caught_before_training_is_why_no_step_ran(tmp_path, store):
+    # LoganBolton/rl-moondream: `except Exception: traceback.print_exc()` around all of main();
+    # its model download failed offline, and it exited 0 having trained nothing
+    script = _script(
+        tmp_path,
+        TODO_LINE + "import traceback\n"
+        "from huggingface_hub.errors import LocalEntryNotFoundError\n"
+        "def load():\n"
+        "    raise LocalEntryNotFoundError('cannot find the requested files')\n"
+        "try:\n"
+        "    load()\n"
+        "except Exception:\n"
+        "    traceback.print_exc()\n"
+        "print('Training failed')\n",
+    )
+    result = smoke_script(script, store=store, timeout=60)
+    name = result.shown(str(script))
+    assert [f.message for f in result.findings] == [
+        "no training step ran: the script built no Trainer; it caught "
+        "huggingface_hub.errors.LocalEntryNotFoundError: cannot find the requested files "
+        f"(raised at {name}:5) and went on: a download, which smoke runs forbid (offline); the "
+        "rewrite left TODOs (TRL106) in it"
+    ]
+    # a script that prints no traceback: nothing claimed
+    quiet = _script(tmp_path, "print('nothing to train')\n", "quiet.py")
+    assert [f.message for f in smoke_script(quiet, store=store, timeout=60).findings] == [
+        "no training step ran: the script built no Trainer"
+    ]
