@@ -48,10 +48,24 @@ class RewritePPODatasets(RuleTransformer):
             self.query_kept = True
             self.kept_why = "the files that import this dataset may read it"
         self.rewrote = False
+        self.prompted: set[str] = set()  # the mapped functions given a "prompt"
+        self.scopes: list[cst.CSTNode] = [node]  # the module, then the functions entered
         self.last_assign = _last_assignments(node, self.datasets)
         self.trainer = ppo.target_trainer(self.state.target)
 
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.append(node)
+
     def leave_FunctionDef(
+        self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
+    ) -> cst.FunctionDef:
+        self.scopes.pop()
+        out = self._prompted(original_node, updated_node)
+        if out is not updated_node:
+            self.prompted.add(original_node.name.value)
+        return out
+
+    def _prompted(
         self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
     ) -> cst.FunctionDef:
         if (
@@ -74,6 +88,42 @@ class RewritePPODatasets(RuleTransformer):
             or self._assigned(original_node, updated_node, param)
             or updated_node
         )
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        """`split.remove_columns([c for c in split.column_names if c not in ("input_ids",
+        "attention_mask")])` (tyronen/bb-finetune) or `select_columns(["input_ids", ...])`
+        after a tokenizing function this rule gave a "prompt": the list of columns kept gains
+        "prompt", which the trainer reads, instead of dropping it."""
+        if not self.prompted or len(updated_node.args) != 1:
+            return updated_node
+        func = updated_node.func
+        if not isinstance(func, cst.Attribute):
+            return updated_node
+        method, arg = func.attr.value, updated_node.args[0].value
+        kept: cst.BaseExpression | None = None
+        if method == "select_columns":
+            kept = arg
+        elif method == "remove_columns":
+            kept = _kept_by_comprehension(arg)
+        if not isinstance(kept, (cst.List, cst.Tuple, cst.Set)):
+            return updated_node
+        names = [edits.literal(e.value) for e in kept.elements]
+        if (
+            "input_ids" not in names
+            or "prompt" in names
+            or not all(isinstance(n, str) for n in names)
+        ):
+            return updated_node
+        # only where a function given "prompt" is mapped in the same scope (the same rows)
+        if not (_mapped_functions(self.scopes[-1]) & self.prompted):
+            return updated_node
+        self.report(
+            original_node,
+            f'`{method}(...)` keeps "prompt" too, the column {self.trainer} reads, beside the '
+            "token columns it kept",
+            severity=Severity.WARNING,
+        )
+        return updated_node.deep_replace(kept, _with_prompt(kept))  # type: ignore[return-value, arg-type]
 
     def _assigned(
         self, original: cst.FunctionDef, fn: cst.FunctionDef, param: str
@@ -847,7 +897,7 @@ def _datasets(owner: RuleTransformer, module: cst.Module) -> set[str]:
     return found
 
 
-def _mapped_functions(module: cst.Module) -> set[str]:
+def _mapped_functions(module: cst.CSTNode) -> set[str]:
     """Names of functions passed first to a `.map(...)` call."""
     return {
         edits.code(c.args[0].value).strip()
@@ -906,6 +956,41 @@ class PPODatasetsRule(Rule):
 
     def by_facts(self, facts: project.RunFacts) -> bool:
         return bool(facts.builders)
+
+
+def _kept_by_comprehension(arg: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The literal of `[c for c in X.column_names if c not in LITERAL]`, else None."""
+    if not isinstance(arg, cst.ListComp) or arg.for_in.inner_for_in is not None:
+        return None
+    target, ifs = arg.for_in.target, arg.for_in.ifs
+    if not (
+        isinstance(target, cst.Name)
+        and m.matches(arg.elt, m.Name(target.value))
+        and m.matches(arg.for_in.iter, m.Attribute(attr=m.Name("column_names")))
+        and len(ifs) == 1
+    ):
+        return None
+    test = ifs[0].test
+    if not (
+        isinstance(test, cst.Comparison)
+        and m.matches(test.left, m.Name(target.value))
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.NotIn)
+    ):
+        return None
+    return test.comparisons[0].comparator
+
+
+def _with_prompt(kept: cst.List | cst.Tuple | cst.Set) -> cst.BaseExpression:
+    """`kept` with `"prompt"` as its last element, in the literal's own comma style."""
+    elements = list(kept.elements)
+    last = elements[-1]
+    between = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    if len(elements) > 1 and isinstance(elements[-2].comma, cst.Comma):
+        between = elements[-2].comma  # the separator the literal already uses (a new line)
+    added = cst.Element(cst.SimpleString('"prompt"'), comma=last.comma)
+    elements[-1] = last.with_changes(comma=between)
+    return kept.with_changes(elements=[*elements, added])
 
 
 class _CollectAsPrompt(cst.CSTTransformer):

@@ -530,3 +530,63 @@ def test_the_decoded_text_read_elsewhere_is_returned_under_both_names():
     before = dedent(DECODED) + 'print(ds[0]["query"])\n'
     after = before.replace('"query": query}', '"query": query, "prompt": query}')
     assert_fixes(before, after, select=("TRL105",))
+
+
+# tyronen/bb-finetune: the tokenized rows keep only the token columns and the label
+KEEP_LIST = """
+from trl import PPOTrainer
+def preprocess(split):
+    def tokenize(sample):
+        text = "TL;DR " + sample["prompt"]
+        inputs = tokenizer(text)
+        return {"input_ids": inputs["input_ids"], "label": sample["label"]}
+
+    split = split.map(tokenize, batched=False)
+    split = split.remove_columns(
+        [col for col in split.column_names if col not in ("input_ids", "label")]
+    )
+    return split.select_columns([
+        "input_ids",
+        "label",
+    ])
+def other(rows):
+    return rows.remove_columns([c for c in rows.column_names if c not in ("input_ids",)])
+ds = preprocess(ds)
+print(ds[0]["label"], ds[0]["input_ids"])
+t = PPOTrainer(config=c, model=m, ref_model=r, tokenizer=tok, dataset=ds)
+"""
+
+
+def test_the_columns_a_tokenizing_function_keeps_keep_its_prompt_too():
+    out, findings = run(dedent(KEEP_LIST), select=("TRL105",))
+    assert out.split("    split = split.map(")[1].split("def other")[0] == (
+        "tokenize, batched=False)\n"
+        "    split = split.remove_columns(\n"
+        '        [col for col in split.column_names if col not in ("input_ids", "label", '
+        '"prompt")]\n'
+        "    )\n"
+        "    return split.select_columns([\n"
+        '        "input_ids",\n'
+        '        "label",\n'
+        '        "prompt",\n'
+        "    ])\n"
+    )
+    # another function's rows, where nothing was given a "prompt", keep what they kept
+    assert 'c not in ("input_ids",)])' in out
+    assert [f.message for f in findings if "keeps" in f.message] == [
+        '`remove_columns(...)` keeps "prompt" too, the column RLOOTrainer reads, beside the '
+        "token columns it kept",
+        '`select_columns(...)` keeps "prompt" too, the column RLOOTrainer reads, beside the '
+        "token columns it kept",
+    ]
+    assert run(out, select=("TRL105",))[0] == out
+
+
+def test_a_keep_list_without_token_columns_or_without_a_prompt_given_is_left():
+    src = dedent(KEEP_LIST).replace('("input_ids", "label")', '("label", "text")')
+    out, _ = run(src, select=("TRL105",))
+    assert 'if col not in ("label", "text")]' in out
+    # no function of the file was given a "prompt" (the text is not known): nothing moves
+    src = dedent(KEEP_LIST).replace("inputs = tokenizer(text)", "inputs = encode(text)")
+    out, _ = run(src, select=("TRL105",))
+    assert 'if col not in ("input_ids", "label")]' in out
