@@ -365,6 +365,19 @@ def test_batch_sizes_read_at_run_time_divide_there(given, spg):
         ]
     else:
         assert odd == []
+    # a batch_size below mini_batch_size divides to 0, which legacy PPOConfig rejected and
+    # RLOOConfig takes (learn2Pro/buddygpt: a batch_size of 2 under the default mini of 128)
+    zero = [f for f in findings if "at run time makes steps_per_generation=" in f.message]
+    mini = dict(kv.split("=") for kv in given.split(", ")).get("mini_batch_size", "")
+    assert [f.severity for f in zero] == ([] if mini == "1" else [Severity.WARNING])
+    if zero:
+        assert zero[0].message == (
+            f"a batch_size smaller than mini_batch_size ({mini}) at run time makes "
+            f"steps_per_generation={spg} 0: legacy PPOConfig rejected such a batch_size (a "
+            "multiple of mini_batch_size * gradient_accumulation_steps was required), "
+            "RLOOConfig takes 0 and generates nothing to train on: give batch_size a multiple "
+            "of mini_batch_size"
+        )
     assert run(out, select=SELECT)[0] == out
 
 

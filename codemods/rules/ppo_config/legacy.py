@@ -134,6 +134,20 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
                 "covers batch_size samples as in legacy PPO",
             )
         )
+        if mb != "1":
+            # learn2Pro/buddygpt: `batch_size=args.batch_size` (2) under the default
+            # mini_batch_size of 128
+            plan.notes.append(
+                (
+                    Severity.WARNING,
+                    f"a batch_size smaller than mini_batch_size ({mb}) at run time makes "
+                    f"steps_per_generation={spg_expr} 0: legacy PPOConfig rejected such a "
+                    "batch_size (a multiple of mini_batch_size * gradient_accumulation_steps "
+                    f"was required), {'RLOOConfig' if target == 'rloo' else 'GRPOConfig'} "
+                    "takes 0 and generates nothing to train on: give batch_size a multiple of "
+                    "mini_batch_size",
+                )
+            )
         if bs is None:
             # known only at run time: an odd batch_size (one prompt a step) now stops the config
             n = 2 if target == "rloo" else 8
