@@ -476,6 +476,34 @@ class _NoOp:
         return None
 
 
+SWEEP_ENV = "TRL_MIGRATE_SMOKE_SWEEP"  # JSON: the sweep yaml, and the values it gives
+
+
+class _Config(dict):  # type: ignore[type-arg]
+    """`wandb.config` of the stand-in: the values a W&B sweep of the script would give, read as
+    `config["lr"]` or `config.lr`; `update(...)` as wandb's."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def sweep_config() -> _Config:
+    """The stand-in's `wandb.config`: empty, or, for a script a W&B sweep of the repo runs
+    (`program: sweeps/sweep.py`), the first value of each of the sweep's parameters (listed
+    among the overrides)."""
+    import json
+
+    given = json.loads(os.environ.get(SWEEP_ENV) or "{}")
+    for key, value in given.get("parameters", {}).items():
+        note("wandb sweep", key, given.get("sweep", ""), value)
+    return _Config(given.get("parameters", {}))
+
+
 def stub_missing_trackers() -> None:
     """A tracker the script imports but this machine lacks (`import wandb` in TRL's sentiment
     notebooks) is a no-op module: trackers are off in a smoke run, and a missing one says nothing
@@ -496,6 +524,8 @@ def stub_missing_trackers() -> None:
             return _n.__getattr__(attr)
 
         module.__getattr__ = attribute  # type: ignore[method-assign]
+        if name == "wandb":
+            module.config = sweep_config()  # type: ignore[attr-defined]
         sys.modules[name] = module
         from migrate.reference import absent  # its submodules get absent's stand-ins
 

@@ -25,6 +25,7 @@ from migrate.kernel.codes import (
 )
 from migrate.kernel.findings import Severity
 from migrate.smoke.entry_points import nested_projects, project_root, reached
+from migrate.smoke.launchers import sweep_parameters
 from migrate.smoke.outcome import judge, stack_at_kill
 from migrate.smoke.result import SmokeResult, finding
 from migrate.smoke.workspace import inside, mirror
@@ -35,6 +36,7 @@ STACK_WAIT = 3.0  # seconds a timed-out run gets to write its stack before it is
 PATHS_ENV = "TRL_MIGRATE_SMOKE_PATHS"  # the project's import roots, after the script's folder
 MODULE_ENV = "TRL_MIGRATE_SMOKE_MODULE"  # run as `python -m` this module
 NOTEBOOK_ENV = "TRL_MIGRATE_SMOKE_NOTEBOOK"  # the script is a notebook's cells
+SWEEP_ENV = "TRL_MIGRATE_SMOKE_SWEEP"  # the W&B sweep that runs the script (caps.py)
 SMOKE_PACKAGES = ("torch", "transformers", "trl", "datasets", "accelerate")
 INSTALL_HINT = "pip install torch==2.13.0 && pip install 'trl-migrate[smoke]'"
 
@@ -224,6 +226,9 @@ def smoke_script(
         if cells is not None:
             env[NOTEBOOK_ENV] = "1"
         reach = reached(result.ran, copy if result.copy else root)
+        sweep, parameters = sweep_parameters(script, root)
+        if parameters:  # `wandb agent` fills wandb.config from the sweep file
+            env[SWEEP_ENV] = json.dumps({"sweep": sweep, "parameters": parameters}, default=str)
         env[IMPORTS_ENV] = ",".join(reach.imports)
         env[COLUMNS_ENV] = ",".join(reach.keys)
         with open(log_path, "wb") as log:

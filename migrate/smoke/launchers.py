@@ -16,6 +16,7 @@ import os
 import re
 import shlex
 from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 SHELL_SUFFIXES = (".sh", ".bash")
 DOC_SUFFIXES = (".md", ".rst", ".txt")
@@ -244,6 +245,55 @@ def only_file(root: str, written: str) -> str:
                 if len(found) > 1:
                     return ""
     return found[0] if found else ""
+
+
+def sweep_parameters(script: str, root: str) -> tuple[str, dict[str, Any]]:
+    """(the sweep file, its parameters' first values) when a W&B sweep file of the repo runs
+    `script` (`program: sweeps/sweep.py`, from the repo root or the file's folder, as `wandb
+    agent` does): `values: [a, b]` gives a, `value: x` x, a range its `min`; else ("", {})."""
+    import yaml
+
+    target = os.path.realpath(script)
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS)
+        for name in sorted(files):
+            if not name.endswith((".yaml", ".yml")):
+                continue
+            path = os.path.join(folder, name)
+            try:
+                if os.path.getsize(path) > 65536:
+                    continue
+                with open(path, encoding="utf-8") as fh:
+                    data = yaml.safe_load(fh)
+            except (OSError, ValueError, yaml.YAMLError):
+                continue
+            if not isinstance(data, dict) or not isinstance(data.get("program"), str):
+                continue
+            if not isinstance(data.get("parameters"), dict):
+                continue
+            runs = {
+                os.path.realpath(os.path.join(base, data["program"])) for base in (root, folder)
+            }
+            if target not in runs:
+                continue
+            return os.path.relpath(path, root), {
+                key: _first_value(spec) for key, spec in data["parameters"].items()
+            }
+    return "", {}
+
+
+def _first_value(spec: Any) -> Any:
+    if not isinstance(spec, dict):
+        return spec
+    if isinstance(spec.get("values"), list) and spec["values"]:
+        return spec["values"][0]
+    if "value" in spec:
+        return spec["value"]
+    if "min" in spec:
+        return spec["min"]
+    if isinstance(spec.get("parameters"), dict):  # nested: a dict of its own parameters
+        return {k: _first_value(v) for k, v in spec["parameters"].items()}
+    return None
 
 
 def _shell_script(tokens: Sequence[str], *, cwd: str, base: str) -> str:

@@ -78,6 +78,47 @@ def test_a_split_the_script_never_set_holds_the_stand_in_rows_not_its_processed_
     assert "LONG True True" in result.log_tail, result.log_tail
 
 
+def test_a_script_a_wandb_sweep_runs_reads_the_sweeps_first_values(tmp_path, store):
+    # puria-radmard/mars-steg: `wandb agent` runs sweeps/sweep.py, which reads wandb.config
+    pytest.importorskip("torch")
+    pytest.importorskip("trl")
+    import importlib.util
+
+    from migrate.smoke import smoke_script
+
+    if importlib.util.find_spec("wandb") is not None:
+        pytest.skip("wandb is installed here: the stand-in is for machines without it")
+    (tmp_path / "sweeps").mkdir()
+    (tmp_path / "sweeps" / "sweep.yaml").write_text(
+        "program: sweeps/sweep.py\nmethod: grid\nparameters:\n"
+        "  learning_rate:\n    values: [2e-5, 2e-4]\n"
+        "  args_path:\n    value: experiments/a.yaml\n"
+        "  dropout:\n    min: 0.1\n    max: 0.3\n"
+    )
+    (tmp_path / "other.yaml").write_text("program: train.py\nparameters:\n  x:\n    value: 1\n")
+    script = tmp_path / "sweeps" / "sweep.py"
+    script.write_text(
+        "import wandb\n"
+        "wandb.init(project='p')\n"
+        "config = wandb.config\n"
+        "print('SWEEP', config['learning_rate'], config.args_path, config['dropout'])\n"
+    )
+    result = smoke_script(str(script), store=store, timeout=120, root=str(tmp_path))
+    # YAML reads `2e-5` as text, for wandb as here
+    assert "SWEEP 2e-5 experiments/a.yaml 0.1" in result.log_tail, result.log_tail
+    assert {
+        "config": "wandb sweep",
+        "field": "learning_rate",
+        "was": "sweeps/sweep.yaml",
+        "now": "2e-5",
+    } in result.overrides, result.overrides
+    # a script no sweep runs: an empty config
+    plain = tmp_path / "plain.py"
+    plain.write_text("import wandb\nprint('EMPTY', dict(wandb.config))\n")
+    result = smoke_script(str(plain), store=store, timeout=120, root=str(tmp_path))
+    assert "EMPTY {}" in result.log_tail, result.log_tail
+
+
 def test_a_tracker_the_machine_lacks_is_a_no_op_stand_in(tmp_path, store):
     pytest.importorskip("torch")
     pytest.importorskip("trl")
