@@ -264,7 +264,10 @@ def sweep_parameters(script: str, root: str) -> tuple[str, dict[str, Any]]:
                 if os.path.getsize(path) > 65536:
                     continue
                 with open(path, encoding="utf-8") as fh:
-                    data = yaml.safe_load(fh)
+                    text = fh.read()
+                if "program:" not in text:  # not a sweep: no need to parse it
+                    continue
+                data = yaml.safe_load(text)
             except (OSError, ValueError, yaml.YAMLError):
                 continue
             if not isinstance(data, dict) or not isinstance(data.get("program"), str):
