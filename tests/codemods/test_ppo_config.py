@@ -365,19 +365,29 @@ def test_batch_sizes_read_at_run_time_divide_there(given, spg):
         ]
     else:
         assert odd == []
-    # a batch_size below mini_batch_size divides to 0, which legacy PPOConfig rejected and
-    # RLOOConfig takes (learn2Pro/buddygpt: a batch_size of 2 under the default mini of 128)
-    zero = [f for f in findings if "at run time makes steps_per_generation=" in f.message]
-    mini = dict(kv.split("=") for kv in given.split(", ")).get("mini_batch_size", "")
-    assert [f.severity for f in zero] == ([] if mini == "1" else [Severity.WARNING])
-    if zero:
-        assert zero[0].message == (
-            f"a batch_size smaller than mini_batch_size ({mini}) at run time makes "
-            f"steps_per_generation={spg} 0: legacy PPOConfig rejected such a batch_size (a "
-            "multiple of mini_batch_size * gradient_accumulation_steps was required), "
-            "RLOOConfig takes 0 and generates nothing to train on: give batch_size a multiple "
-            "of mini_batch_size"
+    # given mini_batch_size: the script's own choice, nothing more said
+    assert not [f for f in findings if "is not given, so legacy" in f.message]
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_a_run_time_batch_size_under_the_default_mini_batch_size_is_warned():
+    # learn2Pro/buddygpt: `batch_size=per_device_train_batch_size` (2 by default) and no
+    # mini_batch_size, whose legacy default (128) then divides it to 0: legacy PPOConfig raised,
+    # RLOOConfig takes it
+    before = "from trl import PPOConfig\nc = PPOConfig(batch_size=args.bs)\n"
+    out, findings = run(before, select=SELECT)
+    assert "steps_per_generation=args.bs // 128," in out
+    warned = [f for f in findings if "is not given, so legacy" in f.message]
+    assert [(f.severity, f.message) for f in warned] == [
+        (
+            Severity.WARNING,
+            "`mini_batch_size` is not given, so legacy PPOConfig's default of 128 divides the "
+            "batch_size read at run time: below 128, steps_per_generation=args.bs // 128 is 0, "
+            "which legacy PPOConfig rejected (a multiple of mini_batch_size * "
+            "gradient_accumulation_steps was required) and RLOOConfig takes, generating nothing "
+            "to train on: give batch_size a multiple of it, or set steps_per_generation",
         )
+    ]
     assert run(out, select=SELECT)[0] == out
 
 

@@ -134,18 +134,20 @@ def legacy_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str
                 "covers batch_size samples as in legacy PPO",
             )
         )
-        if mb != "1":
-            # learn2Pro/buddygpt: `batch_size=args.batch_size` (2) under the default
-            # mini_batch_size of 128
+        if mini_key not in given and bs is None and mb != "1":
+            # learn2Pro/buddygpt: `batch_size=args.batch_size` (2 by default) under the
+            # mini_batch_size legacy PPOConfig defaulted to (128); one the script gives is its
+            # own choice, made for its own batch sizes
             plan.notes.append(
                 (
                     Severity.WARNING,
-                    f"a batch_size smaller than mini_batch_size ({mb}) at run time makes "
-                    f"steps_per_generation={spg_expr} 0: legacy PPOConfig rejected such a "
-                    "batch_size (a multiple of mini_batch_size * gradient_accumulation_steps "
-                    f"was required), {'RLOOConfig' if target == 'rloo' else 'GRPOConfig'} "
-                    "takes 0 and generates nothing to train on: give batch_size a multiple of "
-                    "mini_batch_size",
+                    f"`mini_batch_size` is not given, so legacy PPOConfig's default of {mb} "
+                    f"divides the batch_size read at run time: below {mb}, "
+                    f"steps_per_generation={spg_expr} is 0, which legacy PPOConfig rejected (a "
+                    "multiple of mini_batch_size * gradient_accumulation_steps was required) and "
+                    f"{'RLOOConfig' if target == 'rloo' else 'GRPOConfig'} takes, generating "
+                    "nothing to train on: give batch_size a multiple of it, or set "
+                    "steps_per_generation",
                 )
             )
         if bs is None:
