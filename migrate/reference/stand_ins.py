@@ -142,14 +142,20 @@ def _is_checkpoint(name: Any) -> bool:
     with os.scandir(path) as entries:
         if any(e.is_dir() or _CHECKPOINT_FILE.fullmatch(e.name) for e in entries):
             return True
-    if path not in PLACEHOLDERS:
-        PLACEHOLDERS.append(path)
-        print(
-            f"[trl-migrate smoke] {path} holds no checkpoint (no config, tokenizer or weights): "
-            "a tiny stand-in is loaded for it",
-            file=sys.stderr,
-        )
+    said_once(
+        PLACEHOLDERS,
+        path,
+        f"{path} holds no checkpoint (no config, tokenizer or weights): a tiny stand-in is "
+        "loaded for it",
+    )
     return False
+
+
+def said_once(seen: list[Any], key: Any, message: str) -> None:
+    """Record `key` in `seen` (what the report lists) and say `message` in the log, once."""
+    if key not in seen:
+        seen.append(key)
+        print(f"[trl-migrate smoke] {message}", file=sys.stderr)
 
 
 PLACEHOLDERS: list[str] = []  # checkpoint folders of the repo that hold no checkpoint
@@ -369,13 +375,12 @@ def _misfit(error: RuntimeError, model_id: Any) -> bool:
     if "size mismatch" not in str(error):
         return False
     path = str(model_id)
-    if path not in MISFIT_ADAPTERS:
-        MISFIT_ADAPTERS.append(path)
-        print(
-            f"[trl-migrate smoke] the adapter at {path} was made for the real base model, not "
-            "the tiny stand-in: its config is kept, its weights freshly made",
-            file=sys.stderr,
-        )
+    said_once(
+        MISFIT_ADAPTERS,
+        path,
+        f"the adapter at {path} was made for the real base model, not the tiny stand-in: its "
+        "config is kept, its weights freshly made",
+    )
     return True
 
 
@@ -692,12 +697,7 @@ def _looks_like_path(name: str) -> bool:
 
 def _note_data(paths: list[str]) -> None:
     for path in paths:
-        if path not in MISSING_DATA:
-            MISSING_DATA.append(path)
-            print(
-                f"[trl-migrate smoke] {path} is not in the repo: stand-in rows are used for it",
-                file=sys.stderr,
-            )
+        said_once(MISSING_DATA, path, f"{path} is not in the repo: stand-in rows are used for it")
 
 
 def tiny_dataset(columns: tuple[str, ...], n: int = 256) -> Any:
@@ -878,13 +878,11 @@ def patch_datasets(datasets: Any) -> None:
         if path in _LOCAL_BUILDERS and absent and len(swap) == len(absent) and named:
             # the repo's sample of the same data, named alike, read in place of what it lacks
             for missing, sample in swap.items():
-                if (missing, sample) not in SAMPLE_DATA:
-                    SAMPLE_DATA.append((missing, sample))
-                    print(
-                        f"[trl-migrate smoke] {missing} is not in the repo: its {sample} is "
-                        "read in its place",
-                        file=sys.stderr,
-                    )
+                said_once(
+                    SAMPLE_DATA,
+                    (missing, sample),
+                    f"{missing} is not in the repo: its {sample} is read in its place",
+                )
             kwargs["data_files"] = _in_place(kwargs["data_files"], swap)
             absent = []
         if path in _LOCAL_BUILDERS and not absent or _is_local(path):

@@ -10,6 +10,20 @@ pytest.importorskip("tokenizers")
 from migrate.reference.stand_ins import TinyScorer  # noqa: E402
 
 
+def _smoke_without(module: str):  # type: ignore[no-untyped-def]
+    """`smoke_script`, for a test of the stand-in for `module`: skipped where the training stack
+    is missing, or where `module` is installed (the stand-in is for machines without it)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("trl")
+    import importlib.util
+
+    from migrate.smoke import smoke_script
+
+    if importlib.util.find_spec(module) is not None:
+        pytest.skip(f"{module} is installed here: the stand-in is for machines without it")
+    return smoke_script
+
+
 def test_the_sentiment_pipeline_stand_in_has_a_model_config_and_tokenizer_to_patch():
     pipe = TinyScorer()
     if pipe.tokenizer.pad_token_id is None:  # what TRL's legacy sentiment script does with them
@@ -80,14 +94,7 @@ def test_a_split_the_script_never_set_holds_the_stand_in_rows_not_its_processed_
 
 def test_a_script_a_wandb_sweep_runs_reads_the_sweeps_first_values(tmp_path, store):
     # puria-radmard/mars-steg: `wandb agent` runs sweeps/sweep.py, which reads wandb.config
-    pytest.importorskip("torch")
-    pytest.importorskip("trl")
-    import importlib.util
-
-    from migrate.smoke import smoke_script
-
-    if importlib.util.find_spec("wandb") is not None:
-        pytest.skip("wandb is installed here: the stand-in is for machines without it")
+    smoke_script = _smoke_without("wandb")
     (tmp_path / "sweeps").mkdir()
     (tmp_path / "sweeps" / "sweep.yaml").write_text(
         "program: sweeps/sweep.py\nmethod: grid\nparameters:\n"
@@ -120,14 +127,7 @@ def test_a_script_a_wandb_sweep_runs_reads_the_sweeps_first_values(tmp_path, sto
 
 
 def test_a_tracker_the_machine_lacks_is_a_no_op_stand_in(tmp_path, store):
-    pytest.importorskip("torch")
-    pytest.importorskip("trl")
-    import importlib.util
-
-    from migrate.smoke import smoke_script
-
-    if importlib.util.find_spec("wandb") is not None:
-        pytest.skip("wandb is installed here: the stand-in is for machines without it")
+    smoke_script = _smoke_without("wandb")
     script = tmp_path / "tracked.py"
     script.write_text(
         "import wandb\n"
@@ -191,14 +191,7 @@ def test_only_a_left_out_file_of_the_repos_own_package_named_for_keys_is_stood_i
 
 
 def test_tyro_stand_in_builds_the_defaults_and_refuses_flags(tmp_path, store):
-    pytest.importorskip("torch")
-    pytest.importorskip("trl")
-    import importlib.util
-
-    from migrate.smoke import smoke_script
-
-    if importlib.util.find_spec("tyro") is not None:
-        pytest.skip("tyro is installed here: the stand-in is for machines without it")
+    smoke_script = _smoke_without("tyro")
     script = tmp_path / "parsed.py"
     script.write_text(
         "from dataclasses import dataclass, field\n"
@@ -451,14 +444,7 @@ def test_a_stand_in_classifier_has_the_labels_such_a_checkpoint_has(name, kwargs
 def test_bitsandbytes_stands_in_as_the_torch_layers_and_optimizers_of_a_cpu_run(tmp_path, store):
     # yzzueong/AligningGPT2: QLoRA scripts put LoRA on every `bnb.nn.Linear4bit` and train with
     # a bitsandbytes optimizer; the tiny CPU model is never quantized.
-    pytest.importorskip("torch")
-    pytest.importorskip("trl")
-    import importlib.util
-
-    from migrate.smoke import smoke_script
-
-    if importlib.util.find_spec("bitsandbytes") is not None:
-        pytest.skip("bitsandbytes is installed here: the stand-in is for machines without it")
+    smoke_script = _smoke_without("bitsandbytes")
     script = tmp_path / "qlora.py"
     script.write_text(
         "import torch\n"
@@ -645,14 +631,7 @@ def test_plots_gpus_and_adapters_made_for_the_real_model_stand_in(tmp_path, stor
     # Seddik-Turki: `fig, ax = plt.subplots()` then `df.hist(ax=ax)` without matplotlib;
     # ashishjamarkattel: `torch.cuda.set_device(1)`; jujuliaa12 commits a LoRA of the real
     # Qwen2.5-0.5B, which does not fit the tiny stand-in; a T5 policy's adapter is seq2seq
-    pytest.importorskip("torch")
-    pytest.importorskip("trl")
-    import importlib.util
-
-    from migrate.smoke import smoke_script
-
-    if importlib.util.find_spec("matplotlib") is not None:
-        pytest.skip("matplotlib is installed here: the stand-in is for machines without it")
+    smoke_script = _smoke_without("matplotlib")
     script = tmp_path / "misc.py"
     script.write_text(
         "import torch, pandas as pd\n"
