@@ -83,8 +83,11 @@ def bootstrap(steps: int) -> None:
 def _trainer_report(trainer: Any) -> dict[str, Any]:
     history = list(getattr(trainer.state, "log_history", []) or [])
     losses = [float(h["loss"]) for h in history if "loss" in h]
+    config = getattr(getattr(trainer, "model", None), "config", None)
     return {
         "class": type(trainer).__name__,
+        # a T5 or BART policy: TRL 1.13's online trainers take none (TRL102's TODO says so)
+        "encoder_decoder": bool(getattr(config, "is_encoder_decoder", False)),
         "global_step": int(getattr(trainer.state, "global_step", 0) or 0),
         "losses": [x if math.isfinite(x) else str(x) for x in losses],
         "log_history": [

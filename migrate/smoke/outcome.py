@@ -566,6 +566,12 @@ _SAID_BY_TODO = (
     ),
 )
 _MISSING_ATTRIBUTE = re.compile(r"has no attribute '(\w+)'")
+# a file of the training stack (where a trainer's own work raises)
+_STACK_FILE = re.compile(r"/(trl|transformers|accelerate|peft|torch)/")
+
+
+def _in_stack(path: str) -> bool:
+    return bool(_STACK_FILE.search(path))
 
 
 def _todo_naming_key(result: SmokeResult, err: dict[str, Any]) -> str:
@@ -585,6 +591,14 @@ def _todo_naming_key(result: SmokeResult, err: dict[str, Any]) -> str:
     ):
         name = attribute.group(1)
         spelled = (f"`{name}`", f".{name}`")
+    elif _in_stack(str(err.get("raised_in") or "")) and any(
+        t.get("encoder_decoder") for t in result.trainers
+    ):
+        # DhanushGD/RLHF-PPO: RLOO generating from a T5 policy (no prompt in what it returns)
+        spelled = ("encoder-decoder",)
+        tells = (
+            "says TRL 1.13's trainers take no encoder-decoder model (this trainer was given one)"
+        )
     else:
         said = next((entry for entry in _SAID_BY_TODO if entry[0].search(message)), None)
         if said is None:

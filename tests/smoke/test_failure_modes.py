@@ -1284,3 +1284,31 @@ def test_an_exception_the_script_caught_before_training_is_why_no_step_ran(tmp_p
     assert [f.message for f in smoke_script(quiet, store=store, timeout=60).findings] == [
         "no training step ran: the script built no Trainer"
     ]
+
+
+def test_a_trainer_given_an_encoder_decoder_policy_stops_on_what_its_todo_says(tmp_path, store):
+    # DhanushGD/RLHF-PPO: a flan-t5 policy kept under TRL102's TODO reaches RLOOTrainer, whose
+    # generation finds no prompt in what T5 returns (argmax over an empty dimension)
+    pytest.importorskip("trl")
+    script = _script(
+        tmp_path,
+        "from datasets import Dataset\n"
+        "from transformers import AutoModelForSeq2SeqLM, AutoTokenizer\n"
+        "from trl import RLOOConfig, RLOOTrainer\n"
+        "# TODO(trl-migrate TRL102): no TRL 1.13 online-RL trainer (GRPO, RLOO) takes "
+        "encoder-decoder models: stay on TRL <= 1.12\n"
+        "model = AutoModelForSeq2SeqLM.from_pretrained('google/flan-t5-base')\n"
+        "tok = AutoTokenizer.from_pretrained('google/flan-t5-base')\n"
+        "rows = Dataset.from_dict({'prompt': ['a b c', 'd e f'] * 4})\n"
+        "args = RLOOConfig(output_dir='out', per_device_train_batch_size=2, num_generations=2,\n"
+        "                  max_completion_length=4, report_to='none')\n"
+        "trainer = RLOOTrainer(model=model, args=args, processing_class=tok, train_dataset=rows,\n"
+        "                      reward_funcs=lambda completions, **kw: [1.0] * len(completions))\n"
+        "trainer.train()\n",
+    )
+    result = smoke_script(script, store=store, timeout=180, cwd=str(tmp_path))
+    message = result.findings[0].message
+    assert message.endswith(
+        "; the rewrite left a TODO(trl-migrate TRL102) at line 4 that says TRL 1.13's trainers "
+        "take no encoder-decoder model (this trainer was given one), for a human"
+    ), message
