@@ -371,8 +371,7 @@ def read_launches(
         if doc and script and not os.path.isfile(script):
             # a README's `python PPO.py ...`, written for a reader already in the folder that
             # holds the repo's one RL/PPO/PPO.py: that file, run from its folder
-            written = first[next(i for i, w in enumerate(first) if w.endswith(".py"))]
-            only = only_file(root, written)
+            only = only_file(root, os.path.relpath(script, runs_in))
             if only:
                 script, runs_in = only, os.path.dirname(only)
         out.append(

@@ -145,12 +145,14 @@ def _launch(tmp_path, launcher: str, text: str, scripts=("train.py",)):  # type:
             # bcmin1018: a README names RL/PPO/PPO.py by its name alone, for a reader in its
             # folder; a name two files share is left as written
             "README.md",
-            "```\npython PPO.py --mode train\npython train.py --lr 1\npython rm/x.py\n```\n",
+            "```\npython PPO.py --mode train\npython train.py --lr 1\npython rm/x.py\n"
+            "S=PPO.py\npython $S\n```\n",
             ("RL/PPO/PPO.py", "a/train.py", "b/train.py", "src/rm/x.py"),
             [
                 ("RL/PPO/PPO.py", "", ["--mode", "train"], "RL/PPO", 2, []),
                 ("train.py", "", ["--lr", "1"], ".", 3, []),
                 ("src/rm/x.py", "", [], "src/rm", 4, []),
+                ("RL/PPO/PPO.py", "", [], "RL/PPO", 6, []),
             ],
             id="readme-file-elsewhere-in-the-repo",
         ),
