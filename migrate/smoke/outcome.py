@@ -631,7 +631,7 @@ _OFFLINE_NAMES = ("LocalEntryNotFoundError", "OfflineModeIsEnabled", "Connection
 
 
 def _caught(result: SmokeResult) -> str:
-    """`; it caught OSError: ... (printed at simple_text_rl.py:89) and went on`: the last
+    """`; it caught OSError: ... (raised at simple_text_rl.py:89) and went on`: the last
     traceback the script printed itself (an `except Exception: traceback.print_exc()` around
     its training, LoganBolton/rl-moondream) where it then trained nothing: that exception is
     why. A caught download is said to be one (smoke runs are offline)."""
