@@ -98,7 +98,8 @@ def _unbound_name(result: SmokeResult, err: dict[str, Any]) -> str:
     other = None if in_script else result.original(raised)
     if not in_script and (other is None or result.rewritten is None):
         return ""  # raised outside the project, or where what the rewrite touched is not known
-    lines = _binding_lines(read_text(raised), name)
+    folder = os.path.dirname(raised)
+    lines = _binding_lines(read_text(raised), name, folder=folder, read=read_text)
     if lines is None:
         return ""
     notebook = in_script and ran.endswith(".smoke.py")
@@ -116,7 +117,9 @@ def _unbound_name(result: SmokeResult, err: dict[str, Any]) -> str:
                 original = read_text(raised)
         else:  # what the script held before the rewrite, or holds (not rewritten, not known)
             original = _original_text(result) or ""
-        bound_before = _binding_lines(original, name)
+        bound_before = _binding_lines(
+            original, name, folder=folder, read=lambda path: _before_text(result, path)
+        )
         if bound_before is None:
             return ""  # a `*` import there may have bound it
         if bound_before:
@@ -388,9 +391,19 @@ def _needs_argv(result: SmokeResult, err: dict[str, Any]) -> str:
     )
 
 
-def _binding_lines(text: str, name: str) -> list[int] | None:
+def _binding_lines(
+    text: str,
+    name: str,
+    *,
+    folder: str = "",
+    read: Any = None,
+    seen: frozenset[str] = frozenset(),
+) -> list[int] | None:
     """The lines where `text` binds `name` (an import, an assignment, a `def`, a `for`, a
-    parameter, ...); None where it does not parse or a `*` import may bind it."""
+    parameter, ...); None where it does not parse or a `*` import may bind it. Given the
+    `folder` the text's module lives in and a `read(path)` of the project's files, a `from
+    helpers import *` of a project module that binds `name` nowhere is followed, not taken for
+    a binding (Kwaai-AI-Lab's dataset.py star-imports modules.py, which never defines `args`)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -399,7 +412,18 @@ def _binding_lines(text: str, name: str) -> list[int] | None:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             if any(alias.name == "*" for alias in node.names):
-                return None
+                star = _star_module(node, folder) if read is not None else ""
+                if not star or star in seen:
+                    return None
+                held = read(star)
+                if held is None:  # rewritten, and what it held before is not known
+                    return None
+                inner = _binding_lines(held, name, folder=folder, read=read, seen=seen | {star})
+                if inner is None:
+                    return None
+                if inner:
+                    lines.append(node.lineno)
+                continue
             bound = [alias.asname or alias.name.split(".")[0] for alias in node.names]
         elif isinstance(node, ast.Name):
             bound = [node.id] if isinstance(node.ctx, (ast.Store, ast.Del)) else []
@@ -411,6 +435,31 @@ def _binding_lines(text: str, name: str) -> list[int] | None:
         if name in bound:
             lines.append(getattr(node, "lineno", 0))
     return lines
+
+
+def _before_text(result: SmokeResult, path: str) -> str | None:
+    """What the project file at `path` (of the run's copy) held before the rewrite: as it is
+    where the rewrite did not touch it; None where it did and what it held is not known."""
+    original = os.path.abspath(result.original(path) or path)
+    before = result.before.get(original)
+    if before is not None:
+        return before.decode("utf-8", "replace")
+    return None if original in (result.rewritten or ()) else read_text(path)
+
+
+def _star_module(node: ast.AST, folder: str) -> str:
+    """The project file a `from X import *` reads, where X lies in `folder` (the script's own
+    folder, first on its path; a relative import from there); "" for anything else."""
+    if not isinstance(node, ast.ImportFrom) or not node.module or not folder:
+        return ""
+    base = folder
+    for _ in range(max(node.level - 1, 0)):
+        base = os.path.dirname(base)
+    path = os.path.join(base, *node.module.split("."))
+    for candidate in (path + ".py", os.path.join(path, "__init__.py")):
+        if os.path.isfile(candidate):
+            return candidate
+    return ""
 
 
 def _original_text(result: SmokeResult) -> str | None:

@@ -738,6 +738,30 @@ def test_a_name_a_project_file_never_binds_is_the_repositorys_own_code(tmp_path,
         script, store=store, timeout=60, rewritten=frozenset({str(helper)}), before={}
     )
     assert "imports or defines" not in result.findings[0].message
+    # its names come from `from modules import *` of a project module that never binds `args`
+    # either (Kwaai-AI-Lab's dataset.py); one that binds it, or a module not of the project
+    # (`from torch import *`), may bind anything: no claim
+    modules = _project_file(tmp_path, "modules.py", "import os\nX = 1\n")
+    helper.write_text("from modules import *\n" + helper.read_text())
+    before = {str(modules): b"import os\nX = 1\n"}
+    result = smoke_script(
+        script, store=store, timeout=60, rewritten=frozenset({str(modules)}), before=before
+    )
+    assert f"the file {shown} imports or defines `args` nowhere" in result.findings[0].message
+    for held in (
+        "import os\nargs = None\ndef later():\n    global args\n",
+        "from torch import *\n",
+    ):
+        modules.write_text(held)
+        result = smoke_script(script, store=store, timeout=60, rewritten=frozenset(), before={})
+        assert "imports or defines" not in result.findings[0].message, held
+    # the rewrite dropped it from the star-imported module: said to be ours
+    modules.write_text("import os\n")
+    before = {str(modules): b"import os\nargs = None\n"}
+    result = smoke_script(
+        script, store=store, timeout=60, rewritten=frozenset({str(modules)}), before=before
+    )
+    assert "the original file" in result.findings[0].message, result.findings[0].message
 
 
 def test_a_command_line_read_by_hand_and_not_given_says_how_to_pass_it(tmp_path, store):
