@@ -19,6 +19,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from migrate.kernel.imports import imported_modules
 from migrate.smoke.launchers import (
+    NOT_PROJECT_DIRS,
     Launch,
     is_launcher_file,
     module_file,
@@ -173,12 +174,6 @@ def imports_of(path: str, source: bytes | str, root: str) -> set[str]:
     return _project_files(tree, path, root)
 
 
-# Folders a walk for nested projects never enters: tools' and environments' own trees.
-_NOT_PROJECTS = frozenset(
-    {"node_modules", "site-packages", "build", "dist", "venv", "env", "__pycache__", "wandb"}
-)
-
-
 @functools.cache
 def nested_projects(root: str, depth: int = 3) -> tuple[str, ...]:
     """Folders below `root` (relative, sorted) that hold a project of their own (a setup.py,
@@ -191,7 +186,7 @@ def nested_projects(root: str, depth: int = 3) -> tuple[str, ...]:
         rel = os.path.relpath(folder, top)
         level = 0 if rel == "." else rel.count(os.sep) + 1
         dirs[:] = sorted(
-            d for d in dirs if level < depth and not d.startswith(".") and d not in _NOT_PROJECTS
+            d for d in dirs if level < depth and not d.startswith(".") and d not in NOT_PROJECT_DIRS
         )
         if level and {"setup.py", "setup.cfg", "pyproject.toml"} & set(files):
             found.append(rel)

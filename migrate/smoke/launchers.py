@@ -12,6 +12,7 @@ import ast
 import configparser
 import dataclasses
 import functools
+import itertools
 import os
 import re
 import shlex
@@ -226,7 +227,19 @@ def parse_command(
     return path, module, args, unresolved, runs_in
 
 
-_SKIPPED_DIRS = frozenset({"node_modules", "site-packages", "venv", "env", "__pycache__"})
+# Folders a walk of the repo never enters: tools' and environments' own trees.
+NOT_PROJECT_DIRS = frozenset(
+    {"node_modules", "site-packages", "build", "dist", "venv", "env", "__pycache__", "wandb"}
+)
+
+
+def repo_files(root: str) -> Iterator[str]:
+    """Every file of the repo at `root`, folder by folder in sorted order, outside hidden
+    folders and NOT_PROJECT_DIRS."""
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in NOT_PROJECT_DIRS)
+        for name in sorted(files):
+            yield os.path.join(folder, name)
 
 
 def only_file(root: str, written: str) -> str:
@@ -235,16 +248,9 @@ def only_file(root: str, written: str) -> str:
     tail = os.path.normpath(written).lstrip(os.sep)
     if tail.startswith(".."):
         return ""
-    found: list[str] = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS)
-        for name in files:
-            path = os.path.join(folder, name)
-            if name == os.path.basename(tail) and path.endswith(os.sep + tail):
-                found.append(os.path.abspath(path))
-                if len(found) > 1:
-                    return ""
-    return found[0] if found else ""
+    matches = (os.path.abspath(p) for p in repo_files(root) if p.endswith(os.sep + tail))
+    found = list(itertools.islice(matches, 2))  # a second one is enough to say "several"
+    return found[0] if len(found) == 1 else ""
 
 
 def sweep_parameters(script: str, root: str) -> tuple[str, dict[str, Any]]:
@@ -254,34 +260,29 @@ def sweep_parameters(script: str, root: str) -> tuple[str, dict[str, Any]]:
     import yaml
 
     target = os.path.realpath(script)
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS)
-        for name in sorted(files):
-            if not name.endswith((".yaml", ".yml")):
+    for path in repo_files(root):
+        if not path.endswith((".yaml", ".yml")):
+            continue
+        try:
+            if os.path.getsize(path) > 65536:
                 continue
-            path = os.path.join(folder, name)
-            try:
-                if os.path.getsize(path) > 65536:
-                    continue
-                with open(path, encoding="utf-8") as fh:
-                    text = fh.read()
-                if "program:" not in text:  # not a sweep: no need to parse it
-                    continue
-                data = yaml.safe_load(text)
-            except (OSError, ValueError, yaml.YAMLError):
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+            if "program:" not in text:  # not a sweep: no need to parse it
                 continue
-            if not isinstance(data, dict) or not isinstance(data.get("program"), str):
-                continue
-            if not isinstance(data.get("parameters"), dict):
-                continue
-            runs = {
-                os.path.realpath(os.path.join(base, data["program"])) for base in (root, folder)
-            }
-            if target not in runs:
-                continue
-            return os.path.relpath(path, root), {
-                key: _first_value(spec) for key, spec in data["parameters"].items()
-            }
+            data = yaml.safe_load(text)
+        except (OSError, ValueError, yaml.YAMLError):
+            continue
+        if not isinstance(data, dict) or not isinstance(data.get("program"), str):
+            continue
+        if not isinstance(data.get("parameters"), dict):
+            continue
+        bases = (root, os.path.dirname(path))
+        if target not in {os.path.realpath(os.path.join(b, data["program"])) for b in bases}:
+            continue
+        return os.path.relpath(path, root), {
+            key: _first_value(spec) for key, spec in data["parameters"].items()
+        }
     return "", {}
 
 
