@@ -15,6 +15,7 @@ from importlib import resources
 from typing import Any
 
 import libcst as cst
+import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 from packaging.version import Version
 
@@ -334,6 +335,29 @@ class FileFacts(walk.Visitor):
         names = self.owner.state.identifiers
         bound = names.trl_bound() if names is not None else None
         return bound is None or bool(bound & {"trl", *CONFIG_NAMES, *TRAINER_NAMES})
+
+
+def bar_loop(stmt: cst.With) -> cst.For | None:
+    """The loop a `with` holds only to show a progress bar: `with tqdm(X, total=n) as bar:`
+    whose body is one loop `for ... in bar:` (no `else`) that never reads `bar` otherwise. Such
+    a loop iterates X; the `with` adds nothing else."""
+    body: Sequence[cst.CSTNode] = getattr(stmt.body, "body", ())
+    loop = body[0] if len(body) == 1 else None
+    if len(stmt.items) != 1 or not isinstance(loop, cst.For):
+        return None
+    item = stmt.items[0]
+    if not (
+        m.matches(item.item, m.Call(func=m.Name("tqdm") | m.Attribute(attr=m.Name("tqdm"))))
+        and item.asname is not None
+        and isinstance(item.asname.name, cst.Name)
+        and m.matches(loop.iter, m.Name(item.asname.name.value))
+        and loop.orelse is None
+    ):
+        return None
+    bar = item.asname.name.value
+    if any(n.value == bar for n in walk.find_all(loop.body, cst.Name)):
+        return None
+    return loop
 
 
 def once_steps(

@@ -1627,3 +1627,110 @@ def test_a_max_length_that_capped_prompt_and_response_keeps_the_todo(extra, rewr
     else:  # the dict stays as it was; the config does not take the key
         assert "'max_length'" not in out and "max_length=" not in out
     assert run(out, select=PPO)[0] == out
+
+
+TWO_LEFT = """
+from trl import PPOConfig, PPOTrainer
+config = PPOConfig(batch_size=2, mini_batch_size=1)
+trainer = PPOTrainer(config, model, None, tokenizer, dataset=ds)
+for epoch, batch in enumerate(trainer.dataloader):
+    q = batch["input_ids"]
+    r = trainer.generate(q, return_prompt=False, max_new_tokens=8)
+    batch["response"] = tokenizer.batch_decode(r)
+    stats = trainer.step(q, r, [torch.tensor(epoch)] * len(q))
+for batch in trainer.dataloader:
+    q = batch["input_ids"]
+    r = trainer.generate(q, return_prompt=False, max_new_tokens=8)
+    batch["response"] = tokenizer.batch_decode(r)
+    stats = trainer.step(q, r, [torch.tensor(1.0)] * len(q))
+"""
+
+
+def test_a_second_loop_below_a_left_one_gets_its_own_todo():
+    """Two loops of one block on one trainer, the first left (its reward reads the counter):
+    before, the second got no TODO at all; now each says why, and a second run agrees."""
+    out, findings = run(TWO_LEFT, select=PPO)
+    left = [f for f in findings if f.code == "TRL106" and f.fix is Fix.MANUAL]
+    reasons = [
+        f.message.split("left as it is (", 1)[1].split("); write", 1)[0]
+        for f in left
+        if "left as it is" in f.message
+    ]
+    assert reasons == [
+        "the reward reads the loop counter `epoch`, which `reward_fn` does not have",
+        "a PPO loop above it in this block, left for you too, comes first: the rewrite turns "
+        "one loop per trainer into `reward_funcs` and `train()`, so once that one is written "
+        "this one needs a trainer of its own",
+    ]
+    assert [f.line for f in left if "left as it is" in f.message] == [5, 10]
+    assert out.count("# TODO(trl-migrate TRL106)") == 3  # the two loops and the trainer
+    again, _ = run(out, select=PPO)
+    assert again == out
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        pytest.param("for _ in trange(1, 4):", id="trange-start-stop"),
+        pytest.param("for _ in tqdm(range(1, 4)):", id="tqdm-range-start-stop"),
+    ],
+)
+def test_a_range_with_a_start_is_not_a_count_of_batches(head):
+    src = dedent(
+        f"""
+        from trl import PPOConfig, PPOTrainer
+        config = PPOConfig(batch_size=1, mini_batch_size=1)
+        trainer = PPOTrainer(config, model, None, tokenizer)
+        query = tokenizer.encode("hi", return_tensors="pt")
+        {head}
+            response = trainer.generate(list(query), return_prompt=False, max_new_tokens=4)
+            stats = trainer.step([query[0]], [response[0]], [torch.tensor(1.0)])
+        """
+    )
+    out, findings = run(src, select=PPO)
+    assert "trainer.step(" in out
+    assert any(
+        "it iterates over neither `trainer.dataloader` nor `range(<n>)`" in f.message
+        for f in findings
+        if f.code == "TRL106"
+    )
+
+
+def test_a_progress_bar_around_another_loop_keeps_the_dataloader_todo():
+    """The `with tqdm(...) as bar:` of a loop that never steps is no PPO loop: TRL104's TODO on
+    the legacy dataloader stays, and TRL106 leaves it alone."""
+    src = dedent(
+        """
+        from trl import PPOConfig, PPOTrainer
+        config = PPOConfig(batch_size=1, mini_batch_size=1)
+        trainer = PPOTrainer(config, model, None, tokenizer, dataset=ds)
+        with tqdm(trainer.dataloader) as bar:
+            for batch in bar:
+                print(batch["query"])
+        """
+    )
+    out, findings = run(src, select=PPO)
+    manual = [f.message for f in findings if f.fix is Fix.MANUAL]
+    assert [f.code for f in findings if f.fix is Fix.MANUAL] == ["TRL104", "TRL104"]
+    assert manual[0].startswith("RLOOTrainer needs `reward_funcs`: legacy PPO got rewards")
+    assert "`trainer.dataloader` was the legacy trainer's own DataLoader" in out
+    assert "with tqdm(trainer.dataloader) as bar:\n    for batch in bar:" in out
+
+
+def test_a_trainer_given_a_reward_model_is_not_taken_by_a_loop_above():
+    """A trainer built with `reward_model=` (`reward_funcs=` now, as Yog-Sotho/LLM-fine-tuner
+    mixes it with a legacy loop) and stepped by the block's first loop: that loop's own reason
+    is given, not that another loop took the trainer."""
+    src = (
+        TWO_LEFT.split("for batch in")[0]
+        .replace("mini_batch_size=1)", 'mini_batch_size=1, report_to="none")')
+        .replace(
+            "PPOTrainer(config, model, None, tokenizer, dataset=ds)",
+            "PPOTrainer(config=config, model=model, ref_model=None, reward_model=rm, tokenizer=tokenizer)",
+        )
+    )
+    out, findings = run(src, select=PPO)
+    reasons = [f.message for f in findings if f.code == "TRL106" and "left as it is" in f.message]
+    assert len(reasons) == 1
+    assert "the reward reads the loop counter `epoch`" in reasons[0]
+    assert "reward_funcs=rm" in out

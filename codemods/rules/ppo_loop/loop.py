@@ -33,6 +33,8 @@ from codemods.rules.ppo_loop.shape import (
     once_literal,
     range_count,
     reward_function,
+    second_loop,
+    taken,
     unguarded,
 )
 from codemods.rules.ppo_loop.state import BATCHES, Refused
@@ -43,6 +45,9 @@ class LoopRewrite(LoopPass):
     def _rewrite(
         self, body: list[cst.BaseStatement], index: int, loop: cst.For, trainer: str, *, top: bool
     ) -> list[cst.BaseStatement]:
+        functions = self.functions | {self.reward_name}
+        if taken(body[:index], trainer, functions):  # another loop of the block became its reward
+            raise Refused(second_loop(body[:index], trainer, functions))
         outer: cst.For | None = None
         if self._epochs_of(loop) is not None:  # `for epoch in range(E):` around the loop
             outer, loop = loop, self._inner_of(loop)
@@ -462,13 +467,7 @@ class LoopRewrite(LoopPass):
         """E of `for epoch in range(E):` (or `tqdm(range(E), ...)`) whose body is one PPO loop
         over the dataloader and simple statements around it (which `_rewrite` takes or refuses):
         `num_train_epochs=E`."""
-        it = loop.iter
-        if m.matches(it, m.Call(func=m.Name("tqdm") | m.Name("trange"))) and it.args:  # type: ignore[attr-defined]
-            if m.matches(it, m.Call(func=m.Name("trange"))):
-                it = cst.Call(func=cst.Name("range"), args=[it.args[0]])  # type: ignore[attr-defined]
-            else:
-                it = it.args[0].value  # type: ignore[attr-defined]
-        count = range_count(it, attributes=True)
+        count = range_count(loop.iter, attributes=True)
         body = getattr(loop.body, "body", [])
         inner = [s for s in body if isinstance(s, cst.For)]
         if (

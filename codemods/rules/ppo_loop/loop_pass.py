@@ -24,6 +24,7 @@ class LoopPass(RuleTransformer):
     samplers: dict[str, tuple[Bound, Bound]]  # LengthSampler(lo, hi) by variable
     single: dict[str, cst.BaseExpression]  # names the module binds once, to what
     reward_name: str  # the reward function's name: `reward_fn`, unless the file uses it
+    functions: set[str]  # the names of the functions the file defines
     trainer_cls: str
     config_cls: str
     module_names: set[str]

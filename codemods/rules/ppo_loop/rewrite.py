@@ -19,10 +19,12 @@ from codemods.rules.ppo_loop.loop import LoopRewrite
 from codemods.rules.ppo_loop.loop_pass import LoopPass
 from codemods.rules.ppo_loop.rewards import Rewards
 from codemods.rules.ppo_loop.shape import (
+    comment_lines,
     dict_literals,
     first_row,
     free_name,
     length_samplers,
+    second_loop,
     single_bindings,
     target_trainer_vars,
     unguarded,
@@ -62,6 +64,7 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         self.config_cls = ppo.target_config(self.state.target)
         self.module_names = edits.names(node)
         self.reward_name = free_name(REWARD_FN, self.module_names)
+        self.functions = {f.name.value for f in walk.find_all(node, cst.FunctionDef)}
         self.tree = node  # the file as it was, for uses outside a loop
         self._loops: list[cst.For] = []  # the for loops being walked, innermost last
         # a step() run once, outside any loop, in the module or a function body (the README
@@ -80,6 +83,7 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
             set()
         )  # local names of `respond_to_batch` whose uses this rule rewrote
         self.lifted = self._lifted_loops(node)
+        self.bars = self._barred_loops(node)
         self.installed_at: int | None = None
         self.config_kind = "block"
 
@@ -104,6 +108,48 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
                         found[id(stmt)] = id(loop)
                     break
         return found
+
+    def _barred_loops(self, module: cst.Module) -> dict[int, int]:
+        """`with` statements (by id) that only show a progress bar around a PPO loop (its id,
+        `ppo.bar_loop`): the loop is rewritten in the block around the `with`, as if it
+        iterated `tqdm(...)` itself."""
+        return {
+            id(stmt): id(loop)
+            for stmt in walk.find_all(module, cst.With)
+            if (loop := ppo.bar_loop(stmt)) is not None and self._is_ppo_loop(loop)
+        }
+
+    def _barred_loop(
+        self,
+        original: Sequence[cst.BaseStatement],
+        out: list[cst.BaseStatement],
+        i: int,
+        *,
+        top: bool,
+    ) -> list[cst.BaseStatement]:
+        """The loop of the progress-bar `with` at `i` (`_barred_loops`) rewritten in this block,
+        or, refused, left with its TODO inside the `with`."""
+        bar, updated = original[i], out[i]
+        assert isinstance(bar, cst.With) and isinstance(updated, cst.With)
+        loop, new_loop = ppo.bar_loop(bar), ppo.bar_loop(updated)
+        assert loop is not None and new_loop is not None
+        call = bar.items[0].item
+        leading = [*bar.leading_lines, *comment_lines(loop.leading_lines)]
+        flat = loop.with_changes(iter=call, leading_lines=leading)
+        new_flat = new_loop.with_changes(iter=updated.items[0].item, leading_lines=leading)
+        trainer = self._trainer_of(loop)
+        reported = len(self.state.findings)
+        try:
+            result = self._rewrite([*out[:i], new_flat, *out[i + 1 :]], i, flat, trainer, top=top)
+        except Refused as e:
+            self.forget_findings(reported)
+            inner = self._left_loop([loop], [new_loop], 0, trainer, str(e))
+            body = updated.body.with_changes(body=inner)
+            out = [*out[:i], updated.with_changes(body=body), *out[i + 1 :]]
+            return self._needs_rewards(original, out, i, trainer)
+        # the loop as rewritten is not in the file: what was said of it is said of the `with`
+        self._unplaced = [(k, bar if n is flat else n) for k, n in self._unplaced]
+        return result
 
     # -- a step() the loop rewrite does not see: in an `if`, a `while`, a function, no loop
     def visit_For(self, node: cst.For) -> None:
@@ -247,18 +293,74 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
             self.report(stmt, message, fix=Fix.MANUAL)
             out[k] = with_todos(out[k], self.CODE, [message], set())
         for i, stmt in enumerate(original):
-            if id(stmt) in self.once:
-                return self._once(original, out, i, top=top)
-            if isinstance(stmt, cst.If) and id(stmt) in self.lifted:
-                return self._lifted_loop(original, out, i, top=top)
-            if not isinstance(stmt, cst.For) or id(stmt) in self.wrapped:
+            kind = self._loop_kind(stmt)
+            if kind is None:
                 continue
-            if id(stmt) in self.lifted.values():
-                continue  # the block around its `if` rewrites it
-            if not self._is_ppo_loop(stmt) and self._epochs_of(stmt) is None:
-                continue
-            return self._one_loop(original, out, i, top=top)
+            before = list(out)
+            handle = {
+                "once": self._once,
+                "lifted": self._lifted_loop,
+                "bar": self._barred_loop,
+                "loop": self._one_loop,
+            }[kind]
+            return self._later_loops(original, before, handle(original, out, i, top=top), i)
         return out
+
+    def _loop_kind(self, stmt: cst.BaseStatement) -> str | None:
+        """What of the PPO loops this block rewrites `stmt` is: a step run "once", an `if`
+        whose body holds a loop ("lifted"), a progress-bar `with` around one ("bar"), a
+        "loop"; None for any other statement (a loop the block around it rewrites too)."""
+        if id(stmt) in self.once:
+            return "once"
+        if isinstance(stmt, cst.If) and id(stmt) in self.lifted:
+            return "lifted"
+        if isinstance(stmt, cst.With) and id(stmt) in self.bars:
+            return "bar"
+        if not isinstance(stmt, cst.For) or id(stmt) in self.wrapped:
+            return None
+        if id(stmt) in self.lifted.values() or id(stmt) in self.bars.values():
+            return None  # the block around its `if` (its `with`) rewrites it
+        if not self._is_ppo_loop(stmt) and self._epochs_of(stmt) is None:
+            return None
+        return "loop"
+
+    def _later_loops(
+        self,
+        original: Sequence[cst.BaseStatement],
+        before: Sequence[cst.BaseStatement],
+        result: list[cst.BaseStatement],
+        i: int,
+    ) -> list[cst.BaseStatement]:
+        """`result` (the block with its first PPO loop, at `i`, rewritten or left) with a TODO
+        on every PPO loop below that one: the rewrite gives a trainer one reward function and
+        one `train()` for one loop, so a second loop of the block is left, saying so."""
+        for k in range(i + 1, len(original)):
+            stmt = original[k]
+            kind = self._loop_kind(stmt)
+            at = next((j for j, s in enumerate(result) if s is before[k]), None)
+            if kind is None or at is None:
+                continue
+            loop = stmt if kind in ("loop", "once") else stmt.body.body[0]  # type: ignore[attr-defined]
+            if kind == "lifted":
+                loop = next(s for s in stmt.body.body if id(s) == self.lifted[id(stmt)])  # type: ignore[attr-defined]
+            trainer = self._trainer_of(loop) if isinstance(loop, cst.For) else ""
+            if kind == "once":
+                call = next(
+                    c
+                    for x in stmt.body  # type: ignore[attr-defined]
+                    if (c := self._trainer_call(x, "step")) is not None
+                )
+                trainer = get_full_name_for_node(call.func.value) or "trainer"  # type: ignore[attr-defined]
+                message = self._orphan_message(
+                    trainer, second_loop(result[:at], trainer, self.functions | {self.reward_name})
+                )
+                self.report(stmt, message, fix=Fix.MANUAL)
+                result[at] = with_todos(result[at], self.CODE, [message], set())
+            else:
+                why = second_loop(result[:at], trainer, self.functions | {self.reward_name})
+                result[at] = self._left(loop, stmt, result[at], trainer, why)  # type: ignore[arg-type]
+            result = self._needs_rewards(original, result, k, trainer, before=before)
+        return result
 
     def _lifted_loop(
         self,
@@ -302,31 +404,58 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
             out = self._rewrite(out, i, stmt, trainer, top=top)
         except Refused as e:
             self.forget_findings(reported)  # all or nothing: no finding of a half-made rewrite
-            skeleton = (
-                f"`def {REWARD_FN}(prompts, completions, **kwargs): return [<your score for p "
-                "+ c> for p, c in "
-                f"zip(prompts, completions)]`, then `{trainer} = {self.trainer_cls}(model=..., "
-                f"reward_funcs={REWARD_FN}, args=config, train_dataset=dataset, "
-                "processing_class=tokenizer)` "
-                f"and `{trainer}.train()` in place of this loop"
-            )
-            message = (
-                f"TRL 1.13 has no PPO step loop and this one was left as it is ({e}); write "
-                f"{skeleton}; "
-                "generation settings go in the config (max_completion_length, temperature, "
-                "top_k, top_p, "
-                "generation_kwargs)"
-            )
-            draft = self.draft(stmt, trainer)
-            if draft:
-                message += (
-                    "; a draft from this loop's own reward code is below (check what "
-                    "the reason above names)"
-                )
-            self.report(stmt, message, fix=Fix.MANUAL)
-            out[i] = with_draft(with_todos(out[i], self.CODE, [message], set()), draft)
+            out = self._left_loop(original, out, i, trainer, str(e))
             out = self._needs_rewards(original, out, i, trainer)
         return out  # one loop per block: the statement indexes below it have moved
+
+    def _left_loop(
+        self,
+        original: Sequence[cst.BaseStatement],
+        out: list[cst.BaseStatement],
+        i: int,
+        trainer: str,
+        why: str,
+    ) -> list[cst.BaseStatement]:
+        """The block with its loop at `i` left as it is, with the TODO naming `why` and a draft."""
+        stmt = original[i]
+        assert isinstance(stmt, cst.For)
+        out = list(out)
+        out[i] = self._left(stmt, stmt, out[i], trainer, why)
+        return out
+
+    def _left(
+        self,
+        loop: cst.For,
+        at: cst.BaseStatement,
+        node: cst.BaseStatement,
+        trainer: str,
+        why: str,
+    ) -> cst.BaseStatement:
+        """`node` (the statement `at` holding `loop`, as updated) with the TODO of a loop left
+        as it is for `why`, and a draft of its reward function from `loop`'s code."""
+        skeleton = (
+            f"`def {REWARD_FN}(prompts, completions, **kwargs): return [<your score for p "
+            "+ c> for p, c in "
+            f"zip(prompts, completions)]`, then `{trainer} = {self.trainer_cls}(model=..., "
+            f"reward_funcs={REWARD_FN}, args=config, train_dataset=dataset, "
+            "processing_class=tokenizer)` "
+            f"and `{trainer}.train()` in place of this loop"
+        )
+        message = (
+            f"TRL 1.13 has no PPO step loop and this one was left as it is ({why}); write "
+            f"{skeleton}; "
+            "generation settings go in the config (max_completion_length, temperature, "
+            "top_k, top_p, "
+            "generation_kwargs)"
+        )
+        draft = self.draft(loop, trainer)
+        if draft:
+            message += (
+                "; a draft from this loop's own reward code is below (check what "
+                "the reason above names)"
+            )
+        self.report(at, message, fix=Fix.MANUAL)
+        return with_draft(with_todos(node, self.CODE, [message], set()), draft)
 
     def _needs_rewards(
         self,
@@ -335,10 +464,13 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
         loop_at: int,
         trainer: str,
         message: str = "",
+        before: Sequence[cst.BaseStatement] | None = None,
     ) -> list[cst.BaseStatement]:
         """The trainer built above a loop left as it is (or a step run once) has no reward yet,
         and TRL 1.13 refuses to build it without one: that line gets a TODO too (`message`, by
-        default the loop's), so a run that stops there says why."""
+        default the loop's), so a run that stops there says why. `before`: `out` as it was
+        before another loop of the block was rewritten (the statements of `original` by
+        position); a trainer statement no longer in `out` was rewritten or marked already."""
         for k in range(loop_at - 1, -1, -1):
             assign = edits.assignment(original[k])
             if assign is None or get_full_name_for_node(assign.targets[0].target) != trainer:
@@ -348,9 +480,16 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
                 or edits.kwarg(assign.value, "reward_funcs") is not None
             ):
                 return out
+            at = (
+                k
+                if before is None
+                else next((j for j, s in enumerate(out) if s is before[k]), None)
+            )
+            if at is None:
+                return out
             message = message or self._left_message()
             self.report(original[k], message, fix=Fix.MANUAL)
-            out[k] = with_todos(out[k], self.CODE, [message], set())
+            out[at] = with_todos(out[at], self.CODE, [message], set())
             return out
         self.left_outside.add(trainer)  # built in an enclosing block: `_body` marks it there
         return out

@@ -161,7 +161,20 @@ def names_outside(module: cst.Module, node: cst.CSTNode) -> set[str]:
 
 def range_count(it: cst.BaseExpression, *, attributes: bool = False) -> cst.BaseExpression | None:
     """N of `range(N)` when N is an int literal or a name (or, with `attributes`, an attribute
-    of a name: `range(args.epochs)`)."""
+    of a name: `range(args.epochs)`); of `tqdm(range(N), ...)` and `trange(N, ...)` too, which
+    iterate the same numbers behind a progress bar."""
+    if m.matches(
+        it, m.Call(func=m.Name("tqdm"), args=[m.Arg(keyword=None, star=""), m.ZeroOrMore()])
+    ):
+        it = it.args[0].value  # type: ignore[attr-defined]
+    elif m.matches(
+        it,
+        m.Call(
+            func=m.Name("trange"),
+            args=[m.Arg(keyword=None, star=""), m.ZeroOrMore(m.Arg(keyword=m.Name()))],
+        ),
+    ):
+        it = cst.Call(func=cst.Name("range"), args=[it.args[0]])  # type: ignore[attr-defined]
     if m.matches(
         it,
         m.Call(
@@ -891,3 +904,44 @@ def _break_guard(stmt: cst.BaseStatement, counter: str, after: int) -> cst.BaseE
     if isinstance(value, int) and not isinstance(value, bool):
         return cst.Integer(str(value + extra))
     return cst.parse_expression(f"{edits.code(bound).strip()} + {extra}")
+
+
+def second_loop(above: Sequence[cst.BaseStatement], trainer: str, functions: set[str]) -> str:
+    """Why a PPO loop below another of its block is left: the rewrite gives a trainer one
+    reward function and one `train()` for one loop. Which of two reasons depends on whether
+    the last build of `trainer` in `above` already takes a reward function the rewrite wrote
+    (`taken`: the loop above was rewritten), so a second run, which meets this loop first,
+    gives the same one."""
+    if taken(above, trainer, functions):
+        return (
+            f"`{trainer}` takes its `reward_funcs` from a PPO loop above this one, which became "
+            f"`{REWARD_FN}` and `train()`: this loop needs a trainer of its own, built with its "
+            "own reward function"
+        )
+    return (
+        "a PPO loop above it in this block, left for you too, comes first: the rewrite turns "
+        "one loop per trainer into `reward_funcs` and `train()`, so once that one is written "
+        "this one needs a trainer of its own"
+    )
+
+
+def taken(above: Sequence[cst.BaseStatement], trainer: str, functions: set[str]) -> bool:
+    """Whether the last statement of `above` that builds `trainer` passes it `reward_funcs=f`,
+    `f` one of `functions` (the reward function a loop's rewrite writes, and the functions the
+    file defines): a loop of the block became it. A legacy trainer never took `reward_funcs`;
+    one given a reward model (`reward_funcs=reward_model`, from a v2 `reward_model=`) is not
+    taken by a loop."""
+    for stmt in reversed(above):
+        assign = edits.assignment(stmt)
+        if assign is not None and get_full_name_for_node(assign.targets[0].target) == trainer:
+            given = (
+                edits.kwarg(assign.value, "reward_funcs")
+                if isinstance(assign.value, cst.Call)
+                else None
+            )
+            return (
+                given is not None
+                and isinstance(given.value, cst.Name)
+                and given.value.value in functions
+            )
+    return False

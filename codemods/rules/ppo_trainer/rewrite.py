@@ -156,6 +156,19 @@ def _in_loops(module: cst.Module, loop_vars: set[str]) -> set[int]:
         ]
         if any(a.attr.value == "step" for a in attrs):
             found |= {id(a) for a in attrs}
+    # a progress bar's `with` around such a loop (`with tqdm(enumerate(t.dataloader)) as bar:`):
+    # TRL106 rewrites the two together
+    for bar in walk.find_all(module, cst.With):
+        held = ppo.bar_loop(bar)
+        if held is not None and any(
+            a.attr.value == "step" and (get_full_name_for_node(a.value) or "") in loop_vars
+            for a in walk.find_all(held, cst.Attribute)
+        ):
+            found |= {
+                id(a)
+                for a in walk.find_all(bar.items[0], cst.Attribute)
+                if (get_full_name_for_node(a.value) or "") in loop_vars
+            }
 
     def steps(stmt: cst.CSTNode) -> str | None:
         return next(
