@@ -25,6 +25,25 @@ from codemods.base import Rule, RuleTransformer
 from migrate.kernel.findings import Severity
 
 TOKENIZER_METHODS = ("apply_chat_template", "encode")
+# apply_chat_template's own keywords (transformers 5); any other keyword is a variable of the
+# template itself (Qwen3's `enable_thinking`), which RLOO/GRPO take as `chat_template_kwargs`
+CHAT_CALL_KEYWORDS = frozenset(
+    {
+        "tokenize",
+        "add_generation_prompt",
+        "continue_final_message",
+        "return_tensors",
+        "return_dict",
+        "return_assistant_tokens_mask",
+        "padding",
+        "truncation",
+        "max_length",
+        "tools",
+        "documents",
+        "chat_template",
+        "tokenizer_kwargs",
+    }
+)
 
 
 class RewritePPODatasets(RuleTransformer):
@@ -543,6 +562,18 @@ class RewritePPODatasets(RuleTransformer):
                 cut = truncation is None or not m.matches(truncation, off)
             if "max_length" in kwargs and cut:
                 cuts.insert(0, edits.code(kwargs["max_length"]).strip())
+            extra = sorted(set(kwargs) - CHAT_CALL_KEYWORDS) if chat else []
+            if extra:  # template variables (Qwen3's `enable_thinking=False`)
+                given = ", ".join(f"{k}={edits.code(kwargs[k]).strip()}" for k in extra)
+                wanted = ", ".join(f'"{k}": {edits.code(kwargs[k]).strip()}' for k in extra)
+                self.report(
+                    expr,
+                    f"the prompt was rendered with `{given}`; {self.trainer} renders the "
+                    'conversational "prompt" again with its config\'s `chat_template_kwargs` '
+                    f"(none by default): set `chat_template_kwargs={{{wanted}}}` on the config, or "
+                    "the policy sees another prompt",
+                    severity=Severity.WARNING,
+                )
             if edits.literal(kwargs.get("padding", cst.Name("None"))) == "max_length":
                 self.report(
                     expr,

@@ -1790,18 +1790,31 @@ def test_step_intervals_change_unit_without_total_episodes_too():
     assert "logging_steps=20" in out and "num_iterations=2" in out
     assert f"{TODO}`save_steps=x` counted rollout batches in PPO v2" in out
     [left] = [f for f in findings if "left at their defaults" in f.message]
-    assert left.message.startswith("`eval_steps` left at their defaults count optimizer steps")
+    assert left.message == (
+        "`eval_steps` left at their defaults count optimizer steps in TRL 1.13, 2 per rollout "
+        "batch here: PPO v2 never evaluated during training, TRL 1.13 runs evaluate() every "
+        '`eval_steps` where `eval_strategy` is "steps" and the trainer has an `eval_dataset`'
+    )
+    [logging] = [f for f in findings if f.message.startswith("`logging_steps=10`")]
+    assert logging.message == (
+        "`logging_steps=10` did nothing in PPO v2, which logged every rollout batch; TRL 1.13 "
+        "counts optimizer steps (2 per batch here), so logging_steps=20 logs every that many "
+        "batches, as the value said"
+    )
     assert run(out, select=SELECT)[0] == out
-    # nothing given: the defaults alone are said to run twice as often
+    # nothing given: each default is said for what it did in PPO v2 (the trainer logged every
+    # batch and never evaluated; only saving counted batches: twice as often now)
     _, findings = run(
         "from trl import PPOConfig\nc = PPOConfig(output_dir='o', num_ppo_epochs=2)\n",
         select=SELECT,
     )
-    assert any(
-        f.message.startswith("`logging_steps`, `save_steps`, `eval_steps` left at their defaults")
-        and "2x as often" in f.message
-        for f in findings
-    )
+    assert [f.message for f in findings if "left at their defaults" in f.message] == [
+        "`logging_steps`, `save_steps`, `eval_steps` left at their defaults count optimizer "
+        "steps in TRL 1.13, 2 per rollout batch here: PPO v2 logged every rollout batch, TRL "
+        "1.13 logs every `logging_steps`; saving runs 2x as often as in PPO v2; PPO v2 never "
+        "evaluated during training, TRL 1.13 runs evaluate() every `eval_steps` where "
+        '`eval_strategy` is "steps" and the trainer has an `eval_dataset`'
+    ]
 
 
 def test_a_v2_trainer_given_config_or_policy_ran_on_0_12_to_0_14_and_keeps_those_defaults():
@@ -2144,3 +2157,26 @@ def test_a_v2_config_s_per_gpu_batch_sizes_are_dropped_as_the_trainer_never_read
         (Severity.INFO, "`per_gpu_eval_batch_size`"),
     ]
     assert run(out, select=SELECT)[0] == out
+
+
+def test_legacy_dropout_in_sampling_is_said_where_disable_dropout_is_written():
+    """Legacy PPOTrainer (0.7.2-0.11.4) left the policy in train mode after each `step()`, so
+    its later generations sampled with dropout on; `disable_dropout=True` (written: the update
+    ran in eval mode) samples without it: a warning says so (seen auditing Yancy456/TRL)."""
+    src = "from trl import PPOConfig\nconfig = PPOConfig(batch_size=4, mini_batch_size=2)\n"
+    out, findings = run(src, select=SELECT)
+    assert "disable_dropout=True" in out
+    said = [f for f in findings if "sampled with dropout on" in f.message]
+    assert [(f.severity, f.message) for f in said] == [
+        (
+            Severity.WARNING,
+            "legacy PPOTrainer (TRL 0.7.2-0.11.4) switched the policy to train mode for each "
+            "update in `step()` and left it there, so from the second batch on its `generate` "
+            "sampled with dropout on (the log-probs and the update itself ran in eval mode, "
+            "without it; 0.4.0-0.7.1 never left eval mode); `disable_dropout=True`, written, "
+            "keeps dropout out of the update as legacy did, and out of sampling too",
+        )
+    ]
+    # set by the script: its own choice, nothing to say
+    _, findings = run(src.replace("=2)", "=2, disable_dropout=False)"), select=SELECT)
+    assert not [f for f in findings if "sampled with dropout on" in f.message]

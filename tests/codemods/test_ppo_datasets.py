@@ -169,6 +169,30 @@ def test_only_input_ids_and_read_nowhere_else_the_tokenization_goes():
     assert "apply_chat_template" not in out
 
 
+def test_template_variables_of_the_chat_call_are_said_for_chat_template_kwargs():
+    """xuwangzi/AIXueRLHF renders Qwen3 prompts with `enable_thinking=False`; RLOO renders the
+    "prompt" messages again with its config's `chat_template_kwargs`, empty by default."""
+    src = dedent(V2_TLDR).replace(
+        "add_generation_prompt=True)", "add_generation_prompt=True, enable_thinking=False)"
+    )
+    out, findings = run(src, select=("TRL105",))
+    said = [f for f in findings if "chat_template_kwargs" in f.message]
+    assert [(f.severity, f.line, f.message) for f in said] == [
+        (
+            Severity.WARNING,
+            3,
+            "the prompt was rendered with `enable_thinking=False`; RLOOTrainer renders the "
+            'conversational "prompt" again with its config\'s `chat_template_kwargs` (none by '
+            'default): set `chat_template_kwargs={"enable_thinking": False}` on the config, or '
+            "the policy sees another prompt",
+        )
+    ]
+    assert run(out, select=("TRL105",))[0] == out
+    # the call's own keywords are no template variables: nothing said
+    _, findings = run(dedent(V2_TLDR), select=("TRL105",))
+    assert not [f for f in findings if "chat_template_kwargs" in f.message]
+
+
 # SsmallSong/TRL_FT's v2 script: the text is a local list built before the tokenizer call.
 LOCAL_TEXT = '''
 from trl import PPOv2Trainer

@@ -157,6 +157,8 @@ def plan_call(
     for name, row in ppo.mapping()["era_extra"].get(era, {}).items():
         if name not in given:
             plan.extra.append((name, row["value"]))
+            if "note" in row:  # what the written value does not carry over: said
+                plan.notes.append((Severity.WARNING, row["note"]))
     _unset_flags(plan, given, table, era, parsed=parsed)
     _kept_defaults(plan, given, era, target, cap)
     _changed_defaults(plan, given, table, era, cap)

@@ -159,6 +159,32 @@ def v2_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
 # global_step too); TRL 1.13 takes one per optimizer step, num_ppo_epochs (x num_mini_batches
 # before 0.17) of them per batch, which is why max_steps is that many times the batches.
 INTERVALS = ("warmup_steps", "logging_steps", "save_steps", "eval_steps")
+# What each interval did in PPO v2 (W:0.12.2-0.25.0 ppo_trainer.py: one `global_step` and one
+# scheduler step per rollout batch; `self.log(metrics)` on every batch; `should_save` checked,
+# `should_evaluate` never: no evaluate() during training), and what the scaled value keeps.
+INTERVAL_IN_V2 = {
+    "warmup_steps": "counted rollout batches in PPO v2 (one scheduler step per batch)",
+    "logging_steps": "did nothing in PPO v2, which logged every rollout batch",
+    "save_steps": "counted rollout batches in PPO v2",
+    "eval_steps": "did nothing in PPO v2, which never evaluated during training",
+}
+INTERVAL_KEPT = {
+    "warmup_steps": "keeps the same point in training",
+    "logging_steps": "logs every that many batches, as the value said",
+    "save_steps": "keeps the same point in training",
+    "eval_steps": (
+        "evaluates every that many batches, as the value said, where `eval_strategy` is "
+        '"steps" and the trainer has an `eval_dataset` (a full evaluate() PPO v2 never ran)'
+    ),
+}
+INTERVAL_LEFT = {
+    "logging_steps": "PPO v2 logged every rollout batch, TRL 1.13 logs every `logging_steps`",
+    "save_steps": "saving runs {factor}x as often as in PPO v2",
+    "eval_steps": (
+        "PPO v2 never evaluated during training, TRL 1.13 runs evaluate() every `eval_steps` "
+        'where `eval_strategy` is "steps" and the trainer has an `eval_dataset`'
+    ),
+}
 
 
 def _max_steps_code(given: dict, shown: dict[str, str], values: dict) -> str | None:
@@ -224,9 +250,9 @@ def _rescale_intervals(
             plan.notes.append(
                 (
                     Severity.WARNING,
-                    f"`{name}={shown[name]}` counted rollout batches in PPO v2; TRL 1.13 counts "
-                    f"optimizer steps ({factor} per batch here), so {name}={value * factor} keeps "
-                    "the same point in training",
+                    f"`{name}={shown[name]}` {INTERVAL_IN_V2[name]}; TRL 1.13 counts optimizer "
+                    f"steps ({factor} per batch here), so {name}={value * factor} "
+                    f"{INTERVAL_KEPT[name]}",
                 )
             )
         elif isinstance(value, float) and 0 < value < 1:
@@ -234,16 +260,16 @@ def _rescale_intervals(
         else:
             plan.args.append((idx[name], name, None))
             plan.todos.append(
-                f"`{name}={shown[name]}` counted rollout batches in PPO v2; TRL 1.13 counts "
-                f"optimizer steps ({factor} per batch here): multiply it by {factor}"
+                f"`{name}={shown[name]}` {INTERVAL_IN_V2[name]}; TRL 1.13 counts optimizer "
+                f"steps ({factor} per batch here): multiply it by {factor}"
             )
     left = [n for n in INTERVALS if n not in given and n != "warmup_steps"]
     if left:
+        said = "; ".join(INTERVAL_LEFT[n].format(factor=factor) for n in left)
         plan.notes.append(
             (
                 Severity.WARNING,
                 f"{', '.join(f'`{n}`' for n in left)} left at their defaults count optimizer "
-                f"steps in TRL 1.13, {factor} per rollout batch here: logging, saving and "
-                f"evaluation run {factor}x as often as in PPO v2 unless you scale them",
+                f"steps in TRL 1.13, {factor} per rollout batch here: {said}",
             )
         )
