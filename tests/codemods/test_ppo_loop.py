@@ -1734,3 +1734,48 @@ def test_a_trainer_given_a_reward_model_is_not_taken_by_a_loop_above():
     assert len(reasons) == 1
     assert "the reward reads the loop counter `epoch`" in reasons[0]
     assert "reward_funcs=rm" in out
+
+
+LATER_WRAPPED = """
+import torch
+from tqdm import tqdm
+from trl import PPOConfig, PPOTrainer
+
+config = PPOConfig(batch_size=2, mini_batch_size=1)
+ppo_trainer = PPOTrainer(config, model, None, tokenizer, dataset=ds)
+generation_kwargs = {"top_k": 0.0, "top_p": 1.0, "do_sample": True, "max_new_tokens": 8}
+
+for batch in ppo_trainer.dataloader:
+    query_tensors = batch["input_ids"]
+    response_tensors = ppo_trainer.generate(query_tensors, return_prompt=False, **generation_kwargs)
+    batch["response"] = tokenizer.batch_decode(response_tensors, skip_special_tokens=True)
+    rewards = [torch.tensor(float(len(r))) for r in batch["response"]]
+    stats = ppo_trainer.step(query_tensors, response_tensors, rewards)
+
+with tqdm(ppo_trainer.dataloader) as bar:
+    for batch in bar:
+        query_tensors = batch["input_ids"]
+        response_tensors = ppo_trainer.generate(query_tensors, return_prompt=False, **generation_kwargs)
+        batch["response"] = tokenizer.batch_decode(response_tensors, skip_special_tokens=True)
+        rewards = [torch.tensor(-float(len(r))) for r in batch["response"]]
+        stats = ppo_trainer.step(query_tensors, response_tensors, rewards)
+
+if do_more:
+    for batch in ppo_trainer.dataloader:
+        query_tensors = batch["input_ids"]
+        response_tensors = ppo_trainer.generate(query_tensors, return_prompt=False, **generation_kwargs)
+        batch["response"] = tokenizer.batch_decode(response_tensors, skip_special_tokens=True)
+        rewards = [torch.tensor(2.0) for r in batch["response"]]
+        stats = ppo_trainer.step(query_tensors, response_tensors, rewards)
+"""
+
+
+def test_later_loops_in_a_bar_or_an_if_get_their_todo_where_a_second_run_puts_it():
+    """A loop below the rewritten one, inside a progress-bar `with` or an `if` of the block:
+    its TODO goes on the loop itself, where a second run (which meets it first) puts it too."""
+    out, findings = run(LATER_WRAPPED, select=PPO)
+    assert run(out, select=PPO)[0] == out
+    left = [f.line for f in findings if f.code == "TRL106" and "left as it is" in f.message]
+    assert left == [18, 26]  # the two inner `for` lines
+    assert "with tqdm(ppo_trainer.dataloader) as bar:\n    # TODO(trl-migrate TRL106)" in out
+    assert "if do_more:\n    # TODO(trl-migrate TRL106)" in out

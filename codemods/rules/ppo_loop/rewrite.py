@@ -358,7 +358,7 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
                 result[at] = with_todos(result[at], self.CODE, [message], set())
             else:
                 why = second_loop(result[:at], trainer, self.functions | {self.reward_name})
-                result[at] = self._left(loop, stmt, result[at], trainer, why)  # type: ignore[arg-type]
+                result[at] = self._left_inside(stmt, result[at], loop, trainer, why)  # type: ignore[arg-type]
             result = self._needs_rewards(original, result, k, trainer, before=before)
         return result
 
@@ -407,6 +407,25 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
             out = self._left_loop(original, out, i, trainer, str(e))
             out = self._needs_rewards(original, out, i, trainer)
         return out  # one loop per block: the statement indexes below it have moved
+
+    def _left_inside(
+        self,
+        stmt: cst.BaseStatement,
+        updated: cst.BaseStatement,
+        loop: cst.For,
+        trainer: str,
+        why: str,
+    ) -> cst.BaseStatement:
+        """`updated` (the block's statement `stmt`, as updated) with its PPO `loop` left for
+        `why`: the loop itself, or the loop inside the `if` or progress-bar `with` that holds
+        it, where the TODO goes on the loop as a run that meets that loop first puts it."""
+        if stmt is loop:
+            return self._left(loop, loop, updated, trainer, why)
+        inner = list(stmt.body.body)  # type: ignore[attr-defined]
+        new_inner = list(updated.body.body)  # type: ignore[attr-defined]
+        j = next(k for k, s in enumerate(inner) if s is loop)
+        new_inner = self._left_loop(inner, new_inner, j, trainer, why)
+        return updated.with_changes(body=updated.body.with_changes(body=new_inner))  # type: ignore[attr-defined]
 
     def _left_loop(
         self,
