@@ -143,9 +143,7 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
             result = self._rewrite([*out[:i], new_flat, *out[i + 1 :]], i, flat, trainer, top=top)
         except Refused as e:
             self.forget_findings(reported)
-            inner = self._left_loop([loop], [new_loop], 0, trainer, str(e))
-            body = updated.body.with_changes(body=inner)
-            out = [*out[:i], updated.with_changes(body=body), *out[i + 1 :]]
+            out = [*out[:i], self._left_inside(bar, updated, loop, trainer, str(e)), *out[i + 1 :]]
             return self._needs_rewards(original, out, i, trainer)
         # the loop as rewritten is not in the file: what was said of it is said of the `with`
         self._unplaced = [(k, bar if n is flat else n) for k, n in self._unplaced]
@@ -340,8 +338,10 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
             at = next((j for j, s in enumerate(result) if s is before[k]), None)
             if kind is None or at is None:
                 continue
-            loop = stmt if kind in ("loop", "once") else stmt.body.body[0]  # type: ignore[attr-defined]
-            if kind == "lifted":
+            loop: cst.BaseStatement | None = stmt
+            if kind == "bar":
+                loop = ppo.bar_loop(stmt)  # type: ignore[arg-type]
+            elif kind == "lifted":
                 loop = next(s for s in stmt.body.body if id(s) == self.lifted[id(stmt)])  # type: ignore[attr-defined]
             trainer = self._trainer_of(loop) if isinstance(loop, cst.For) else ""
             if kind == "once":
