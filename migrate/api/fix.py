@@ -149,10 +149,11 @@ def declared_trl(
     """For each of `files` (absolute path) whose project declares TRL releases, `options` with
     them: the requirement files of the nearest folder, from the file's own up to the project's
     root, that declare a `trl` version (compat.declared.nearest), when one project holds all of
-    `paths`."""
+    `paths` (without a project marker, the folder `fix` runs from, where it holds them: `fix
+    src/ppo.py` reads the same requirements.txt as `fix .`)."""
     from migrate.smoke.entry_points import project_root
 
-    roots = {project_root(p) for p in paths}
+    roots = {project_root(p, within=os.getcwd()) for p in paths}
     if len(roots) != 1:
         return {}
     root = roots.pop()

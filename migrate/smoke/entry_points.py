@@ -63,9 +63,11 @@ class NoEntryPoint:
     why: str
 
 
-def project_root(path: str) -> str:
+def project_root(path: str, within: str | None = None) -> str:
     """The nearest folder at or above `path` with a project marker (.git, pyproject.toml,
-    setup.py, setup.cfg); else `path`'s own folder (or `path`, a folder)."""
+    setup.py, setup.cfg); else `within` where it holds `path` (the folder a user runs from: a
+    copy of a repository without `.git`, fixed one file at a time as `fix src/ppo.py`), else
+    `path`'s own folder (or `path`, a folder)."""
     start = os.path.abspath(path if os.path.isdir(path) else os.path.dirname(path) or ".")
     current = start
     while True:
@@ -73,8 +75,13 @@ def project_root(path: str) -> str:
             return current
         parent = os.path.dirname(current)
         if parent == current:
-            return start
+            break
         current = parent
+    if within is not None:
+        top = os.path.abspath(within)
+        if os.path.commonpath([start, top]) == top:
+            return top
+    return start
 
 
 def runs_training(source: bytes | str) -> str:

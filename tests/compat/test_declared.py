@@ -169,3 +169,26 @@ def test_fix_keeps_the_defaults_each_script_s_own_folder_declares(tmp_path):
         "this call was left as it is: cannot tell whether it is legacy (<= 0.11) or v2 PPOConfig "
         "from its keywords or this file" in results["train.py"].new.decode()
     )
+
+
+def test_fixing_one_file_of_a_copy_without_git_reads_the_same_pin_as_fixing_the_folder(
+    tmp_path, monkeypatch
+):
+    # a repository copied without .git or a pyproject.toml: `fix src/ppo.py` from its top took
+    # src/ as the project and missed the top's requirements.txt, so it wrote other defaults than
+    # `fix .` did for the same file
+    from migrate import api
+
+    root = _project(
+        tmp_path,
+        {
+            "requirements.txt": "trl==0.7.10\n",
+            "src/ppo.py": "from trl import PPOConfig\nconfig = PPOConfig(learning_rate=1e-5)\n",
+        },
+    )
+    monkeypatch.chdir(root)
+    (one,) = api.fix_paths(["src/ppo.py"], mode=api.DIFF).results
+    (whole,) = api.fix_paths(["."], mode=api.DIFF).results
+    assert "per_device_train_batch_size=1, steps_per_generation=256," in one.new.decode()
+    assert one.new == whole.new
+    assert [f.message for f in one.findings] == [f.message for f in whole.findings]
