@@ -1315,3 +1315,71 @@ def test_a_line_to_drop_is_known_by_the_node_not_by_its_id_alone():
     owner = types.SimpleNamespace(_commented_wraps={id(dropped): dropped})
     body, _ = RewriteValueHeads._drop_commented_wraps(owner, [dropped, other])  # type: ignore[arg-type]
     assert body == [other]
+
+
+def test_a_line_that_only_prints_moves_or_copies_a_value_head_is_removed():
+    # the DeepLearning.AI lab notebooks print the head; BaleChen/LaGE, CambioML/pykoi and
+    # izaanz move it to the model's device; rmorain/sentiment-tuning copies the policy's head
+    # into the reference model's. Once both are plain models, nothing is left for such a line.
+    src = dedent(
+        """
+        from trl import AutoModelForCausalLMWithValueHead
+        model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
+        ref_model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
+        print(model.v_head)
+        model.v_head = model.v_head.to(current_device)  # a remedy for a bug in trl
+        ref_model.v_head.load_state_dict(model.v_head.state_dict())
+        if on_gpu:
+            model.v_head.cuda()
+        model.v_head = model.v_head.to(torch.device("cuda"))
+        print(model.v_head.summary.weight)
+        print("head:", model.v_head)
+        other.v_head.to(device)
+        model.v_head.to(device); ready = True
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    todo = (
+        VH_TODO + "the value head is gone in TRL 1.13 (GRPO/RLOO need no critic); if a value "
+        "model is really needed, load AutoModelForSequenceClassification(..., num_labels=1)\n"
+    )
+    assert out == dedent(
+        """
+        from transformers import AutoModelForCausalLM
+        model = AutoModelForCausalLM.from_pretrained("gpt2")
+        ref_model = AutoModelForCausalLM.from_pretrained("gpt2")
+        # a remedy for a bug in trl
+        if on_gpu:
+            pass
+        """
+    ) + (
+        todo
+        + 'model.v_head = model.v_head.to(torch.device("cuda"))\n'
+        + todo
+        + "print(model.v_head.summary.weight)\n"
+        + todo
+        + 'print("head:", model.v_head)\n'
+        + "other.v_head.to(device)\n"
+        + todo
+        + "model.v_head.to(device); ready = True\n"
+    )
+    removed = [f for f in findings if f.message.endswith("need no critic): removed")]
+    assert [(f.line, f.severity, f.fix, f.message.split("` only ")[1][:20]) for f in removed] == [
+        (4, Severity.INFO, Fix.APPLIED, "printed the value he"),
+        (5, Severity.INFO, Fix.APPLIED, "moved or cast the va"),
+        (6, Severity.INFO, Fix.APPLIED, "copied one value hea"),
+        (8, Severity.INFO, Fix.APPLIED, "moved or cast the va"),
+    ]
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_a_value_head_line_of_a_model_left_a_value_head_model_stays():
+    # the model is kept as it was (an encoder-decoder class it cannot tell, say): not a model
+    # of this file that becomes plain, so the line is not removed
+    src = dedent(
+        """
+        model = load_it("gpt2")
+        print(model.v_head)
+        """
+    )
+    assert run(src, select=SELECT)[0] == src

@@ -68,6 +68,10 @@ class RewriteValueHeads(RuleTransformer):
         # X can all go; and those lines, with `X.model = X.pretrained_model` ones (removed)
         self._alias_copies: dict[int, bool] = {}
         self._self_copies: dict[int, str] = {}  # id(line) -> the model it copies onto itself
+        # id(line) -> the models whose value heads are all the line touches (prints, moves or
+        # copies); id(`X.v_head`) of those lines
+        self._head_lines: dict[int, tuple[frozenset[str], str]] = {}
+        self._head_refs: set[int] = set()
         self._line: cst.SimpleStatementLine | None = None  # the simple statement being walked
         self._handled: set[int] = set()
         self._guards: dict[
@@ -84,6 +88,7 @@ class RewriteValueHeads(RuleTransformer):
         self.facts = variables.collect(self, node, self._vh_class, tuple(REPLACEMENT))
         self._alias_copies, self._self_copies = _aliased_self_copies(node)
         self._forwards = _forwarded_attributes(node)
+        self._head_lines, self._head_refs = _value_head_lines(node)
         self._helper_written = inline.defines(node, REWARD_ADAPTER)
         self._adapter_name_taken = not self._helper_written and REWARD_ADAPTER in edits.names(node)
         self._kept = self._handed_to_value_head_readers(node)
@@ -300,6 +305,16 @@ class RewriteValueHeads(RuleTransformer):
         line = self._line
         if line is not None and len(line.body) == 1 and owner in self.model_vars:
             self._self_copies[id(line)] = owner
+
+    def _head_line_goes(self, node: cst.Attribute) -> bool:
+        """`node` (`X.v_head`) is in a line that touches only value heads of models this file
+        makes plain: the line is removed, so `node` needs no TODO."""
+        line = self._line
+        return (
+            id(node) in self._head_refs
+            and line is not None
+            and self._head_lines.get(id(line), (frozenset({""}), ""))[0] <= self.model_vars
+        )
 
     # -- calls: X.from_pretrained(...) and X(model) ------------------------------------------------
 
@@ -768,6 +783,17 @@ class RewriteValueHeads(RuleTransformer):
             # its block drops it, keeping its comments, and holds a `pass` if nothing is left
             self._commented_wraps[id(updated_node)] = updated_node
             return updated_node
+        heads, did = self._head_lines.get(id(original_node), (None, ""))
+        if heads is not None and heads <= self.model_vars:
+            shown = " ".join(edits.code(original_node.body[0]).split())
+            self.report(
+                original_node,
+                f"`{shown}` only {did}, which TRL 1.13's plain model does not have (GRPO/RLOO "
+                "need no critic): removed",
+                severity=Severity.INFO,
+            )
+            self._commented_wraps[id(updated_node)] = updated_node  # its block keeps the comments
+            return updated_node
         owner = self._forwards.get(id(original_node))
         if owner is not None and owner in self.model_vars:
             shown = " ".join(edits.code(original_node.body[0]).split())
@@ -910,6 +936,8 @@ class RewriteValueHeads(RuleTransformer):
                     original_node, f"`{owner}.current_device` is `{owner}.device` on a plain model"
                 )
                 return updated_node.with_changes(attr=cst.Name("device"))
+            if attr == "v_head" and self._head_line_goes(original_node):
+                return updated_node  # its line goes: leave_SimpleStatementLine says so
             if attr == "v_head":
                 self.todo(
                     original_node,
@@ -1068,6 +1096,111 @@ def _forwarded_attributes(module: cst.Module) -> dict[int, str]:
         if owner and get_full_name_for_node(targets[0].target.value) == owner:
             found[id(line)] = owner
     return found
+
+
+# methods that move or cast a module, or set its mode, in place (and give it back)
+_HEAD_MOVES = frozenset(
+    {"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_"}
+)
+
+
+def _value_head_lines(
+    module: cst.Module,
+) -> tuple[dict[int, tuple[frozenset[str], str]], set[int]]:
+    """One-statement lines that do nothing but print, move or copy a value head: `print(X.v_head)`,
+    `X.v_head.to(device)` and `X.v_head = X.v_head.to(device)` (a device or dtype as a name, an
+    attribute or a literal), `A.v_head.load_state_dict(B.v_head.state_dict())`: id(line) -> the
+    models (X; A and B) whose heads they touch and what the line did, and the ids of those
+    `X.v_head` nodes. Where the
+    models become plain models, nothing is left for such a line to do."""
+    lines: dict[int, tuple[frozenset[str], str]] = {}
+    refs: set[int] = set()
+    for line in walk.find_all(module, cst.SimpleStatementLine):
+        if len(line.body) != 1:
+            continue
+        found, did = _head_statement(line.body[0])
+        if found:
+            owners = frozenset(get_full_name_for_node(h.value) or "" for h in found)
+            lines[id(line)] = (owners, did)
+            refs.update(id(h) for h in found)
+    return lines, refs
+
+
+_PRINTED, _MOVED, _COPIED = (
+    "printed the value head",
+    "moved or cast the value head",
+    "copied one value head into another",
+)
+
+
+def _head_statement(stmt: cst.BaseSmallStatement) -> tuple[list[cst.Attribute], str]:
+    """The `X.v_head` nodes of `stmt` and what it did with them, when it is one of
+    `_value_head_lines`' shapes, else ([], "")."""
+    if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
+        call = stmt.value
+        if get_full_name_for_node(call.func) == "print":
+            one = len(call.args) == 1 and not call.args[0].star and call.args[0].keyword is None
+            if one and _head(call.args[0].value):
+                return [call.args[0].value], _PRINTED  # type: ignore[list-item]
+            return [], ""
+        if moved := _head_move(call):
+            return moved, _MOVED
+        if copied := _head_copy(call):
+            return copied, _COPIED
+        return [], ""
+    if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
+        target = stmt.targets[0].target
+        moved = _head_move(stmt.value) if isinstance(stmt.value, cst.Call) else []
+        if moved and _head(target) and edits.code(target) == edits.code(moved[0]):
+            return [target, *moved], _MOVED  # type: ignore[list-item]
+    return [], ""
+
+
+def _head(expr: cst.BaseExpression) -> bool:
+    """`X.v_head`, X a plain name."""
+    return (
+        isinstance(expr, cst.Attribute)
+        and expr.attr.value == "v_head"
+        and isinstance(expr.value, cst.Name)
+    )
+
+
+def _head_move(call: cst.Call) -> list[cst.Attribute]:
+    """[`X.v_head`] for `X.v_head.to(device)` and the other `_HEAD_MOVES`, whose arguments
+    are names, attributes or literals (nothing they would run), else []."""
+    func = call.func
+    if not (
+        isinstance(func, cst.Attribute) and func.attr.value in _HEAD_MOVES and _head(func.value)
+    ):
+        return []
+    plain = (cst.Name, cst.Attribute, cst.SimpleString, cst.Integer, cst.Float)
+    if any(a.star or not isinstance(a.value, plain) for a in call.args):
+        return []
+    return [func.value]  # type: ignore[list-item]
+
+
+def _head_copy(call: cst.Call) -> list[cst.Attribute]:
+    """[`A.v_head`, `B.v_head`] for `A.v_head.load_state_dict(B.v_head.state_dict())`."""
+    func = call.func
+    if not (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == "load_state_dict"
+        and _head(func.value)
+        and len(call.args) == 1
+        and not call.args[0].star
+        and call.args[0].keyword is None
+    ):
+        return []
+    inner = call.args[0].value
+    if (
+        isinstance(inner, cst.Call)
+        and not inner.args
+        and isinstance(inner.func, cst.Attribute)
+        and inner.func.attr.value == "state_dict"
+        and _head(inner.func.value)
+    ):
+        return [func.value, inner.func.value]  # type: ignore[list-item]
+    return []
 
 
 def _bare_backbone(expr: cst.BaseExpression) -> bool:
