@@ -19,7 +19,12 @@ beside it (a ModelConfig built by a call, a parser of transformers' TrainingArgu
 gets a TODO, as does `ModelConfig(trust_remote_code=...)`, unless nothing can read the field:
 `v = ModelConfig(..., trust_remote_code=True)` whose name `v` the file only reads other fields
 of, or hands to TRL's `get_peft_config`/`get_quantization_config` (which read none of it), loses
-the keyword (the script's own `from_pretrained` calls pass theirs).
+the keyword (the script's own `from_pretrained` calls pass theirs). Where the file also reads
+`v.trust_remote_code`, `v` being bound once, to that call, with `True` or `False`, and never
+set, each read is that literal and the keyword goes (sea-abc/LLM-from-trl-to-GRPO:
+`ModelConfig(..., trust_remote_code=True)`, then `from_pretrained(...,
+trust_remote_code=model_args.trust_remote_code)`); a call that does not set it gave the
+field's default, `False`.
 """
 
 from __future__ import annotations
@@ -72,19 +77,28 @@ class RenameModelConfigDtype(RuleTransformer):
         self.model_vars = {name for name, cls in found.items() if cls == "ModelConfig"}
         self._partner: dict[str, str] | None = None  # made on the first `trust_remote_code` read
         self._unread: frozenset[cst.Call] | None = None  # made on the first trust keyword
+        # var -> the literal (`True`/`False`) its one ModelConfig call gives `trust_remote_code`,
+        # where every read of the field takes it (made with `_unread`)
+        self._literal: dict[str, cst.Name] = {}
+        self._literal_calls: frozenset[cst.Call] = frozenset()  # those that set it
+        self._literal_set: set[str] = set()  # their names
 
     def _trust_unread(self) -> frozenset[cst.Call]:
         """The `v = ModelConfig(...)` calls whose `trust_remote_code` nothing can read: every
-        other use of the name `v` reads another field, or hands `v` to TRL's helpers (BLIND)."""
+        other use of the name `v` reads another field, hands `v` to TRL's helpers (BLIND), or is
+        `v` alone as a statement (a notebook cell showing it).
+        Also fills `_literal`: the names whose field reads take their one call's literal."""
         if self._unread is not None:
             return self._unread
         module = self._module
         calls: dict[str, list[cst.Call]] = {}
         allowed: dict[str, int] = {}
+        reads: dict[str, int] = {}  # `v.trust_remote_code` read (never set)
+        written: set[str] = set()  # `v.trust_remote_code = ...`
 
-        def allow(node: cst.CSTNode) -> None:
+        def allow(node: cst.CSTNode, into: dict[str, int] = allowed) -> None:
             if isinstance(node, cst.Name) and node.value in self.model_vars:
-                allowed[node.value] = allowed.get(node.value, 0) + 1
+                into[node.value] = into.get(node.value, 0) + 1
 
         for assign in walk.find_all(module, cst.Assign):
             value = assign.value
@@ -96,9 +110,16 @@ class RenameModelConfigDtype(RuleTransformer):
             ):
                 calls.setdefault(assign.targets[0].target.value, []).append(value)
                 allow(assign.targets[0].target)
+        for expr in walk.find_all(module, cst.Expr):
+            allow(expr.value)  # `model_args` alone: a notebook cell showing it reads no field
+        for target in _assigned(module):
+            if isinstance(target, cst.Attribute) and target.attr.value == TRUST:
+                written.add(get_full_name_for_node(target.value) or "")
         for attr in walk.find_all(module, cst.Attribute):
             if attr.attr.value != TRUST:
                 allow(attr.value)
+            else:
+                allow(attr.value, reads)
         for call in walk.find_all(module, cst.Call):
             if len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star:
                 names = self.names_from(call.func, "trl")
@@ -114,6 +135,18 @@ class RenameModelConfigDtype(RuleTransformer):
             if uses.get(var) == allowed.get(var)
             for call in made
         )
+        for var, made in calls.items():
+            literal = _trust_literal(made[0]) if len(made) == 1 else None
+            read = reads.get(var, 0)
+            every = uses.get(var) == allowed.get(var, 0) + read  # each other use is allowed
+            if literal is not None and read and var not in written and every:
+                self._literal[var] = literal
+        self._literal_set = {
+            var
+            for var in self._literal
+            if any(a.keyword is not None and a.keyword.value == TRUST for a in calls[var][0].args)
+        }
+        self._literal_calls = frozenset(calls[var][0] for var in self._literal_set)
         return self._unread
 
     def _config_class(self, func: cst.BaseExpression) -> str | None:
@@ -144,6 +177,15 @@ class RenameModelConfigDtype(RuleTransformer):
                 original_node.args[trust[0]],
                 f"`{TRUST}=` dropped: {TRUST_GONE}; nothing in this file reads it from this "
                 "ModelConfig (the model loads pass their own)",
+            )
+            del args[trust[0]]
+            args = edits.relayout(updated_node, args, set())
+        elif trust and original_node in self._literal_calls:
+            value = edits.code(args[trust[0]].value)
+            self.report(
+                original_node.args[trust[0]],
+                f"`{TRUST}={value}` dropped: {TRUST_GONE}; this file's reads of the field "
+                f"from this ModelConfig are `{value}` now",
             )
             del args[trust[0]]
             args = edits.relayout(updated_node, args, set())
@@ -178,6 +220,16 @@ class RenameModelConfigDtype(RuleTransformer):
             return updated_node
         if original_node.attr.value == TRUST:
             config = self._partner_of(owner)
+            self._trust_unread()
+            if config is None and owner in self._literal:
+                value = self._literal[owner]
+                how = "sets it to" if owner in self._literal_set else "leaves it at its default,"
+                self.report(
+                    original_node,
+                    f"`{owner}.{TRUST}` is `{value.value}`: {TRUST_GONE}, and `{owner}` is "
+                    f"bound once, to a ModelConfig that {how} `{value.value}`",
+                )
+                return value
             if config is None:
                 self.todo(
                     original_node,
@@ -199,6 +251,33 @@ class RenameModelConfigDtype(RuleTransformer):
             "removed the old name in 0.27; the `--torch_dtype` flag is `--dtype`)",
         )
         return updated_node.with_changes(attr=cst.Name(NEW))
+
+
+def _trust_literal(call: cst.Call) -> cst.Name | None:
+    """`True`/`False` where `call` passes `trust_remote_code=True` (or `False`); `False`, the
+    field's default in every TRL release that had it, where it passes neither that keyword nor
+    a `*`/`**` argument nor more than the one positional (`model_name_or_path`); else None."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == TRUST:
+            value = arg.value
+            if isinstance(value, cst.Name) and value.value in ("True", "False"):
+                return cst.Name(value.value)
+            return None
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args) or len(positional) > 1:
+        return None
+    return cst.Name("False")
+
+
+def _assigned(module: cst.Module) -> list[cst.BaseExpression]:
+    """The targets of the module's assignments (plain, augmented, annotated) and `del`s."""
+    out: list[cst.BaseExpression] = []
+    for assign in walk.find_all(module, cst.Assign):
+        out.extend(t.target for t in assign.targets)
+    out.extend(node.target for node in walk.find_all(module, cst.AugAssign))
+    out.extend(node.target for node in walk.find_all(module, cst.AnnAssign))
+    out.extend(node.target for node in walk.find_all(module, cst.Del))
+    return out
 
 
 def _plain(value: cst.BaseExpression) -> bool:

@@ -142,9 +142,8 @@ def test_fixes_trust_remote_code_read_from_the_config_parsed_beside():
             id="beside-transformers-training-arguments",
         ),
         pytest.param(
-            "from trl import ModelConfig\nm = ModelConfig(model_name_or_path='gpt2')\n"
-            "x = m.trust_remote_code\n",
-            id="built-by-a-call",
+            "from trl import ModelConfig\nm = ModelConfig(**cfg)\nx = m.trust_remote_code\n",
+            id="built-by-a-call-from-a-splat",
         ),
         pytest.param(
             "from transformers import HfArgumentParser\nfrom trl import ModelConfig, SFTConfig\n"
@@ -178,7 +177,9 @@ def test_trust_remote_code_with_no_one_config_beside_is_a_todo(src):
 @pytest.mark.parametrize(
     "use",
     [
-        pytest.param("print(m.trust_remote_code)\n", id="read"),
+        pytest.param(
+            "print(m.trust_remote_code)\nm.trust_remote_code = False\n", id="read-and-set"
+        ),
         pytest.param("setup(m)\n", id="handed-to-the-script-s-own-function"),
         pytest.param("print(getattr(m, 'trust_remote_code'))\n", id="getattr"),
         pytest.param("def f(m):\n    return m.trust_remote_code\n", id="a-parameter-of-that-name"),
@@ -246,3 +247,111 @@ def test_trust_remote_code_nothing_reads_is_dropped(before, after):
     findings = assert_fixes(head + before, head + after, select=SELECT)
     assert DROPPED in [f.message for f in findings]
     assert {f.fix for f in findings} == {Fix.APPLIED}
+
+
+LITERAL_DROPPED = (
+    "`trust_remote_code={v}` dropped: ModelConfig has no `trust_remote_code` since TRL 1.7 "
+    "(TRL's trainer configs took it and the `--trust_remote_code` flag); this file's reads of the "
+    "field from this ModelConfig are `{v}` now"
+)
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        pytest.param(
+            "model_args = ModelConfig(\n"
+            "    model_name_or_path='Qwen/Qwen3-4B',\n"
+            "    trust_remote_code=True,\n"
+            "    lora_r=8,\n"
+            ")\n"
+            "tok = AutoTokenizer.from_pretrained(\n"
+            "    model_args.model_name_or_path, trust_remote_code=model_args.trust_remote_code\n"
+            ")\n"
+            "peft_config = get_peft_config(model_args)\n",
+            "model_args = ModelConfig(\n"
+            "    model_name_or_path='Qwen/Qwen3-4B',\n"
+            "    lora_r=8,\n"
+            ")\n"
+            "tok = AutoTokenizer.from_pretrained(\n"
+            "    model_args.model_name_or_path, trust_remote_code=True\n"
+            ")\n"
+            "peft_config = get_peft_config(model_args)\n",
+            id="sea-abc-read-by-a-load",
+        ),
+        pytest.param(
+            "m = ModelConfig('gpt2', trust_remote_code=False)\n"
+            "def load():\n    return f(m.model_name_or_path, trust=m.trust_remote_code)\n"
+            "print(m.trust_remote_code)\n",
+            "m = ModelConfig('gpt2')\n"
+            "def load():\n    return f(m.model_name_or_path, trust=False)\n"
+            "print(False)\n",
+            id="false-read-twice-one-in-a-function",
+        ),
+    ],
+)
+def test_trust_remote_code_read_from_a_literal_is_that_literal(before, after):
+    """sea-abc/LLM-from-trl-to-GRPO: `ModelConfig(..., trust_remote_code=True)`, the field read
+    by `from_pretrained(..., trust_remote_code=model_args.trust_remote_code)`. On TRL 1.13 the
+    call raises TypeError; the name is bound once, to that call, and the field never set, so
+    each read is the literal."""
+    head = "from transformers import AutoTokenizer\nfrom trl import ModelConfig, get_peft_config\n"
+    findings = assert_fixes(head + before, head + after, select=SELECT)
+    value = "False" if "=False" in before else "True"
+    assert LITERAL_DROPPED.format(v=value) in [f.message for f in findings]
+    reads = [f for f in findings if f.message.startswith("`m") and "` is `" in f.message]
+    assert all(
+        f.message.endswith(f"is bound once, to a ModelConfig that sets it to `{value}`")
+        for f in reads
+    )
+    assert {f.fix for f in findings} == {Fix.APPLIED}
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param(
+            "m = ModelConfig('gpt2', trust_remote_code=flag())\nprint(m.trust_remote_code)\n",
+            id="not-a-literal",
+        ),
+        pytest.param(
+            "m = ModelConfig('gpt2', trust_remote_code=True)\n"
+            "m = ModelConfig('gpt2', trust_remote_code=False)\nprint(m.trust_remote_code)\n",
+            id="bound-twice",
+        ),
+        pytest.param(
+            "m = ModelConfig('gpt2', trust_remote_code=True)\nm.trust_remote_code += 1\n"
+            "print(m.trust_remote_code)\n",
+            id="set-elsewhere",
+        ),
+    ],
+)
+def test_trust_remote_code_read_not_from_one_literal_keeps_its_todos(src):
+    out, findings = run("from trl import ModelConfig\n" + src, select=SELECT)
+    assert "print(m.trust_remote_code)\n" in out
+    assert out.count("# TODO(trl-migrate TRL110)") >= 2  # the call(s) and the read
+    assert {f.fix for f in findings} == {Fix.MANUAL}
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_trust_remote_code_read_from_a_config_that_never_set_it_is_its_default():
+    # sea-abc/LLM-from-trl-to-GRPO's my_ppo.py: `ModelConfig(model_name_or_path=...)`, then
+    # `from_pretrained(..., trust_remote_code=model_args.trust_remote_code)`: the field's default,
+    # False in every release that had it
+    # (em-bst's notebook shows the config in a cell of its own: `m` alone reads no field)
+    head = "from trl import ModelConfig\n"
+    findings = assert_fixes(
+        head
+        + "m = ModelConfig('gpt2')\nm\nload(m.model_name_or_path, trust=m.trust_remote_code)\n",
+        head + "m = ModelConfig('gpt2')\nm\nload(m.model_name_or_path, trust=False)\n",
+        select=SELECT,
+    )
+    assert [f.message for f in findings] == [
+        "`m.trust_remote_code` is `False`: ModelConfig has no `trust_remote_code` since TRL 1.7 "
+        "(TRL's trainer configs took it and the `--trust_remote_code` flag), and `m` is bound "
+        "once, to a ModelConfig that leaves it at its default, `False`"
+    ]
+    # a splat or a second positional may set it: the TODO stays
+    for call in ("ModelConfig(**kw)", "ModelConfig('gpt2', 'main', 'eager', True)"):
+        out, _ = run(f"{head}m = {call}\nx = m.trust_remote_code\n", select=SELECT)
+        assert "# TODO(trl-migrate TRL110): `m.trust_remote_code`:" in out
