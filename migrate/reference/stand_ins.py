@@ -511,6 +511,8 @@ DATASETS: dict[str, tuple[str, ...]] = {
         "score_ratio",
     ),
     "lvwerra/stack-exchange-paired": ("question", "response_j", "response_k"),
+    # AimeeAyat/ATML-PA5 picks its prompt column by name ("question" here) and renames it
+    "Intel/orca_dpo_pairs": ("system", "question", "chosen", "rejected"),
     "openai/gsm8k": ("question", "answer"),
     "gsm8k": ("question", "answer"),
     "trl-lib/DeepMath-103K": ("prompt", "solution"),

@@ -420,6 +420,11 @@ def test_stand_in_rows_hold_conversations_where_the_named_dataset_does():
     dolly = tiny_dataset(DATASETS["argilla/databricks-dolly-15k-curated-en"], n=2)[1]
     assert dolly["new-instruction"]["status"] == ["submitted"]
     assert dolly["new-context"]["value"][0] and isinstance(dolly["original-context"], str)
+    # Intel/orca_dpo_pairs has no "prompt": AimeeAyat/ATML-PA5 renames its "question" to it,
+    # which stopped on the fallback rows that already had one
+    orca = tiny_dataset(DATASETS["Intel/orca_dpo_pairs"], n=4)
+    assert orca.column_names == ["system", "question", "chosen", "rejected"]
+    assert orca.rename_columns({"question": "prompt"})[1]["prompt"] == orca[1]["question"] != ""
     # the same names elsewhere stay text
     plain = tiny_dataset(DATASETS["lvwerra/stack-exchange-paired"] + ("chosen",), n=4)
     assert isinstance(plain[1]["chosen"], str) and not plain[1]["chosen"].startswith("\n")
