@@ -14,6 +14,7 @@ import ast
 import dataclasses
 import functools
 import os
+import re
 import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
@@ -285,8 +286,16 @@ def find(
         if target:
             by_script.setdefault(os.path.abspath(target), []).append(launch)
 
-    for listed_launches in by_script.values():
+    for target, listed_launches in list(by_script.items()):
         listed_launches.sort(key=_ppo_first)
+        # a PPO script's launch lines that pick another of its modes (`--train-using sft`) do
+        # not run its PPO code: not a way to prove it (its own guard still is)
+        if any(_other_mode(launch) for launch in listed_launches) and _PPO.search(read(target)):
+            kept = [launch for launch in listed_launches if not _other_mode(launch)]
+            if kept:
+                by_script[target] = kept
+            else:
+                del by_script[target]
 
     ran: dict[str, str] = {}  # path -> how it runs: each file is parsed for it once
 
@@ -305,6 +314,20 @@ def find(
     for user in rewritten:
         path = os.path.abspath(user)
         if how_run(path):
+            # runnable by its own guard, and the repo's launch lines run a file that imports it
+            # (README: `python scripts/run_ppo.py`, which calls `src/trainer_ppo.py`'s
+            # `train_ppo()`): proven both ways, the repo's own first
+            launched = (
+                []
+                if path in by_script
+                else [
+                    p
+                    for p in _importers_that_run(path, importers, how_run, by_script)
+                    if p in by_script
+                ]
+            )
+            for entry in launched:
+                found.setdefault(entry, set()).add(path)
             found.setdefault(path, set())
             continue
         reached = _importers_that_run(path, importers, how_run, by_script)
@@ -432,6 +455,55 @@ def _why_none(importers: list[str]) -> str:
         "no entry point reaches it: nothing in the repo imports it, it has no __main__ guard or "
         "top-level .train(), and no launch line of the repo runs it"
     )
+
+
+# the modes a multi-algorithm script is launched in besides PPO (`--train-using sft`,
+# `--mode dpo`, `algo=reward`)
+OTHER_MODES = frozenset(
+    {"sft", "dpo", "kto", "orpo", "cpo", "simpo", "reward", "rm", "distill", "pretrain", "pt"}
+)
+_PPO = re.compile(rb"PPO|ppo")
+
+
+# the flags (by a word of their name) that pick a multi-algorithm script's mode
+_MODE_FLAGS = frozenset(
+    {"mode", "stage", "using", "type", "algo", "algorithm", "method", "trainer", "task"}
+)
+
+
+def _mode_flag(flag: str) -> bool:
+    """`--train-using`, `--stage`, `--rl_algo`: a word of the flag's name is a mode word."""
+    return bool(_MODE_FLAGS & set(re.split(r"[^a-z0-9]+", flag)))
+
+
+def _other_mode(launch: Launch) -> bool:
+    """The line sets one of OTHER_MODES as a mode: the value of a mode flag (`--train-using
+    sft`, `--stage=dpo`) or a bare word (`cli.py train dpo`); or names a config file for one
+    (`qwen3_lora_sft.yaml`); and names no RL trainer anywhere. A path or model id that happens
+    to read `sft` (`--sft_model_path sft`) is neither."""
+    args = [a.lower() for a in launch.args]
+    if any(
+        w == "rl" or any(t in w for t in ("ppo", "rloo", "grpo"))
+        for a in args
+        for w in re.split(r"[^a-z0-9]+", a)
+    ):
+        return False
+    modes: list[str] = []
+    for i, arg in enumerate(args):
+        flag, eq, value = arg.partition("=")
+        if eq and flag.startswith("-"):
+            modes += [value] if _mode_flag(flag) else []
+        elif not arg.startswith("-"):
+            before = args[i - 1] if i else ""
+            if not before.startswith("-") or _mode_flag(before):
+                modes.append(arg)
+    configs = {
+        w
+        for a in args
+        if a.endswith((".yaml", ".yml", ".json"))
+        for w in re.split(r"[^a-z0-9]+", os.path.basename(a))
+    }
+    return bool(OTHER_MODES & {*modes, *configs})
 
 
 def _ppo_first(launch: Launch) -> int:

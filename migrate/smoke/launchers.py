@@ -75,24 +75,24 @@ def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
 
 
 def _doc_lines(text: str) -> Iterator[tuple[int, str]]:
-    """Lines inside shell-like code fences, a leading `$ ` prompt taken off."""
-    inside = False
+    """Lines inside shell-like code fences, a leading `$ ` prompt taken off. A fence of another
+    language (```mermaid, ```python) is skipped whole: its closing fence opens nothing."""
+    fenced = shell = False
     lines = text.splitlines()
     body: list[tuple[int, str]] = []
     for number, raw in enumerate(lines, 1):
         fence = FENCE.match(raw)
         if fence:
-            if inside:
-                inside = False
+            if fenced and shell:
                 joined = "\n".join(line for _, line in body)
                 first = body[0][0] if body else number
                 for offset, line in _logical_lines(joined):
                     yield first + offset - 1, line
                 body = []
-            else:
-                inside = fence.group(2).lower() in FENCE_LANGS
+            fenced = not fenced
+            shell = fenced and fence.group(2).lower() in FENCE_LANGS
             continue
-        if inside:
+        if shell:
             body.append((number, re.sub(r"^\s*[$>]\s+", "", raw)))
 
 

@@ -163,6 +163,17 @@ def _launch(tmp_path, launcher: str, text: str, scripts=("train.py",)):  # type:
             [],
             id="no-launch",
         ),
+        pytest.param(
+            # JAGADISHSUNILPEDNEKAR/RLHF-training-pipeline: a ```mermaid diagram first; its
+            # closing fence was read as an opening one, so the README's fences were read inside
+            # out and its `python scripts/run_ppo.py` never found
+            "README.md",
+            "```mermaid\ngraph TD\n  python x.py --> b\n```\n\nText `python no.py`.\n"
+            "```python\nimport os\n```\n```bash\npython train.py --lr 1\n```\n",
+            ("train.py", "x.py", "no.py"),
+            [("train.py", "", ["--lr", "1"], ".", 11, [])],
+            id="readme-fence-of-another-language-first",
+        ),
     ],
 )
 def test_launch_lines(tmp_path, launcher, text, scripts, expected):
@@ -627,3 +638,59 @@ def test_a_required_config_is_the_repository_s_own_file(tmp_path, monkeypatch):
     ]
     monkeypatch.setattr("sys.argv", [str(root / "train.py")])
     assert fire_fill(lambda config: None, []) == ["--config", "stand-in"]
+
+
+def test_a_module_with_its_own_guard_is_also_proven_by_the_script_the_repo_launches(tmp_path):
+    # JAGADISHSUNILPEDNEKAR/RLHF-training-pipeline: src/trainer_ppo.py has a __main__ guard, and
+    # the README runs `python scripts/run_ppo.py`, which imports and calls its train_ppo()
+    root = _repo(
+        tmp_path,
+        {
+            "src/__init__.py": "",
+            "src/trainer_ppo.py": "import trl\ndef train_ppo():\n    pass\n"
+            "if __name__ == '__main__':\n    train_ppo()\n",
+            "scripts/run_ppo.py": "from src.trainer_ppo import train_ppo\n"
+            "if __name__ == '__main__':\n    train_ppo()\n",
+            "README.md": "```bash\npython scripts/run_ppo.py\n```\n",
+        },
+    )
+    found, missing = find(str(root), {}, [str(root / "src/trainer_ppo.py")])
+    assert missing == []
+    assert [(os.path.relpath(e.path, root), e.found_in, e.via) for e in found] == [
+        ("scripts/run_ppo.py", "README.md:2", (str(root / "src/trainer_ppo.py"),)),
+        ("src/trainer_ppo.py", "__main__ guard", ()),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "found_in", "args"),
+    [
+        pytest.param("python train.py --train-using sft", "__main__ guard", (), id="a-mode-flag"),
+        pytest.param("python train.py cfg/qwen_lora_sft.yaml", "__main__ guard", (), id="a-config"),
+        pytest.param(
+            "python train.py --train-using sft\npython train.py --train-using ppo",
+            "README.md:3",
+            ("--train-using", "ppo"),
+            id="the-ppo-line-of-two",
+        ),
+        pytest.param(
+            "python train.py --sft-path m", "README.md:2", ("--sft-path", "m"), id="a-path"
+        ),
+    ],
+)
+def test_a_launch_line_that_picks_another_mode_does_not_prove_the_ppo_code(
+    tmp_path, line, found_in, args
+):
+    # syiswell/FTCoT: the README's one line for train/trainer.py trains with `--train-using sft`;
+    # it never reaches the PPO code, so the script's own guard proves it (a pass of SFT would
+    # have said the PPO rewrite trains)
+    root = _repo(
+        tmp_path,
+        {
+            "train.py": "import sys\nfrom trl import PPOTrainer\n"
+            "if __name__ == '__main__':\n    run(sys.argv)\n",
+            "README.md": f"```bash\n{line}\n```\n",
+        },
+    )
+    [entry], _ = find(str(root), {}, [str(root / "train.py")])
+    assert (entry.found_in, entry.args) == (found_in, args)
