@@ -150,3 +150,37 @@ def test_a_notebook_handing_the_config_to_a_module_of_the_run_keeps_its_fields(t
     api.fix_paths([str(tmp_path)])
     out = json.loads((tmp_path / "run.ipynb").read_text())
     assert 'config.model_name = "gpt2"\n' in "".join(out["cells"][1]["source"])
+
+
+def test_a_config_its_function_returns_keeps_its_dropped_fields():
+    # Lee-CBG/BAP_Attack_n_Defend: utils/rlhf.py's create_ppo_config(name, configs) returns the
+    # config, and bap_attack.py loads `from_pretrained(config_PPO.model_name)`: an AttributeError
+    # on TRL 1.13 once `model_name` was dropped, with no finding
+    src = dedent(
+        """
+        from trl import PPOConfig
+
+
+        def create_ppo_config(name, configs):
+            ppo_config = PPOConfig(
+                model_name=name,
+                learning_rate=configs.learning_rate,
+            )
+            return ppo_config
+
+
+        def local(name):
+            other = PPOConfig(model_name=name, learning_rate=1e-5)
+            return other.learning_rate
+        """
+    )
+    out, findings = run(src, select=("TRL103",))
+    assert "    )\n    ppo_config.model_name = name\n    return ppo_config\n" in out
+    assert "other.model_name" not in out  # returned: its learning rate, not the config
+    [kept] = [f for f in findings if "keeps the old value readable" in f.message]
+    assert kept.message == (
+        "RLOOConfig has no `model_name`, and `create_ppo_config()` returns it, so its callers may "
+        "read it: `ppo_config.model_name = name` keeps the old value readable there (RLOOConfig "
+        "and its trainer ignore the attribute)"
+    )
+    assert run(out, select=("TRL103",))[0] == out

@@ -7,7 +7,8 @@ another module handed the config (`build_dataset(config)`, which reads `args.mod
 TRL 1.13 each is an AttributeError, with no finding. So where the config goes out of sight (a
 module-level config other files of the run import by name, `project.run_facts`; or a
 config handed, in the scope that built it, to a function imported from another file of the run,
-`RunFacts.local`), the assignment is followed by
+`RunFacts.local`; or one its function returns, `return config`, whose callers anywhere may read
+it: Lee-CBG/BAP_Attack_n_Defend's `create_ppo_config(name, ...)`), the assignment is followed by
 `config.model_name = "gpt2"`: the old field's value, readable as before. The new config ignores
 the attribute (its fields, `to_dict()` and the trainer never read it).
 
@@ -47,6 +48,14 @@ def plan(  # type: ignore[no-untyped-def]
     }
     # (scope, variable) -> the first call handing it to code of another file of the run
     handed = owner.handed_to(module, owner.state.facts.local - defined)
+    # (scope, variable) -> the function that returns it (`return config`): its callers, here or
+    # in any other file, may read the field
+    returned: dict[tuple[int | None, str], str] = {}
+    for func in walk.find_all(module, cst.FunctionDef):
+        for ret in walk.find_all(func, cst.Return):
+            if isinstance(ret.value, cst.Name):
+                key = (owner.function_of(ret), ret.value.value)
+                returned.setdefault(key, func.name.value)
     scopes = {
         id(a): owner.function_of(a) for a in walk.find_all(module, cst.Assign) if id(a) in assigns
     }
@@ -60,8 +69,11 @@ def plan(  # type: ignore[no-untyped-def]
         if not fields:
             continue
         callee = handed.get((scopes.get(at), var))
+        giver = returned.get((scopes.get(at), var))
         if callee is not None:
             why = f"`{callee}({var})` hands it to code of another file of this run"
+        elif giver is not None:
+            why = f"`{giver}()` returns it, so its callers may read it"
         elif at in top and var in owner.state.facts.exported:
             why = f"other files of this run import `{var}` from this module"
         else:
