@@ -9,7 +9,7 @@ import libcst as cst
 
 from codemods import edits, ppo
 from codemods.rules.ppo_config.legacy import legacy_fields
-from codemods.rules.ppo_config.plan import Plan, completions_per_prompt, read_value
+from codemods.rules.ppo_config.plan import Plan, algorithm, completions_per_prompt, read_value
 from codemods.rules.ppo_config.v2 import v2_fields
 from migrate.kernel.findings import Severity
 
@@ -163,6 +163,7 @@ def plan_call(
     _kept_defaults(plan, given, era, target, cap)
     _changed_defaults(plan, given, table, era, cap)
     completions_per_prompt(plan, target)
+    algorithm(plan, target)
     return plan
 
 

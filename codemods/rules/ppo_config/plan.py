@@ -59,6 +59,32 @@ def completions_per_prompt(plan: Plan, target: str) -> None:
     )
 
 
+def algorithm(plan: Plan, target: str) -> None:
+    """What RLOO or GRPO does where PPO's update differed, whatever the settings: PPO (legacy
+    and v2) trained a value head, took GAE advantages whitened over the batch, and clipped each
+    token's probability ratio at `cliprange`."""
+    ppo_did = (
+        "PPO trained a value head and took GAE advantages from it, whitened over each batch, "
+        "and clipped each token's probability ratio at `cliprange`"
+    )
+    if target == "rloo":
+        now = (
+            "RLOO has no critic: a completion's advantage is its reward (KL penalty included) "
+            "minus the mean reward of its prompt's other completions, not whitened "
+            "(`normalize_advantages=True` whitens it over the batch), and `epsilon` clips one "
+            "ratio per completion, its tokens' log-probabilities summed, so on long completions "
+            "the same value clips far more often"
+        )
+    else:
+        now = (
+            "GRPO has no critic: a completion's advantage is its reward minus the mean of its "
+            "prompt's group, divided by the group's standard deviation (`scale_rewards=\"group\"`; "
+            '`"batch"` scales over the batch, closer to PPO\'s whitening), and `epsilon` clips '
+            "each token's ratio as `cliprange` did"
+        )
+    plan.notes.append((Severity.WARNING, f"{ppo_did}; {now}"))
+
+
 def read_value(plan: Plan, name: str, expr: cst.BaseExpression, value: Any) -> None:
     """Reads of a dropped field (`config.model_name`) get its literal value, else a TODO."""
     if value is not edits.NOT_LITERAL:
