@@ -1377,6 +1377,24 @@ def test_fields_the_call_did_not_set(use, after):
     assert run(out, select=SELECT)[0] == out
 
 
+def test_an_unset_field_s_todo_names_its_default_not_a_placeholder():
+    # sea-abc/LLM-from-trl-to-GRPO's my_ppo.py read `training_args.sft_model_path`, which its
+    # experimental PPOConfig(...) never set: the TODO ended in a literal "({value})"
+    src = (
+        "from trl.experimental.ppo import PPOConfig\n"
+        "training_args = PPOConfig(learning_rate=3e-6, output_dir='o', total_episodes=100)\n"
+        "load(training_args.sft_model_path)\n"
+    )
+    out, _ = run(src, select=SELECT)
+    assert (
+        f"{TODO}`training_args.sft_model_path`: RLOOConfig has no `sft_model_path` (a "
+        "trl.experimental.ppo (TRL 0.26-1.12) field): pass the policy path as the trainer's "
+        "`model=` (its default was 'EleutherAI/pythia-160m'); RLOOConfig/GRPOConfig have no "
+        "sft_model_path\n"
+    ) in out
+    assert "{value}" not in out
+
+
 def test_legacy_runs_keep_fp32_and_no_gradient_clipping():
     out, findings = run(
         "from trl import PPOConfig\nc = PPOConfig(batch_size=8, mini_batch_size=8)\n", select=SELECT

@@ -136,6 +136,11 @@ class ConfigReads(ConfigPass):
             self.report(node, f"`{owner}.{field}` is `{owner}.{to}` in the new config")
             return updated.with_changes(attr=cst.Name(to))
         hint = row.get("todo") or row.get("why") or "it has no equivalent"
+        if "{value}" in hint:  # the field was not set: its default, where the era had one
+            runs = ppo.default_history(plan.era, field, plan.before, plan.declared)
+            values = {repr(value) for _, _, value in runs}
+            shown = f"its default was {values.pop()}" if len(values) == 1 else "it was not set"
+            hint = hint.format(value=shown)
         self.todo(
             node,
             f"`{owner}.{field}`: {self.new_name} has no `{field}` (a {ppo.ERA_TEXT[plan.era]} "
