@@ -184,3 +184,36 @@ def test_a_config_its_function_returns_keeps_its_dropped_fields():
         "and its trainer ignore the attribute)"
     )
     assert run(out, select=("TRL103",))[0] == out
+
+
+def test_a_renamed_field_another_file_reads_stays_readable_under_its_old_name(tmp_path):
+    # AimeeAyat/ATML-PA5: train_ppo.py prints PPO_CONFIG.num_ppo_epochs and .mini_batch_size of
+    # the v2 config its config.py builds; the rename to num_iterations left the old name an
+    # AttributeError there
+    (tmp_path / "config.py").write_text(
+        dedent(
+            """
+            from trl import PPOConfig
+
+            PPO_CONFIG = PPOConfig(output_dir="o", num_ppo_epochs=4, mini_batch_size=1)
+            """
+        )
+    )
+    reader = "from config import PPO_CONFIG\nprint(PPO_CONFIG.num_ppo_epochs)\n"
+    (tmp_path / "train_ppo.py").write_text(reader)
+    report = api.fix_paths([str(tmp_path)])
+    text = (tmp_path / "config.py").read_text()
+    assert text.endswith(
+        ")\nPPO_CONFIG.mini_batch_size = 1\nPPO_CONFIG.num_ppo_epochs = PPO_CONFIG.num_iterations\n"
+    )
+    assert "num_iterations=4" in text
+    assert (tmp_path / "train_ppo.py").read_text() == reader
+    result = next(r for r in report.results if r.path.endswith("config.py"))
+    [kept] = [f for f in result.findings if "readable there" in f.message]
+    assert kept.message.startswith(
+        "RLOOConfig has no `mini_batch_size`, `num_ppo_epochs`, and other files of this run "
+        "import `PPO_CONFIG` from this module: `PPO_CONFIG.mini_batch_size = 1`, "
+        "`PPO_CONFIG.num_ppo_epochs = PPO_CONFIG.num_iterations` keep the old values readable"
+    )
+    again = api.fix_paths([str(tmp_path)])
+    assert all(r.status.value != "changed" for r in again.results)

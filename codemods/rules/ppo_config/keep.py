@@ -13,7 +13,9 @@ it: Lee-CBG/BAP_Attack_n_Defend's `create_ppo_config(name, ...)`), the assignmen
 the attribute (its fields, `to_dict()` and the trainer never read it).
 
 Only fields the call gives, with a value it shows, are kept: a literal, or a name or attribute
-read (evaluated again right after the call, before anything can change it).
+read (evaluated again right after the call, before anything can change it); a renamed one reads
+its new name (`config.num_ppo_epochs = config.num_iterations`: AimeeAyat/ATML-PA5's
+`train_ppo.py` prints the `PPO_CONFIG.num_ppo_epochs` its `config.py` sets).
 """
 
 from __future__ import annotations
@@ -62,9 +64,9 @@ def plan(  # type: ignore[no-untyped-def]
     out: dict[int, Kept] = {}
     for at, (var, made, given) in assigns.items():
         fields = [
-            (name, text)
+            (name, f"{var}.{text}" if how == "attr" else text)
             for name, (how, text) in sorted(made.reads.items())
-            if how in ("value", "expr") and name in given
+            if how in ("value", "expr", "attr") and name in given
         ]
         if not fields:
             continue

@@ -34,11 +34,12 @@ class UsageDocstring(ConfigPass):
         if kept is not None:
             after += keep.statements(kept)
             shown = ", ".join(f"`{kept.var}.{name} = {text}`" for name, text in kept.fields)
+            keeps = "keeps the old value" if len(kept.fields) == 1 else "keep the old values"
             self.report(
                 original_node,
                 f"{self.new_name} has no {', '.join(f'`{n}`' for n, _ in kept.fields)}, and "
-                f"{kept.why}: {shown} keeps the old value readable there ({self.new_name} and "
-                "its trainer ignore the attribute)",
+                f"{kept.why}: {shown} {keeps} readable there ({self.new_name} and its trainer "
+                "ignore the attribute)",
                 severity=Severity.INFO,
             )
         for script, config, clash in self.clash_alias.get(id(small), []):
