@@ -813,7 +813,11 @@ def _query_read_elsewhere(module: cst.Module, mapped: set[str]) -> bool:
 def _writes_prompt(module: cst.Module) -> bool:
     """Whether the file makes a "prompt" column: a `{"prompt": ...}` literal, `x["prompt"] = ...`,
     or `rename_column`/`add_column`/`rename_columns` naming it. Reading `x["prompt"]` (or the word
-    in a comment) makes none."""
+    in a comment) makes none; nor does a file that also removes it (`remove_columns=["prompt"]`,
+    `.remove_columns("prompt")`: AimeeAyat/ATML-PA5 renames its question column "prompt", then
+    tokenizes it into input_ids and drops it)."""
+    if _removes_prompt(module):
+        return False
     for d in walk.find_all(module, cst.Dict):
         if any(
             isinstance(e, cst.DictElement) and edits.literal(e.key) == "prompt" for e in d.elements
@@ -844,6 +848,25 @@ def _writes_prompt(module: cst.Module) -> bool:
                 isinstance(e, cst.DictElement) and edits.literal(e.value) == "prompt"
                 for e in arg.value.elements
             ):
+                return True
+    return False
+
+
+def _removes_prompt(module: cst.Module) -> bool:
+    """A `remove_columns=` keyword or `.remove_columns(...)` call naming "prompt" (a string, or a
+    list or tuple of them)."""
+    for call in walk.find_all(module, cst.Call):
+        func = call.func
+        values = [a.value for a in call.args if a.keyword and a.keyword.value == "remove_columns"]
+        if isinstance(func, cst.Attribute) and func.attr.value == "remove_columns":
+            values += [a.value for a in call.args if a.keyword is None][:1]
+        for value in values:
+            items = (
+                [e.value for e in value.elements]
+                if isinstance(value, (cst.List, cst.Tuple))
+                else [value]
+            )
+            if any(edits.literal(item) == "prompt" for item in items):
                 return True
     return False
 

@@ -525,6 +525,29 @@ def test_a_column_renamed_away_from_prompt_makes_no_prompt_column():
     assert run(made, select=("TRL105",)) == (made, [])
 
 
+@pytest.mark.parametrize(
+    "removed",
+    [
+        'ds = ds.map(tokenize, remove_columns=["prompt"])\n',
+        'ds = ds.map(tokenize, remove_columns="prompt")\n',
+        'ds = ds.map(tokenize).remove_columns(["prompt", "x"])\n',
+    ],
+)
+def test_a_prompt_column_made_then_removed_makes_none(removed):
+    # AimeeAyat/ATML-PA5: `rename_columns({prompt_col: "prompt"})`, then the tokenizing map drops
+    # it with `remove_columns=["prompt"]`: the trainer got input_ids only, with no finding
+    made = (
+        dedent(REBOUND)
+        .replace('rename_column("prompt", "query")', 'rename_column("query", "prompt")')
+        .replace("    return sample\n", "    return dict(sample)\n")
+    )
+    src = made.replace("ds = ds.map(tokenize, batched=True)\n", removed)
+    out, findings = run(src, select=("TRL105",))
+    assert [f.fix for f in findings] == [Fix.MANUAL] and "TODO(trl-migrate TRL105)" in out
+    assert run(out, select=("TRL105",))[0] == out
+    assert run(made, select=("TRL105",)) == (made, [])  # kept, it is the trainer's prompt
+
+
 # singhnikhil01/Outsmart-AI-detection-System: the ids and the text decoded from them.
 DECODED = """
 from trl import PPOTrainer
