@@ -1836,6 +1836,36 @@ def test_step_intervals_change_unit_without_total_episodes_too():
     ]
 
 
+@pytest.mark.parametrize(
+    ("schedule", "said"),
+    [
+        ("", "linear"),
+        (", lr_scheduler_type='cosine'", "cosine"),
+        (", lr_scheduler_type='constant'", ""),
+    ],
+)
+def test_a_v2_schedule_stepped_per_batch_is_said_to_step_per_optimizer_step(schedule, said):
+    # the eighth-round audit, sea-abc/LLM-from-trl-to-GRPO: PPO v2 built its schedule over the
+    # rollout batches and stepped it once per batch; RLOO's Trainer steps it every optimizer
+    # step (12 steps of 4 per batch: 19% less learning rate in all)
+    src = f"from trl import PPOConfig\nc = PPOConfig(output_dir='o', num_ppo_epochs=4{schedule})\n"
+    out, findings = run(src, select=SELECT)
+    notes = [f.message for f in findings if "learning-rate schedule once per" in f.message]
+    if not said:
+        assert notes == []
+        return
+    assert notes == [
+        f"PPO v2 stepped its `{said}` learning-rate schedule once per rollout batch, so every "
+        "optimizer step of a batch ran at that batch's rate; TRL 1.13 steps it at every "
+        "optimizer step (4 per batch here): the same curve in finer steps, each batch's updates "
+        "a little further along it, which over a few rollout batches adds up to a smaller total "
+        "learning rate (3 batches of 4 steps under a linear decay: 19% less)"
+    ]
+    # one optimizer step per batch: the same steps
+    _, findings = run(src.replace("num_ppo_epochs=4", "num_ppo_epochs=1"), select=SELECT)
+    assert not [f for f in findings if "learning-rate schedule once per" in f.message]
+
+
 def test_a_v2_trainer_given_config_or_policy_ran_on_0_12_to_0_14_and_keeps_those_defaults():
     """`PPOTrainer(config=..., policy=...)` is the v2 API of TRL 0.12 (kept as deprecated aliases
     until 0.15): bf16 and gradient checkpointing defaulted to False there, not True as from 0.19

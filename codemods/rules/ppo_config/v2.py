@@ -240,6 +240,21 @@ def _rescale_intervals(
 ) -> None:
     if factor == 1:
         return
+    schedule = (
+        values.get("lr_scheduler_type", "linear") if "lr_scheduler_type" in given else "linear"
+    )
+    if isinstance(schedule, str) and not schedule.startswith("constant"):
+        plan.notes.append(
+            (
+                Severity.WARNING,
+                f"PPO v2 stepped its `{schedule}` learning-rate schedule once per rollout batch, "
+                "so every optimizer step of a batch ran at that batch's rate; TRL 1.13 steps it at "
+                f"every optimizer step ({factor} per batch here): the same curve in finer steps, "
+                "each batch's updates a little further along it, which over a few rollout "
+                "batches adds up to a smaller total learning rate (3 batches of 4 steps under a "
+                "linear decay: 19% less)",
+            )
+        )
     for name in INTERVALS:
         if name not in given:
             continue
