@@ -1779,3 +1779,22 @@ def test_later_loops_in_a_bar_or_an_if_get_their_todo_where_a_second_run_puts_it
     assert left == [18, 26]  # the two inner `for` lines
     assert "with tqdm(ppo_trainer.dataloader) as bar:\n    # TODO(trl-migrate TRL106)" in out
     assert "if do_more:\n    # TODO(trl-migrate TRL106)" in out
+
+
+def test_a_loop_that_cuts_its_responses_after_generating_them_says_so():
+    # YangRui2015/RiC: each response cut to its cleaned text's token count before step(); the
+    # TODO said the reward "carries `response_tensors` from one batch to the next", which it
+    # does not (generate binds it in every batch)
+    src = SENTIMENT.replace(
+        '    batch["response"] = tokenizer.batch_decode(r)\n',
+        '    batch["response"] = tokenizer.batch_decode(r)\n'
+        '    r = [r[j][: len(batch["response"][j])] for j in range(len(r))]\n',
+    )
+    out, findings = run(src, select=PPO)
+    [left] = [f for f in findings if "left as it is" in f.message]
+    assert left.message.split("left as it is (", 1)[1].split("); write", 1)[0] == (
+        'it changes the responses after generating them (`r = [r[j][: len(batch["response"]'
+        "[j])] for j in range(len(r))]`) and trains on those; RLOO/GRPO train on the "
+        "completions they generate"
+    )
+    assert run(out, select=PPO)[0] == out

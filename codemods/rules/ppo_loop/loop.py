@@ -16,6 +16,7 @@ from codemods import edits, ppo, walk
 from codemods.rules.ppo_loop.loop_pass import LoopPass
 from codemods.rules.ppo_loop.shape import (
     Line,
+    _binds_anywhere,
     batch_column,
     batch_limit,
     block_footer,
@@ -228,6 +229,7 @@ class LoopRewrite(LoopPass):
             kept = self._drop_reference_chain(
                 kept, ref, batch=batch, rewards=rewards, step=step, loop=loop, comments=to_train
             )
+        _responses_kept_as_generated(kept, responses)
         loop_state([ln.stmt for ln in kept], loop.target, batch, outer=outer)
         new_body = self._reward_body(
             kept,
@@ -1365,6 +1367,23 @@ def _prompts_decoded_as(decode: cst.Call) -> cst.BaseStatement:
     tokenizer = edits.code(decode.func.value).strip()  # type: ignore[attr-defined]
     ids = f'{tokenizer}(text=prompts)["input_ids"]'
     return _redecoded(decode, "prompts", ids, "as the loop decoded its queries")
+
+
+def _responses_kept_as_generated(kept: Sequence[Line], responses: str | None) -> None:
+    """Refuse a loop that binds the responses `step()` takes again after generating them
+    (YangRui2015/RiC: `response_tensors = [response_tensors[j][:n] ...]`, each cut to its cleaned
+    text's length): PPO trained on what the loop made of them, RLOO/GRPO train on the completions
+    they generate, whole."""
+    if responses is None:
+        return
+    for ln in kept:
+        if responses in _binds_anywhere(ln.stmt):
+            shown = " ".join(edits.code(ln.stmt).split())
+            shown = shown if len(shown) <= 80 else shown[:77] + "..."
+            raise Refused(
+                f"it changes the responses after generating them (`{shown}`) and trains on "
+                "those; RLOO/GRPO train on the completions they generate"
+            )
 
 
 def _decoded_one_by_one(value: cst.BaseExpression, responses: str | None) -> bool:
