@@ -1798,3 +1798,17 @@ def test_a_loop_that_cuts_its_responses_after_generating_them_says_so():
         "completions they generate"
     )
     assert run(out, select=PPO)[0] == out
+
+
+def test_a_loop_over_a_range_of_an_attribute_says_what_it_counts():
+    # JAGADISHSUNILPEDNEKAR/RLHF-training-pipeline: `for step in range(config.ppo_steps)`; the
+    # TODO said it iterated over neither the dataloader nor `range(<n>)`
+    src = SENTIMENT.replace(
+        "for batch in tqdm(trainer.dataloader):\n", "for step in range(cfg.ppo_steps):\n"
+    )
+    out, findings = run(src, select=PPO)
+    [left] = [f for f in findings if "left as it is" in f.message]
+    assert left.message.split("left as it is (", 1)[1].split("); write", 1)[0] == (
+        "it iterates over `range(cfg.ppo_steps)`, whose count is neither a number nor a name"
+    )
+    assert run(out, select=PPO)[0] == out

@@ -74,6 +74,12 @@ class LoopRewrite(LoopPass):
                 raise Refused("its `step(...)` sits in a `try:` of a loop over fixed prompts")
             return self._rewrite_fixed(body, index, loop, trainer, count, top=top)
         if trainer + ".dataloader" not in edits.code(loop.iter):
+            counted = range_count(loop.iter, attributes=True)
+            if counted is not None:  # `range(config.ppo_steps)`: said as it is
+                raise Refused(
+                    f"it iterates over `range({edits.code(counted)})`, whose count is neither a "
+                    "number nor a name"
+                )
             raise Refused(f"it iterates over neither `{trainer}.dataloader` nor `range(<n>)`")
         batch = loop_batch(loop.target)
         lines = [
