@@ -465,7 +465,8 @@ class RewritePPOLoop(LoopRewrite, FixedPrompts, Generation, Rewards, LoopPass):
             f"{skeleton}; "
             "generation settings go in the config (max_completion_length, temperature, "
             "top_k, top_p, "
-            "generation_kwargs)"
+            "generation_kwargs), and so does how long the loop trained (`max_steps` or "
+            "`num_train_epochs`: `train()` makes 3 passes over the dataset unless told)"
         )
         draft = self.draft(loop, trainer)
         if draft:
