@@ -758,3 +758,36 @@ def test_a_config_field_read_through_the_trainer_follows_the_new_config():
         for f in findings
     )
     assert run(out, select=("TRL103", "TRL104"))[0] == out
+
+
+def test_a_trainer_handed_to_the_file_s_own_functions_is_the_trainer_there():
+    # Lee-CBG/BAP_Attack_n_Defend: `rlhf_init(cfg, ppo_trainer, tok)` hands the trainer on to
+    # `lm_generation(trainer, ...)`, which iterates `trainer.dataloader` and calls
+    # `trainer.generate`: RLOOTrainer has neither, and nothing said so
+    src = dedent(
+        """
+        from trl import PPOTrainer
+
+        def lm_generation(trainer, tok, n):
+            for batch in trainer.dataloader:
+                out = trainer.generate(batch["input_ids"])
+            return trainer.model
+
+        def rlhf_init(cfg, ppo_trainer_, tok):
+            lm_generation(ppo_trainer_, tok, n=2)
+
+        def unrelated(trainer):
+            return trainer.dataloader
+
+        def main():
+            ppo_trainer = PPOTrainer(config, model, ref, tok, dataset=ds)
+            rlhf_init(cfg, ppo_trainer, tok)
+            unrelated(other)
+        """
+    )
+    out, findings = run(src, select=("TRL104",))
+    todos = [(f.line, f.message.split(":")[0][:40]) for f in findings if f.fix is Fix.MANUAL]
+    assert (4, "`trainer.dataloader` was the legacy trai") in todos
+    assert (5, "`trainer.generate` belongs to the legacy") in todos
+    assert not [t for t in todos if t[0] in (6, 11, 12)]  # `.model` exists; `unrelated` is not
+    assert run(out, select=("TRL104",))[0] == out

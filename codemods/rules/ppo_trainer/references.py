@@ -50,7 +50,8 @@ class TrainerReferences(TrainerPass):
             and not self.in_import
         ):
             return self._config_field(original_node, updated_node, owner)
-        if owner not in self.trainer_vars or self.in_import:
+        handed = (self.function_of(original_node), owner) in self.param_trainers
+        if (owner not in self.trainer_vars and not handed) or self.in_import:
             return self._reference(original_node, updated_node)
         attr = original_node.attr.value
         if id(original_node) in self._dropped and attr == "dataloader":

@@ -27,6 +27,7 @@ class RewritePPOTrainer(TrainerCall, TrainerReferences, TrainerPass):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)  # ppo_class.PPOClassPass: the file's facts, target, new name
         self.trainer_vars = self.facts.trainer_vars
+        self.param_trainers = self._handed_params(node)
         self.loop_vars = _looped(node, self.facts.trainer_vars)
         self.in_loops = _in_loops(node, self.loop_vars)
         self.loaded, self.peft_models = _models(node)
@@ -60,8 +61,48 @@ class RewritePPOTrainer(TrainerCall, TrainerReferences, TrainerPass):
             table["methods"],
         )
 
+    def _handed_params(self, module: cst.Module) -> set[tuple[int | None, str]]:
+        """(scope of a function's body, parameter) for the parameters of this file's module-level
+        functions that a PPO trainer is handed to, directly or through other such functions
+        (Lee-CBG/BAP_Attack_n_Defend: `rlhf_init(cfg, ppo_trainer, tok)` hands it on to
+        `lm_generation(trainer, ...)`, which reads `trainer.dataloader` and `trainer.generate`):
+        there the parameter is the trainer, and what TRL 1.13's trainer lacks gets its TODO."""
+        functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+        if not functions or not self.trainer_vars:
+            return set()
+        found: set[tuple[int | None, str]] = set()
+        calls = [
+            c
+            for c in walk.find_all(module, cst.Call)
+            if isinstance(c.func, cst.Name) and c.func.value in functions
+        ]
+        for _ in range(4):  # a few hops
+            before = len(found)
+            for call in calls:
+                scope = self.function_of(call)
+                func = functions[call.func.value]  # type: ignore[attr-defined]
+                if not func.body.body:
+                    continue
+                body_scope = self.function_of(func.body.body[0])
+                params = _params(func)
+                for i, arg in enumerate(call.args):
+                    if arg.star or not isinstance(arg.value, cst.Name):
+                        continue
+                    name = arg.value.value
+                    if name not in self.trainer_vars and (scope, name) not in found:
+                        continue
+                    param = arg.keyword.value if arg.keyword else None
+                    if param is None and i < len(params):
+                        param = params[i]
+                    if param in params:
+                        found.add((body_scope, param))
+            if len(found) == before:
+                break
+        return {(s, n) for s, n in found if n not in self.trainer_vars}
+
     # -- `trainer.generate_completions()` on its own line: removed, its TODO stays in its place
     # ---------
+
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         expr = node.body[0] if len(node.body) == 1 else None
         call = expr.value if isinstance(expr, cst.Expr) else None
@@ -126,6 +167,11 @@ def _merged(first: Sequence[cst.EmptyLine], then: Sequence[cst.EmptyLine]) -> li
         seen.add(text)
         out.append(line)
     return out
+
+
+def _params(func: cst.FunctionDef) -> list[str]:
+    """The names of a function's positional-or-keyword parameters, in order."""
+    return [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
 
 
 def _looped(module: cst.Module, trainer_vars: set[str]) -> set[str]:

@@ -34,6 +34,8 @@ class TrainerPass(PPOClassPass):
 
     trainer_vars: set[str]  # names bound to PPO trainers (ppo.FileFacts)
     loop_vars: set[str]  # trainer variables a legacy loop uses (TRL106's)
+    # (scope, parameter) of this file's functions a trainer is handed to (`lm_generation(t)`)
+    param_trainers: set[tuple[int | None, str]]
     in_loops: set[int]  # ids of `<trainer>.<attr>` nodes inside such a loop
     loaded: dict[str, set[str]]
     peft_models: set[str]  # names assigned a PEFT model (their reference is their own adapter)
