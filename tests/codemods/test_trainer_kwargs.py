@@ -261,7 +261,8 @@ def test_a_setting_with_no_home_is_removed_with_a_todo():
     out, findings = run(src, select=SELECT)
     assert 'dpo = DPOTrainer(model, ref, args=DPOConfig("o"), train_dataset=d)\n' in out
     assert "# TODO(trl-migrate TRL109): `max_prompt_length=128` was removed: " in out
-    assert [f.fix for f in findings if not _changed_defaults(f)] == [Fix.MANUAL]
+    said = [f for f in findings if not _changed_defaults(f) and not f.message.startswith(OLD_DPO)]
+    assert [f.fix for f in said] == [Fix.MANUAL]
     assert run(out, select=SELECT)[0] == out
 
 
@@ -1057,3 +1058,49 @@ def test_sft_trainer_appending_eos_is_said(src, releases, said):
     )
     assert said in f.message and "now also learns to end each example with EOS" in f.message
     assert run(out, select=SELECT)[0] == out
+
+
+OLD_DPO = "this DPOTrainer call was written for TRL 0.12 or older: "
+CUT = "its trainer cut a pair that did not fit in `max_length` (512 by default in TRL 0.5-0.11)"
+REF = "with no `ref_model`, TRL 0.6-0.28 froze a copy of the policy as it was handed in"
+
+
+@pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        pytest.param("DPOTrainer(model, args=args, beta=0.1, tokenizer=tok)", (CUT, REF), id="all"),
+        pytest.param(
+            "DPOTrainer(model, args=args, beta=0.1, max_length=256)", (REF,), id="max-length-given"
+        ),
+        pytest.param("DPOTrainer(model, ref, args=args, beta=0.1)", (CUT,), id="a-reference"),
+        pytest.param(
+            "DPOTrainer(model, None, args=args, beta=0.1, peft_config=lora)",
+            (CUT,),
+            id="peft-reference-is-the-adapter-off",
+        ),
+        pytest.param("DPOTrainer(model, ref, args=args, beta=0.1, max_length=8)", (), id="none"),
+    ],
+)
+def test_an_old_dpo_trainer_call_says_what_its_trainer_did_by_default(call, said):
+    # JAGADISHSUNILPEDNEKAR/RLHF-training-pipeline (the eighth-round audit): a 0.8-era
+    # `DPOTrainer(args=TrainingArguments(...), beta=0.1)` on GPT-2, converted with no word of
+    # the 512/128 prompt-first cut, the BOS before each prompt, or the reference reloaded in fp32
+    src = (
+        "from transformers import TrainingArguments\nfrom trl import DPOTrainer\n"
+        f"args = TrainingArguments('o')\nt = {call}\n"
+    )
+    _, findings = run(src, select=SELECT)
+    [note] = [f for f in findings if f.message.startswith(OLD_DPO)] or [None]
+    if not said:
+        assert note is None
+        return
+    assert note.severity is Severity.WARNING and note.fix is Fix.NONE
+    parts = note.message[len(OLD_DPO) :].split("; with no `ref_model`")
+    assert (CUT in parts[0]) is (CUT in said)
+    assert (REF in note.message) is (REF in said)
+    if CUT in said:
+        assert parts[0].endswith(
+            "TRL 1.13 cuts prompt and completion together to their first 1024 tokens, with no "
+            "prompt limit, and adds BOS only where the tokenizer does: `max_length=512` on the "
+            "DPOConfig keeps the old bound (the prompt-first cut has no setting)"
+        )

@@ -76,6 +76,7 @@ class RewriteTrainerKwargs(RuleTransformer):
         super().visit_Module(node)
         self._plans: dict[int, tuple[str, list[cst.Arg]]] = {}  # id(config call) -> plan
         self._trainers: dict[int, str] = {}  # id(trainer call) -> trainer class
+        self._trainer_configs: dict[int, cst.Call | None] = {}  # id(trainer call) -> its args
         self._config_names: set[str] = set()
         self._planned: set[int] = set()  # id(trainer call) whose config this rule rewrites
         self._unpacked: dict[int, str] = {}  # id(trainer call) -> `**x` its config call unpacks
@@ -136,6 +137,7 @@ class RewriteTrainerKwargs(RuleTransformer):
             if not self._old_kwargs(call, trainer) and not self._needs_config(config, trainer):
                 continue
             self._trainers[id(call)] = trainer
+            self._trainer_configs[id(call)] = config
             if config is None:
                 continue
             unpacked = next((a for a in config.args if a.star), None)
@@ -516,6 +518,8 @@ class RewriteTrainerKwargs(RuleTransformer):
     def _trainer_call(self, original: cst.Call, updated: cst.Call, trainer: str) -> cst.Call:
         row = table()[trainer]
         config = row["config"]
+        if trainer == "DPOTrainer":
+            self._old_dpo(original)
         planned = id(original) in self._planned
         at = None if planned or self._helper_taken() else _args_at(updated, trainer)
         if at is not None:
@@ -569,6 +573,50 @@ class RewriteTrainerKwargs(RuleTransformer):
         if len(keep) == len(updated.args):
             return updated
         return updated.with_changes(args=edits.relayout(original, keep, set()))
+
+    def _old_dpo(self, call: cst.Call) -> None:
+        """A DPOTrainer call written for TRL <= 0.12 (its keywords, or a TrainingArguments):
+        what its trainer did by default that TRL 1.13's does otherwise, and no setting carries
+        over the same way (TRL's wheels: 0.5-0.11 dpo_trainer.py, 1.13 dpo_config.py and
+        dpo_trainer.py): said, as a warning."""
+        config = self._trainer_configs.get(id(call))
+        given = {_kw(a) for a in call.args} | (
+            {_kw(a) for a in config.args} if config is not None else set()
+        )
+        said: list[str] = []
+        if "max_length" not in given and not any(a.star for a in call.args):
+            said.append(
+                "its trainer cut a pair that did not fit in `max_length` (512 by default in TRL "
+                "0.5-0.11) by the prompt first, to its last `max_prompt_length` tokens (128), "
+                "and 0.7.5-0.8.6 put a BOS token before every prompt; TRL 1.13 cuts prompt and "
+                "completion together to their first 1024 tokens, with no prompt limit, and adds "
+                "BOS only where the tokenizer does: `max_length=512` on the DPOConfig keeps the "
+                "old bound (the prompt-first cut has no setting)"
+            )
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        ref = edits.kwarg(call, "ref_model")
+        ref_value = (
+            ref.value if ref is not None else (positional[1].value if len(positional) > 1 else None)
+        )
+        no_ref = ref_value is None or (
+            isinstance(ref_value, cst.Name) and ref_value.value == "None"
+        )
+        # with `peft_config` the reference is the policy with its adapter off, then as now
+        if no_ref and edits.kwarg(call, "peft_config") is None:
+            said.append(
+                "with no `ref_model`, TRL 0.6-0.28 froze a copy of the policy as it was handed "
+                "in; TRL 1.13 loads the reference again from `model.config._name_or_path`, in "
+                "float32 unless `model_init_kwargs` sets a dtype, so what was done to the policy "
+                "in memory first (another dtype, resized embeddings, a merged adapter) is not in "
+                "it"
+            )
+        if said:
+            self.report(
+                call,
+                "this DPOTrainer call was written for TRL 0.12 or older: " + "; ".join(said),
+                severity=Severity.WARNING,
+                fix=Fix.NONE,
+            )
 
     def _peft_twice(self, call: cst.Call, trainer: str) -> str | None:
         """For a trainer call given `peft_config=` whose `model` the nearest assignment before
