@@ -1104,3 +1104,25 @@ def test_an_old_dpo_trainer_call_says_what_its_trainer_did_by_default(call, said
             "prompt limit, and adds BOS only where the tokenizer does: `max_length=512` on the "
             "DPOConfig keeps the old bound (the prompt-first cut has no setting)"
         )
+
+
+def test_an_adapter_loaded_in_a_branch_before_an_sft_trainer_given_peft_config_is_a_todo():
+    # YangRui2015/RiC's online rounds: `model = PeftModel.from_pretrained(model, path,
+    # is_trainable=True)` under `if peft_name is not None:`, then `SFTTrainer(model=model, ...,
+    # peft_config=lora_config)`: TRL 0.8 trained the loaded adapter, TRL 1.13 raises on the pair
+    src = dedent(
+        """
+        from peft import PeftModel
+        from trl import SFTTrainer
+        def train(model, args, ds, lora, peft_name):
+            if peft_name is not None:
+                model = PeftModel.from_pretrained(model, peft_name, is_trainable=True)
+            t = SFTTrainer(model=model, args=args, train_dataset=ds, peft_config=lora, max_seq_length=8)
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    assert (
+        "# TODO(trl-migrate TRL109): `model` may be a PeftModel here (`PeftModel.from_pretrained` "
+        "in a branch above): SFTTrainer of TRL 0.4-0.12 then left `peft_config` unused"
+    ) in out
+    assert run(out, select=SELECT)[0] == out

@@ -525,13 +525,13 @@ class RewriteTrainerKwargs(RuleTransformer):
         if at is not None:
             updated = self._wrap_args(original, updated, trainer, at)
         keep: list[cst.Arg] = []
-        twice = self._peft_twice(original, trainer)
+        twice, maker = self._peft_twice(original, trainer)
         for orig, arg in zip(original.args, updated.args):
             kw = _kw(arg)
             if kw == "peft_config" and twice == "drop":
                 self.report(
                     orig,
-                    f"`peft_config=` dropped: `model` is a PeftModel already (`get_peft_model` "
+                    f"`peft_config=` dropped: `model` is a PeftModel already (`{maker}` "
                     f"above), which {trainer} of TRL 0.4-0.12 (this call's keywords ran there) "
                     "trained as it was, leaving peft_config unused; TRL 1.13 raises on the pair",
                     severity=Severity.INFO,
@@ -540,7 +540,7 @@ class RewriteTrainerKwargs(RuleTransformer):
             if kw == "peft_config" and twice == "todo":
                 self.todo(
                     original,
-                    f"`model` may be a PeftModel here (`get_peft_model` in a branch above): "
+                    f"`model` may be a PeftModel here (`{maker}` in a branch above): "
                     f"{trainer} of TRL 0.4-0.12 then left `peft_config` unused, and TRL 1.13 "
                     "raises on the pair; pass `peft_config` only where `model` is no PeftModel",
                 )
@@ -618,27 +618,28 @@ class RewriteTrainerKwargs(RuleTransformer):
                 fix=Fix.NONE,
             )
 
-    def _peft_twice(self, call: cst.Call, trainer: str) -> str | None:
+    def _peft_twice(self, call: cst.Call, trainer: str) -> tuple[str | None, str]:
         """For a trainer call given `peft_config=` whose `model` the nearest assignment before
-        it in the same function made a PeftModel (`get_peft_model(...)`): "drop" where that
-        assignment always runs before the call (the same block), "todo" where it sits in a branch;
-        else None. SFTTrainer and RewardTrainer of TRL 0.4-0.12 wrapped only a model that was
-        no PeftModel; DPOTrainer merged the adapter instead, so it is left alone."""
+        it in the same function made a PeftModel (`get_peft_model(...)`,
+        `PeftModel.from_pretrained(...)`): "drop" where that assignment always runs before the
+        call (the same block), "todo" where it sits in a branch, else None; and how the file made
+        it. SFTTrainer and RewardTrainer of TRL 0.4-0.12 wrapped only a model that was no
+        PeftModel; DPOTrainer merged the adapter instead, so it is left alone."""
         if (
             trainer not in ("SFTTrainer", "RewardTrainer")
             or edits.kwarg(call, "peft_config") is None
         ):
-            return None
+            return None, ""
         model = edits.kwarg(call, "model")
         if model is None:
             positional = [a for a in call.args if a.keyword is None and not a.star]
             model = positional[0] if positional else None
         tree = self.walked_tree()
         if model is None or not isinstance(model.value, cst.Name) or tree is None:
-            return None
+            return None, ""
         at = tree.index.get(id(call))
         if at is None:
-            return None
+            return None, ""
         # the nearest binding of the name before the call: `model = ...`, `model: T = ...`
         last: cst.Assign | cst.AnnAssign | None = None
         bindings = cast(
@@ -662,13 +663,14 @@ class RewriteTrainerKwargs(RuleTransformer):
         if isinstance(last, cst.Assign) and (
             len(last.targets) != 1 or not isinstance(last.targets[0].target, cst.Name)
         ):
-            return None  # an unpacking (`model, tok = ...`) says nothing of what it binds
+            return None, ""  # an unpacking (`model, tok = ...`) says nothing of what it binds
         if last is None or not isinstance(last.value, cst.Call):
-            return None
+            return None, ""
         made = self.qualified_names(last.value.func)
         if not made or not all(q in PEFT_MODEL_MAKERS for q in made):
-            return None
-        return "drop" if _block_of(tree, last) == _block_of(tree, call) else "todo"
+            return None, ""
+        maker = edits.code(last.value.func).strip()
+        return ("drop" if _block_of(tree, last) == _block_of(tree, call) else "todo"), maker
 
     def _helper_taken(self) -> bool:
         """The file binds the helper's name to something of its own."""
@@ -812,7 +814,16 @@ class RewriteTrainerKwargs(RuleTransformer):
 
 # What returns a PeftModel (`_peft_twice`).
 PEFT_MODEL_MAKERS = frozenset(
-    {"peft.get_peft_model", "peft.mapping.get_peft_model", "peft.mapping_func.get_peft_model"}
+    {
+        "peft.get_peft_model",
+        "peft.mapping.get_peft_model",
+        "peft.mapping_func.get_peft_model",
+        # an adapter loaded onto the model (YangRui2015/RiC's online rounds)
+        "peft.PeftModel.from_pretrained",
+        "peft.peft_model.PeftModel.from_pretrained",
+        "peft.PeftModelForCausalLM.from_pretrained",
+        "peft.peft_model.PeftModelForCausalLM.from_pretrained",
+    }
 )
 
 
