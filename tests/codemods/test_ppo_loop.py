@@ -1812,3 +1812,19 @@ def test_a_loop_over_a_range_of_an_attribute_says_what_it_counts():
         "it iterates over `range(cfg.ppo_steps)`, whose count is neither a number nor a name"
     )
     assert run(out, select=PPO)[0] == out
+
+
+def test_a_loop_that_generates_in_a_retry_loop_says_so():
+    # Bit-numeval/NumEval: `response_tensors = []`, then `while len(response_tensors) == 0:`
+    # around the generate call
+    src = SENTIMENT.replace(
+        "    r = trainer.generate(q, return_prompt=False, **gen_kwargs)\n",
+        "    r = []\n    # until it says something\n    while len(r) == 0:\n"
+        "        r = trainer.generate(q, return_prompt=False, **gen_kwargs)\n",
+    )
+    out, findings = run(src, select=PPO)
+    [left] = [f for f in findings if "left as it is" in f.message]
+    assert left.message.split("left as it is (", 1)[1].split("); write", 1)[0] == (
+        "it generates the responses inside `while len(r) == 0:`, which the rewrite cannot follow"
+    )
+    assert run(out, select=PPO)[0] == out

@@ -1383,13 +1383,24 @@ def _responses_kept_as_generated(kept: Sequence[Line], responses: str | None) ->
     if responses is None:
         return
     for ln in kept:
-        if responses in _binds_anywhere(ln.stmt):
-            shown = " ".join(edits.code(ln.stmt).split())
-            shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        stmt = ln.stmt
+        if responses not in _binds_anywhere(stmt):
+            continue
+        bare = stmt.with_changes(leading_lines=()) if hasattr(stmt, "leading_lines") else stmt
+        first = edits.code(bare).strip().splitlines()[0]
+        shown = first if len(first) <= 80 else first[:77] + "..."
+        generates = any(
+            isinstance(c.func, cst.Attribute) and c.func.attr.value == "generate"
+            for c in walk.find_all(stmt, cst.Call)
+        )
+        if generates:  # Bit-numeval/NumEval: `while len(response_tensors) == 0: ... generate`
             raise Refused(
-                f"it changes the responses after generating them (`{shown}`) and trains on "
-                "those; RLOO/GRPO train on the completions they generate"
+                f"it generates the responses inside `{shown}`, which the rewrite cannot follow"
             )
+        raise Refused(
+            f"it changes the responses after generating them (`{shown}`) and trains on "
+            "those; RLOO/GRPO train on the completions they generate"
+        )
 
 
 def _decoded_one_by_one(value: cst.BaseExpression, responses: str | None) -> bool:
