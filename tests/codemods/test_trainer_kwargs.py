@@ -1126,3 +1126,53 @@ def test_an_adapter_loaded_in_a_branch_before_an_sft_trainer_given_peft_config_i
         "in a branch above): SFTTrainer of TRL 0.4-0.12 then left `peft_config` unused"
     ) in out
     assert run(out, select=SELECT)[0] == out
+
+
+BATCHED = """
+from trl import SFTTrainer
+
+
+def formatting_prompts_func(examples):
+    output_texts = []
+    for i in range(len(examples["q"])):
+        output_texts.append(f"### Q: {examples['q'][i]} ### A: {examples['a'][i]}")
+    return output_texts
+
+
+def as_comprehension(batch):
+    return [f"{q}\\n\\n{a}" for q, a in zip(batch["q"], batch["a"])]
+
+
+def one(example):
+    return f"{example['q']} {example['a']}"
+
+
+t1 = SFTTrainer(model, args=args, train_dataset=ds, formatting_func=formatting_prompts_func)
+t2 = SFTTrainer(model, args=args, train_dataset=ds, formatting_func=as_comprehension)
+t3 = SFTTrainer(model, args=args, train_dataset=ds, formatting_func=one)
+"""
+
+
+def test_a_batched_formatting_function_is_handed_a_batch_of_one_example():
+    # raschedh/ppo_reasoning: a formatting function written for TRL <= 0.20, which mapped it
+    # over batches and wanted a list; TRL 1.13 calls it per example and wants one text
+    src = dedent(BATCHED)
+    out, findings = run(src, select=SELECT)
+    for name in ("formatting_prompts_func", "as_comprehension"):
+        assert (
+            f"formatting_func=lambda example: {name}({{key: [value] for key, value in "
+            "example.items()})[0])\n" in out
+        )
+    assert "formatting_func=one)\n" in out
+    said = [f for f in findings if "builds a list of texts from a batch" in f.message]
+    assert [f.line for f in said] == [19, 20] and {f.fix for f in said} == {Fix.APPLIED}
+    assert run(out, select=SELECT)[0] == out
+    # the wrapped function gives each example the text its batch of one gave
+    scope: dict = {}
+    exec(out.split("\nt1 = ")[0], scope)
+    for name in ("formatting_prompts_func", "as_comprehension"):
+        line = next(ln for ln in out.splitlines() if f"lambda example: {name}" in ln)
+        wrapped = eval(line.split("formatting_func=", 1)[1][:-1], scope)
+        example = {"q": "why?", "a": "because"}
+        assert wrapped(example) == scope[name]({"q": ["why?"], "a": ["because"]})[0]
+        assert isinstance(wrapped(example), str)

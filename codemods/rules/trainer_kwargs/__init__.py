@@ -96,6 +96,9 @@ class RewriteTrainerKwargs(RuleTransformer):
                     assigns.setdefault(name, []).append(assign)
         self._drifted: dict[int, str] = {}  # id(config call) -> its class, defaults changed
         self._sft_calls: set[int] = set()  # id(SFTTrainer call): said to append EOS
+        self._sft_formatting: set[int] = set()  # id(SFTTrainer call): its formatting_func read
+        # the file's module-level functions by name, for a `formatting_func=` they name
+        self._functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
         # id(statement) -> (the variable it binds or "", the parser call, TRL configs it parses)
         self._parsers: dict[int, tuple[str, cst.Call, list[str]]] = {}
         self._set_defaults: dict[str, set[str]] = {}  # parser variable -> fields it sets
@@ -132,6 +135,8 @@ class RewriteTrainerKwargs(RuleTransformer):
             if trainer is None:
                 continue
             config = self._config_call(call, trainer, assigns)
+            if trainer == "SFTTrainer":
+                self._sft_formatting.add(id(call))
             if trainer == "SFTTrainer" and not _sets_newer_fields(config):
                 self._sft_calls.add(id(call))
             if not self._old_kwargs(call, trainer) and not self._needs_config(config, trainer):
@@ -431,6 +436,8 @@ class RewriteTrainerKwargs(RuleTransformer):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if id(original_node) in self._sft_calls:
             self._appends_eos(original_node)
+        if id(original_node) in self._sft_formatting:
+            updated_node = self._per_example(original_node, updated_node)
         plan = self._plans.get(id(original_node))
         if plan is not None:
             updated_node = self._config(original_node, updated_node, *plan)
@@ -573,6 +580,33 @@ class RewriteTrainerKwargs(RuleTransformer):
         if len(keep) == len(updated.args):
             return updated
         return updated.with_changes(args=edits.relayout(original, keep, set()))
+
+    def _per_example(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """`SFTTrainer(..., formatting_func=f)` where `f`, a function of this file, returns a
+        list (`[f"{b['q'][i]} ..." for i in range(len(b['q']))]`): written for TRL <= 0.20, which
+        mapped it over batches of examples; TRL 1.13 calls it with one example and wants one
+        text. It is handed a batch of one and gives back its one text: the same text per
+        example (raschedh/ppo_reasoning's SFT script stopped on it, with no finding)."""
+        arg = edits.kwarg(updated, "formatting_func")
+        if arg is None or not isinstance(arg.value, cst.Name):
+            return updated
+        name = arg.value.value
+        func = self._functions.get(name)
+        if func is None or not _returns_lists(func):
+            return updated
+        if name in ("example", "key", "value"):
+            return updated  # the lambda's own names would shadow the function
+        wrapped = cst.parse_expression(
+            f"lambda example: {name}({{key: [value] for key, value in example.items()}})[0]"
+        )
+        self.report(
+            original,
+            f"`{name}` builds a list of texts from a batch of examples, as the SFTTrainer of TRL "
+            "0.20 and earlier called it; TRL 1.13's calls it with one example and wants one "
+            f"text: it is handed a batch of that one example and gives back its text",
+        )
+        args = [a.with_changes(value=wrapped) if a is arg else a for a in updated.args]
+        return updated.with_changes(args=args)
 
     def _old_dpo(self, call: cst.Call) -> None:
         """A DPOTrainer call written for TRL <= 0.12 (its keywords, or a TrainingArguments):
@@ -825,6 +859,30 @@ PEFT_MODEL_MAKERS = frozenset(
         "peft.peft_model.PeftModelForCausalLM.from_pretrained",
     }
 )
+
+
+def _returns_lists(func: cst.FunctionDef) -> bool:
+    """Every `return` of the function (not of functions inside it) gives a list: a list
+    literal or comprehension, or a name the function binds to one."""
+    lists = {
+        get_full_name_for_node(t.target)
+        for a in walk.find_all(func.body, cst.Assign)
+        if isinstance(a.value, (cst.List, cst.ListComp))
+        for t in a.targets
+    }
+    returns = [
+        r
+        for r in walk.find_all(func.body, cst.Return)
+        if not any(
+            r in walk.find_all(inner, cst.Return)
+            for inner in walk.find_all(func.body, (cst.FunctionDef, cst.Lambda))
+        )
+    ]
+    return bool(returns) and all(
+        isinstance(r.value, (cst.List, cst.ListComp))
+        or (isinstance(r.value, cst.Name) and r.value.value in lists)
+        for r in returns
+    )
 
 
 def _block_of(tree: walk.Tree, node: cst.CSTNode) -> int:
