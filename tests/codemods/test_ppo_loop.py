@@ -1781,50 +1781,46 @@ def test_later_loops_in_a_bar_or_an_if_get_their_todo_where_a_second_run_puts_it
     assert "if do_more:\n    # TODO(trl-migrate TRL106)" in out
 
 
-def test_a_loop_that_cuts_its_responses_after_generating_them_says_so():
-    # YangRui2015/RiC: each response cut to its cleaned text's token count before step(); the
-    # TODO said the reward "carries `response_tensors` from one batch to the next", which it
-    # does not (generate binds it in every batch)
-    src = SENTIMENT.replace(
-        '    batch["response"] = tokenizer.batch_decode(r)\n',
-        '    batch["response"] = tokenizer.batch_decode(r)\n'
-        '    r = [r[j][: len(batch["response"][j])] for j in range(len(r))]\n',
-    )
+@pytest.mark.parametrize(
+    ("old", "new", "reason"),
+    [
+        pytest.param(
+            # YangRui2015/RiC: each response cut to its cleaned text's token count before
+            # step(); the TODO said the reward "carries `response_tensors` from one batch to the
+            # next", which it does not (generate binds it in every batch)
+            '    batch["response"] = tokenizer.batch_decode(r)\n',
+            '    batch["response"] = tokenizer.batch_decode(r)\n'
+            '    r = [r[j][: len(batch["response"][j])] for j in range(len(r))]\n',
+            'it changes the responses after generating them (`r = [r[j][: len(batch["response"]'
+            "[j])] for j in range(len(r))]`) and trains on those; RLOO/GRPO train on the "
+            "completions they generate",
+            id="responses-cut-after-generating",
+        ),
+        pytest.param(
+            # JAGADISHSUNILPEDNEKAR/RLHF-training-pipeline: `for step in
+            # range(config.ppo_steps)`; the TODO said it iterated over neither the dataloader
+            # nor `range(<n>)`
+            "for batch in tqdm(trainer.dataloader):\n",
+            "for step in range(cfg.ppo_steps):\n",
+            "it iterates over `range(cfg.ppo_steps)`, whose count is neither a number nor a name",
+            id="range-of-an-attribute",
+        ),
+        pytest.param(
+            # Bit-numeval/NumEval: `response_tensors = []`, then `while len(response_tensors)
+            # == 0:` around the generate call
+            "    r = trainer.generate(q, return_prompt=False, **gen_kwargs)\n",
+            "    r = []\n    # until it says something\n    while len(r) == 0:\n"
+            "        r = trainer.generate(q, return_prompt=False, **gen_kwargs)\n",
+            "it generates the responses inside `while len(r) == 0:`, which the rewrite cannot "
+            "follow",
+            id="generated-in-a-retry-loop",
+        ),
+    ],
+)
+def test_a_left_loop_s_todo_names_its_real_reason(old, new, reason):
+    src = SENTIMENT.replace(old, new)
+    assert src != SENTIMENT
     out, findings = run(src, select=PPO)
     [left] = [f for f in findings if "left as it is" in f.message]
-    assert left.message.split("left as it is (", 1)[1].split("); write", 1)[0] == (
-        'it changes the responses after generating them (`r = [r[j][: len(batch["response"]'
-        "[j])] for j in range(len(r))]`) and trains on those; RLOO/GRPO train on the "
-        "completions they generate"
-    )
-    assert run(out, select=PPO)[0] == out
-
-
-def test_a_loop_over_a_range_of_an_attribute_says_what_it_counts():
-    # JAGADISHSUNILPEDNEKAR/RLHF-training-pipeline: `for step in range(config.ppo_steps)`; the
-    # TODO said it iterated over neither the dataloader nor `range(<n>)`
-    src = SENTIMENT.replace(
-        "for batch in tqdm(trainer.dataloader):\n", "for step in range(cfg.ppo_steps):\n"
-    )
-    out, findings = run(src, select=PPO)
-    [left] = [f for f in findings if "left as it is" in f.message]
-    assert left.message.split("left as it is (", 1)[1].split("); write", 1)[0] == (
-        "it iterates over `range(cfg.ppo_steps)`, whose count is neither a number nor a name"
-    )
-    assert run(out, select=PPO)[0] == out
-
-
-def test_a_loop_that_generates_in_a_retry_loop_says_so():
-    # Bit-numeval/NumEval: `response_tensors = []`, then `while len(response_tensors) == 0:`
-    # around the generate call
-    src = SENTIMENT.replace(
-        "    r = trainer.generate(q, return_prompt=False, **gen_kwargs)\n",
-        "    r = []\n    # until it says something\n    while len(r) == 0:\n"
-        "        r = trainer.generate(q, return_prompt=False, **gen_kwargs)\n",
-    )
-    out, findings = run(src, select=PPO)
-    [left] = [f for f in findings if "left as it is" in f.message]
-    assert left.message.split("left as it is (", 1)[1].split("); write", 1)[0] == (
-        "it generates the responses inside `while len(r) == 0:`, which the rewrite cannot follow"
-    )
+    assert left.message.split("left as it is (", 1)[1].split("); write", 1)[0] == reason
     assert run(out, select=PPO)[0] == out
