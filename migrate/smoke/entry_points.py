@@ -316,7 +316,7 @@ def find(
         if how_run(path):
             # runnable by its own guard, and the repo's launch lines run a file that imports it
             # (README: `python scripts/run_ppo.py`, which calls `src/trainer_ppo.py`'s
-            # `train_ppo()`): proven both ways, the repo's own first
+            # `train_ppo()`): proven both ways
             launched = (
                 []
                 if path in by_script
