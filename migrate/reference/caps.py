@@ -208,10 +208,29 @@ def _no_push(self: Any, *args: Any, **kwargs: Any) -> None:
     print("trl-migrate smoke: push_to_hub skipped", file=sys.stderr)
 
 
+def _purely_quantized(trainer: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """A model loaded in 8/4 bits (a quantization this run left out: bitsandbytes needs a GPU)
+    handed to a trainer with no adapter (no `peft_config`, no PEFT model): transformers' Trainer
+    refuses to fine-tune a purely quantized model, so the real run stops there (AT_SCALE)."""
+    model = kwargs.get("model", args[0] if args else None)
+    if not getattr(model, "_trl_migrate_quantized", False):
+        return
+    if kwargs.get("peft_config") is not None or getattr(model, "peft_config", None):
+        return
+    message = (
+        f"{trainer} at the script's own settings: its model was loaded in 8/4 bits (which the "
+        "smoke run left out) and gets no adapter (`peft_config` is None): transformers' Trainer "
+        "refuses to fine-tune a purely quantized model"
+    )
+    if message not in AT_SCALE:
+        AT_SCALE.append(message)
+
+
 def patch_trainer(module: Any, steps: int) -> None:
     trainer_init = module.Trainer.__init__
 
     def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        _purely_quantized(type(self).__name__, args, kwargs)
         trainer_init(self, *args, **kwargs)
         self.args.max_steps = steps  # in case the script changed it after building the config
         TRAINERS.append(self)

@@ -4,6 +4,7 @@ in-memory datasets for `load_dataset`, and a tiny deterministic scorer for `pipe
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -211,6 +212,34 @@ def _on_this_machine(kwargs: dict[str, Any], where: str = "from_pretrained") -> 
 
 # what quantizes a load in 8/4 bits (bitsandbytes, a GPU library)
 _QUANTIZING = ("quantization_config", "load_in_8bit", "load_in_4bit")
+# the attribute a model loaded without the 8/4-bit quantization its load asked for carries
+QUANTIZED_MARK = "_trl_migrate_quantized"
+
+
+def _asked_quantized(kwargs: dict[str, Any]) -> list[str]:
+    quantized = [k for k in _QUANTIZING if kwargs.get(k) not in (None, False)]
+    config = kwargs.get("quantization_config")
+    if config is not None and not (
+        getattr(config, "load_in_4bit", True) or getattr(config, "load_in_8bit", True)
+    ):
+        quantized.remove("quantization_config")  # a BitsAndBytesConfig that quantizes nothing
+    return quantized
+
+
+def _note_quantized(kwargs: dict[str, Any], where: str = "from_pretrained") -> None:
+    """A stood-in load's 8/4-bit quantization, listed among the overrides."""
+    for key in _asked_quantized(kwargs):
+        value = kwargs[key]
+        caps.note(where, key, type(value).__name__ if key == "quantization_config" else value, None)
+
+
+def _quantized(model: Any, kwargs: dict[str, Any]) -> Any:
+    """`model`, marked when its load asked for an 8/4-bit quantization this run left out: a
+    trainer handed it with no adapter would refuse it at real scale (caps.patch_trainer)."""
+    if _asked_quantized(kwargs):
+        with contextlib.suppress(AttributeError, TypeError):  # an object that takes none
+            setattr(model, QUANTIZED_MARK, True)
+    return model
 
 
 def patch_auto_classes(module: Any) -> None:
@@ -224,15 +253,19 @@ def patch_auto_classes(module: Any) -> None:
         def from_pretrained(cls, name_or_path, *args, _original=original, _kind=kind, **kwargs):  # type: ignore[no-untyped-def]
             name_or_path = caps.hosted(name_or_path)  # saved under a hosted folder
             if _is_checkpoint(name_or_path):
-                return _original(cls, name_or_path, *args, **_on_this_machine(kwargs))
+                model = _original(cls, name_or_path, *args, **_on_this_machine(kwargs))
+                return _quantized(model, kwargs)
             if _kind == "tokenizer":
                 kept = {k: v for k, v in kwargs.items() if k in _TOKENIZER_KWARGS}
                 return _original(cls, tiny_dir("causal"), **kept)
             if _kind == "seqcls":
                 return _original(cls, tiny_dir("seqcls", _labels(name_or_path, kwargs)))
             # dtype, device_map, quantization_config, attn_implementation, revision, token...
-            # describe the real checkpoint: the tiny model loads in float32 on the CPU.
-            return _original(cls, tiny_dir(_causal(name_or_path) if _kind == "causal" else _kind))
+            # describe the real checkpoint: the tiny model loads in float32 on the CPU (an 8/4-bit
+            # quantization is listed among the overrides, and remembered on the model)
+            _note_quantized(kwargs)
+            model = _original(cls, tiny_dir(_causal(name_or_path) if _kind == "causal" else _kind))
+            return _quantized(model, kwargs)
 
         cls.from_pretrained = classmethod(from_pretrained)
 

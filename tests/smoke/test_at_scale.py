@@ -109,3 +109,38 @@ def test_a_reward_configs_max_length_is_not_capped():
     assert (reward.max_length, sft.max_length) == (512, 128)
     assert [o["config"] for o in caps.OVERRIDES if o["field"] == "max_length"] == ["SFTConfig"]
     caps.OVERRIDES.clear()
+
+
+class _Model:
+    pass
+
+
+@pytest.mark.parametrize(
+    ("quantized", "kwargs", "said"),
+    [
+        pytest.param(True, {}, True, id="quantized-no-adapter"),
+        pytest.param(True, {"peft_config": object()}, False, id="quantized-with-peft-config"),
+        pytest.param(False, {}, False, id="not-quantized"),
+    ],
+)
+def test_a_quantized_model_with_no_adapter_is_said_to_stop_at_scale(quantized, kwargs, said):
+    # sea-abc/LLM-from-trl-to-GRPO: a 4-bit policy (`quantization_config=BitsAndBytesConfig`) and
+    # `use_peft` False: the smoke run loads the stand-in unquantized and trained it, where the
+    # real run stops ("You cannot perform fine-tuning on purely quantized models")
+    from migrate.reference import stand_ins
+
+    model = _Model()
+    asked = {"quantization_config": type("BitsAndBytesConfig", (), {"load_in_4bit": True})()}
+    stand_ins._quantized(model, asked if quantized else {})
+    caps._purely_quantized("RLOOTrainer", (), {"model": model, **kwargs})
+    expected = [
+        "RLOOTrainer at the script's own settings: its model was loaded in 8/4 bits (which the "
+        "smoke run left out) and gets no adapter (`peft_config` is None): transformers' Trainer "
+        "refuses to fine-tune a purely quantized model"
+    ]
+    assert (expected if said else []) == caps.AT_SCALE
+    # a config that quantizes nothing is no quantization
+    plain = _Model()
+    off = {"quantization_config": type("C", (), {"load_in_4bit": False, "load_in_8bit": False})()}
+    stand_ins._quantized(plain, off)
+    assert not hasattr(plain, stand_ins.QUANTIZED_MARK)
