@@ -1383,3 +1383,24 @@ def test_a_value_head_line_of_a_model_left_a_value_head_model_stays():
         """
     )
     assert run(src, select=SELECT)[0] == src
+
+
+def test_a_value_head_model_call_unpacked_into_logits_loss_and_values_is_a_todo():
+    # the demo's value_head.ipynb: `logits, _, values = model(**inputs)`; its `print(model.v_head)`
+    # TODO, now removed, was the only one, and the unpacking fails on the plain model
+    src = dedent(
+        """
+        from trl import AutoModelForCausalLMWithValueHead
+        model = AutoModelForCausalLMWithValueHead.from_pretrained("gpt2")
+        logits, _, values = model(**inputs)
+        out = model(**inputs)
+        """
+    )
+    out, findings = run(src, select=SELECT)
+    assert (
+        VH_TODO + "`model(...)` of the value-head model gave (logits, loss, values); the plain "
+        "model gives a ModelOutput (`.logits`) and no values: take `model(...).logits` here, and "
+        "drop what read the values\nlogits, _, values = model(**inputs)\nout = model(**inputs)\n"
+    ) in out
+    assert [f.line for f in findings if f.fix is Fix.MANUAL] == [3]
+    assert run(out, select=SELECT)[0] == out

@@ -271,6 +271,23 @@ class RewriteValueHeads(RuleTransformer):
         return id(line) if target == bound else 0
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        # `logits, _, values = model(**inputs)`: the wrapper's forward gave (logits, loss, value)
+        value = node.value
+        if (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Name)
+            and value.func.value in self.model_vars
+            and any(
+                isinstance(t.target, (cst.Tuple, cst.List)) and len(t.target.elements) == 3
+                for t in node.targets
+            )
+        ):
+            self.todo(
+                node,
+                f"`{value.func.value}(...)` of the value-head model gave (logits, loss, values); "
+                f"the plain model gives a ModelOutput (`.logits`) and no values: take "
+                f"`{value.func.value}(...).logits` here, and drop what read the values",
+            )
         # `X.backbone = X.pretrained_model`: X is that model itself in TRL 1.13.
         value = node.value
         if _bare_backbone(value):
