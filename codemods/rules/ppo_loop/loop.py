@@ -16,7 +16,6 @@ from codemods import edits, ppo, walk
 from codemods.rules.ppo_loop.loop_pass import LoopPass
 from codemods.rules.ppo_loop.shape import (
     Line,
-    _binds_anywhere,
     batch_column,
     batch_limit,
     block_footer,
@@ -1384,7 +1383,7 @@ def _responses_kept_as_generated(kept: Sequence[Line], responses: str | None) ->
         return
     for ln in kept:
         stmt = ln.stmt
-        if responses not in _binds_anywhere(stmt):
+        if responses not in edits.bound_names(stmt):
             continue
         bare = stmt.with_changes(leading_lines=()) if hasattr(stmt, "leading_lines") else stmt
         first = edits.code(bare).strip().splitlines()[0]

@@ -50,7 +50,11 @@ class TrainerReferences(TrainerPass):
             and not self.in_import
         ):
             return self._config_field(original_node, updated_node, owner)
-        handed = (self.function_of(original_node), owner) in self.param_trainers
+        handed = (
+            owner not in self.trainer_vars
+            and bool(self.param_trainers)
+            and (self.function_of(original_node), owner) in self.param_trainers
+        )
         if (owner not in self.trainer_vars and not handed) or self.in_import:
             return self._reference(original_node, updated_node)
         attr = original_node.attr.value

@@ -870,14 +870,12 @@ def _returns_lists(func: cst.FunctionDef) -> bool:
         if isinstance(a.value, (cst.List, cst.ListComp))
         for t in a.targets
     }
-    returns = [
-        r
-        for r in walk.find_all(func.body, cst.Return)
-        if not any(
-            r in walk.find_all(inner, cst.Return)
-            for inner in walk.find_all(func.body, (cst.FunctionDef, cst.Lambda))
-        )
-    ]
+    inner = {
+        id(r)
+        for nested in walk.find_all(func.body, cst.FunctionDef)
+        for r in walk.find_all(nested, cst.Return)
+    }
+    returns = [r for r in walk.find_all(func.body, cst.Return) if id(r) not in inner]
     return bool(returns) and all(
         isinstance(r.value, (cst.List, cst.ListComp))
         or (isinstance(r.value, cst.Name) and r.value.value in lists)
