@@ -791,3 +791,44 @@ def test_a_trainer_handed_to_the_file_s_own_functions_is_the_trainer_there():
     assert (5, "`trainer.generate` belongs to the legacy") in todos
     assert not [t for t in todos if t[0] in (6, 11, 12)]  # `.model` exists; `unrelated` is not
     assert run(out, select=("TRL104",))[0] == out
+
+
+PEFT_TWICE = """
+from peft import get_peft_model
+from trl import PPOTrainer
+model = AutoModelForCausalLM.from_pretrained("p")
+if use_lora:
+    model = get_peft_model(model, lora)
+trainer = PPOTrainer(args=a, processing_class=t, model=model, reward_model=rm, value_model=vm, train_dataset=d, peft_config={given})
+"""
+
+
+def test_a_peft_model_given_peft_config_too_is_a_todo():
+    # seen in AimeeAyat/ATML-PA5 (`--use-lora`): PPOTrainer of 0.13-1.12 merged the adapter and
+    # put peft_config's on top; RLOOTrainer raises on a PeftModel with a peft_config
+    out, findings = run(PEFT_TWICE.format(given="peft_config if use_lora else None"), select=SELECT)
+    assert out.split("trainer =")[0].endswith(
+        f"{TODO}`model` may be a PeftModel here (`get_peft_model(...)` in this file) and "
+        "`peft_config=` is given too: PPOTrainer of TRL 0.13-1.12 then merged that adapter into "
+        "the weights and trained a fresh one from peft_config on top, while RLOOTrainer raises "
+        "on the pair; pass `model.merge_and_unload()` with peft_config to keep the old "
+        "behaviour, or the PeftModel alone to train its own adapter\n"
+    )
+    assert "peft_config=peft_config if use_lora else None" in out  # left for the human
+    assert run(out, select=SELECT)[0] == out  # a second run changes nothing
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param(PEFT_TWICE.format(given="None"), id="peft-config-none"),
+        pytest.param(PEFT_TWICE.replace(", peft_config={given}", ""), id="no-peft-config"),
+        pytest.param(
+            PEFT_TWICE.replace("model = get_peft_model(model, lora)", "pass").format(given="lora"),
+            id="model-no-peft-model",
+        ),
+    ],
+)
+def test_a_peft_model_or_peft_config_alone_is_no_todo(src):
+    out, _ = run(src, select=SELECT)
+    assert "PeftModel here" not in out

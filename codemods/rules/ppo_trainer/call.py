@@ -99,6 +99,7 @@ class TrainerCall(TrainerPass):
             return updated_node
         assert era is not None
         self._eras_agree(original_node, named, era)
+        self._peft_twice(original_node, named)
         out: dict[
             str, tuple[str | None, cst.BaseExpression]
         ] = {}  # new keyword -> (old keyword, value)
@@ -217,6 +218,32 @@ class TrainerCall(TrainerPass):
             "written; each was rewritten by its own keywords: check the config's values against "
             "what the trainer's loop expects (legacy's `batch_size` is the rollout batch, which "
             "v2 ignored)",
+        )
+
+    def _peft_twice(
+        self, call: cst.Call, named: dict[str, tuple[cst.Arg, cst.BaseExpression]]
+    ) -> None:
+        """A TODO where `model` was made a PeftModel in this file and `peft_config=` is given
+        too: PPOTrainer of TRL 0.13-1.12 merged that adapter into the weights and put a fresh
+        one from peft_config on top; TRL 1.13's trainers raise on the pair."""
+        given = named.get("peft_config")
+        model = named.get("model", named.get("policy"))
+        if given is None or model is None:
+            return
+        if isinstance(given[1], cst.Name) and given[1].value == "None":
+            return
+        model_name = get_full_name_for_node(model[1]) or ""
+        maker = self.peft_models.get(model_name)
+        if maker is None:
+            return
+        self.todo(
+            call,
+            f"`{model_name}` may be a PeftModel here (`{maker}(...)` in this file) and "
+            f"`peft_config=` is given too: PPOTrainer of TRL 0.13-1.12 then merged that "
+            "adapter into the weights and trained a fresh one from peft_config on top, while "
+            f"{self.new_name} raises on the pair; pass `{model_name}.merge_and_unload()` with "
+            "peft_config to keep the old behaviour, or the PeftModel alone to train its own "
+            "adapter",
         )
 
     def _named_args(self, original: cst.Call, updated: cst.Call, era: str | None):  # type: ignore[no-untyped-def]

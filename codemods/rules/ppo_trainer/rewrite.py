@@ -239,14 +239,15 @@ def _in_loops(module: cst.Module, loop_vars: set[str]) -> set[int]:
     return found
 
 
-def _models(module: cst.Module) -> tuple[dict[str, set[str]], set[str]]:
+def _models(module: cst.Module) -> tuple[dict[str, set[str]], dict[str, str]]:
     """Names assigned from `X.from_pretrained(...)`: models whose path the trainer can reload,
     each with the code of the paths it was loaded from; and the names assigned a PEFT model
     (`get_peft_model(...)`, `PeftModel.from_pretrained(...)`,
     `AutoPeftModelForCausalLM.from_pretrained(...)`; TRL102 writes the first for a value-head
-    model given `peft_config`), whose reference is their own adapter."""
+    model given `peft_config`), whose reference is their own adapter, each with the name of
+    the call that made it (the first in the file)."""
     loaded: dict[str, set[str]] = {}
-    peft: set[str] = set()
+    peft: dict[str, str] = {}
 
     class _Find(walk.Visitor):
         def visit_Assign(self, node: cst.Assign) -> None:
@@ -262,7 +263,8 @@ def _models(module: cst.Module) -> tuple[dict[str, set[str]], set[str]]:
                 for target in targets:
                     loaded.setdefault(target, set()).add(path)
             if last == "get_peft_model" or (last == "from_pretrained" and "Peft" in owner):
-                peft.update(targets)
+                for target in targets:
+                    peft.setdefault(target, name)
 
     walk.visit(module, _Find())
     return loaded, peft

@@ -38,7 +38,8 @@ class TrainerPass(PPOClassPass):
     param_trainers: set[tuple[int | None, str]]
     in_loops: set[int]  # ids of `<trainer>.<attr>` nodes inside such a loop
     loaded: dict[str, set[str]]
-    peft_models: set[str]  # names assigned a PEFT model (their reference is their own adapter)
+    # names assigned a PEFT model (their reference is their own adapter) -> the call that made it
+    peft_models: dict[str, str]
     assignments: dict[str, cst.Call]  # variable -> the call assigned to it
     kwargs: dict[str, Any]  # codemods/data/ppo_mapping.json "trainer"
     positional: dict[str, Any]
