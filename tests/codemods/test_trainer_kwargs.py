@@ -1176,3 +1176,99 @@ def test_a_batched_formatting_function_is_handed_a_batch_of_one_example():
         example = {"q": "why?", "a": "because"}
         assert wrapped(example) == scope[name]({"q": ["why?"], "a": ["because"]})[0]
         assert isinstance(wrapped(example), str)
+
+
+_KBIT = """from peft import LoraConfig
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+from trl import SFTTrainer
+bnb = BitsAndBytesConfig(load_in_4bit=True)
+model = AutoModelForCausalLM.from_pretrained("m", {load})
+{prepared}trainer = SFTTrainer(model=model, train_dataset=ds, peft_config={peft}{extra})
+"""
+KBIT_SAID = (
+    "`model` is loaded in 8/4 bits (AutoModelForCausalLM.from_pretrained{maybe}) and given with "
+    "`peft_config`: SFTTrainer of TRL 0.21.0 and older{ran} prepared such a model for k-bit "
+    "training before adding the adapter (peft's `prepare_model_for_kbit_training`: the weights "
+    "that are not quantized, layer norms and embeddings, cast to float32, and gradient "
+    "checkpointing on as the config's `gradient_checkpointing` says, always on up to 0.7.1); "
+    "TRL 1.13 does neither and casts the adapter's weights to bf16: {when}, write `model = "
+    "peft.prepare_model_for_kbit_training(model, use_gradient_checkpointing=...)` before "
+    "building the trainer"
+)
+
+
+def _kbit(load="quantization_config=bnb", peft="LoraConfig(r=8)", extra="", prepared=""):
+    return _KBIT.format(load=load, peft=peft, extra=extra, prepared=prepared)
+
+
+@pytest.mark.parametrize(
+    ("src", "releases", "maybe", "ran", "when"),
+    [
+        # seen in the corpus's SFT stages (stack-llama copies, izaanz, BaleChen): a QLoRA load
+        # handed to SFTTrainer with peft_config, which TRL <= 0.21 prepared for k-bit training
+        pytest.param(
+            _kbit(),
+            None,
+            "",
+            "",
+            "if this script ran on one of those, to train as it did",
+            id="release-unknown",
+        ),
+        pytest.param(
+            _kbit(load="load_in_8bit=True", extra=", dataset_text_field='text'"),
+            None,
+            "",
+            " (this call's keywords ran up to 0.12)",
+            "to train as it did",
+            id="old-keywords-8bit-flag",
+        ),
+        pytest.param(
+            _kbit(load="load_in_4bit=args.q4"),
+            "0.19.1",
+            " when the flag is true",
+            " (the project's trl==0.19.1 among them)",
+            "to train as it did",
+            id="declared-flag-read-at-run-time",
+        ),
+    ],
+)
+def test_a_kbit_model_given_peft_config_to_sft_is_said_to_lose_its_preparation(
+    src, releases, maybe, ran, when
+):
+    out, findings = (_declared(releases) if releases else lambda s: run(s, select=SELECT))(src)
+    said = [f for f in findings if "k-bit training" in f.message]
+    [f] = said
+    assert (f.line, f.severity, f.fix) == (6, Severity.WARNING, Fix.NONE)
+    assert f.message == KBIT_SAID.format(maybe=maybe, ran=ran, when=when)
+    assert "prepare_model_for_kbit_training" not in out  # said, not written
+    assert run(out, select=SELECT)[0] == out
+
+
+@pytest.mark.parametrize(
+    ("src", "releases"),
+    [
+        pytest.param(_kbit(load="torch_dtype=torch.bfloat16"), None, id="not-quantized"),
+        pytest.param(_kbit(load="load_in_4bit=False"), None, id="flag-false"),
+        pytest.param(_kbit(peft="None"), None, id="peft-config-none"),
+        pytest.param(
+            _kbit().replace(", peft_config=LoraConfig(r=8)", ""), None, id="no-peft-config"
+        ),
+        pytest.param(
+            _kbit(prepared="model = prepare_model_for_kbit_training(model)\n"),
+            None,
+            id="prepared-by-the-script",
+        ),
+        pytest.param(_kbit(), "0.22.0", id="declared-release-without-it"),
+        pytest.param(
+            _kbit(load="quantization_config=bnb").replace(
+                'model = AutoModelForCausalLM.from_pretrained("m", quantization_config=bnb)',
+                "model = load_policy()",
+            ),
+            None,
+            id="model-not-loaded-here",
+        ),
+    ],
+)
+def test_no_kbit_preparation_note_where_nothing_was_prepared(src, releases):
+    _, findings = (_declared(releases) if releases else lambda s: run(s, select=SELECT))(src)
+    assert not [f for f in findings if "k-bit training" in f.message]

@@ -35,7 +35,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 from packaging.version import Version
 
-from codemods import edits, inline, reaching, walk
+from codemods import edits, inline, quantization, reaching, walk
 from codemods.base import Rule, RuleTransformer
 from codemods.config_vars import is_parser
 from codemods.rules.trainer_kwargs.reward_columns import RewardColumns
@@ -96,6 +96,7 @@ class RewriteTrainerKwargs(RuleTransformer):
                     assigns.setdefault(name, []).append(assign)
         self._drifted: dict[int, str] = {}  # id(config call) -> its class, defaults changed
         self._sft_calls: set[int] = set()  # id(SFTTrainer call): said to append EOS
+        self._kbit_names: dict[str, str] | None = None  # BitsAndBytesConfig names, when asked
         self._sft_formatting: set[int] = set()  # id(SFTTrainer call): its formatting_func read
         # the file's module-level functions by name, for a `formatting_func=` they name
         self._functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
@@ -437,6 +438,7 @@ class RewriteTrainerKwargs(RuleTransformer):
         if id(original_node) in self._sft_calls:
             self._appends_eos(original_node)
         if id(original_node) in self._sft_formatting:
+            self._kbit_unprepared(original_node)
             updated_node = self._per_example(original_node, updated_node)
         plan = self._plans.get(id(original_node))
         if plan is not None:
@@ -664,17 +666,86 @@ class RewriteTrainerKwargs(RuleTransformer):
             or edits.kwarg(call, "peft_config") is None
         ):
             return None, ""
+        last, tree = self._model_bound(call), self.walked_tree()
+        if last is None or tree is None or not isinstance(last.value, cst.Call):
+            return None, ""
+        made = self.qualified_names(last.value.func)
+        if not made or not all(q in PEFT_MODEL_MAKERS for q in made):
+            return None, ""
+        maker = edits.code(last.value.func).strip()
+        return ("drop" if _block_of(tree, last) == _block_of(tree, call) else "todo"), maker
+
+    def _kbit_unprepared(self, call: cst.Call) -> None:
+        """An SFTTrainer call given `peft_config=` and a model this function loads in 8 or 4
+        bits: SFTTrainer up to TRL 0.21 ran peft's preparation for k-bit training on it, TRL
+        1.13 does not (the table's `kbit_prepared`). Said, not written: which release the script
+        ran on decides what the preparation did."""
+        entry = table()["SFTTrainer"].get("kbit_prepared") or {}
+        peft = edits.kwarg(call, "peft_config")
+        if not entry or peft is None or edits.code(peft.value).strip() == "None":
+            return
+        releases = self.state.options.trl_releases or ()
+        if releases and all(Version(r) >= Version(entry["first_without"]) for r in releases):
+            return
+        last = self._model_bound(call)
+        load = last.value if last is not None else None
+        if not (
+            isinstance(load, cst.Call)
+            and isinstance(load.func, cst.Attribute)
+            and load.func.attr.value == "from_pretrained"
+        ):
+            return
+        if self._kbit_names is None:
+            self._kbit_names = quantization.config_names(self._module)
+        state = quantization.load_state(load, self._kbit_names)
+        if state == quantization.OFF or any(
+            (get_full_name_for_node(c.func) or "").rpartition(".")[2]
+            in ("prepare_model_for_kbit_training", "prepare_model_for_int8_training")
+            for c in walk.find_all(self._module, cst.Call)
+        ):
+            return
+        model = edits.code(load.func.value).strip()
+        assert last is not None
+        target = last.targets[0].target if isinstance(last, cst.Assign) else last.target
+        name = edits.code(target).strip()
+        maybe = " when the flag is true" if state == quantization.MAYBE else ""
+        if releases and all(Version(r) <= Version(entry["last"]) for r in releases):
+            ran = f" (the project's {self._declared()} among them)"
+            when = "to train as it did"
+        elif self._old_kwargs(call, "SFTTrainer"):
+            ran = " (this call's keywords ran up to 0.12)"
+            when = "to train as it did"
+        else:
+            ran, when = "", "if this script ran on one of those, to train as it did"
+        self.report(
+            call,
+            f"`{name}` is loaded in 8/4 bits ({model}.from_pretrained{maybe}) and given with "
+            f"`peft_config`: SFTTrainer of TRL {entry['last']} and older{ran} prepared such a "
+            "model for k-bit training before adding the adapter (peft's "
+            "`prepare_model_for_kbit_training`: the weights that are not quantized, layer norms "
+            "and embeddings, cast to float32, and gradient checkpointing on as the config's "
+            f"`gradient_checkpointing` says, always on up to {entry['int8_until']}); TRL 1.13 "
+            "does neither and casts the adapter's weights to bf16: "
+            f"{when}, write `{name} = peft.prepare_model_for_kbit_training({name}, "
+            "use_gradient_checkpointing=...)` before building the trainer",
+            severity=Severity.WARNING,
+            fix=Fix.NONE,
+        )
+
+    def _model_bound(self, call: cst.Call) -> cst.Assign | cst.AnnAssign | None:
+        """The nearest assignment, before `call` in the same function, of the name the trainer
+        call takes as `model` (`model = ...`, `model: T = ...`); None where the model is no
+        name, or the assignment unpacks (`model, tok = ...` says nothing of what it binds)."""
         model = edits.kwarg(call, "model")
         if model is None:
             positional = [a for a in call.args if a.keyword is None and not a.star]
             model = positional[0] if positional else None
         tree = self.walked_tree()
         if model is None or not isinstance(model.value, cst.Name) or tree is None:
-            return None, ""
+            return None
         at = tree.index.get(id(call))
         if at is None:
-            return None, ""
-        # the nearest binding of the name before the call: `model = ...`, `model: T = ...`
+            return None
         last: cst.Assign | cst.AnnAssign | None = None
         bindings = cast(
             "list[cst.Assign | cst.AnnAssign]",
@@ -697,14 +768,8 @@ class RewriteTrainerKwargs(RuleTransformer):
         if isinstance(last, cst.Assign) and (
             len(last.targets) != 1 or not isinstance(last.targets[0].target, cst.Name)
         ):
-            return None, ""  # an unpacking (`model, tok = ...`) says nothing of what it binds
-        if last is None or not isinstance(last.value, cst.Call):
-            return None, ""
-        made = self.qualified_names(last.value.func)
-        if not made or not all(q in PEFT_MODEL_MAKERS for q in made):
-            return None, ""
-        maker = edits.code(last.value.func).strip()
-        return ("drop" if _block_of(tree, last) == _block_of(tree, call) else "todo"), maker
+            return None
+        return last
 
     def _helper_taken(self) -> bool:
         """The file binds the helper's name to something of its own."""
