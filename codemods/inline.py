@@ -296,6 +296,16 @@ def _blank_lines_before(stmt: cst.BaseStatement, n: int) -> cst.BaseStatement:
     return stmt.with_changes(leading_lines=[*more, *lines])
 
 
+def laid_out(written: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    """Definitions gathered from several places, to be written in one run: the shared module's
+    imports merged, two blank lines around each class or function."""
+    out = _merged_imports(written)
+    return [
+        _blank_lines_before(stmt, 2) if i > 0 and (_is_def(stmt) or _is_def(out[i - 1])) else stmt
+        for i, stmt in enumerate(out)
+    ]
+
+
 def after_imports(module: cst.Module, written: list[cst.BaseStatement]) -> cst.Module:
     """`module` with `written` (top-level definitions) after its leading docstring and import
     block, two blank lines either side."""

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 import pytest
 
 from migrate.kernel.findings import Fix, Severity
+from tests import old_wheels
 from tests.codemods.helpers import assert_fixes, assert_noop, dedent, run
 
 SELECT = ("TRL108",)
@@ -1987,3 +1990,158 @@ def test_warmup_ratio_beside_steps_it_cannot_read_keeps_the_todo(steps):
     assert [f.fix for f in findings] == [Fix.MANUAL]
     assert "are both given; `warmup_ratio` is gone" in findings[0].message
     assert out.endswith(f"warmup_ratio=0.05, warmup_steps={steps})\n")
+
+
+def test_a_removed_helper_read_off_its_module_is_written_in_under_its_name():
+    # kyleliang919/C-Optim's ppo_tldr.py: `transformers.AdamW(...)`, no import of the name, was
+    # passed over (an AttributeError on transformers 5); so was `datasets.set_caching_enabled`
+    before = dedent(
+        """
+        import trl
+        import datasets
+
+
+        def cache(flag):
+            datasets.set_caching_enabled(flag)
+        """
+    )
+    after = dedent(
+        '''
+        import trl
+        import datasets
+
+
+        def set_caching_enabled(boolean):
+            """datasets.set_caching_enabled, which datasets 3.0 removed (written in by trl-migrate)."""
+            import datasets
+
+            if boolean:
+                datasets.enable_caching()
+            else:
+                datasets.disable_caching()
+
+
+        def cache(flag):
+            set_caching_enabled(flag)
+        '''
+    )
+    findings = assert_fixes(before, after, select=SELECT)
+    assert [(f.line, f.fix) for f in findings] == [(6, Fix.APPLIED)]
+    assert findings[0].message == (
+        "`datasets.set_caching_enabled` is gone in the datasets TRL 1.13 needs; an equivalent "
+        "definition was written into this file, and `datasets.set_caching_enabled` reads it as "
+        "`set_caching_enabled`"
+    )
+
+
+@pytest.mark.parametrize(
+    ("src", "written"),
+    [
+        pytest.param(
+            "import trl\nimport transformers\nopt = transformers.AdamW(ps, lr=1e-5)\n",
+            "opt = AdamW(ps, lr=1e-5)",
+            id="attribute",
+        ),
+        pytest.param(
+            "import trl\nfrom transformers import AdamW\nopt = AdamW(ps, lr=1e-5)\n",
+            "opt = AdamW(ps, lr=1e-5)",
+            id="import",
+        ),
+        pytest.param(
+            "import trl\nimport transformers\nfrom transformers import AdamW\n"
+            "a = AdamW(ps)\nb = transformers.optimization.AdamW(ps)\n",
+            "b = AdamW(ps)",
+            id="both-one-definition",
+        ),
+        pytest.param(
+            "import transformers\nopt = transformers.AdamW(ps, lr=1e-5)\n",
+            "opt = AdamW(ps, lr=1e-5)",
+            id="file-without-trl",  # rcalix1/TransferLearning's fine-tuning scripts
+        ),
+    ],
+)
+def test_transformers_own_adamw_is_written_in(src, written):
+    out, findings = run(src, select=SELECT)
+    assert written in out and out.count("class AdamW(torch.optim.Optimizer):") == 1
+    assert "transformers.AdamW" not in out and "from transformers import AdamW" not in out
+    assert all(f.fix is Fix.APPLIED for f in findings) and findings
+    assert run(out, select=SELECT)[0] == out
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param("import trl\nfrom torch.optim import AdamW\nopt = AdamW(ps)\n", id="torch"),
+        pytest.param("import trl\nimport torch\nopt = torch.optim.AdamW(ps)\n", id="torch-attr"),
+    ],
+)
+def test_torch_adamw_is_left_alone(src):
+    assert assert_noop(src, select=SELECT) == []
+
+
+def test_adamw_read_off_its_module_where_the_name_is_taken_is_a_todo():
+    src = "import trl\nimport transformers\nfrom torch.optim import AdamW\nopt = transformers.AdamW(ps)\n"
+    out, findings = run(src, select=SELECT)
+    assert out == src.replace(
+        "opt =",
+        "# TODO(trl-migrate TRL108): `transformers.AdamW` is gone in the transformers TRL 1.13 "
+        "needs, and this file uses the name `AdamW` for something else: write in the definition "
+        "of docs/rules.md (TRL108) under another name and call that\nopt =",
+    )
+    assert run(out, select=SELECT)[0] == out
+
+
+def _transformers_adamw():  # type: ignore[no-untyped-def]
+    """transformers 4.46.3's own AdamW class, read out of its wheel."""
+    import math
+    from collections.abc import Callable, Iterable
+
+    import torch
+
+    try:
+        text = old_wheels.member("4.46.3", "transformers/optimization.py", "transformers")
+    except LookupError as why:
+        pytest.skip(str(why))
+    tree = ast.parse(text)
+    [node] = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "AdamW"]
+    space = {
+        "math": math,
+        "torch": torch,
+        "nn": torch.nn,
+        "Optimizer": torch.optim.Optimizer,
+        "Callable": Callable,
+        "Iterable": Iterable,
+        "Tuple": tuple,
+        "warnings": __import__("warnings"),
+        "require_version": lambda *a, **k: None,
+    }
+    exec(ast.get_source_segment(text, node) or "", space)
+    return space["AdamW"]
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},
+        {"lr": 1e-2, "weight_decay": 0.1},
+        {"lr": 3e-3, "correct_bias": False, "eps": 1e-8, "betas": (0.8, 0.99)},
+    ],
+)
+def test_the_written_adamw_steps_as_transformers_own_did(settings):
+    torch = pytest.importorskip("torch")
+    theirs_class = _transformers_adamw()
+    out, _ = run("import trl\nfrom transformers import AdamW\n", select=SELECT)
+    space: dict = {}
+    exec(compile(out.replace("import trl\n", ""), "t.py", "exec"), space)
+    g = torch.Generator().manual_seed(0)
+    start = torch.randn(3, 4, generator=g)
+    mine, theirs = torch.nn.Parameter(start.clone()), torch.nn.Parameter(start.clone())
+    ours = space["AdamW"]([mine], **settings)
+    old = theirs_class([theirs], no_deprecation_warning=True, **settings)
+    for _ in range(5):
+        grad = torch.randn(3, 4, generator=g)
+        for p, opt in ((mine, ours), (theirs, old)):
+            p.grad = grad.clone()
+            opt.step()
+    assert torch.equal(mine.detach(), theirs.detach())
+    assert ours.state[mine]["step"] == 5

@@ -19,7 +19,7 @@ import functools
 import json
 from collections.abc import Sequence
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -120,6 +120,9 @@ class RewriteDrift(
         # names holding TrainingArguments or any TRL config (first read of a switch)
         self._training: dict[str, str] | None = None
         self._assigned: set[str] | None = None  # plain names the module assigns (first ask)
+        self._by_attribute: list[cst.BaseStatement] = []  # written in for `module.helper` reads
+        self._attribute_keys: set[str] = set()
+        self._taken: dict[str, bool] = {}  # path -> its name is bound to something else
 
     def _config_field(
         self, original: cst.Attribute, updated: cst.Attribute
@@ -200,7 +203,10 @@ class RewriteDrift(
         return None
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        return self.place_written(self.scores_module(updated_node))
+        module = self.place_written(self.scores_module(updated_node))
+        if self._by_attribute:
+            module = inline.after_imports(module, inline.laid_out(self._by_attribute))
+        return module
 
     @classmethod
     def wanted(cls, state, names) -> bool:  # type: ignore[no-untyped-def]
@@ -660,6 +666,8 @@ class RewriteDrift(
                 )
             return updated_node
         for path in self.qualified_names(original_node):
+            if path in WRITTEN_IN:
+                return self._written_for_attribute(original_node, updated_node, path)
             move = table()["imports"].get(path)
             if move is not None and move["to"] == path.rpartition(".")[0] and "name" in move:
                 new = updated_node.with_changes(attr=cst.Name(move["name"]))
@@ -673,6 +681,62 @@ class RewriteDrift(
                 self.todo(original_node, f"`{path}` is gone: {why}")
                 return updated_node
         return updated_node
+
+    def _written_for_attribute(
+        self, original: cst.Attribute, updated: cst.Attribute, path: str
+    ) -> cst.BaseExpression:
+        """`transformers.AdamW(...)`, a removed helper read off its module: the definition is
+        written in (at the top, after the imports) under the helper's own name, which the read
+        becomes; a TODO where the file already uses that name for something else."""
+        bound = path.rpartition(".")[2]
+        key = inline.key_of(path)
+        if path not in self._taken:
+            self._taken[path] = bound in self._bound_otherwise(path)
+        if self._taken[path]:
+            self.todo(
+                original,
+                f"`{path}` is gone in the {path.split('.')[0]} TRL 1.13 needs, and this file "
+                f"uses the name `{bound}` for something else: write in the definition of "
+                f"docs/rules.md (TRL108) under another name and call that",
+            )
+            return updated
+        done: set[tuple[str, str]] = self.__dict__.setdefault("_written_keys", set())
+        if key not in self._attribute_keys and (key, bound) not in done:
+            stmts, where = inline.written(self.state.helpers, key, bound)
+            self._by_attribute.extend(stmts)
+        else:
+            where = inline.place(self.state.helpers, key)
+        self._attribute_keys.add(key)
+        done.add((key, bound))
+        self.report(
+            original,
+            f"`{path}` is gone in the {path.split('.')[0]} TRL 1.13 needs; an equivalent "
+            f"definition was written into {where}, and `{edits.code(original).strip()}` reads "
+            f"it as `{bound}`",
+        )
+        return cst.Name(bound)
+
+    def _bound_otherwise(self, path: str) -> set[str]:
+        """The names this module binds (assigned, defined, imported) but by an import of the
+        helper `path` names; every name where it imports `*`."""
+        found = edits.bound_names(self._module)
+        for defined in walk.find_all(self._module, (cst.FunctionDef, cst.ClassDef)):
+            found.add(cast("cst.FunctionDef | cst.ClassDef", defined).name.value)
+        for stmt in walk.find_all(self._module, (cst.Import, cst.ImportFrom)):
+            node = cast("cst.Import | cst.ImportFrom", stmt)
+            if isinstance(node.names, cst.ImportStar):
+                return {path.rpartition(".")[2]}
+            module = None
+            if isinstance(node, cst.ImportFrom) and node.module is not None:
+                module = get_full_name_for_node(node.module)
+            for alias in node.names:
+                if alias.asname is not None:
+                    continue  # bound_names has it
+                if module is None:
+                    found.add(alias_name(alias).partition(".")[0])
+                elif not _same_helper(f"{module}.{alias_name(alias)}", path):
+                    found.add(alias_name(alias))
+        return found
 
 
 class Drift(Rule):
@@ -722,6 +786,17 @@ TRAINING_CONFIGS = tuple(table()["dropped"]["overwrite_output_dir"]["callees"])
 
 # How code names a TrainingArguments or TRL config it did not build itself (`_config_like`).
 _CONFIG_NAMES = ("args", "training_args", "train_args", "training_arguments")
+
+
+def _same_helper(imported: str, path: str) -> bool:
+    """Whether an import of `imported` binds the helper `path` names (the same table entry:
+    `transformers.AdamW` and `transformers.optimization.AdamW`)."""
+    if imported == path:
+        return True
+    try:
+        return inline.key_of(imported) == inline.key_of(path)
+    except KeyError:
+        return False
 
 
 def _listed(callee: Sequence[str], patterns: Sequence[str]) -> bool:
