@@ -2145,3 +2145,49 @@ def test_the_written_adamw_steps_as_transformers_own_did(settings):
             opt.step()
     assert torch.equal(mine.detach(), theirs.detach())
     assert ours.state[mine]["step"] == 5
+
+
+@pytest.mark.parametrize(
+    ("given", "severity", "said"),
+    [
+        pytest.param(
+            'half_precision_backend="auto"',
+            Severity.INFO,
+            "what `auto` and `cpu_amp` chose, so dropping it changes nothing in training",
+            id="auto",
+        ),
+        pytest.param(
+            'half_precision_backend="apex"',
+            Severity.WARNING,
+            "dropping it changes nothing only where it is `auto` or `cpu_amp`: `apex` ran NVIDIA "
+            "apex's amp at `fp16_opt_level`",
+            id="apex",
+        ),
+        pytest.param(
+            "half_precision_backend=cfg.backend",
+            Severity.WARNING,
+            "dropping it changes nothing only where it is `auto` or `cpu_amp`",
+            id="read-at-run-time",
+        ),
+        pytest.param(
+            'fp16_opt_level="O1"',
+            Severity.INFO,
+            "casts as the default O1 did, so dropping it changes nothing in training",
+            id="o1",
+        ),
+        pytest.param(
+            'fp16_opt_level="O2"',
+            Severity.WARNING,
+            "dropping it changes nothing only where it is `O1`: O2 and O3 kept the weights in fp16",
+            id="o2",
+        ),
+    ],
+)
+def test_apex_settings_transformers_5_removed_leave_the_call(given, severity, said):
+    # rcalix1/TransferLearning's GPT-J summarization scripts: TypeError on transformers 5
+    before = f'import trl\nfrom transformers import TrainingArguments\nargs = TrainingArguments("o", fp16=True, {given})\n'
+    after = 'import trl\nfrom transformers import TrainingArguments\nargs = TrainingArguments("o", fp16=True)\n'
+    [f] = assert_fixes(before, after, select=SELECT)
+    assert (f.line, f.severity, f.fix) == (3, severity, Fix.APPLIED)
+    assert f.message.startswith(f"`{given}` was removed: transformers 5.0 removed ")
+    assert said in f.message

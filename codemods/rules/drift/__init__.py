@@ -423,7 +423,8 @@ class RewriteDrift(
 
     def _dropped(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         """Keywords of the `dropped` table leave the calls that took them: they changed
-        nothing in training."""
+        nothing in training (a row's `same_for`: only those values did; any other is said, as
+        its `differs` says)."""
         callee = self._callee(original)
         keep = []
         for orig, arg in zip(original.args, updated.args):
@@ -433,13 +434,24 @@ class RewriteDrift(
             ):
                 keep.append(arg)
                 continue
-            self.report(
-                orig,
-                f"`{edits.arg_text(arg)}` was removed: "
-                f"{rule['why'].split(';')[0]}; {rule['why'].split(';', 1)[1].strip()}, so "
-                "dropping it changes nothing in training",
-                severity=Severity(rule.get("severity", "info")),
-            )
+            same = rule.get("same_for")
+            if same is None or edits.literal(arg.value) in same:
+                self.report(
+                    orig,
+                    f"`{edits.arg_text(arg)}` was removed: "
+                    f"{rule['why'].split(';')[0]}; {rule['why'].split(';', 1)[1].strip()}, so "
+                    "dropping it changes nothing in training",
+                    severity=Severity(rule.get("severity", "info")),
+                )
+            else:  # a value whose setting nothing keeps (or one read at run time)
+                values = " or ".join(f"`{v}`" for v in same)
+                self.report(
+                    orig,
+                    f"`{edits.arg_text(arg)}` was removed: {rule['why'].split(';')[0]}; "
+                    f"dropping it changes nothing only where it is {values}: "
+                    f"{rule['differs']}",
+                    severity=Severity.WARNING,
+                )
         if len(keep) == len(updated.args):
             return updated
         return updated.with_changes(args=edits.relayout(original, keep, set()))
