@@ -546,8 +546,10 @@ DATASETS: dict[str, tuple[str, ...]] = {
     "lvwerra/stack-exchange-paired": ("question", "response_j", "response_k"),
     # AimeeAyat/ATML-PA5 picks its prompt column by name ("question" here) and renames it
     "Intel/orca_dpo_pairs": ("system", "question", "chosen", "rejected"),
-    "openai/gsm8k": ("question", "answer"),
-    "gsm8k": ("question", "answer"),
+    # ":gsm8k": worked steps with `<<a+b=c>>` calculator marks and the final `#### c` line,
+    # which reward functions split on (rcalix1/TransferLearning's `answer.split('####')[1]`)
+    "openai/gsm8k": ("question", "answer:gsm8k"),
+    "gsm8k": ("question", "answer:gsm8k"),
     "trl-lib/DeepMath-103K": ("prompt", "solution"),
     # ":scored": a span of text with the Perspective API's scores (0.0 .. 1.0), read as
     # `sample["prompt"]["text"]` and filtered on `sample["prompt"]["toxicity"] > 0.3`
@@ -764,6 +766,9 @@ def tiny_dataset(columns: tuple[str, ...], n: int = 256) -> Any:
             return {"text": span, **{k: ((i + j) % 5) / 4 for j, k in enumerate(_PERSPECTIVE)}}
         if kinds[col] == "long":
             return text("text", i)
+        if kinds[col] == "gsm8k":
+            a, b = 2 + i % 17, 3 + i % 11
+            return f"{answer} {a} + {b} = <<{a}+{b}={a + b}>>{a + b}.\n#### {a + b}"
         if kinds[col] == "text":
             return s[i]
         if kinds[col] == "argilla":

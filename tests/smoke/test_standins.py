@@ -412,6 +412,15 @@ def test_stand_in_rows_hold_conversations_where_the_named_dataset_does():
     assert all(p["text"] and c["text"] and 0 <= p["toxicity"] <= 1 for p, c in spans)
     assert 0 < sum(p["toxicity"] > 0.3 for p, _ in spans) < 20
     assert isinstance(rtp[0]["challenging"], bool)
+    # GSM8K's worked answers: calculator marks and the final "#### n" line scripts split on
+    # (rcalix1/TransferLearning: `answer.split('####')[1]`, steps read between `<<` and `>>`)
+    for name in ("gsm8k", "openai/gsm8k"):
+        gsm = tiny_dataset(DATASETS[name], n=5)
+        for answer in gsm["answer"]:
+            worked, final = answer.split("####")
+            step = worked.split("<<")[1].split(">>")[0]
+            a, b = map(int, step.split("=")[0].split("+"))
+            assert a + b == int(step.split("=")[1]) == int(final)
     # long posts and dialogues for the length filters scripts put on them; Argilla records
     tldr = tiny_dataset(DATASETS["CarperAI/openai_summarize_tldr"], n=30)
     assert all(len(p) > 200 for p in tldr["prompt"]) and isinstance(tldr[0]["label"], str)
