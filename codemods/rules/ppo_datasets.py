@@ -60,6 +60,7 @@ class RewritePPODatasets(RuleTransformer):
         self.datasets = _datasets(self, node)
         self.mapped = _mapped_functions(node)
         self.strings = _string_literals(node)
+        self.fed_elsewhere = _fed_elsewhere(self, node, self.mapped)
         self.query_kept = _query_read_elsewhere(node, self.mapped)
         # why "query" stays beside "prompt": read here, or by the files this one builds for
         self.kept_why = "other code of this file reads it"
@@ -412,7 +413,9 @@ class RewritePPODatasets(RuleTransformer):
         self.rewrote = True
         self._cut_todo(original, cut)
         inside = _string_literals(original)  # the function's own mentions are not reads
-        if any(self.strings.get(k, 0) > inside.get(k, 0) for k in keys if isinstance(k, str)):
+        if original.name.value in self.fed_elsewhere or any(
+            self.strings.get(k, 0) > inside.get(k, 0) for k in keys if isinstance(k, str)
+        ):
             # A returned column is read elsewhere (`lengths` by a length filter, `input_ids` by
             # a check): every column stays as computed, and the text is added as "prompt".
             return self._add_prompt(original, fn, ret, text)
@@ -477,15 +480,18 @@ class RewritePPODatasets(RuleTransformer):
         self.rewrote = True
         self._cut_todo(original, cut)
         read = any(self.strings.get(k, 0) for k in ("input_ids", "attention_mask"))
+        consumer = self.fed_elsewhere.get(original.name.value)
         value = f'{{"prompt": {edits.code(text).strip()}'
-        value += f", **{edits.code(ret.value).strip()}}}" if read else "}"
+        value += f", **{edits.code(ret.value).strip()}}}" if read or consumer else "}"
+        why = ""
+        if consumer:
+            why = f"; the token columns stay, since `{consumer}(...)` of this file also takes them"
+        elif read:
+            why = "; the token columns stay, since other code of this file reads them"
         self.report(
             original,
             f'`{original.name.value}` returns the text it tokenized as "prompt", the column '
-            f"{self.trainer} reads (it tokenizes prompts itself)"
-            + (
-                "; the token columns stay, since other code of this file reads them" if read else ""
-            ),
+            f"{self.trainer} reads (it tokenizes prompts itself)" + why,
             severity=Severity.WARNING,
         )
         new_ret = ret.with_changes(value=cst.parse_expression(value))
@@ -948,6 +954,41 @@ def _datasets(owner: RuleTransformer, module: cst.Module) -> set[str]:
                 ):
                     found.add(get_full_name_for_node(arg.value) or "")
     found.discard("")
+    return found
+
+
+def _fed_elsewhere(owner: RuleTransformer, module: cst.Module, mapped: set[str]) -> dict[str, str]:
+    """The mapped functions whose rows (`ds = raw.map(fn, ...)`, then `ds` or `ds["train"]`)
+    another trainer or a DataLoader of the module also takes (doelleb/guard-fair-rlhf trains
+    its reward model with transformers' Trainer on the rows it then gives the PPO trainer):
+    each with that consumer's name. Those keep their token columns."""
+    rows: dict[str, str] = {}  # dataset name -> the function mapped to make it
+    for node in walk.find_all(module, cst.Assign):
+        value = node.value
+        if (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value == "map"
+            and value.args
+            and edits.code(value.args[0].value).strip() in mapped
+        ):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    rows[target.target.value] = edits.code(value.args[0].value).strip()
+    if not rows:
+        return {}
+    ours = {*ppo.TRAINER_NAMES, *(trainer for _, trainer in ppo.TARGETS.values())}
+    found: dict[str, str] = {}
+    for call in walk.find_all(module, cst.Call):
+        name = (get_full_name_for_node(call.func) or "").rpartition(".")[2]
+        if name in ours or not (name.endswith("Trainer") or name == "DataLoader"):
+            continue
+        for arg in call.args:
+            root: cst.BaseExpression = arg.value
+            while isinstance(root, (cst.Subscript, cst.Attribute)):
+                root = root.value
+            if isinstance(root, cst.Name) and root.value in rows:
+                found.setdefault(rows[root.value], name)
     return found
 
 

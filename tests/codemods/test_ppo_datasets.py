@@ -490,6 +490,54 @@ def test_a_returned_encoding_whose_columns_are_read_elsewhere_stays_beside_the_p
     assert_fixes(before, after, select=("TRL105",))
 
 
+@pytest.mark.parametrize(
+    ("consumer", "named"),
+    [
+        pytest.param(
+            "rm_trainer = Trainer(model=rm, args=targs, train_dataset=ds)\n",
+            "Trainer",
+            id="trainer",
+        ),
+        pytest.param(
+            'loader = DataLoader(ds["train"], batch_size=8)\n', "DataLoader", id="loader-of-a-split"
+        ),
+    ],
+)
+def test_rows_another_trainer_also_takes_keep_their_token_columns(consumer, named):
+    # doelleb/guard-fair-rlhf: the tokenized rows train a reward model with transformers'
+    # Trainer first; returning only {"prompt": ...} left that Trainer without input_ids
+    before = dedent(RETURNED).replace(
+        "ds = ds.map(tokenize)\n", "ds = ds.map(tokenize)\n" + consumer
+    )
+    after = before.replace(
+        'return tokenizer(example["question"], truncation=True)',
+        'return {"prompt": example["question"], **tokenizer(example["question"], truncation=True)}',
+    )
+    [f] = assert_fixes(before, after, select=("TRL105",))
+    assert f.message == (
+        '`tokenize` returns the text it tokenized as "prompt", the column RLOOTrainer reads (it '
+        f"tokenizes prompts itself); the token columns stay, since `{named}(...)` of this file "
+        "also takes them"
+    )
+
+
+def test_a_returned_dict_of_rows_another_trainer_takes_gains_the_prompt_beside_its_columns():
+    before = dedent(
+        """
+        from trl import PPOTrainer
+        def tokenize(example):
+            ids = tokenizer.encode(example["question"])
+            return {"input_ids": ids}
+        ds = ds.map(tokenize)
+        sft = SFTTrainer(model=m, train_dataset=ds)
+        t = PPOTrainer(config, model, None, tokenizer, dataset=ds)
+        """
+    )
+    out, findings = run(before, select=("TRL105",))
+    assert 'return {"prompt": example["question"], "input_ids": ids}' in out
+    assert any("its other columns stay" in f.message for f in findings)
+
+
 # Pranavbp525/StoryGen: the encoding bound to the map's own parameter, then returned; the JSON's
 # "prompt" column was renamed "query" first, which leaves the dataset without a "prompt".
 REBOUND = """
