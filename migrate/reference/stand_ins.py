@@ -957,13 +957,22 @@ def patch_datasets(datasets: Any) -> None:
 
     def select_within(self: Any, indices: Any, *args: Any, **kwargs: Any) -> Any:
         """`ds.select(range(100_000))` on a stand-in of 256 rows takes the rows there are: scripts
-        cut
-        real datasets to a size, and the stand-in is smaller than any of them."""
+        cut real datasets to a size, and the stand-in is smaller than any of them."""
         if isinstance(indices, range) and indices.step > 0 and indices.stop > len(self):
             indices = range(indices.start, min(indices.stop, len(self)), indices.step)
         return select(self, indices, *args, **kwargs)
 
     datasets.Dataset.select = select_within
+    row = datasets.Dataset.__getitem__
+
+    def row_within(self: Any, key: Any) -> Any:
+        """`dataset[900]` (a script showing one example of the real dataset) on stand-in rows
+        fewer than that: row 900 % 256, as `select_within` takes the rows there are."""
+        if isinstance(key, int) and key >= len(self) > 0 and _is_stand_in(self):
+            key %= len(self)
+        return row(self, key)
+
+    datasets.Dataset.__getitem__ = row_within
     _tolerant_columns(datasets)
 
 

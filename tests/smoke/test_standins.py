@@ -59,12 +59,20 @@ def test_stand_in_datasets_are_big_enough_for_the_cuts_scripts_make(tmp_path, st
         "from datasets import load_dataset\n"
         "ds = load_dataset('lvwerra/stack-exchange-paired', split='train')\n"
         "print('ROWS', len(ds), len(ds.select(range(100000))), len(ds.select(range(len(ds) - 100))))\n"
+        # rcalix1/TransferLearning shows `dataset[900]` of IMDB: row 900 % 256 of the stand-in
+        "print('ROW', ds[900] == ds[900 % 256], ds[-1] == ds[255])\n"
+        "try:\n"
+        "    ds.select(range(10)).to_list() and __import__('datasets').Dataset.from_dict({'a': [1]})[5]\n"
+        "except IndexError:\n"
+        "    print('OWN ROWS KEEP THEIR BOUNDS')\n"
     )
     result = smoke_script(str(script), store=store, timeout=120)
     assert [f.code for f in result.findings] == ["TRL413"], (
         result.log_tail
     )  # it trains nothing, by design
     assert "ROWS 256 256 156" in result.log_tail
+    assert "ROW True True" in result.log_tail, result.log_tail
+    assert "OWN ROWS KEEP THEIR BOUNDS" in result.log_tail, result.log_tail
 
 
 def test_a_split_the_script_never_set_holds_the_stand_in_rows_not_its_processed_ones(
