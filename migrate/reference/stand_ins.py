@@ -67,11 +67,18 @@ def _causal(name_or_path: Any) -> str:
     return "causal" if arch == "qwen3" else f"causal-{arch}"
 
 
+def _seqcls(name_or_path: Any) -> str:
+    """A classifier (reward model) of the id's family: `model.config.n_positions` of a GPT-2
+    reward model reads as it did (doelleb/guard-fair-rlhf's `erwanf/gpt2-mini`)."""
+    arch = family(name_or_path)
+    return "seqcls" if arch == "qwen3" else f"seqcls-{arch}"
+
+
 def tiny_dir(kind: str, num_labels: int = 1) -> str:
-    """A folder with a tiny `kind` model (causal, causal-gpt2, ..., seqcls, seq2seq) and the
-    shared tokenizer."""
+    """A folder with a tiny `kind` model (causal, causal-gpt2, ..., seqcls, seqcls-gpt2, ...,
+    seq2seq) and the shared tokenizer."""
     store = os.environ.get(STORE_ENV) or os.path.abspath("tiny-models")
-    name = f"seqcls-{num_labels}" if kind == "seqcls" else kind
+    name = f"{kind}-{num_labels}" if kind.startswith("seqcls") else kind
     path = os.path.join(store, name)
     if os.path.exists(os.path.join(path, "config.json")):
         return path
@@ -81,6 +88,9 @@ def tiny_dir(kind: str, num_labels: int = 1) -> str:
         model = tiny.tiny_causal_lm(vocab_size=MODEL_VOCAB)
     elif kind == "seqcls":
         model = tiny.tiny_seq_classifier(num_labels, vocab_size=MODEL_VOCAB)
+    elif kind.startswith("seqcls-"):
+        arch = kind.partition("-")[2]
+        model = tiny.tiny_seq_classifier(num_labels, arch=arch, vocab_size=MODEL_VOCAB)  # type: ignore[arg-type]
     else:
         model = _tiny_seq2seq()
     tmp = f"{path}.tmp{os.getpid()}"
@@ -259,7 +269,9 @@ def patch_auto_classes(module: Any) -> None:
                 kept = {k: v for k, v in kwargs.items() if k in _TOKENIZER_KWARGS}
                 return _original(cls, tiny_dir("causal"), **kept)
             if _kind == "seqcls":
-                return _original(cls, tiny_dir("seqcls", _labels(name_or_path, kwargs)))
+                return _original(
+                    cls, tiny_dir(_seqcls(name_or_path), _labels(name_or_path, kwargs))
+                )
             # dtype, device_map, quantization_config, attn_implementation, revision, token...
             # describe the real checkpoint: the tiny model loads in float32 on the CPU (an 8/4-bit
             # quantization is listed among the overrides, and remembered on the model)
@@ -300,8 +312,9 @@ def patch_models(module: Any) -> None:
             return model_original(cls, name_or_path, *args, **_on_this_machine(kwargs))
         name = cls.__name__
         if "SequenceClassification" in name:
+            model_type = getattr(getattr(cls, "config_class", None), "model_type", "")
             return transformers.AutoModelForSequenceClassification.from_pretrained(
-                tiny_dir("seqcls", _labels(name_or_path, kwargs))
+                tiny_dir(_seqcls(model_type or name_or_path), _labels(name_or_path, kwargs))
             )
         if (
             getattr(getattr(cls, "config_class", None), "is_encoder_decoder", False)

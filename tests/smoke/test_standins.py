@@ -683,3 +683,28 @@ def test_plots_gpus_and_adapters_made_for_the_real_model_stand_in(tmp_path, stor
     assert {"field": "device", "was": "cuda:1", "now": "cpu"}.items() <= next(
         o for o in result.overrides if o["field"] == "device"
     ).items(), result.overrides
+
+
+def test_a_reward_model_of_a_gpt2_id_stands_in_as_a_gpt2_classifier(tmp_path, store):
+    # doelleb/guard-fair-rlhf: `tokenizer.model_max_length = model.config.n_positions` of its
+    # `erwanf/gpt2-mini` reward model stopped on the Qwen3-shaped stand-in
+    pytest.importorskip("torch")
+    pytest.importorskip("trl")
+    from migrate.smoke import smoke_script
+
+    script = tmp_path / "rm.py"
+    script.write_text(
+        "import torch\n"
+        "from transformers import AutoModelForSequenceClassification, AutoTokenizer, "
+        "GPT2ForSequenceClassification\n"
+        "rm = AutoModelForSequenceClassification.from_pretrained('erwanf/gpt2-mini', num_labels=1)\n"
+        "tok = AutoTokenizer.from_pretrained('erwanf/gpt2-mini')\n"
+        "batch = tok(['a good film', 'bad'], padding=True, return_tensors='pt')\n"
+        "scores = rm(**batch).logits\n"
+        "other = GPT2ForSequenceClassification.from_pretrained('gpt2', num_labels=2)\n"
+        "plain = AutoModelForSequenceClassification.from_pretrained('lvwerra/distilbert-imdb')\n"
+        "print('RM', rm.config.model_type, rm.config.n_positions, tuple(scores.shape), "
+        "other.config.model_type, other.config.num_labels, plain.config.model_type)\n"
+    )
+    result = smoke_script(str(script), store=store, timeout=120)
+    assert "RM gpt2 512 (2, 1) gpt2 2 qwen3" in result.log_tail, result.log_tail
