@@ -832,3 +832,67 @@ def test_a_peft_model_given_peft_config_too_is_a_todo():
 def test_a_peft_model_or_peft_config_alone_is_no_todo(src):
     out, _ = run(src, select=SELECT)
     assert "PeftModel here" not in out
+
+
+DTYPED = """\
+import torch
+from transformers import AutoModelForCausalLM
+from trl import PPOTrainer
+policy = AutoModelForCausalLM.from_pretrained("sft", {dtype}).to(device)
+ref = AutoModelForCausalLM.from_pretrained("sft", {dtype}).to(device)
+trainer = PPOTrainer(config, policy, {ref}, tokenizer, dataset=ds)
+"""
+RELOAD_SAID = (
+    "; {which} was loaded with `{given}`, and RLOOTrainer loads its reference in float32 unless "
+    'the config sets `model_init_kwargs={{"dtype": {value}}}`: set it to keep the reference in '
+    "that dtype (in float32 it takes twice the memory of a 16-bit copy, and its log-probs lose "
+    "the policy's rounding, so the KL starts off zero)"
+)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "ref", "head", "which"),
+    [
+        # doelleb/guard-fair-rlhf: a bf16 policy and reference, `.to(device)` after each load
+        pytest.param(
+            "torch_dtype=torch.bfloat16",
+            "ref",
+            "reference model dropped: TRL 1.13 reloads the reference from the model's path",
+            "`ref`",
+            id="reference",
+        ),
+        pytest.param(
+            'dtype="auto"',
+            "None",
+            "`ref_model=None` dropped: RLOO/GRPO make their own reference",
+            "the policy `policy`",
+            id="none-copied-the-policy",
+        ),
+    ],
+)
+def test_a_reference_loaded_in_16_bits_is_said_to_reload_in_float32(dtype, ref, head, which):
+    _, findings = run(DTYPED.format(dtype=dtype, ref=ref), select=SELECT)
+    [said] = [f for f in findings if f.message.startswith(head)]
+    assert said.severity is Severity.WARNING
+    given, value = dtype, dtype.partition("=")[2]
+    assert said.message.endswith(RELOAD_SAID.format(which=which, given=given, value=value))
+
+
+@pytest.mark.parametrize(
+    ("dtype", "ref"),
+    [
+        pytest.param("torch_dtype=torch.float32", "ref", id="float32"),
+        pytest.param("torch_dtype=None", "None", id="none-dtype"),
+        pytest.param("device_map='auto'", "ref", id="no-dtype"),
+    ],
+)
+def test_a_reference_in_float32_gets_no_dtype_note(dtype, ref):
+    _, findings = run(DTYPED.format(dtype=dtype, ref=ref), select=SELECT)
+    assert not [f for f in findings if "loads its reference in float32" in f.message]
+    if ref == "ref":  # `.to(device)` after the load: still a load from its path
+        assert any(
+            f.message.startswith(
+                "reference model dropped: TRL 1.13 reloads the reference from the model's path"
+            )
+            for f in findings
+        )

@@ -273,10 +273,13 @@ class TrainerCall(TrainerPass):
 
     def _reference_note(self, orig: cst.Arg, named: dict) -> None:
         if isinstance(orig.value, cst.Name) and orig.value.value == "None":
+            model = named.get("model", named.get("policy"))
+            model_name = get_full_name_for_node(model[1]) if model else None
+            dtype = "" if model_name in self.peft_models else self._reload_dtype(model_name, None)
             self.report(
                 orig,
-                "`ref_model=None` dropped: RLOO/GRPO make their own reference",
-                severity=Severity.INFO,
+                "`ref_model=None` dropped: RLOO/GRPO make their own reference" + dtype,
+                severity=Severity.WARNING if dtype else Severity.INFO,
             )
             return
         self._reference_still_used(orig)
@@ -363,6 +366,7 @@ class TrainerCall(TrainerPass):
             )
             if not maybe:
                 return
+        dtype = self._reload_dtype(model_name, ref_name)
         if len(policy_paths) == 1 and len(ref_paths) == 1 and policy_paths != ref_paths:
             (policy_path,), (ref_path,) = policy_paths, ref_paths
             self.todo(
@@ -371,7 +375,7 @@ class TrainerCall(TrainerPass):
                 f"{self.new_name} reloads its reference from the policy's path when beta != 0, "
                 f"so the KL would pull toward {policy_path} instead of {ref_path}; to keep the "
                 f"old reference, set `{model_name}.config._name_or_path = {ref_path}` before "
-                "building the trainer (it loads the reference from there)",
+                "building the trainer (it loads the reference from there)" + dtype,
             )
             return
         if model is not None and (
@@ -381,8 +385,8 @@ class TrainerCall(TrainerPass):
                 orig,
                 "reference model dropped: TRL 1.13 reloads the reference from the model's path "
                 "(model.config._name_or_path) when beta != 0 (a PEFT model's reference is a frozen "
-                "copy of its starting adapter instead)",
-                severity=Severity.INFO,
+                "copy of its starting adapter instead)" + dtype,
+                severity=Severity.WARNING if dtype else Severity.INFO,
             )
         else:
             built = (
@@ -395,9 +399,25 @@ class TrainerCall(TrainerPass):
                 "reference model dropped: TRL 1.13 reloads the reference from "
                 "model.config._name_or_path "
                 f"when beta != 0; {built} save it and pass its path as `model=` (or use "
-                "peft_config, or beta=0.0)",
+                "peft_config, or beta=0.0)" + dtype,
                 severity=Severity.WARNING,
             )
+
+    def _reload_dtype(self, model_name: str | None, ref_name: str | None) -> str:
+        """What a reference reloaded in float32 changes where this file loaded the old one (or
+        the policy it copied) in another dtype; "" where it did not say."""
+        given = self.dtypes.get(ref_name or "") or self.dtypes.get(model_name or "")
+        if not given:
+            return ""
+        which = f"`{ref_name}`" if ref_name in self.dtypes else f"the policy `{model_name}`"
+        value = given.partition("=")[2].strip()
+        return (
+            f"; {which} was loaded with `{given}`, and {self.new_name} loads its reference in "
+            f'float32 unless the config sets `model_init_kwargs={{"dtype": {value}}}`: set it '
+            "to keep the reference in that dtype (in float32 it takes twice the memory of a "
+            "16-bit copy, and its log-probs lose the policy's rounding, so the KL starts off "
+            "zero)"
+        )
 
 
 def _built_in_memory(call: cst.Call | None) -> bool:

@@ -30,7 +30,7 @@ class RewritePPOTrainer(TrainerCall, TrainerReferences, TrainerPass):
         self.param_trainers = self._handed_params(node)
         self.loop_vars = _looped(node, self.facts.trainer_vars)
         self.in_loops = _in_loops(node, self.loop_vars)
-        self.loaded, self.peft_models = _models(node)
+        self.loaded, self.peft_models, self.dtypes = _models(node)
         self.assignments: dict[str, cst.Call] = {}  # variable -> the call assigned to it
         self._dropped: set[int] = (
             set()
@@ -239,21 +239,24 @@ def _in_loops(module: cst.Module, loop_vars: set[str]) -> set[int]:
     return found
 
 
-def _models(module: cst.Module) -> tuple[dict[str, set[str]], dict[str, str]]:
+def _models(module: cst.Module) -> tuple[dict[str, set[str]], dict[str, str], dict[str, str]]:
     """Names assigned from `X.from_pretrained(...)`: models whose path the trainer can reload,
     each with the code of the paths it was loaded from; and the names assigned a PEFT model
     (`get_peft_model(...)`, `PeftModel.from_pretrained(...)`,
     `AutoPeftModelForCausalLM.from_pretrained(...)`; TRL102 writes the first for a value-head
     model given `peft_config`), whose reference is their own adapter, each with the name of
-    the call that made it (the first in the file)."""
+    the call that made it (the first in the file); and the names a load gave a dtype other than
+    float32 (`torch_dtype=torch.bfloat16`, `dtype="float16"`), with that keyword as written."""
     loaded: dict[str, set[str]] = {}
     peft: dict[str, str] = {}
+    dtypes: dict[str, str] = {}
 
     class _Find(walk.Visitor):
         def visit_Assign(self, node: cst.Assign) -> None:
             value = node.value
             if not isinstance(value, cst.Call):
                 return
+            value = _moved(value)  # `X.from_pretrained(...).to(device)` is that load
             name = get_full_name_for_node(value.func) or ""
             last = name.rpartition(".")[2]
             owner = name.rpartition(".")[0].rpartition(".")[2]
@@ -262,12 +265,47 @@ def _models(module: cst.Module) -> tuple[dict[str, set[str]], dict[str, str]]:
                 path = edits.code(value.args[0].value).strip() if value.args else "?"
                 for target in targets:
                     loaded.setdefault(target, set()).add(path)
+                given = next(
+                    (a for a in value.args if a.keyword and a.keyword.value in _DTYPE_KEYWORDS),
+                    None,
+                )
+                if given is not None and not _is_float32(given.value):
+                    for target in targets:
+                        dtypes[target] = edits.arg_text(given)
             if last == "get_peft_model" or (last == "from_pretrained" and "Peft" in owner):
                 for target in targets:
                     peft.setdefault(target, name)
 
     walk.visit(module, _Find())
-    return loaded, peft
+    return loaded, peft, dtypes
+
+
+def _moved(call: cst.Call) -> cst.Call:
+    """The call under `.to(device)`, `.cuda()` and `.eval()` (a move that keeps the dtype):
+    `AutoModelForCausalLM.from_pretrained(p, torch_dtype=...).to(device)` for that load."""
+    while (
+        isinstance(call.func, cst.Attribute)
+        and call.func.attr.value in ("to", "cuda", "eval")
+        and isinstance(call.func.value, cst.Call)
+        and not any(
+            word in edits.code(a).lower()
+            for a in call.args
+            for word in ("float", "half", "dtype", "bf16", "fp16")
+        )
+    ):
+        call = call.func.value
+    return call
+
+
+_DTYPE_KEYWORDS = ("torch_dtype", "dtype")
+
+
+def _is_float32(value: cst.BaseExpression) -> bool:
+    """A dtype that is float32 as written (`torch.float32`, `"float32"`, `torch.float`), or
+    None (torch's default, float32, as the reload's). `"auto"`, the checkpoint's own dtype
+    (bf16 for most), is not."""
+    code = edits.code(value).strip().strip("\"'")
+    return code.rpartition(".")[2] in ("float32", "float", "None")
 
 
 def _shown_dataloader(module: cst.Module, trainers: set[str]) -> list[cst.BaseStatement]:

@@ -40,6 +40,7 @@ class TrainerPass(PPOClassPass):
     loaded: dict[str, set[str]]
     # names assigned a PEFT model (their reference is their own adapter) -> the call that made it
     peft_models: dict[str, str]
+    dtypes: dict[str, str]  # names a load gave another dtype than float32 -> that keyword
     assignments: dict[str, cst.Call]  # variable -> the call assigned to it
     kwargs: dict[str, Any]  # codemods/data/ppo_mapping.json "trainer"
     positional: dict[str, Any]
