@@ -1836,6 +1836,59 @@ def test_step_intervals_change_unit_without_total_episodes_too():
     ]
 
 
+def test_intervals_scale_by_a_num_ppo_epochs_read_at_run_time():
+    # McClain-Thiel/PlasmidLLM: `num_ppo_epochs=config.num_ppo_epochs`: the intervals it gave
+    # were carried unscaled, and no schedule or defaults warning was said
+    before = (
+        "from trl.experimental.ppo import PPOConfig\n"
+        "c = PPOConfig(output_dir='o', num_ppo_epochs=cfg.epochs, logging_steps=10, "
+        "save_steps=cfg.save_steps)\n"
+    )
+    out, findings = run(before, select=SELECT)
+    assert (
+        "num_iterations=cfg.epochs, logging_steps=10 * cfg.epochs, save_steps=cfg.save_steps" in out
+    )
+    assert (
+        "# TODO(trl-migrate TRL103): `save_steps=cfg.save_steps` counted rollout batches in PPO "
+        "v2; TRL 1.13 counts optimizer steps (`cfg.epochs` per batch here): multiply it by "
+        "`cfg.epochs` where it is a number of steps (a ratio below 1 stays as it is)\n"
+    ) in out
+    said = [f.message for f in findings]
+    assert (
+        "`logging_steps=10` did nothing in PPO v2, which logged every rollout batch; TRL 1.13 "
+        "counts optimizer steps (`cfg.epochs` per batch here), so logging_steps=10 * cfg.epochs "
+        "logs every that many batches, as the value said"
+    ) in said
+    assert any(
+        m.startswith("PPO v2 stepped its `linear` learning-rate schedule")
+        and "(`cfg.epochs` per batch here)" in m
+        for m in said
+    )
+    assert any(
+        m.startswith("`eval_steps` left at their defaults")
+        and "`cfg.epochs` per rollout batch" in m
+        for m in said
+    )
+    assert run(out, select=SELECT)[0] == out
+
+
+@pytest.mark.parametrize(
+    "era",
+    [
+        pytest.param("from trl.experimental.ppo import PPOConfig", id="experimental"),
+        pytest.param("from trl import PPOConfig", id="v2"),
+    ],
+)
+def test_max_steps_the_v2_trainers_ignored_is_dropped(era):
+    before = f"{era}\nc = PPOConfig(output_dir='o', max_steps=5000, num_ppo_epochs=2)\n"
+    out, findings = run(before, select=SELECT)
+    assert "max_steps" not in out.split("\n", 1)[1]
+    [f] = [f for f in findings if f.message.startswith("`max_steps=5000` dropped")]
+    assert f.severity is Severity.INFO
+    assert "never read it" in f.message and "the run keeps PPO's length" in f.message
+    assert run(out, select=SELECT)[0] == out
+
+
 @pytest.mark.parametrize(
     ("schedule", "said"),
     [

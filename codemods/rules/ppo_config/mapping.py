@@ -116,12 +116,12 @@ def plan_call(
             if new != name:
                 plan.reads[name] = ("attr", new)
         elif kind == "drop":
-            plan.notes.append(
-                (
-                    Severity.INFO,
-                    f"`{name}` is not used by TRL 1.13 ({row.get('why', 'runtime')}); dropped",
-                )
+            said = (
+                f"`{name}={shown}` dropped: {row['said']}"
+                if "said" in row  # a field TRL 1.13 has, which the old trainer ignored
+                else f"`{name}` is not used by TRL 1.13 ({row.get('why', 'runtime')}); dropped"
             )
+            plan.notes.append((Severity.INFO, said))
             read_value(plan, name, expr, value)
         elif kind == "gone":
             plan.notes.append(

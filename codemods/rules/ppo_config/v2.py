@@ -135,6 +135,16 @@ def v2_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
         _rescale_intervals(
             plan, given, values, shown, idx, handled, mu * (nmb if old_meaning else 1)
         )
+    elif (
+        mu is None
+        and "num_ppo_epochs" in given
+        and _is_dotted(shown["num_ppo_epochs"])
+        and nmb == 1
+        and "total_episodes" not in given
+    ):
+        # `num_ppo_epochs=config.num_ppo_epochs` (McClain-Thiel/PlasmidLLM): the same factor,
+        # read where the config is built
+        _rescale_intervals(plan, given, values, shown, idx, handled, shown["num_ppo_epochs"])
     if "num_sample_generations" in given:
         value = values["num_sample_generations"]
         if value == 0:
@@ -179,7 +189,7 @@ INTERVAL_KEPT = {
 }
 INTERVAL_LEFT = {
     "logging_steps": "PPO v2 logged every rollout batch, TRL 1.13 logs every `logging_steps`",
-    "save_steps": "saving runs {factor}x as often as in PPO v2",
+    "save_steps": "saving runs {times} as often as in PPO v2",
     "eval_steps": (
         "PPO v2 never evaluated during training, TRL 1.13 runs evaluate() every `eval_steps` "
         'where `eval_strategy` is "steps" and the trainer has an `eval_dataset`'
@@ -236,10 +246,14 @@ def _rescale_intervals(
     shown: dict,
     idx: dict,
     handled: set[str],
-    factor: int,
+    factor: int | str,
 ) -> None:
+    """Intervals counted in rollout batches, rescaled to optimizer steps by `factor`: a number,
+    or the code of a name or attribute (a `num_ppo_epochs` read at run time), which the new
+    values multiply by."""
     if factor == 1:
         return
+    per_batch = factor if isinstance(factor, int) else f"`{factor}`"
     schedule = (
         values.get("lr_scheduler_type", "linear") if "lr_scheduler_type" in given else "linear"
     )
@@ -248,9 +262,9 @@ def _rescale_intervals(
             (
                 Severity.WARNING,
                 f"PPO v2 stepped its `{schedule}` learning-rate schedule once per rollout batch, "
-                "so every optimizer step of a batch ran at that batch's rate; TRL 1.13 steps it at "
-                f"every optimizer step ({factor} per batch here): the same curve in finer steps, "
-                "each batch's updates a little further along it, which over a few rollout "
+                "so every optimizer step of a batch ran at that batch's rate; TRL 1.13 steps it "
+                f"at every optimizer step ({per_batch} per batch here): the same curve in finer "
+                "steps, each batch's updates a little further along it, which over a few rollout "
                 "batches adds up to a smaller total learning rate (3 batches of 4 steps under a "
                 "linear decay: 19% less)",
             )
@@ -260,13 +274,15 @@ def _rescale_intervals(
             continue
         handled.add(name)
         value = values[name]
+        per = factor if isinstance(factor, int) else f"`{factor}`"
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            plan.args.append((idx[name], name, str(value * factor)))
+            scaled = str(value * factor) if isinstance(factor, int) else f"{value} * {factor}"
+            plan.args.append((idx[name], name, scaled))
             plan.notes.append(
                 (
                     Severity.WARNING,
                     f"`{name}={shown[name]}` {INTERVAL_IN_V2[name]}; TRL 1.13 counts optimizer "
-                    f"steps ({factor} per batch here), so {name}={value * factor} "
+                    f"steps ({per} per batch here), so {name}={scaled} "
                     f"{INTERVAL_KEPT[name]}",
                 )
             )
@@ -276,15 +292,17 @@ def _rescale_intervals(
             plan.args.append((idx[name], name, None))
             plan.todos.append(
                 f"`{name}={shown[name]}` {INTERVAL_IN_V2[name]}; TRL 1.13 counts optimizer "
-                f"steps ({factor} per batch here): multiply it by {factor}"
+                f"steps ({per} per batch here): multiply it by {per} where it is a number of "
+                "steps (a ratio below 1 stays as it is)"
             )
     left = [n for n in INTERVALS if n not in given and n != "warmup_steps"]
     if left:
-        said = "; ".join(INTERVAL_LEFT[n].format(factor=factor) for n in left)
+        times = f"{factor}x" if isinstance(factor, int) else f"`{factor}` times"
+        said = "; ".join(INTERVAL_LEFT[n].format(times=times) for n in left)
         plan.notes.append(
             (
                 Severity.WARNING,
                 f"{', '.join(f'`{n}`' for n in left)} left at their defaults count optimizer "
-                f"steps in TRL 1.13, {factor} per rollout batch here: {said}",
+                f"steps in TRL 1.13, {per_batch} per rollout batch here: {said}",
             )
         )
