@@ -1272,3 +1272,35 @@ def test_a_kbit_model_given_peft_config_to_sft_is_said_to_lose_its_preparation(
 def test_no_kbit_preparation_note_where_nothing_was_prepared(src, releases):
     _, findings = (_declared(releases) if releases else lambda s: run(s, select=SELECT))(src)
     assert not [f for f in findings if "k-bit training" in f.message]
+
+
+def test_a_moved_value_bound_below_the_config_goes_through_the_trainers_copy():
+    # rcalix1/TransferLearning's Math_SFT_GPT2 notebook: the config in cell 4, `model_kwargs` in
+    # cell 8, the trainer in cell 11: moved into the config, the name was read before it was bound
+    before = dedent(
+        """
+        from trl import SFTConfig, SFTTrainer
+        args = SFTConfig("o", max_length=512)
+        model_kwargs = dict(torch_dtype="auto")
+        t = SFTTrainer(model="m", args=args, train_dataset=ds, model_init_kwargs=model_kwargs)
+        """
+    )
+    out, findings = run(before, select=SELECT)
+    assert 'args = SFTConfig("o", max_length=512)\n' in out
+    assert (
+        't = SFTTrainer(model="m", args=trl_config_with(SFTConfig, args, '
+        "model_init_kwargs=model_kwargs), train_dataset=ds)\n"
+    ) in out
+    [said] = [f for f in findings if f.message.startswith("`SFTTrainer(model_init_kwargs=...)`")]
+    assert (
+        "the config passed as `args` is built above where a name this value reads is bound"
+        in said.message
+    )
+    assert run(out, select=SELECT)[0] == out
+    # bound above the config: moved into it, as before
+    above = before.replace(
+        'args = SFTConfig("o", max_length=512)\nmodel_kwargs = dict(torch_dtype="auto")\n',
+        'model_kwargs = dict(torch_dtype="auto")\nargs = SFTConfig("o", max_length=512)\n',
+    )
+    out, _ = run(above, select=SELECT)
+    assert 'args = SFTConfig("o", max_length=512, model_init_kwargs=model_kwargs)' in out

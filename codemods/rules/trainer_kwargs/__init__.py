@@ -97,6 +97,7 @@ class RewriteTrainerKwargs(RuleTransformer):
         self._drifted: dict[int, str] = {}  # id(config call) -> its class, defaults changed
         self._sft_calls: set[int] = set()  # id(SFTTrainer call): said to append EOS
         self._kbit_names: dict[str, str] | None = None  # BitsAndBytesConfig names, when asked
+        self._late: set[int] = set()  # trainer calls whose moved values are bound below the config
         self._sft_formatting: set[int] = set()  # id(SFTTrainer call): its formatting_func read
         # the file's module-level functions by name, for a `formatting_func=` they name
         self._functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
@@ -161,6 +162,12 @@ class RewriteTrainerKwargs(RuleTransformer):
             moved = [
                 a for a in self._old_kwargs(call, trainer) if _kw(a) in table()[trainer]["moved"]
             ]
+            if self._bound_after(config, call, moved):
+                # `model_init_kwargs=model_kwargs`, bound in a cell below the config's (rcalix1's
+                # Math_SFT_GPT2 notebook): the trainer converts its config where it is built
+                self._trainer_configs[id(call)] = None
+                self._late.add(id(call))
+                continue
             previous = self._plans.get(id(config), (trainer, []))[1]
             self._plans[id(config)] = (trainer, [*previous, *moved])
             self._planned.add(id(call))
@@ -170,6 +177,33 @@ class RewriteTrainerKwargs(RuleTransformer):
 
     def _trainer(self, call: cst.Call) -> str | None:
         return self._trl_class(call, ARGS_AT.keys())
+
+    def _bound_after(self, config: cst.Call, call: cst.Call, moved: list[cst.Arg]) -> bool:
+        """Whether a value of `moved` reads a name the file assigns between the config call and
+        the trainer call: in the config, it would be read before it is bound."""
+        tree = self.walked_tree()
+        at = tree.index.get(id(config)) if tree is not None else None
+        end = tree.index.get(id(call)) if tree is not None else None
+        if tree is None or at is None or end is None:
+            return False
+        attrs = {id(a.attr) for m in moved for a in walk.find_all(m.value, cst.Attribute)}
+        read = {
+            n.value for m in moved for n in walk.find_all(m.value, cst.Name) if id(n) not in attrs
+        }
+        if not read:
+            return False
+        for assign in walk.find_all(self._module, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            where = tree.index.get(id(assign))
+            if where is None or not at < where < end:
+                continue
+            targets = (
+                [t.target for t in assign.targets]
+                if isinstance(assign, cst.Assign)
+                else [cast("cst.AnnAssign | cst.AugAssign", assign).target]
+            )
+            if any(read & set(edits.target_names(t)) for t in targets):
+                return True
+        return False
 
     def _trl_config(self, call: cst.Call) -> str | None:
         """The TRL config class `call` builds, when it is one whose defaults TRL 1.13 changed."""
@@ -841,6 +875,9 @@ class RewriteTrainerKwargs(RuleTransformer):
                         f"the config passed as `args` takes unpacked values (`{unpacked}`), "
                         "which may hold any setting"
                         if unpacked
+                        else "the config passed as `args` is built above where a name this "
+                        "value reads is bound"
+                        if id(original) in self._late
                         else "the config passed as `args` is built where this rule cannot see it"
                     )
                     + f", so `{HELPER}` (written into this file) gives the trainer "
