@@ -2315,3 +2315,55 @@ def test_every_rewritten_config_says_how_the_update_itself_differs_from_ppo(src,
     else:
         assert "GRPO has no critic" in said.message and "each token's ratio" in said.message
     assert "normalize_advantages" not in out and "scale_rewards" not in out  # said, not set
+
+
+NMB_TODO = (
+    "# TODO(trl-migrate TRL103): `num_mini_batches={given}` was dropped: since TRL 0.17 PPO split "
+    "each rollout into that many minibatches, and where it exceeded gradient_accumulation_steps "
+    "(GA) it took num_mini_batches / GA optimizer steps per rollout, over micro-batches of "
+    "per_device_train_batch_size * GA / num_mini_batches samples: {to}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("extra", "given", "to"),
+    [
+        # fsmiu/Anchor-guided-Variance-aware-Reward-Modeling's configs/ppo.yaml: 2 minibatches,
+        # no accumulation: PPO took 2 optimizer steps of 4 samples per rollout
+        pytest.param(
+            ", num_mini_batches=2",
+            "2",
+            "set per_device_train_batch_size=4 and steps_per_generation=2 to keep that",
+            id="more-than-ga",
+        ),
+        pytest.param(
+            ", num_mini_batches=cfg.nmb",
+            "cfg.nmb",
+            "to keep that, set per_device_train_batch_size to that size and "
+            "steps_per_generation=num_mini_batches (where it did not exceed GA, nothing to do)",
+            id="read-at-run-time",
+        ),
+    ],
+)
+def test_minibatches_beyond_the_accumulation_steps_get_a_todo(extra, given, to):
+    before = (
+        "from trl.experimental.ppo import PPOConfig\n"
+        f"c = PPOConfig(output_dir='o', per_device_train_batch_size=8{extra})\n"
+    )
+    out, _ = run(before, select=SELECT)
+    assert NMB_TODO.format(given=given, to=to) in out
+    assert "num_mini_batches" not in out.splitlines()[-1]
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_minibatches_within_the_accumulation_steps_are_dropped():
+    before = (
+        "from trl.experimental.ppo import PPOConfig\n"
+        "c = PPOConfig(output_dir='o', num_mini_batches=2, gradient_accumulation_steps=4)\n"
+    )
+    out, findings = run(before, select=SELECT)
+    assert "TODO" not in out and "num_mini_batches" not in out
+    assert any(
+        f.message.startswith("`num_mini_batches` dropped: since TRL 0.17 it only split the rollout")
+        for f in findings
+    )

@@ -61,12 +61,37 @@ def v2_fields(plan: Plan, given: dict, values: dict, target: str) -> set[str]:
         int_value(values, "num_ppo_epochs", 4),
     )
     if "num_mini_batches" in given:
-        if new_meaning:
+        if new_meaning and nmb is not None and ga is not None and ga % nmb == 0:
             plan.notes.append(
                 (
                     Severity.INFO,
-                    "`num_mini_batches` dropped: since TRL 0.17 it only split the rollout",
+                    "`num_mini_batches` dropped: since TRL 0.17 it only split the rollout "
+                    "(into no more parts than gradient_accumulation_steps, one optimizer step "
+                    "each time as before)",
                 )
+            )
+        elif new_meaning:
+            # 0.17+: micro-batches of min(P, P*GA/nmb) samples, an optimizer step every GA of
+            # them: nmb > GA took nmb/GA steps per rollout (W:0.17.0-1.12.0 ppo_trainer.py,
+            # `accelerator.accumulate` over the minibatches' micro-batches)
+            known = p is not None and ga is not None and nmb is not None
+            if known and (p * ga) % nmb == 0 and nmb % ga == 0:  # type: ignore[operator]
+                to = (
+                    f"set per_device_train_batch_size={p * ga // nmb} and "  # type: ignore[operator]
+                    f"steps_per_generation={nmb} to keep that"
+                )
+            else:
+                to = (
+                    "to keep that, set per_device_train_batch_size to that size and "
+                    "steps_per_generation=num_mini_batches (where it did not exceed GA, nothing "
+                    "to do)"
+                )
+            plan.todos.append(
+                f"`num_mini_batches={shown['num_mini_batches']}` was dropped: since TRL 0.17 "
+                "PPO split each rollout into that many minibatches, and where it exceeded "
+                "gradient_accumulation_steps (GA) it took num_mini_batches / GA optimizer steps "
+                "per rollout, over micro-batches of per_device_train_batch_size * GA / "
+                f"num_mini_batches samples: {to}"
             )
         elif old_meaning and nmb is not None and ga is not None:
             if ga * nmb != ga:
