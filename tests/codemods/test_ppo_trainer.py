@@ -368,7 +368,7 @@ def test_a_reward_model_wrapped_in_a_class_of_the_file_gets_a_todo():
     # 0422gky/2025PRML_RL: a wrapper with PPO's `score` head, no forward; RLOO calls forward
     out, findings = run(WRAPPED, select=SELECT)
     assert out.splitlines()[6] == (
-        TODO + "`rm` may be a `Head` of this file: PPO scored with the reward model's backbone "
+        TODO + "`rm` may be a `Head` of this project: PPO scored with the reward model's backbone "
         "(`base_model_prefix`) and its `score` head, while RLOOTrainer calls a reward model as "
         "`model(input_ids=..., attention_mask=...)` and reads `.logits`: make `Head` answer that "
         "call (a `forward` that returns the reward in `.logits`), or pass the model it wraps"
@@ -376,6 +376,32 @@ def test_a_reward_model_wrapped_in_a_class_of_the_file_gets_a_todo():
     assert "reward_funcs=rm" in out
     assert [f.fix for f in findings if f.message.startswith("`rm` may be")] == [Fix.MANUAL]
     assert run(out, select=SELECT)[0] == out
+
+
+@pytest.mark.parametrize(
+    ("imported", "todo"),
+    [
+        # McClain-Thiel/PlasmidLLM: `from post_training.ppo_models import PlasmidRewardWrapper`
+        pytest.param("from post_training.ppo_models import Head", True, id="project-module"),
+        pytest.param("from .models import Head", True, id="relative"),
+        pytest.param(
+            "from transformers import AutoModelForSequenceClassification as Head",
+            False,
+            id="library",
+        ),
+    ],
+)
+def test_a_reward_model_of_a_class_the_project_imports_gets_the_todo_too(imported, todo):
+    src = dedent(
+        f"""
+        from trl import PPOTrainer
+        {imported}
+        rm = Head(load())
+        t = PPOTrainer(args=a, processing_class=tok, model=m, reward_model=rm, value_model=v, train_dataset=ds)
+        """
+    )
+    out, _ = run(src, select=SELECT)
+    assert (TODO + "`rm` may be a `Head` of this project") in out if todo else "may be a" not in out
 
 
 def test_a_reward_model_the_file_loads_gets_no_wrapper_todo():

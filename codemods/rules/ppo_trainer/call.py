@@ -4,6 +4,8 @@ models dropped with findings."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
@@ -50,8 +52,9 @@ class TrainerCall(TrainerPass):
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
-        own = {c.name.value for c in walk.find_all(node, cst.ClassDef)}
-        # variable -> a class of this file it is bound to (a wrapper around a model)
+        own = {c.name.value for c in walk.find_all(node, cst.ClassDef)} | _project_classes(node)
+        # variable -> a class of this file (or one it imports from the project) it is bound to
+        # (a wrapper around a model)
         self.wrapped: dict[str, str] = {}
         for assign in walk.find_all(node, cst.Assign):
             value = assign.value
@@ -152,7 +155,7 @@ class TrainerCall(TrainerPass):
                 if wrapper is not None:
                     self.todo(
                         orig,
-                        f"`{edits.code(value).strip()}` may be a `{wrapper}` of this file: PPO "
+                        f"`{edits.code(value).strip()}` may be a `{wrapper}` of this project: PPO "
                         "scored with the reward model's backbone (`base_model_prefix`) and its "
                         f"`score` head, while {self.new_name} calls a reward model as "
                         "`model(input_ids=..., attention_mask=...)` and reads `.logits`: make "
@@ -418,6 +421,30 @@ class TrainerCall(TrainerPass):
             "16-bit copy, and its log-probs lose the policy's rounding, so the KL starts off "
             "zero)"
         )
+
+
+# Libraries whose classes a reward model may be built from that RLOO calls as TRL's own: a class
+# imported from anywhere else is the project's (McClain-Thiel/PlasmidLLM's PlasmidRewardWrapper).
+_LIBRARIES = frozenset(
+    ("transformers", "trl", "torch", "peft", "accelerate", "datasets", "sentence_transformers")
+)
+
+
+def _project_classes(module: cst.Module) -> set[str]:
+    """Class-like names (CapWords) the module imports from a relative module or from one that
+    is not a model library: the project's own, which may wrap a model for PPO's scoring."""
+    found: set[str] = set()
+    for node in walk.find_all(module, cst.ImportFrom):
+        imp = cast("cst.ImportFrom", node)
+        if isinstance(imp.names, cst.ImportStar):
+            continue
+        top = (get_full_name_for_node(imp.module) or "").partition(".")[0] if imp.module else ""
+        if imp.relative or (top and top not in _LIBRARIES):
+            for alias in imp.names:
+                bound = alias.asname.name if alias.asname else alias.name
+                if isinstance(bound, cst.Name) and bound.value[:1].isupper():
+                    found.add(bound.value)
+    return found
 
 
 def _built_in_memory(call: cst.Call | None) -> bool:
