@@ -35,9 +35,14 @@ def bnb_config(flags: list[cst.Arg]) -> tuple[cst.BaseExpression | None, str]:
     if not runtime:
         return call, ON
     test = " or ".join(edits.code(a.value).strip() for a in runtime)
+    alone = cst.parse_expression(test) if len(runtime) == 1 else None
+    if alone is not None and not isinstance(alone, (cst.IfExp, cst.Lambda, cst.NamedExpr)):
+        test_node: cst.BaseExpression = alone
+    else:  # `load_in_8bit=True if args.q8 else False` is itself a conditional: parenthesized
+        test_node = cst.parse_expression(f"({test})")
     return (
         cst.IfExp(
-            test=cst.parse_expression(test if len(runtime) == 1 else f"({test})"),
+            test=test_node,
             body=call,
             orelse=cst.Name("None"),
         ),

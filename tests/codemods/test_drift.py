@@ -1280,6 +1280,13 @@ def test_reads_of_fields_a_parsed_trl_config_lost_are_renamed_or_get_a_todo():
             id="read-at-run-time",
         ),
         pytest.param(
+            # SibtainAhmed/grpo_toxicity: a conditional flag, parenthesized as the test (without
+            # the parentheses the rewrite did not parse and the file was left as it was)
+            'AutoModelForSequenceClassification.from_pretrained("rm", load_in_8bit=True if args.q else False)',
+            'AutoModelForSequenceClassification.from_pretrained("rm", quantization_config=BitsAndBytesConfig(load_in_8bit=True if args.q else False) if (True if args.q else False) else None)',
+            id="conditional-flag",
+        ),
+        pytest.param(
             'AutoModelForSequenceClassification.from_pretrained("rm", load_in_4bit=False)',
             'AutoModelForSequenceClassification.from_pretrained("rm")',
             id="false",
