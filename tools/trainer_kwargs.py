@@ -277,6 +277,7 @@ def build() -> dict[str, Any]:
             "keeps": KEEPS.get(trainer, {}),
             "unset_notes": UNSET_NOTES.get(trainer, {}),
         }
+    data["trainers"]["SFTTrainer"]["kbit_prepared"] = KBIT_PREPARED
     data["trainers"]["SFTTrainer"]["appends_eos"] = eos_history()
     ta_defaults = {name: _default(f) for name, f in ta.items()}
     ta_defaults["gradient_checkpointing"] = False  # transformers 4.x: False (5 allows None)
@@ -288,6 +289,20 @@ def build() -> dict[str, Any]:
         **default_history(per_config, ta_defaults),
     }
     return data
+
+
+# Read from the wheels by hand (the calls are in branches of __init__ this tool does not walk):
+# SFTTrainer's preparation of an 8/4-bit model given a peft_config.
+KBIT_PREPARED = {
+    "why": "SFTTrainer given an 8/4-bit model and a peft_config ran peft's "
+    "prepare_model_for_int8_training(model) (gradient checkpointing always on) up to 0.7.1, "
+    "prepare_model_for_kbit_training(model, "
+    "use_gradient_checkpointing=args.gradient_checkpointing) from 0.7.2 to 0.21; 0.22 dropped "
+    "it, and 1.13 casts the trainable weights to bf16 (sft_trainer.py, _is_quantized_model)",
+    "int8_until": "0.7.1",
+    "last": "0.21.0",
+    "first_without": "0.22.0",
+}
 
 
 def appends_eos(wheel: Path) -> bool:

@@ -1304,3 +1304,19 @@ def test_a_moved_value_bound_below_the_config_goes_through_the_trainers_copy():
     )
     out, _ = run(above, select=SELECT)
     assert 'args = SFTConfig("o", max_length=512, model_init_kwargs=model_kwargs)' in out
+
+
+@pytest.mark.parametrize(
+    ("fp16", "pinned"),
+    [
+        # bkd7911/RIT_LLM: on a machine without CUDA the old run trained in fp32; TRL 1.13 makes
+        # an unset bf16 `not fp16`, True there
+        pytest.param("True if torch.cuda.is_available() else False", True, id="expression"),
+        pytest.param("False", True, id="false"),
+        pytest.param("True", False, id="true"),
+    ],
+)
+def test_bf16_is_kept_beside_an_fp16_that_may_be_false(fp16, pinned):
+    src = f"import torch\nfrom trl import RewardConfig\nc = RewardConfig(output_dir='o', fp16={fp16})\n"
+    out, _ = _declared("0.15.2")(src)
+    assert ("bf16=False" in out) is pinned, out

@@ -227,6 +227,12 @@ class RewriteTrainerKwargs(RuleTransformer):
         if any(a.star for a in updated.args):
             return updated  # the unpacked values may set any of them
         given = {_kw(a) for a in updated.args if a.keyword is not None}
+        # TRL 1.13 makes an unset bf16 `not fp16`: only a literal fp16=True leaves it as before
+        # (bkd7911's `fp16=True if torch.cuda.is_available() else False` turned bf16 on on CPU)
+        if "fp16" in given and not any(
+            _kw(a) == "fp16" and edits.literal(a.value) is True for a in updated.args
+        ):
+            given = given - {"fp16"}
         unsure, kept = self._old_defaults(config_class, given)
         if unsure:
             self.report(
