@@ -922,3 +922,27 @@ def test_a_reference_in_float32_gets_no_dtype_note(dtype, ref):
             )
             for f in findings
         )
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        # McClain-Thiel/PlasmidLLM: a CurriculumAlphaCallback ramped a reward weight over
+        # `state.global_step / 1000`, counted in rollout batches by PPO
+        pytest.param("[CurriculumAlphaCallback(rm)]", True, id="callback"),
+        pytest.param("[]", False, id="empty"),
+    ],
+)
+def test_callbacks_kept_are_said_to_count_optimizer_steps(given, said):
+    src = (
+        "from trl.experimental.ppo import PPOTrainer\n"
+        "t = PPOTrainer(args=a, processing_class=tok, model=m, reward_model=rm, value_model=v, "
+        f"train_dataset=ds, callbacks={given})\n"
+    )
+    out, findings = run(src, select=SELECT)
+    assert f"callbacks={given}" in out
+    found = [f for f in findings if f.message.startswith("`callbacks` kept")]
+    assert bool(found) is said
+    if said:
+        assert found[0].severity is Severity.WARNING
+        assert "acts that many times sooner" in found[0].message

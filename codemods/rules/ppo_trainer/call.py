@@ -124,6 +124,20 @@ class TrainerCall(TrainerPass):
                 )
             if kind in ("same", "rename"):
                 out[row.get("to", key)] = (key, value)
+                if key == "callbacks" and not (
+                    isinstance(value, (cst.List, cst.Tuple)) and not value.elements
+                ):
+                    self.report(
+                        orig,
+                        "`callbacks` kept: PPO's `state.global_step` (what a callback's "
+                        "`on_step_end` reads, and `save_steps`/`eval_steps` count) went up once "
+                        f"per rollout batch; {self.new_name}'s goes up once per optimizer step, "
+                        "num_iterations x steps_per_generation / gradient_accumulation_steps of "
+                        "them per generation, so a callback that acts at a step count (a "
+                        "curriculum, a schedule, a stop) acts that many times sooner: scale its "
+                        "counts by that number",
+                        severity=Severity.WARNING,
+                    )
             elif kind == "drop":
                 self.report(orig, f"`{key}` dropped: {row['why']}", severity=Severity.INFO)
             elif kind == "gone":
