@@ -632,7 +632,8 @@ def test_a_load_that_sets_its_dtype_or_is_not_transformers_is_left(load):
         "load_in_8bit=True", "quantization_config=BitsAndBytesConfig(load_in_8bit=True)"
     )
     assert _load_line(out) == f"model = {moved}"
-    assert not [f for f in findings if "float32" in f.message]
+    # (TRL104 says the reference it reloads is float32 beside a 16-bit policy: not this rule)
+    assert not [f for f in findings if f.code == "TRL108" and "float32" in f.message]
 
 
 SOMETIMES_SAID = (
