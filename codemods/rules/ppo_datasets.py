@@ -14,7 +14,7 @@ output itself. Otherwise the dataset's assignment gets a TODO naming the column.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -742,7 +742,7 @@ class PPODatasetTodos(RuleTransformer):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self.datasets = _datasets(self, node)
-        self.done = _writes_prompt(node)
+        self.done = _writes_prompt(node, self.datasets)
         self.last = _last_assignments(node, self.datasets)
         self.trainer = ppo.target_trainer(self.state.target)
         self.deferred = dict(self.state.facts.deferred)
@@ -816,7 +816,37 @@ def _query_read_elsewhere(module: cst.Module, mapped: set[str]) -> bool:
     return found
 
 
-def _writes_prompt(module: cst.Module) -> bool:
+def _prompt_dicts(module: cst.Module) -> list[tuple[cst.Dict, cst.FunctionDef | None]]:
+    """Each `{"prompt": ...}` literal with the function it sits in (None: the module, or a
+    lambda's body, which a `.map` may be handed)."""
+    found: list[tuple[cst.Dict, cst.FunctionDef | None]] = []
+    stack: list[cst.FunctionDef | None] = [None]
+
+    class _V(walk.Visitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            stack.append(node)
+
+        def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+            stack.pop()
+
+        def visit_Lambda(self, node: cst.Lambda) -> None:
+            stack.append(None)
+
+        def leave_Lambda(self, node: cst.Lambda) -> None:
+            stack.pop()
+
+        def visit_Dict(self, node: cst.Dict) -> None:
+            if any(
+                isinstance(e, cst.DictElement) and edits.literal(e.key) == "prompt"
+                for e in node.elements
+            ):
+                found.append((node, stack[-1]))
+
+    walk.visit(module, _V())
+    return found
+
+
+def _writes_prompt(module: cst.Module, datasets: Collection[str] = ()) -> bool:
     """Whether the file makes a "prompt" column: a `{"prompt": ...}` literal, `x["prompt"] = ...`,
     or `rename_column`/`add_column`/`rename_columns` naming it. Reading `x["prompt"]` (or the word
     in a comment) makes none; nor does a file that also removes it (`remove_columns=["prompt"]`,
@@ -824,10 +854,11 @@ def _writes_prompt(module: cst.Module) -> bool:
     tokenizes it into input_ids and drops it)."""
     if _removes_prompt(module):
         return False
-    for d in walk.find_all(module, cst.Dict):
-        if any(
-            isinstance(e, cst.DictElement) and edits.literal(e.key) == "prompt" for e in d.elements
-        ):
+    mapped = _mapped_functions(module)
+    for _, fn in _prompt_dicts(module):
+        # a dict of a function that neither is mapped nor builds a PPO dataset is some other
+        # record (doelleb's `result = {"prompt": p, ...}` comparing generations after training)
+        if fn is None or fn.name.value in mapped or not datasets or _binds_any(fn, datasets):
             return True
     for target in walk.find_all(module, cst.AssignTarget):
         t = target.target
@@ -856,6 +887,12 @@ def _writes_prompt(module: cst.Module) -> bool:
             ):
                 return True
     return False
+
+
+def _binds_any(fn: cst.FunctionDef, names: Collection[str]) -> bool:
+    return any(
+        get_full_name_for_node(t.target) in names for t in walk.find_all(fn, cst.AssignTarget)
+    )
 
 
 def _removes_prompt(module: cst.Module) -> bool:

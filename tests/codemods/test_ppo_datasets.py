@@ -685,3 +685,32 @@ def test_a_keep_list_without_token_columns_or_without_a_prompt_given_is_left():
     src = dedent(KEEP_LIST).replace("inputs = tokenizer(text)", "inputs = encode(text)")
     out, _ = run(src, select=("TRL105",))
     assert 'if col not in ("input_ids", "label")]' in out
+
+
+def test_a_prompt_record_of_an_unrelated_function_does_not_hide_the_dataset_todo():
+    # doelleb/guard-fair-rlhf's ppoexperiment.py: prompts tokenized by a lambda map (no
+    # "prompt" column), and `result = {"prompt": p, ...}` in a comparison after training, which
+    # had been taken for the column: no TODO, and RLOO's KeyError on "prompt"
+    before = dedent(
+        """
+        from trl import PPOTrainer
+        def train():
+            dataset = Dataset.from_dict({"query": prompts})
+            dataset = dataset.map(lambda x: tokenizer(x["query"], truncation=True))
+            trainer = PPOTrainer(config, model, None, tokenizer, dataset=dataset)
+        def compare(p):
+            result = {"prompt": p, "response": generate(p)}
+            return result
+        """
+    )
+    out, findings = run(before, select=("TRL105",))
+    assert '# TODO(trl-migrate TRL105): RLOOTrainer reads a "prompt" column' in out
+    assert run(out, select=("TRL105",))[0] == out
+    # the same record in the function that builds the dataset still counts as the column
+    inside = before.replace(
+        "    trainer = PPOTrainer(config, model, None, tokenizer, dataset=dataset)\n",
+        '    rows = [{"prompt": p} for p in prompts]\n'
+        "    trainer = PPOTrainer(config, model, None, tokenizer, dataset=dataset)\n",
+    )
+    out, _ = run(inside, select=("TRL105",))
+    assert "TODO" not in out
