@@ -856,9 +856,16 @@ def _writes_prompt(module: cst.Module, datasets: Collection[str] = ()) -> bool:
         return False
     mapped = _mapped_functions(module)
     for _, fn in _prompt_dicts(module):
-        # a dict of a function that neither is mapped nor builds a PPO dataset is some other
-        # record (doelleb's `result = {"prompt": p, ...}` comparing generations after training)
-        if fn is None or fn.name.value in mapped or not datasets or _binds_any(fn, datasets):
+        # a dict of a function that neither makes rows (mapped, a Dataset's `__getitem__`) nor
+        # builds a PPO dataset is some other record (doelleb's `result = {"prompt": p, ...}`
+        # comparing generations after training)
+        if (
+            fn is None
+            or fn.name.value in mapped
+            or fn.name.value == "__getitem__"
+            or not datasets
+            or _binds_any(fn, datasets)
+        ):
             return True
     for target in walk.find_all(module, cst.AssignTarget):
         t = target.target
@@ -890,9 +897,7 @@ def _writes_prompt(module: cst.Module, datasets: Collection[str] = ()) -> bool:
 
 
 def _binds_any(fn: cst.FunctionDef, names: Collection[str]) -> bool:
-    return any(
-        get_full_name_for_node(t.target) in names for t in walk.find_all(fn, cst.AssignTarget)
-    )
+    return not edits.bound_names(fn).isdisjoint(names)
 
 
 def _removes_prompt(module: cst.Module) -> bool:

@@ -714,3 +714,10 @@ def test_a_prompt_record_of_an_unrelated_function_does_not_hide_the_dataset_todo
     )
     out, _ = run(inside, select=("TRL105",))
     assert "TODO" not in out
+    # and so does a row a Dataset class of the file makes (rmorain's ColorDataset)
+    rows = before.replace(
+        "def compare(p):",
+        'class Rows:\n    def __getitem__(self, i):\n        return {"prompt": texts[i]}\ndef compare(p):',
+    )
+    out, _ = run(rows, select=("TRL105",))
+    assert "TODO" not in out

@@ -121,7 +121,6 @@ class RewriteDrift(
         self._training: dict[str, str] | None = None
         self._assigned: set[str] | None = None  # plain names the module assigns (first ask)
         self._by_attribute: list[cst.BaseStatement] = []  # written in for `module.helper` reads
-        self._attribute_keys: set[str] = set()
         self._taken: dict[str, bool] = {}  # path -> its name is bound to something else
 
     def _config_field(
@@ -713,13 +712,12 @@ class RewriteDrift(
             )
             return updated
         done: set[tuple[str, str]] = self.__dict__.setdefault("_written_keys", set())
-        if key not in self._attribute_keys and (key, bound) not in done:
+        if (key, bound) not in done:  # once per helper, with an import of it written in too
             stmts, where = inline.written(self.state.helpers, key, bound)
             self._by_attribute.extend(stmts)
+            done.add((key, bound))
         else:
             where = inline.place(self.state.helpers, key)
-        self._attribute_keys.add(key)
-        done.add((key, bound))
         self.report(
             original,
             f"`{path}` is gone in the {path.split('.')[0]} TRL 1.13 needs; an equivalent "

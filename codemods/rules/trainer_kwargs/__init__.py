@@ -194,14 +194,7 @@ class RewriteTrainerKwargs(RuleTransformer):
             return False
         for assign in walk.find_all(self._module, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
             where = tree.index.get(id(assign))
-            if where is None or not at < where < end:
-                continue
-            targets = (
-                [t.target for t in assign.targets]
-                if isinstance(assign, cst.Assign)
-                else [cast("cst.AnnAssign | cst.AugAssign", assign).target]
-            )
-            if any(read & set(edits.target_names(t)) for t in targets):
+            if where is not None and at < where < end and read & edits.bound_names(assign):
                 return True
         return False
 
