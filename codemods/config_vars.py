@@ -26,7 +26,17 @@ def is_parser(callee: str | None) -> bool:
     return last in PARSERS or last.lower().endswith("parser")
 
 
-PARSES = ("parse_args_into_dataclasses", "parse_args_and_config", "parse_yaml_file", "parse_dict")
+# the parser methods that return one instance per class; `parse` is alignment-handbook's
+# H4ArgumentParser (a subclass of HfArgumentParser that repos copy): a YAML file named first on
+# the command line, else the flags
+PARSES = (
+    "parse_args_into_dataclasses",
+    "parse_args_and_config",
+    "parse_yaml_file",
+    "parse_json_file",
+    "parse_dict",
+    "parse",
+)
 OTHER = ""  # what a name is bound to when it is not a config of interest
 
 

@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any
 
 from codemods.base import Options
+from migrate.api.config_files import CLI_CHANGED, declares, launch_configs, with_local_imports
 from migrate.api.fix import DIFF, WRITE, FixReport, fix_paths
 from migrate.kernel.findings import FileResult, Fix, Status
 
@@ -109,9 +110,6 @@ def entry_points(path: str, results: Sequence[FileResult]) -> tuple[list[Any], l
     return found, missing
 
 
-CLI_CHANGED = "Command-line flags change too"  # TRL103: a parsed PPO config was replaced
-
-
 def launch_flags(
     path: str, entries: list[Any], results: Sequence[FileResult], target: str, *, write: bool
 ) -> tuple[list[Any], list[FileResult]]:
@@ -155,10 +153,10 @@ def launch_flags(
         found = []
         if entry.launch and script in parsed:
             text = parsed[script]
-            own = _with_local_imports(script, text, root)
+            own = with_local_imports(script, text, root)
             if script in changed:
-                found = flags.changes(entry.args, target, partial(_declares, own))
-            found += flags.drift_changes(entry.args, partial(_declares, own), text)
+                found = flags.changes(entry.args, target, partial(declares, own))
+            found += flags.drift_changes(entry.args, partial(declares, own), text)
         if not found:
             out_entries.append(entry)
             continue
@@ -271,27 +269,6 @@ def launch_flags(
     return out_entries, launches
 
 
-def _with_local_imports(script: str, text: str, root: str) -> str:
-    """`text` (the script's) and that of the repo's own modules it imports, where the dataclasses
-    it parses flags into may be declared (zucchini-nlp/RLHF-GPT2: `configs.TrainArguments`)."""
-    from migrate.smoke.entry_points import imports_of
-
-    parts = [text]
-    for path in sorted(imports_of(script, text, root)):
-        try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                parts.append(fh.read())
-        except OSError:
-            continue
-    return "\n".join(parts)
-
-
-def _declares(text: str, name: str) -> bool:
-    """Whether `text` declares a dataclass field `name` (`    warmup_ratio: float = ...`): a
-    flag of the script's own, which TRL108's renames leave alone."""
-    return re.search(rf"(?m)^\s+{re.escape(name)}\s*:", text) is not None
-
-
 def _without(line: str, flag: str) -> str:
     """A physical line of a shell script without `flag` (and its value); a continuation line
     that held nothing else goes whole."""
@@ -364,6 +341,10 @@ def upgrade_path(
     report.entry_points, report.launches = launch_flags(
         path, report.entry_points, report.fix.results, options.target, write=not dry_run
     )
+    report.entry_points, configs = launch_configs(
+        path, report.entry_points, report.fix.results, options.target, write=not dry_run
+    )
+    report.launches += configs
     scripts = report.entry_points
     if dry_run or not smoke:
         report.smoke_note = "dry run: nothing was written or run" if dry_run else "--no-smoke"

@@ -31,7 +31,9 @@ def render_upgrade(report: UpgradeReport, *, dry_run: bool) -> str:
     )
     launch = [r for r in report.launches if r.findings]
     if launch:
-        out.append("launch lines that pass flags of the replaced PPO config:")
+        out.append(
+            "launch lines and their config files that set what the rewritten configs changed:"
+        )
         out.append(render_text_findings(launch, color=color).rstrip("\n"))
     out.append("\n== 3. smoke-train the migrated scripts (trl-migrate smoke)")
     for entry in report.entry_points:

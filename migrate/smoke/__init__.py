@@ -28,7 +28,7 @@ from migrate.smoke.entry_points import nested_projects, project_root, reached
 from migrate.smoke.launchers import sweep_parameters
 from migrate.smoke.outcome import judge, stack_at_kill
 from migrate.smoke.result import SmokeResult, finding
-from migrate.smoke.workspace import inside, mirror
+from migrate.smoke.workspace import inside, mirror, trim_configs
 
 IMPORTS_ENV = "TRL_MIGRATE_SMOKE_IMPORTS"  # what the script's project modules import (absent.py)
 COLUMNS_ENV = "TRL_MIGRATE_SMOKE_COLUMNS"  # string keys they read (stand_ins.py's stand-in rows)
@@ -193,6 +193,7 @@ def smoke_script(
         result.before = dict(before or {})
         if mirror(root, copy):
             result.copy = copy
+            result.trimmed = trim_configs(copy, getattr(entry, "config_left_out", ()) or ())
             result.ran = inside(script, root, copy)
             run_in = inside(here, root, copy)
             base = copy

@@ -78,6 +78,8 @@ def judge(
         result.overrides.append(
             {"config": "launch line", "field": name, "was": value or True, "now": "left out"}
         )
+    for rel, key, value in result.trimmed:
+        result.overrides.append({"config": rel, "field": key, "was": value, "now": "left out"})
     result.error = data.get("error")
     outcome = data.get("outcome")
     err = result.error or {}
@@ -195,6 +197,8 @@ def judge(
             finding(result, AT_SCALE, Severity.WARNING, at_scale_message(problem))
         for flag in left_out:
             finding(result, AT_SCALE, Severity.WARNING, left_out_message(result.entry, flag))
+        for rel, key, _ in result.trimmed:
+            finding(result, AT_SCALE, Severity.WARNING, trimmed_message(result.entry, rel, key))
 
 
 def left_out_message(entry: Any, flag: str) -> str:
@@ -204,6 +208,17 @@ def left_out_message(entry: Any, flag: str) -> str:
         f"the launch line at {entry.found_in} passes `{flag}`, which the rewritten script's "
         "parser no longer takes (a finding of this report says what replaces it): the smoke "
         "run left it out, the real launch would stop on it"
+    )
+
+
+def trimmed_message(entry: Any, rel: str, key: str) -> str:
+    """TRL420's words for a key of the launch line's config file that the rewritten script's
+    parser no longer takes, which the smoke run left out of its copy of the file."""
+    at = f" (passed by the launch line at {entry.found_in})" if entry is not None else ""
+    return (
+        f"{rel}{at} sets `{key}`, which the rewritten script's parser no longer takes (a "
+        "finding of this report says what replaces it): the smoke run left it out of its copy "
+        "of the file, the real launch would stop on it"
     )
 
 

@@ -47,6 +47,8 @@ class SmokeResult:
     rewritten: frozenset[str] | None = None  # absolute paths `fix` rewrote (None: not known)
     # what those files held before the rewrite, by the same paths (empty: not known)
     before: Mapping[str, bytes] = dataclasses.field(default_factory=dict)
+    # keys left out of the copy's config files (path from the project root, key, value)
+    trimmed: list[tuple[str, str, Any]] = dataclasses.field(default_factory=list)
 
     def original(self, path: str) -> str | None:
         """The project file a path of the copy stands for (None when outside the project)."""

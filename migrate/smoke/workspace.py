@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Sequence
+from typing import Any
 
 from migrate.kernel.discovery import DEFAULT_EXCLUDES
 
@@ -56,3 +58,35 @@ def inside(path: str, root: str, dest: str) -> str:
     if rel.startswith(".."):
         return os.path.abspath(path)
     return os.path.normpath(os.path.join(dest, rel))
+
+
+def trim_configs(copy: str, left: Sequence[tuple[str, str]]) -> list[tuple[str, str, Any]]:
+    """Leave `left`'s keys (config path from the project root, key) out of the copy's config
+    files: keys the launch line's config sets that the rewritten script's parser no longer
+    takes, each with a TODO in the repo. What was left out comes back with its value; a file
+    that cannot be edited safely stays as it is (the run then stops on the key, as the real
+    launch would)."""
+    from migrate.kernel import config_text
+
+    by_file: dict[str, list[str]] = {}
+    for rel, key in left:
+        by_file.setdefault(rel, []).append(key)
+    out: list[tuple[str, str, Any]] = []
+    for rel, keys in sorted(by_file.items()):
+        path = os.path.join(copy, rel)
+        suffix = os.path.splitext(path)[1].lower()
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except (OSError, UnicodeDecodeError):
+            continue
+        data = config_text.load(text, suffix) or {}
+        trimmed = config_text.without(text, suffix, keys)
+        if trimmed is None:
+            continue
+        if os.path.islink(path):
+            os.unlink(path)  # a linked (large) file of the repo: written as a file of the copy
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(trimmed)
+        out += [(rel, key, data.get(key)) for key in keys]
+    return out

@@ -508,6 +508,58 @@ def test_a_parse_from_a_file_is_told_what_set_defaults_misses(method):
     assert run(out, select=SELECT)[0] == out
 
 
+def test_the_parse_of_a_repos_own_parser_moves_script_fields_and_names_the_yaml_defaults():
+    """Chelsi-create/RLHF_Poison copies alignment-handbook's H4ArgumentParser, whose `parse()`
+    reads a YAML file named first on the command line (else the flags): its PPO config's
+    script-only fields move like those of `parse_args_into_dataclasses()`, and the TODO says the
+    YAML needs the values `set_defaults` keeps. The parser's module path (`recipe_lib.parser`)
+    is no use of the `parser` variable."""
+    before = dedent(
+        """
+        from recipe_lib.parser import H4ArgumentParser
+        from trl import ModelConfig, PPOConfig, PPOTrainer, ScriptArguments
+
+        parser = H4ArgumentParser((ScriptArguments, PPOConfig, ModelConfig))
+        script_args, training_args, model_args = parser.parse()
+        reward_model = load(training_args.reward_model_path)
+        trainer = PPOTrainer(args=training_args, processing_class=tok, model=policy, ref_model=ref, reward_model=reward_model, value_model=vm, train_dataset=ds)
+        """
+    )
+    out, findings = run(before, select=SELECT)
+    assert (
+        "parser = H4ArgumentParser((ScriptArguments, RLOOConfig, ModelConfig, PPOScriptArguments))\n"
+        in out
+    )
+    assert "script_args, training_args, model_args, ppo_args = parser.parse()\n" in out
+    assert "reward_model = load(ppo_args.reward_model_path)\n" in out
+    assert (
+        f"{TODO}`parser.parse()` reads a YAML file named first on the command line "
+        "(alignment-handbook's parser does) into RLOOConfig and the class's own defaults, which "
+        "`set_defaults` does not reach: where the file leaves them out, PPO v2 (TRL 0.12-0.28)'s "
+        "values differ from TRL 1.13's: put max_grad_norm=0.0, learning_rate=5e-05, "
+        "max_completion_length=53, temperature=0.7, num_iterations=4, beta=0.05, "
+        "disable_dropout=True in the file"
+    ) in out
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_an_argparse_parse_call_is_no_parse_of_a_ppo_config():
+    before = dedent(
+        """
+        import argparse
+        from trl import PPOConfig
+
+        parser = argparse.ArgumentParser()
+        args = parser.parse()
+        config = PPOConfig(batch_size=args.bs)
+        """
+    )
+    out, _ = run(before, select=SELECT)
+    assert (
+        "args = parser.parse()\n" in out and "TODO(trl-migrate TRL103): `parser.parse()`" not in out
+    )
+
+
 def test_a_script_arguments_class_of_the_file_s_own_under_that_name_is_kept():
     """EMZEDI/olmo_continual defines its own `PPOScriptArguments` (wandb settings) and parses it
     beside PPOConfig: the written-in dataclass takes the next free name, and the reads move."""

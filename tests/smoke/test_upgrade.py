@@ -131,6 +131,42 @@ def test_upgrade_proves_a_src_package_through_the_repos_own_launcher(tmp_path):
     assert not (root / "runs").exists()  # outputs stayed in the throwaway copy
 
 
+RECIPE_REPO = pathlib.Path(__file__).parents[1] / "fixtures" / "repos" / "recipe_project"
+
+
+@pytest.mark.smoke
+def test_upgrade_trains_a_script_from_its_yaml_recipe_with_the_todo_keys_left_out(tmp_path):
+    # alignment-handbook's layout: a parser of the repo reads the YAML recipe named first on
+    # the launch line; its PPO keys follow the rewritten config, and the two left for a human
+    # stay out of the smoke run's copy only
+    import shutil
+
+    root = tmp_path / "repo"
+    shutil.copytree(RECIPE_REPO, root)
+    report = api.upgrade_path(str(root), installed=False)
+    [smoke] = report.smokes
+    assert smoke.outcome == "passed" and smoke.steps_run == 2, (smoke.findings, smoke.log_tail)
+    assert smoke.args == ["recipes/ppo.yaml"]
+    left = [o for o in smoke.overrides if o["config"] == "recipes/ppo.yaml"]
+    assert left == [
+        {"config": "recipes/ppo.yaml", "field": "total_episodes", "was": 10000, "now": "left out"},
+        {
+            "config": "recipes/ppo.yaml",
+            "field": "missing_eos_penalty",
+            "was": 1.0,
+            "now": "left out",
+        },
+    ]
+    warned = [f.message for f in smoke.findings if f.code == "TRL420"]
+    assert any(
+        m.startswith(
+            "recipes/ppo.yaml (passed by the launch line at run.sh:3) sets `total_episodes`"
+        )
+        for m in warned
+    )
+    assert "total_episodes: 10000" in (root / "recipes" / "ppo.yaml").read_text()  # the repo's
+
+
 @pytest.mark.smoke
 def test_a_crash_in_a_rewritten_module_says_whether_the_rewrite_changed_that_line(tmp_path):
     root = tmp_path / "repo"

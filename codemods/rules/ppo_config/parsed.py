@@ -22,7 +22,9 @@ from codemods.base import CHECK_BINDINGS, RuleTransformer
 from codemods.config_vars import is_parser
 from codemods.rules.ppo_config.parsed_edits import insert_at, unique_name
 
-PARSE_METHODS = ("parse_args_into_dataclasses", "parse_args_and_config")
+# `parse`: alignment-handbook's H4ArgumentParser, a subclass of HfArgumentParser that repos copy
+# (Chelsi-create/RLHF_Poison): a YAML file named first on the command line, else the flags
+PARSE_METHODS = ("parse_args_into_dataclasses", "parse_args_and_config", "parse")
 CLASS_NAME, VAR_NAME = "PPOScriptArguments", "ppo_args"
 
 
@@ -67,6 +69,10 @@ class Collected(walk.Visitor):
             tuple[str, cst.Assign, int]
         ] = []  # (parser variable, statement, top index)
         self.names: dict[str, int] = {}  # spelling -> occurrences
+        # spelling -> occurrences as a variable (not the attribute of `x.name`, nor a module
+        # path's part: `from recipe_lib.parser import ...` is no use of a `parser` variable)
+        self.variables: dict[str, int] = {}
+        self._attrs: set[int] = set()
         self.classes: dict[str, set[str]] = {}  # classes defined in the file -> annotated fields
         self.class_nodes: dict[str, list[cst.ClassDef]] = {}
         self.dataclasses_import: tuple[int, bool] | None = None  # (top index, at module level)
@@ -85,9 +91,12 @@ class Collected(walk.Visitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names[node.value] = self.names.get(node.value, 0) + 1
+        if id(node) not in self._attrs:
+            self.variables[node.value] = self.variables.get(node.value, 0) + 1
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.attributes.append(node)
+        self._attrs.add(id(node.attr))
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.depth += 1
@@ -183,7 +192,7 @@ def _move(
     root = (get_full_name_for_node(seq.elements[p.index].value) or "").split(".")[0]
     if p.era is None or not (isinstance(seq.elements[p.index].value, cst.Name) or root == "trl"):
         return None  # no PPO config, an era it cannot tell, or a reference TRL103 will not rename
-    if not p.uses or seen.names.get(var, 0) != 1 + len(p.uses):
+    if not p.uses or seen.variables.get(var, 0) != 1 + len(p.uses):
         return None  # the parser is used in a way other than an unpacked parse
     elements = {get_full_name_for_node(e.value) for e in seq.elements}
     if CLASS_NAME in elements and CLASS_NAME not in seen.classes:
@@ -293,7 +302,7 @@ def _through_functions(
     out: dict[int, tuple[str, str]] = {}
     for name, defs in seen.functions.items():
         calls = [c for c in seen.calls if c.func.value == name]  # type: ignore[attr-defined]
-        if len(defs) != 1 or not calls or seen.names.get(name, 0) != 1 + len(calls):
+        if len(defs) != 1 or not calls or seen.variables.get(name, 0) != 1 + len(calls):
             continue
         params = list(defs[0].params.params)
         slots = {_config_slot(owner, call, params, ids) for call in calls}
@@ -344,7 +353,7 @@ def handed_plans(owner: RuleTransformer, seen: Collected, reads: dict[str, Any])
     out: dict[int, Any] = {}
     for name, defs in sorted(seen.functions.items()):
         calls = [c for c in seen.calls if c.func.value == name]  # type: ignore[attr-defined]
-        if len(defs) != 1 or not calls or seen.names.get(name, 0) != 1 + len(calls):
+        if len(defs) != 1 or not calls or seen.variables.get(name, 0) != 1 + len(calls):
             continue
         params = list(defs[0].params.params)
         handed = set()

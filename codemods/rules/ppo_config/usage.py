@@ -118,7 +118,7 @@ class UsageDocstring(ConfigPass):
         func = call.func
         if not (
             isinstance(func, cst.Attribute)
-            and func.attr.value in FILE_PARSES
+            and func.attr.value in (*FILE_PARSES, "parse")
             and isinstance(func.value, cst.Name)
             and func.value.value in self.parsers
         ):
@@ -130,6 +130,18 @@ class UsageDocstring(ConfigPass):
         if not plan.extra:
             return
         shown = ", ".join(f"{k}={v}" for k, v in plan.extra)
+        if func.attr.value == "parse":  # H4ArgumentParser: a YAML file first on the command line
+            self.todo(
+                call,
+                f"`{func.value.value}.parse()` reads a YAML file named first on the command line "
+                f"(alignment-handbook's parser does) into {self.new_name} and the class's own "
+                f"defaults, which `set_defaults` does not reach: where the file leaves them out, "
+                f"{ppo.ERA_TEXT[era]}'s values differ from TRL 1.13's: put {shown} in the file, "
+                "and rename or drop its PPO fields as the command-line flags change "
+                "(`trl-migrate upgrade` does both for the files the repository's launch lines "
+                "pass; docs/rules.md, TRL103)",
+            )
+            return
         self.todo(
             call,
             f"`{func.attr.value}` builds {self.new_name} from the file and the class's own "
