@@ -484,10 +484,22 @@ def test_generate_given_the_pipeline_dict_is_not_wrapped():
             ],
             id="keyword-on-the-pipeline",
         ),
+        pytest.param(  # jahidhasanlinix/Sentiment-RLHF-GPT2: the factory under another name
+            'self.rm = hf_pipeline("sentiment-analysis", model="m", return_all_scores=True)\n'
+            "out = self.rm(text)\n",
+            [
+                'self.rm = hf_pipeline("sentiment-analysis", model="m", top_k=None)',
+                "out = scores_in_label_order(self.rm, self.rm(text))",
+            ],
+            id="keyword-on-an-aliased-pipeline",
+        ),
     ],
 )
 def test_return_all_scores_as_a_keyword(before, after_lines):
-    src = "import trl\nfrom transformers import pipeline\n" + before
+    src = (
+        "import trl\nfrom transformers import pipeline\n"
+        "from transformers import pipeline as hf_pipeline\n" + before
+    )
     out, findings = run(src, select=SELECT)
     for line in after_lines:
         assert f"\n{line}\n" in out

@@ -60,7 +60,7 @@ class PipelineScores(RuleTransformer):
                     self.flag_dicts.update(n for n in names if n)
                     if not unpacked & set(names):
                         self.unread_dicts.add(id(value))
-            elif isinstance(value, cst.Call) and _is_pipeline(value):
+            elif isinstance(value, cst.Call) and _is_pipeline(self, value):
                 arg = _flag_arg(value)
                 if arg is not None and edits.literal(arg.value) is True:
                     self.flag_pipes.update(n for n in names if n)
@@ -132,7 +132,7 @@ class PipelineScores(RuleTransformer):
                 if value is True
                 else f"`{FLAG}=False` was the default; dropped (transformers 5 has no such flag)",
             )
-            if value is False or _is_pipeline(original):
+            if value is False or _is_pipeline(self, original):
                 return updated  # a pipeline built with the flag: its calls are wrapped
             return self._wrapped(original, updated)
         callee = get_full_name_for_node(original.func)
@@ -204,6 +204,13 @@ def _flag_arg(call: cst.Call) -> cst.Arg | None:
     return next((a for a in call.args if a.keyword is not None and a.keyword.value == FLAG), None)
 
 
-def _is_pipeline(call: cst.Call) -> bool:
+def _is_pipeline(owner: RuleTransformer, call: cst.Call) -> bool:
+    """A `pipeline(...)` call: the name itself, or transformers' under another name
+    (`from transformers import pipeline as hf_pipeline`, jahidhasanlinix/Sentiment-RLHF-GPT2)."""
     name = get_full_name_for_node(call.func) or ""
-    return name == "pipeline" or name.endswith(".pipeline")
+    if name == "pipeline" or name.endswith(".pipeline"):
+        return True
+    return any(
+        q in ("transformers.pipeline", "transformers.pipelines.pipeline")
+        for q in owner.names_from(call.func, "transformers")
+    )
