@@ -629,9 +629,13 @@ def test_a_legacy_scripts_model_keeps_loading_in_float32(load, after):
             id="torch-dtype",
         ),
         pytest.param('AutoModelForCausalLM.from_pretrained("gpt2", dtype="auto")', id="dtype"),
-        pytest.param('AutoModelForCausalLM.from_pretrained("gpt2", load_in_8bit=True)', id="8-bit"),
         pytest.param(
-            'AutoModelForCausalLM.from_pretrained("gpt2", quantization_config=q)', id="quantized"
+            'AutoModelForCausalLM.from_pretrained("gpt2", load_in_8bit=True, torch_dtype=x)',
+            id="8-bit-with-its-dtype",
+        ),
+        pytest.param(
+            'AutoModelForCausalLM.from_pretrained("gpt2", quantization_config=q)',
+            id="quantized-by-a-config-of-elsewhere",
         ),
         pytest.param('AutoModelForCausalLM.from_pretrained("gpt2", **kwargs)', id="unpacked"),
         pytest.param('MyModel.from_pretrained("gpt2")', id="not-transformers"),
@@ -646,6 +650,47 @@ def test_a_load_that_sets_its_dtype_or_is_not_transformers_is_left(load):
     assert _load_line(out) == f"model = {moved}"
     # (TRL104 says the reference it reloads is float32 beside a 16-bit policy: not this rule)
     assert not [f for f in findings if f.code == "TRL108" and "float32" in f.message]
+
+
+BNB_SAID = (
+    "transformers 4 loaded the modules bitsandbytes leaves unquantized (embeddings, norms, the "
+    "LM head) in float16 when the load set no dtype"
+)
+
+
+@pytest.mark.parametrize(
+    ("load", "after"),
+    [
+        pytest.param(
+            'model = AutoModelForCausalLM.from_pretrained("gpt2", load_in_8bit=True)',
+            'model = AutoModelForCausalLM.from_pretrained("gpt2", '
+            'quantization_config=BitsAndBytesConfig(load_in_8bit=True), dtype="float16")',
+            id="8-bit-flag",
+        ),
+        pytest.param(
+            "bnb = BitsAndBytesConfig(load_in_4bit=True)\n"
+            'model = AutoModelForCausalLM.from_pretrained("gpt2", quantization_config=bnb)',
+            'model = AutoModelForCausalLM.from_pretrained("gpt2", quantization_config=bnb, '
+            'dtype="float16")',
+            id="4-bit-config-of-the-file",
+        ),
+    ],
+)
+def test_a_legacy_scripts_bitsandbytes_load_keeps_its_float16_modules(load, after):
+    """Deskrado/streambe-medical: transformers 4's bitsandbytes quantizer forced float16 on the
+    modules it leaves unquantized when the load set no dtype; transformers 5 keeps "auto"."""
+    out, findings = run(PPO_LEGACY.format(load=load))
+    assert _load_line(out) == after
+    assert [f.severity.name for f in findings if f.message.startswith(BNB_SAID)] == ["INFO"]
+    assert run(out)[0] == out
+
+
+def test_a_v2_scripts_bitsandbytes_load_is_said_not_changed():
+    load = 'model = AutoModelForCausalLM.from_pretrained("gpt2", quantization_config=BitsAndBytesConfig(load_in_4bit=True))'
+    out, findings = run(PPO_V2.format(load=load))
+    assert _load_line(out) == load
+    [said] = [f for f in findings if f.message.startswith(BNB_SAID)]
+    assert said.message.endswith('pass `dtype="float16"` to load them as it did')
 
 
 SOMETIMES_SAID = (

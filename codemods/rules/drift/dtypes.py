@@ -8,10 +8,13 @@ bfloat16 model. Where the file's PPO code tells that it ran on transformers 4 (t
 `step()` API and PPOv2, TRL <= 0.11, released before transformers 5), `dtype="float32"` is
 written into each model load that sets no dtype; elsewhere (the v2 and experimental APIs, TRL
 0.12-1.12, whose last releases also ran on transformers 5) the load is reported, not changed.
-Quantized loads (`load_in_8bit`, `load_in_4bit`, `quantization_config`) picked their own dtype
-in both versions and are left alone, as are loads given `**kwargs` (the dict may set it); one
-quantized only on some runs (a flag read at run time, a config that may be None) is reported
-for the runs where it is not.
+An 8/4-bit bitsandbytes load that sets no dtype loaded the modules bitsandbytes leaves
+unquantized (embeddings, norms, the LM head) in float16 on transformers 4 (its quantizer's
+`update_torch_dtype` forced it, 4.46.3 and 4.56.2 alike) and loads them in the checkpoint's dtype
+on 5 (`update_dtype` returns "auto" as given): `dtype="float16"` is written in on the same terms
+as float32 above. Other quantized loads (another method's config, one this file does not build)
+and loads given `**kwargs` (the dict may set it) are left alone; one quantized only on some runs
+(a flag read at run time, a config that may be None) is reported.
 `pipeline(...)` loads its model the same way (its `dtype` defaults to "auto" in transformers 5);
 handed a model object it ignores `dtype` and keeps the object's, in both versions, so the keyword
 is safe there too. A pipeline given `model_kwargs` that may set the dtype is left alone
@@ -55,6 +58,10 @@ class ModelDtypes(RuleTransformer):
             return updated
         given = {a.keyword.value: a for a in updated.args if a.keyword is not None}
         if QUANTIZED & set(given):
+            dtype_given = {"dtype", "torch_dtype"} & set(given)
+            names = quantization.config_names(self._module)
+            if not dtype_given and quantization.load_state(original, names) == quantization.ON:
+                return self._bnb_float16(original, updated, era)
             self._maybe_quantized(original, era)
             return updated
         for key in ("dtype", "torch_dtype"):
@@ -85,11 +92,37 @@ class ModelDtypes(RuleTransformer):
         fresh = {id(arg), id(updated.args[-1])} if updated.args else {id(arg)}
         return updated.with_changes(args=edits.relayout(updated, args, fresh))
 
+    def _bnb_float16(self, original: cst.Call, updated: cst.Call, era: str) -> cst.Call:
+        """An 8/4-bit bitsandbytes load with no dtype: float16 for the unquantized modules on
+        transformers 4, the checkpoint's dtype on 5 (Deskrado/streambe-medical's QLoRA load)."""
+        said = (
+            "transformers 4 loaded the modules bitsandbytes leaves unquantized (embeddings, "
+            "norms, the LM head) in float16 when the load set no dtype (its quantizer forced "
+            "it); transformers 5, which TRL 1.13 installs in practice, loads them in the "
+            'checkpoint\'s dtype (`dtype="auto"`, bfloat16 for most current checkpoints)'
+        )
+        if era not in ON_TRANSFORMERS_4:
+            self.report(
+                original,
+                f"{said}: if this script ran on transformers 4, pass "
+                '`dtype="float16"` to load them as it did',
+                severity=Severity.WARNING,
+                fix=Fix.NONE,
+            )
+            return updated
+        self.report(
+            original, f'{said}: `dtype="float16"` keeps them as they were', severity=Severity.INFO
+        )
+        arg = edits.new_kwarg("dtype", '"float16"')
+        args = [*updated.args, arg]
+        fresh = {id(arg), id(updated.args[-1])} if updated.args else {id(arg)}
+        return updated.with_changes(args=edits.relayout(updated, args, fresh))
+
     def _maybe_quantized(self, call: cst.Call, era: str) -> None:
         """A load quantized only on some runs (`quantization_config=bnb if args.q else None`, a
         flag read at run time): where it is not, it loads as any other, in float32 on
         transformers 4 and in the checkpoint's dtype on 5. Said, not changed: a dtype written in
-        would also reach the quantized runs, whose own dtype both versions picked."""
+        would also reach the quantized runs, which transformers 4 loaded in float16."""
         if not self._sometimes_quantized(call):
             return
         asked = ", ".join(
@@ -108,7 +141,9 @@ class ModelDtypes(RuleTransformer):
             f"at run time): where it does, {ran}, and "
             "transformers 5, which TRL 1.13 installs in practice, loads it in its checkpoint's "
             'dtype (`dtype="auto"`, bfloat16 for most current checkpoints): pass '
-            '`dtype="float32"` on those runs to keep the old precision',
+            '`dtype="float32"` on those runs to keep the old precision (and `dtype="float16"` '
+            "on the quantized ones: transformers 4 loaded the modules bitsandbytes leaves "
+            "unquantized in float16)",
             severity=Severity.WARNING,
             fix=Fix.NONE,
         )
