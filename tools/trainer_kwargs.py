@@ -53,9 +53,9 @@ KEEPS = {
 UNSET_NOTES = {
     "RewardTrainer": {
         "max_length": "RewardTrainer of TRL 1.13 drops every pair longer than max_length tokens "
-        "(1024 when unset); with a TrainingArguments, TRL 0.12 dropped those over 512 when it "
-        "tokenized the dataset itself and earlier releases dropped none: set max_length to what "
-        "your data needs"
+        "(1024 when unset); TRL 0.12-0.13 dropped those over 512 when it tokenized a text "
+        "dataset itself (max_length unset, or a TrainingArguments: reward_trainer.py of 0.12.0 "
+        "and 0.13.0), and earlier releases dropped none: set max_length to what your data needs"
     }
 }
 # Handled elsewhere: `tokenizer=` is TRL108's (processing_class=); `model_init` and
@@ -279,6 +279,7 @@ def build() -> dict[str, Any]:
         }
     data["trainers"]["SFTTrainer"]["kbit_prepared"] = KBIT_PREPARED
     data["trainers"]["SFTTrainer"]["appends_eos"] = eos_history()
+    data["trainers"]["RewardTrainer"]["appends_eos"] = eos_history("reward_trainer", "RewardConfig")
     ta_defaults = {name: _default(f) for name, f in ta.items()}
     ta_defaults["gradient_checkpointing"] = False  # transformers 4.x: False (5 allows None)
     per_config = [(v, config_fields(w)) for v, w in versions()]
@@ -305,12 +306,13 @@ KBIT_PREPARED = {
 }
 
 
-def appends_eos(wheel: Path) -> bool:
-    """Whether that release's SFTTrainer appends the EOS token to each text or completion it
-    tokenizes (a function named `add_eos` in trl/trainer/sft_trainer.py, read with `ast`)."""
+def appends_eos(wheel: Path, module: str = "sft_trainer") -> bool:
+    """Whether that release's trainer appends the EOS token to each text it tokenizes (a
+    function named `add_eos` in trl/trainer/<module>.py, read with `ast`): SFTTrainer's texts
+    and completions, RewardTrainer's chosen and rejected texts."""
     with zipfile.ZipFile(wheel) as z:
         try:
-            tree = ast.parse(z.read("trl/trainer/sft_trainer.py").decode("utf-8", "replace"))
+            tree = ast.parse(z.read(f"trl/trainer/{module}.py").decode("utf-8", "replace"))
         except (KeyError, SyntaxError):
             return False
     return any(isinstance(n, ast.FunctionDef) and n.name == "add_eos" for n in ast.walk(tree))
@@ -326,11 +328,12 @@ def own_fields(wheel: Path, config: str) -> set[str]:
     }
 
 
-def eos_history() -> dict[str, Any]:
-    """The first release read whose SFTTrainer appends EOS, the last one before it that did
-    not, and the SFTConfig fields no release before it had (a call that sets one was written for
-    a release that appends EOS). TrainingArguments' own fields, which SFTConfig declared again
-    in some releases (to change their defaults), say nothing of the release."""
+def eos_history(module: str = "sft_trainer", config: str = "SFTConfig") -> dict[str, Any]:
+    """The first release read whose trainer (trl/trainer/<module>.py) appends EOS, the last one
+    before it that did not, and the `config` fields no release before it had (a call that sets
+    one was written for a release that appends EOS). TrainingArguments' own fields, which the
+    configs declared again in some releases (to change their defaults), say nothing of the
+    release."""
     import transformers
 
     base = {f.name for f in dataclasses.fields(transformers.TrainingArguments)}
@@ -338,14 +341,14 @@ def eos_history() -> dict[str, Any]:
     before: set[str] = set()
     read = versions()
     for at, (version, wheel) in enumerate(read):
-        if appends_eos(wheel):
-            later = set().union(*(own_fields(w, "SFTConfig") for _, w in read[at:]))
+        if appends_eos(wheel, module):
+            later = set().union(*(own_fields(w, config) for _, w in read[at:]))
             return {
                 "first": version,
                 "last_without": last_without,
                 "config_fields_since": sorted(later - before - base),
             }
-        before |= own_fields(wheel, "SFTConfig")
+        before |= own_fields(wheel, config)
         last_without = version
     return {}
 

@@ -216,6 +216,11 @@ def test_training_arguments_a_1_13_trainer_cannot_take_are_said_with_what_they_k
         """
     )
     _, findings = run(src, select=SELECT)
+    eos = [f for f in findings if "appends the tokenizer's EOS token" in f.message]
+    assert [f.message[:82] for f in eos] == [
+        "TRL 1.13's RewardTrainer appends the tokenizer's EOS token to every chosen and rej"
+    ]
+    findings = [f for f in findings if f not in eos]
     said = [f.message for f in findings]
     assert said[0].startswith(
         "`TrainingArguments` became `RewardConfig`: RewardTrainer took a TrainingArguments up "
@@ -244,7 +249,7 @@ def test_training_arguments_that_unpack_values_are_converted_where_the_reward_tr
         "disable_dropout=False), train_dataset=pairs)\n"
     )
     assert "def trl_config_with(config_class, args, **settings):" in out
-    said = [f.message for f in findings]
+    said = [f.message for f in findings if "appends the tokenizer's EOS token" not in f.message]
     assert said[0].startswith("RewardTrainer took a TrainingArguments up to TRL 0.12.2")
     assert "takes unpacked values (`**extra`)" in said[0] and "disable_dropout=False" in said[0]
     assert said[1].startswith("`max_length` is not set here (the unpacked values may hold it)")
@@ -934,7 +939,14 @@ def _declared(release: str):
 def test_parsed_config_changed_defaults_said():
     out, findings = run(_PARSED, select=SELECT)
     assert out == _PARSED
-    [said] = findings
+    [note, said] = findings
+    # Multimood's reward script: pairs over 1024 tokens are dropped now, over 512 in TRL 0.12-0.13
+    assert (note.line, note.severity, note.fix) == (3, Severity.WARNING, Fix.NONE)
+    assert note.message.startswith(
+        "`max_length` of the parsed RewardConfig, where the command line leaves it out: "
+        "RewardTrainer of TRL 1.13 drops every pair longer than max_length tokens (1024 when "
+        "unset); TRL 0.12-0.13 dropped those over 512"
+    )
     assert (said.line, said.severity, said.fix) == (3, Severity.WARNING, Fix.NONE)
     assert said.message.startswith(
         "the parsed config starts from TRL 1.13's defaults where the command line leaves a "
@@ -952,12 +964,13 @@ def test_parsed_config_keeps_the_declared_release_defaults():
         "parser.set_defaults(bf16=False, disable_dropout=False, gradient_checkpointing=False, "
         "learning_rate=5e-05, logging_steps=500)\nscript_args, config",
     )
-    [said] = findings
+    [note] = [f for f in findings if f.message.startswith("`max_length` of the parsed")]
+    [said] = [f for f in findings if f is not note]
     assert (said.line, said.severity, said.fix) == (3, Severity.WARNING, Fix.APPLIED)
     assert "`parser.set_defaults(...)` keeps those of trl==0.11.4" in said.message
     assert "learning_rate=5e-05 (1.13: 0.0001)" in said.message
     again, more = fix(out)
-    assert again == out and more == []
+    assert again == out and [f.message for f in more] == [note.message]
 
 
 @pytest.mark.parametrize(
@@ -989,8 +1002,28 @@ def test_parsed_config_fields_said(src, expected):
     if expected is None:
         assert findings == []
         return
-    [said] = findings
+    [said] = [f for f in findings if not f.message.startswith("`max_length` of the parsed")]
     assert sorted(re.findall(r"(\w+)=[^ ]+ \([^)]*TRL", said.message)) == expected
+
+
+def test_the_reward_trainer_appending_eos_is_said_unless_the_release_did():
+    """quangtuan-0504/Multimood trains its reward model on chosen/rejected text: TRL 0.24 on
+    append EOS to each (RewardTrainer's `add_eos`), 0.23 and earlier did not."""
+    src = "from trl import RewardConfig, RewardTrainer\nt = RewardTrainer(model=m, args=RewardConfig('o'), train_dataset=pairs)\n"
+    _, findings = run(src, select=SELECT)
+    [eos] = [f for f in findings if "EOS" in f.message]
+    assert eos.message == (
+        "TRL 1.13's RewardTrainer appends the tokenizer's EOS token to every chosen and rejected "
+        "text it tokenizes, which TRL 0.23.1 and earlier did not: if this script ran on those, "
+        "the reward model now scores each text with an EOS at its end (a PPO or RLOO run that "
+        "decodes completions without one reads its score elsewhere) (a dataset already "
+        "tokenized, or of conversations, is left as it is)"
+    )
+    assert (eos.severity, eos.fix) == (Severity.WARNING, Fix.NONE)
+    newer = src.replace("RewardConfig('o')", "RewardConfig('o', pad_token='<pad>')")
+    assert not [f for f in run(newer, select=SELECT)[1] if "EOS" in f.message]
+    declared = _declared("0.24.0")
+    assert not [f for f in declared(src)[1] if "EOS" in f.message]
 
 
 # -- SFTTrainer appends EOS (TRL 0.17 on) ------------------------------------------------------

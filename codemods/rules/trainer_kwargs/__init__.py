@@ -95,7 +95,8 @@ class RewriteTrainerKwargs(RuleTransformer):
                 if name:
                     assigns.setdefault(name, []).append(assign)
         self._drifted: dict[int, str] = {}  # id(config call) -> its class, defaults changed
-        self._sft_calls: set[int] = set()  # id(SFTTrainer call): said to append EOS
+        # id(SFTTrainer or RewardTrainer call) -> its trainer: said to append EOS
+        self._sft_calls: dict[int, str] = {}
         self._kbit_names: dict[str, str] | None = None  # BitsAndBytesConfig names, when asked
         self._late: set[int] = set()  # trainer calls whose moved values are bound below the config
         self._sft_formatting: set[int] = set()  # id(SFTTrainer call): its formatting_func read
@@ -139,8 +140,10 @@ class RewriteTrainerKwargs(RuleTransformer):
             config = self._config_call(call, trainer, assigns)
             if trainer == "SFTTrainer":
                 self._sft_formatting.add(id(call))
-            if trainer == "SFTTrainer" and not _sets_newer_fields(config):
-                self._sft_calls.add(id(call))
+            if trainer in ("SFTTrainer", "RewardTrainer") and not _sets_newer_fields(
+                config, trainer
+            ):
+                self._sft_calls[id(call)] = trainer
             if not self._old_kwargs(call, trainer) and not self._needs_config(config, trainer):
                 continue
             self._trainers[id(call)] = trainer
@@ -285,11 +288,12 @@ class RewriteTrainerKwargs(RuleTransformer):
         releases = self.state.options.trl_releases
         return self.state.options.trl_declared or ", ".join(releases or ())
 
-    def _appends_eos(self, call: cst.Call) -> None:
+    def _appends_eos(self, call: cst.Call, trainer: str) -> None:
         """TRL 1.13's SFTTrainer appends the EOS token to each text (or completion) it tokenizes,
-        which releases before the table's `appends_eos.first` did not: said (nothing to set
-        turns it off), unless the project's TRL release already did it."""
-        entry = table()["SFTTrainer"].get("appends_eos") or {}
+        and its RewardTrainer to each chosen and rejected text, which releases before the
+        table's `appends_eos.first` did not: said (nothing to set turns it off), unless the
+        project's TRL release already did it."""
+        entry = table()[trainer].get("appends_eos") or {}
         first, before = entry.get("first"), entry.get("last_without")
         if not first:
             return
@@ -297,7 +301,19 @@ class RewriteTrainerKwargs(RuleTransformer):
         if releases and all(Version(r) >= Version(first) for r in releases):
             return
         unchanged = "(a dataset already tokenized, or of conversations, is left as it is)"
-        if self._old_kwargs(call, "SFTTrainer") or (
+        texts, learns = (
+            (
+                "every text (and completion)",
+                "the model now also learns to end each example with EOS",
+            )
+            if trainer == "SFTTrainer"
+            else (
+                "every chosen and rejected text",
+                "the reward model now scores each text with an EOS at its end (a PPO or RLOO "
+                "run that decodes completions without one reads its score elsewhere)",
+            )
+        )
+        if self._old_kwargs(call, trainer) or (
             releases and all(Version(r) < Version(first) for r in releases)
         ):
             ran = (
@@ -306,16 +322,14 @@ class RewriteTrainerKwargs(RuleTransformer):
                 else "the TRL release this call was written for (its keywords ran up to 0.12)"
             )
             said = (
-                f"TRL 1.13's SFTTrainer appends the tokenizer's EOS token to every text (and "
-                f"completion) it tokenizes, as TRL {first} on did, and {ran} did not: the model "
-                f"now also learns to end each example with EOS {unchanged}"
+                f"TRL 1.13's {trainer} appends the tokenizer's EOS token to {texts} it "
+                f"tokenizes, as TRL {first} on did, and {ran} did not: {learns} {unchanged}"
             )
         else:
             said = (
-                "TRL 1.13's SFTTrainer appends the tokenizer's EOS token to every text (and "
-                f"completion) it tokenizes, which TRL {before} and earlier did not: if this "
-                f"script ran on those, the model now also learns to end each example with EOS "
-                f"{unchanged}"
+                f"TRL 1.13's {trainer} appends the tokenizer's EOS token to {texts} it "
+                f"tokenizes, which TRL {before} and earlier did not: if this script ran on "
+                f"those, {learns} {unchanged}"
             )
         self.report(call, said, severity=Severity.WARNING, fix=Fix.NONE)
 
@@ -382,6 +396,24 @@ class RewriteTrainerKwargs(RuleTransformer):
                     severity=Severity.WARNING,
                     fix=Fix.NONE,
                 )
+        for config_class in classes:  # settings whose unset value TRL 1.13 reads otherwise
+            row = next(
+                (
+                    r
+                    for r in table().values()
+                    if isinstance(r, dict) and r.get("config") == config_class
+                ),
+                {},
+            )
+            for name, note in row.get("unset_notes", {}).items():
+                if name not in given:
+                    self.report(
+                        call,
+                        f"`{name}` of the parsed {config_class}, where the command line leaves it "
+                        f"out: {note}",
+                        severity=Severity.WARNING,
+                        fix=Fix.NONE,
+                    )
         if said:
             self.report(
                 call,
@@ -469,7 +501,7 @@ class RewriteTrainerKwargs(RuleTransformer):
     # -- the config call gains the settings ---------------------------------------------------
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if id(original_node) in self._sft_calls:
-            self._appends_eos(original_node)
+            self._appends_eos(original_node, self._sft_calls[id(original_node)])
         if id(original_node) in self._sft_formatting:
             self._kbit_unprepared(original_node)
             updated_node = self._per_example(original_node, updated_node)
@@ -1041,10 +1073,10 @@ def _old_default(entry: dict[str, Any], releases: tuple[str, ...]) -> Any:
     return next(iter(found.values())) if len(found) == 1 else _UNKNOWN
 
 
-def _sets_newer_fields(config: cst.Call | None) -> bool:
-    """Whether `config` (the SFTTrainer's `args` call) sets an SFTConfig field that no release
+def _sets_newer_fields(config: cst.Call | None, trainer: str) -> bool:
+    """Whether `config` (the trainer's `args` call) sets a field of its config that no release
     before the first to append EOS had: the script was written for one that appends it."""
-    newer = set(table()["SFTTrainer"].get("appends_eos", {}).get("config_fields_since", ()))
+    newer = set(table()[trainer].get("appends_eos", {}).get("config_fields_since", ()))
     return config is not None and any(_kw(a) in newer for a in config.args)
 
 
