@@ -54,6 +54,34 @@ class FinishPPOImports(RuleTransformer):
         self.top_trl = any(_is_import_from(s, "trl") for s in node.body)
         self.depth = 0
         self.star = any(_is_import_from(s, "trl", star=True) for s in node.body)
+        self.before_try: list[set[str]] = []  # what was imported where each open `try:` began
+        self.in_try_body: list[set[str]] = []  # ... and by its body, while a handler is read
+
+    # An `except ImportError:` branch that does something and then imports the same names
+    # again (an auto-installer's second try, SarbasishChowdhury2002/MedLLM) runs instead of the
+    # `try:` body's imports, not after them: the names that body imported are not there for it.
+    # A branch of imports only (a shim trying a second place) still collapses.
+    def visit_Try(self, node: cst.Try) -> None:
+        self.before_try.append(set(self.have))
+
+    def leave_Try(self, original_node: cst.Try, updated_node: cst.Try) -> cst.Try:
+        self.before_try.pop()
+        return updated_node
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self.in_try_body.append(self.have)
+        if not all(
+            isinstance(s, cst.SimpleStatementLine)
+            and all(isinstance(b, (cst.Import, cst.ImportFrom, cst.Pass)) for b in s.body)
+            for s in getattr(node.body, "body", ())
+        ):
+            self.have = set(self.before_try[-1])
+
+    def leave_ExceptHandler(
+        self, original_node: cst.ExceptHandler, updated_node: cst.ExceptHandler
+    ) -> cst.ExceptHandler:
+        self.have = self.in_try_body.pop() | self.have
+        return updated_node
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.depth += 1

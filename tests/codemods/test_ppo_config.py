@@ -2419,3 +2419,22 @@ def test_minibatches_within_the_accumulation_steps_are_dropped():
         f.message.startswith("`num_mini_batches` dropped: since TRL 0.17 it only split the rollout")
         for f in findings
     )
+
+
+def test_an_except_import_error_branch_imports_the_new_names_again():
+    """SarbasishChowdhury2002/MedLLM installs its dependencies in `except ImportError:` and
+    imports them again there: that branch runs instead of the `try:` body's imports, so it needs
+    the new names too (it lost them, a NameError on the fallback path)."""
+    before = dedent(
+        """
+        try:
+            from trl import PPOConfig
+        except ImportError:
+            os.system("pip install trl")
+            from trl import PPOConfig
+        config = PPOConfig(output_dir="o", num_ppo_epochs=2, total_episodes=None)
+        """
+    )
+    out, _ = run(before, select=SELECT)
+    assert out.count("from trl import RLOOConfig\n") == 2
+    assert run(out, select=SELECT)[0] == out
