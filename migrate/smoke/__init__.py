@@ -114,6 +114,12 @@ def _env(tmp: str, steps: int, store: str | None, *, stand_ins: bool = True) -> 
     home = os.path.join(tmp, "hf-home")
     env.update(
         {
+            # A script's own `pip install` (an auto-installer in `except ImportError:`, MedLLM's)
+            # runs in a subprocess the socket guard does not reach: without an index it
+            # installs nothing, so the interpreter the smoke run uses stays as it was
+            "PIP_NO_INDEX": "1",
+            "UV_OFFLINE": "1",
+            "CONDA_OFFLINE": "true",
             "HF_HUB_OFFLINE": "1",
             "HF_DATASETS_OFFLINE": "1",
             "TRANSFORMERS_OFFLINE": "1",

@@ -295,6 +295,29 @@ def test_a_script_that_tries_the_network_gets_the_offline_error(tmp_path, store,
     assert result.findings[0].line == 4 and "offline" in result.findings[0].message
 
 
+def test_a_scripts_own_pip_install_finds_no_index_and_changes_nothing(tmp_path, store):
+    """SarbasishChowdhury2002/MedLLM runs `pip install ...` in its `except ImportError:`: in a
+    smoke run that subprocess must not reach an index (it once replaced this machine's torch)."""
+    script = _script(
+        tmp_path,
+        """
+        import subprocess, sys
+        rc = subprocess.call([sys.executable, "-m", "pip", "install", "--no-deps", "six==1.10.0"])
+        print("PIP_RC", rc)
+    """,
+    )
+    result = smoke_script(script, store=store, timeout=120)
+    assert _codes(result) == ["TRL413"]  # it ran to the end, trained nothing
+    [rc] = [ln.split()[1] for ln in result.log_tail.splitlines() if ln.startswith("PIP_RC")]
+    assert rc != "0" and "six==1.10.0" in result.log_tail
+    import importlib.metadata
+
+    try:
+        assert importlib.metadata.version("six") != "1.10.0"
+    except importlib.metadata.PackageNotFoundError:
+        pass  # not installed before the run, nor after it
+
+
 def test_the_temporary_folder_is_removed_and_outputs_stay_in_it(tmp_path, store):
     script = _script(
         tmp_path,
