@@ -1353,3 +1353,42 @@ def test_bf16_is_kept_beside_an_fp16_that_may_be_false(fp16, pinned):
     src = f"import torch\nfrom trl import RewardConfig\nc = RewardConfig(output_dir='o', fp16={fp16})\n"
     out, _ = _declared("0.15.2")(src)
     assert ("bf16=False" in out) is pinned, out
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param(
+            "from trl import SFTTrainer\nfrom trl.trainer import ConstantLengthDataset\n"
+            "ds = ConstantLengthDataset(tok, raw, seq_length=1024)\n"
+            "t = SFTTrainer(model, train_dataset=ds, peft_config=None)\n",
+            id="bound-to-a-name",
+        ),
+        pytest.param(
+            "from trl import SFTTrainer\nfrom trl.trainer import ConstantLengthDataset\n"
+            "def create_datasets(tok, args):\n"
+            "    return ConstantLengthDataset(tok, a), ConstantLengthDataset(tok, b)\n"
+            "train_dataset, eval_dataset = create_datasets(tok, args)\n"
+            "t = SFTTrainer(model, train_dataset=train_dataset, eval_dataset=eval_dataset)\n",
+            id="built-by-a-function-of-the-file",
+        ),
+    ],
+)
+def test_a_constant_length_dataset_handed_to_sft_trainer_is_a_todo(src):
+    """stack_llama_2's sft_llama2.py and its copies: TRL 1.13's SFTTrainer refuses a torch
+    IterableDataset (TypeError) where the old one trained on it as it was."""
+    out, findings = run(src, select=SELECT)
+    [todo] = [f for f in findings if "ConstantLengthDataset" in f.message]
+    assert todo.fix is Fix.MANUAL and todo.message.startswith(
+        "`train_dataset` is a ConstantLengthDataset (a torch IterableDataset of packed token ids)"
+    )
+    assert out.count("# TODO(trl-migrate TRL109): `train_dataset` is a ConstantLengthDataset") == 1
+    assert run(out, select=SELECT)[0] == out
+
+
+def test_a_datasets_dataset_handed_to_sft_trainer_is_no_constant_length_todo():
+    src = (
+        "from trl import SFTTrainer\nfrom trl.trainer import ConstantLengthDataset\n"
+        "ds = load_dataset('x')\nt = SFTTrainer(model, train_dataset=ds)\n"
+    )
+    assert not [f for f in run(src, select=SELECT)[1] if "ConstantLengthDataset" in f.message]

@@ -504,6 +504,7 @@ class RewriteTrainerKwargs(RuleTransformer):
             self._appends_eos(original_node, self._sft_calls[id(original_node)])
         if id(original_node) in self._sft_formatting:
             self._kbit_unprepared(original_node)
+            self._constant_length(original_node)
             updated_node = self._per_example(original_node, updated_node)
         plan = self._plans.get(id(original_node))
         if plan is not None:
@@ -739,6 +740,29 @@ class RewriteTrainerKwargs(RuleTransformer):
             return None, ""
         maker = edits.code(last.value.func).strip()
         return ("drop" if _block_of(tree, last) == _block_of(tree, call) else "todo"), maker
+
+    def _constant_length(self, call: cst.Call) -> None:
+        """An SFTTrainer call given a `ConstantLengthDataset` (TRL's torch IterableDataset of
+        packed token ids, written into the file by TRL101 or the script's own) as its train or
+        eval dataset: SFTTrainer up to TRL 0.12 trained on it as it was, TRL 1.13's refuses any
+        dataset but `datasets`' (TypeError). A TODO: what replaces it is the user's choice
+        (stack_llama_2's sft_llama2.py and its copies, dadpo-'s phi-2 script)."""
+        makers = _constant_length_makers(self._module)
+        for key in ("train_dataset", "eval_dataset"):
+            arg = edits.kwarg(call, key)
+            if arg is None or not _constant_length_value(arg.value, makers):
+                continue
+            self.todo(
+                call,
+                f"`{key}` is a ConstantLengthDataset (a torch IterableDataset of packed token "
+                "ids), which SFTTrainer up to TRL 0.12 trained on as it was; TRL 1.13's "
+                "SFTTrainer takes only a `datasets` Dataset or IterableDataset and raises "
+                "TypeError on it: hand it the text dataset with `packing=True, "
+                'packing_strategy="wrapped", max_length=<seq_length>` in its SFTConfig (texts '
+                "concatenated and cut into chunks, as ConstantLengthDataset did), or train on "
+                "it with transformers' Trainer, which takes a torch dataset",
+            )
+            return
 
     def _kbit_unprepared(self, call: cst.Call) -> None:
         """An SFTTrainer call given `peft_config=` and a model this function loads in 8 or 4
@@ -1071,6 +1095,44 @@ def _old_default(entry: dict[str, Any], releases: tuple[str, ...]) -> Any:
         else:
             return _UNKNOWN
     return next(iter(found.values())) if len(found) == 1 else _UNKNOWN
+
+
+def _is_constant_length_call(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Call) and (
+        (get_full_name_for_node(node.func) or "").rpartition(".")[2] == "ConstantLengthDataset"
+    )
+
+
+def _constant_length_makers(module: cst.Module) -> tuple[set[str], set[str]]:
+    """The names the module binds to a `ConstantLengthDataset(...)` call, and its functions
+    that build one (`create_datasets` returning a train and an eval ConstantLengthDataset)."""
+    names: set[str] = set()
+    for assign in walk.find_all(module, cst.Assign):
+        if _is_constant_length_call(assign.value):
+            names.update(n for t in assign.targets if (n := get_full_name_for_node(t.target)))
+    functions = {
+        f.name.value
+        for f in walk.find_all(module, cst.FunctionDef)
+        if any(_is_constant_length_call(c) for c in walk.find_all(f, cst.Call))
+    }
+    for assign in walk.find_all(module, cst.Assign):
+        value = assign.value
+        if isinstance(value, cst.Call) and get_full_name_for_node(value.func) in functions:
+            for t in assign.targets:
+                targets = (
+                    [e.value for e in t.target.elements]
+                    if isinstance(t.target, (cst.Tuple, cst.List))
+                    else [t.target]
+                )
+                names.update(n for e in targets if (n := get_full_name_for_node(e)))
+    return names, functions
+
+
+def _constant_length_value(value: cst.BaseExpression, makers: tuple[set[str], set[str]]) -> bool:
+    names, _ = makers
+    if _is_constant_length_call(value):
+        return True
+    return isinstance(value, cst.Name) and value.value in names
 
 
 def _sets_newer_fields(config: cst.Call | None, trainer: str) -> bool:
