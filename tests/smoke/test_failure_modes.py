@@ -310,12 +310,11 @@ def test_a_scripts_own_pip_install_finds_no_index_and_changes_nothing(tmp_path, 
     assert _codes(result) == ["TRL413"]  # it ran to the end, trained nothing
     [rc] = [ln.split()[1] for ln in result.log_tail.splitlines() if ln.startswith("PIP_RC")]
     assert rc != "0" and "six==1.10.0" in result.log_tail
+    import contextlib
     import importlib.metadata
 
-    try:
+    with contextlib.suppress(importlib.metadata.PackageNotFoundError):  # not installed at all
         assert importlib.metadata.version("six") != "1.10.0"
-    except importlib.metadata.PackageNotFoundError:
-        pass  # not installed before the run, nor after it
 
 
 def test_the_temporary_folder_is_removed_and_outputs_stay_in_it(tmp_path, store):
