@@ -946,3 +946,29 @@ def test_callbacks_kept_are_said_to_count_optimizer_steps(given, said):
     if said:
         assert found[0].severity is Severity.WARNING
         assert "acts that many times sooner" in found[0].message
+
+
+def test_a_trainer_class_bound_to_a_name_keeps_a_todo_where_a_type_or_check_is_renamed():
+    """JulesGM/Marg-Li-CoT picks its trainer class into `trainer_class`, then builds it with
+    PPO's arguments: renamed, RLOOTrainer would get them, unseen."""
+    before = dedent(
+        """
+        import trl
+
+        trainer_class = trl.PPOTrainer
+        ok = isinstance(t, trl.PPOTrainer)
+
+
+        def run(t: trl.PPOTrainer) -> None:
+            pass
+        """
+    )
+    out, findings = run(before, select=("TRL104",))
+    assert "trainer_class = trl.PPOTrainer\n" in out
+    assert "ok = isinstance(t, trl.RLOOTrainer)\n" in out
+    assert "def run(t: trl.RLOOTrainer) -> None:\n" in out
+    [todo] = [f for f in findings if f.fix is Fix.MANUAL]
+    assert todo.line == 3 and todo.message.startswith(
+        "`PPOTrainer` is used here other than as a type, in a check or as a base class"
+    )
+    assert run(out, select=("TRL104",))[0] == out

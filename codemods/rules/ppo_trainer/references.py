@@ -161,3 +161,41 @@ class TrainerReferences(TrainerPass):
 
     def renamed_message(self, found: tuple[str, str | None]) -> tuple[str, Severity]:
         return f"`{found[0]}` was removed; `{self.new_name}` takes its place", Severity.ERROR
+
+    def unsafe_reference(self, node: cst.CSTNode, found: tuple[str, str | None]) -> str | None:
+        """A reference to the PPO trainer class that code builds elsewhere, with PPO's
+        arguments (`trainer_class = trl.PPOTrainer`, then `trainer_class(config=..., ...)`,
+        JulesGM/Marg-Li-CoT): renamed, it would hand the successor arguments it does not take,
+        unseen. An annotation, an `isinstance`/`issubclass` check or a class's base (TRL107's)
+        is renamed."""
+        tree = self.walked_tree()
+        at = tree.index.get(id(node)) if tree is not None else None
+        if at is None:
+            return None
+        nodes, parents = tree.nodes, tree.parents  # type: ignore[union-attr]
+        up = parents[at]
+        while up >= 0:
+            if isinstance(nodes[up], cst.Annotation):
+                return None
+            up = parents[up]
+        child, up = at, parents[at]
+        while up >= 0 and isinstance(nodes[up], (cst.Element, cst.Tuple, cst.List)):
+            child, up = up, parents[up]
+        holder = nodes[up] if up >= 0 else None
+        outer = nodes[parents[up]] if isinstance(holder, cst.Arg) and parents[up] >= 0 else None
+        if isinstance(outer, cst.ClassDef):
+            return None
+        if isinstance(outer, cst.Call) and get_full_name_for_node(outer.func) in (
+            "isinstance",
+            "issubclass",
+        ):
+            return None
+        if isinstance(holder, cst.Call) and holder.func is nodes[child]:
+            return None  # the class called: call.py's
+        return (
+            f"`{found[0]}` is used here other than as a type, in a check or as a base class; "
+            f"TRL 1.13 has no `{found[0]}`, and `{self.new_name}` takes other arguments (reward "
+            "functions, no value model, no step(), generation inside train()): where this class "
+            f"is built, write the call out as `{self.new_name}(...)` following docs/rules.md "
+            "(TRL104)"
+        )
