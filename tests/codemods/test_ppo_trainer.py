@@ -972,3 +972,30 @@ def test_a_trainer_class_bound_to_a_name_keeps_a_todo_where_a_type_or_check_is_r
         "`PPOTrainer` is used here other than as a type, in a check or as a base class"
     )
     assert run(out, select=("TRL104",))[0] == out
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        pytest.param("ppo_model = peft_model", id="alias-as-TRL102-writes-it"),
+        pytest.param(
+            "ppo_model = AutoModelForCausalLMWithValueHead.from_pretrained(peft_model)",
+            id="wrapped-around-the-peft-model",
+        ),
+    ],
+)
+def test_a_policy_made_from_a_peft_model_object_keeps_its_adapter_reference(policy):
+    """The FLAN-T5 detoxification lab wraps a PeftModel in a value-head model: RLOO's
+    reference is the adapter's starting state, not a reload from a path."""
+    src = dedent(
+        f"""
+        from peft import PeftModel
+        from trl import PPOConfig, PPOTrainer
+        peft_model = PeftModel.from_pretrained(base, "adapter", is_trainable=True)
+        {policy}
+        trainer = PPOTrainer(config=PPOConfig(batch_size=4), model=ppo_model, ref_model=ref_model, tokenizer=tok, dataset=ds)
+        """
+    )
+    _, findings = run(src, select=SELECT)
+    [said] = [f for f in findings if f.message.startswith("`ref_model` dropped")]
+    assert said.message.startswith("`ref_model` dropped: the policy is a PEFT model")

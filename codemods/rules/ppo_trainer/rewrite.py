@@ -254,6 +254,13 @@ def _models(module: cst.Module) -> tuple[dict[str, set[str]], dict[str, str], di
     class _Find(walk.Visitor):
         def visit_Assign(self, node: cst.Assign) -> None:
             value = node.value
+            if isinstance(value, cst.Name) and value.value in peft:
+                # `ppo_model = peft_model`: what TRL102 makes of a value-head model wrapped
+                # around a PeftModel object (the FLAN-T5 detoxification lab)
+                for t in node.targets:
+                    if name := get_full_name_for_node(t.target):
+                        peft.setdefault(name, peft[value.value])
+                return
             if not isinstance(value, cst.Call):
                 return
             value = _moved(value)  # `X.from_pretrained(...).to(device)` is that load
@@ -275,6 +282,12 @@ def _models(module: cst.Module) -> tuple[dict[str, set[str]], dict[str, str], di
             if last == "get_peft_model" or (last == "from_pretrained" and "Peft" in owner):
                 for target in targets:
                     peft.setdefault(target, name)
+            first = value.args[0].value if value.args else None
+            if last == "from_pretrained" and isinstance(first, cst.Name) and first.value in peft:
+                # a value-head model wrapped around a PeftModel object (the FLAN-T5
+                # detoxification lab's `from_pretrained(peft_model, is_trainable=True)`)
+                for target in targets:
+                    peft.setdefault(target, peft[first.value])
 
     walk.visit(module, _Find())
     return loaded, peft, dtypes
