@@ -2256,3 +2256,72 @@ def test_apex_settings_transformers_5_removed_leave_the_call(given, severity, sa
     assert (f.line, f.severity, f.fix) == (3, severity, Fix.APPLIED)
     assert f.message.startswith(f"`{given}` was removed: transformers 5.0 removed ")
     assert said in f.message
+
+
+# -- Trainer.__init__ by position (transformers 4.46 inserted compute_loss_func) -------------
+TRAINER_SUBCLASS = """\
+import trl
+from transformers import Trainer
+
+
+class ClassifierTrainer(Trainer):
+    def __init__(self, model, args, data_collator, train_dataset, eval_dataset, tokenizer, model_init, compute_metrics, callbacks, optimizers, preprocess_logits_for_metrics):
+        super().__init__({args})
+"""
+FORWARDED = "model, args, data_collator, train_dataset, eval_dataset, tokenizer, model_init, compute_metrics, callbacks, optimizers, preprocess_logits_for_metrics"
+
+
+def test_a_trainer_subclass_forwarding_its_arguments_by_position_names_the_shifted_ones():
+    """avinashreddych/dadpo-'s ClassifierTrainer: from 4.46 `compute_metrics` would land on
+    `compute_loss_func` and the optimizers tuple on `callbacks` (TypeError on transformers 5)."""
+    before = TRAINER_SUBCLASS.format(args=FORWARDED)
+    after = TRAINER_SUBCLASS.format(
+        args="model, args, data_collator, train_dataset, eval_dataset, tokenizer, model_init, "
+        "compute_metrics=compute_metrics, callbacks=callbacks, optimizers=optimizers, "
+        "preprocess_logits_for_metrics=preprocess_logits_for_metrics"
+    )
+    findings = assert_fixes(before, after, select=SELECT)
+    [said] = [f for f in findings if "compute_loss_func" in f.message]
+    assert said.line == 7 and said.message.endswith(
+        "compute_metrics, callbacks, optimizers, preprocess_logits_for_metrics are passed by "
+        "keyword now, as their names say"
+    )
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param(
+            TRAINER_SUBCLASS.format(args="model, args, None, tr, ev, tok, None, metrics"),
+            id="values-not-names",
+        ),
+        pytest.param(
+            "import trl\nfrom transformers import Trainer\nt = Trainer(m, a, c, tr, ev, tok, None, metric_fn)\n",
+            id="a-trainer-call-with-a-value",
+        ),
+    ],
+)
+def test_other_arguments_past_the_seventh_by_position_are_a_todo(src):
+    out, findings = run(src, select=SELECT)
+    assert out.count("# TODO(trl-migrate TRL108): transformers 4.46 put `compute_loss_func`") == 1
+    assert run(out, select=SELECT)[0] == out
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param(
+            TRAINER_SUBCLASS.format(
+                args="model, args, data_collator, train_dataset, eval_dataset, tokenizer, model_init"
+            ),
+            id="seven-by-position",
+        ),
+        pytest.param(
+            TRAINER_SUBCLASS.replace("(Trainer)", "(MyBase)").format(args=FORWARDED),
+            id="not-a-transformers-trainer",
+        ),
+        pytest.param(TRAINER_SUBCLASS.format(args="*pos"), id="unpacked"),
+    ],
+)
+def test_trainer_positions_noop(src):
+    assert not [f for f in assert_noop(src, select=SELECT) if "compute_loss_func" in f.message]

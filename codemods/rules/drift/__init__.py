@@ -28,10 +28,11 @@ from codemods import edits, inline, quantization, walk
 from codemods.base import Rule, RuleTransformer
 from codemods.config_vars import config_vars
 from codemods.edits import KEEP, REMOVE, alias_asname, alias_name, new_alias, rewrite_import_from
-from codemods.rules.drift import clashes, dtypes, hooks, scores, tokenizers
+from codemods.rules.drift import clashes, dtypes, hooks, positional, scores, tokenizers
 from codemods.rules.drift.clashes import ParserClashes
 from codemods.rules.drift.dtypes import ModelDtypes
 from codemods.rules.drift.hooks import TrainerHooks
+from codemods.rules.drift.positional import TrainerPositions
 from codemods.rules.drift.quantized import QuantizedLoads
 from codemods.rules.drift.scores import PipelineScores
 from codemods.rules.drift.tokenizers import TokenizerCalls
@@ -86,6 +87,7 @@ class RewriteDrift(
     ModelDtypes,
     QuantizedLoads,
     TrainerHooks,
+    TrainerPositions,
     ParserClashes,
     RuleTransformer,
 ):
@@ -94,7 +96,7 @@ class RewriteDrift(
         sorted(
             {*table()["keywords"], *table()["dropped"], *table()["switches"]}
             | {scores.FLAG, *tokenizers.NAMES, *clashes.NAMES}
-            | {*quantization.FLAGS, "model_kwargs", *hooks.HOOKS}
+            | {*quantization.FLAGS, "model_kwargs", *hooks.HOOKS, *positional.NAMES}
             # an old value is the trigger, or its keyword where the value is None (in every file)
             | {
                 key if old == "None" else old
@@ -224,7 +226,9 @@ class RewriteDrift(
         ids = self.state.identifiers
         named = ids is None or ids.has_any(tuple(config_fields()))
         fields = CONFIG_FIELDS if named else ()
-        return (*self.NAMES, *fields, *self.scores_focus(), *loads)
+        # `super().__init__(...)` of a Trainer subclass names neither the class nor the table
+        inits = ("__init__",) if ids is None or ids.has_any(positional.NAMES) else ()
+        return (*self.NAMES, *fields, *self.scores_focus(), *loads, *inits)
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
@@ -275,6 +279,7 @@ class RewriteDrift(
         call = self.tokenizer_call(original_node, self._keywords(original_node, updated_node))
         call = self.dtype_call(original_node, call)
         call = self.quantized_call(original_node, call)
+        call = self.positional_call(original_node, call)
         return self.scores_call(original_node, call)
 
     def _gone_kwargs(self, call: cst.Call) -> None:
