@@ -2296,7 +2296,9 @@ def test_a_trainer_subclass_forwarding_its_arguments_by_position_names_the_shift
             id="values-not-names",
         ),
         pytest.param(
-            "import trl\nfrom transformers import Trainer\nt = Trainer(m, a, c, tr, ev, tok, None, metric_fn)\n",
+            "import trl\nfrom transformers import Trainer\n"
+            "def compute_metrics(p):\n    return {}\n"
+            "t = Trainer(m, a, c, tr, ev, tok, None, compute_metrics, None, (opt, None))\n",
             id="a-trainer-call-with-a-value",
         ),
     ],

@@ -227,7 +227,7 @@ class RewriteDrift(
         named = ids is None or ids.has_any(tuple(config_fields()))
         fields = CONFIG_FIELDS if named else ()
         # `super().__init__(...)` of a Trainer subclass names neither the class nor the table
-        inits = ("__init__",) if ids is None or ids.has_any(positional.NAMES) else ()
+        inits = ("__init__",) if ids is None or ids.has_any(positional.FOCUS) else ()
         return (*self.NAMES, *fields, *self.scores_focus(), *loads, *inits)
 
     def leave_SimpleStatementLine(

@@ -35,7 +35,11 @@ BEFORE_4_46 = (
 )
 SHIFTED_FROM = 7
 TRAINERS = ("transformers.Trainer", "transformers.trainer.Trainer", "transformers.Seq2SeqTrainer")
-NAMES = ("Trainer", "Seq2SeqTrainer")  # a file that names neither has no such call
+# what makes a file that does not use TRL worth parsing for this: the forwarding call names
+# them (naming `Trainer` would parse every training script); a file parsed for another reason
+# is read whole (FOCUS)
+NAMES = ("compute_metrics", "preprocess_logits_for_metrics")
+FOCUS = ("Trainer", "Seq2SeqTrainer")
 
 
 class TrainerPositions(RuleTransformer):
