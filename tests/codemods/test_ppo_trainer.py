@@ -957,6 +957,7 @@ def test_a_trainer_class_bound_to_a_name_keeps_a_todo_where_a_type_or_check_is_r
 
         trainer_class = trl.PPOTrainer
         ok = isinstance(t, trl.PPOTrainer)
+        base = super(trl.PPOTrainer, t)
 
 
         def run(t: trl.PPOTrainer) -> None:
@@ -966,6 +967,7 @@ def test_a_trainer_class_bound_to_a_name_keeps_a_todo_where_a_type_or_check_is_r
     out, findings = run(before, select=("TRL104",))
     assert "trainer_class = trl.PPOTrainer\n" in out
     assert "ok = isinstance(t, trl.RLOOTrainer)\n" in out
+    assert "base = super(trl.RLOOTrainer, t)\n" in out  # a subclass's base: TRL107's
     assert "def run(t: trl.RLOOTrainer) -> None:\n" in out
     [todo] = [f for f in findings if f.fix is Fix.MANUAL]
     assert todo.line == 3 and todo.message.startswith(

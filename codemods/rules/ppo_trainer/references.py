@@ -188,6 +188,7 @@ class TrainerReferences(TrainerPass):
         if isinstance(outer, cst.Call) and get_full_name_for_node(outer.func) in (
             "isinstance",
             "issubclass",
+            "super",  # `super(PPOTrainer, self)` in a subclass: the base's rename (TRL107's)
         ):
             return None
         if isinstance(holder, cst.Call) and holder.func is nodes[child]:
