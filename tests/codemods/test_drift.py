@@ -2323,6 +2323,14 @@ def test_other_arguments_past_the_seventh_by_position_are_a_todo(src):
             id="not-a-transformers-trainer",
         ),
         pytest.param(TRAINER_SUBCLASS.format(args="*pos"), id="unpacked"),
+        pytest.param(  # optimum-habana's GaudiTrainer: written for transformers 4.46 on
+            TRAINER_SUBCLASS.format(
+                args="model, args, data_collator, train_dataset, eval_dataset, processing_class, "
+                "model_init, compute_loss_func, compute_metrics, callbacks, optimizers, "
+                "optimizer_cls_and_kwargs, preprocess_logits_for_metrics"
+            ),
+            id="the-order-of-4-46-on",
+        ),
     ],
 )
 def test_trainer_positions_noop(src):

@@ -34,6 +34,19 @@ BEFORE_4_46 = (
     "preprocess_logits_for_metrics",
 )
 SHIFTED_FROM = 7
+# 4.46 and later, in order: a call forwarding these names was written for them already
+# (optimum-habana's GaudiTrainer)
+SINCE_4_46 = (
+    *BEFORE_4_46[:5],
+    "processing_class",
+    "model_init",
+    "compute_loss_func",
+    "compute_metrics",
+    "callbacks",
+    "optimizers",
+    "optimizer_cls_and_kwargs",
+    "preprocess_logits_for_metrics",
+)
 TRAINERS = ("transformers.Trainer", "transformers.trainer.Trainer", "transformers.Seq2SeqTrainer")
 # what makes a file that does not use TRL worth parsing for this: the forwarding call names
 # them (naming `Trainer` would parse every training script); a file parsed for another reason
@@ -53,6 +66,12 @@ class TrainerPositions(RuleTransformer):
             return updated
         if not self._builds_a_trainer(original):
             return updated
+        if all(
+            isinstance(a.value, cst.Name) and i < len(SINCE_4_46) and a.value.value == SINCE_4_46[i]
+            for i, a in enumerate(positional)
+            if i >= SHIFTED_FROM
+        ):
+            return updated  # the order of 4.46 on, by its names
         if len(positional) > len(BEFORE_4_46) or any(
             not (isinstance(a.value, cst.Name) and a.value.value == BEFORE_4_46[i])
             for i, a in enumerate(positional)
