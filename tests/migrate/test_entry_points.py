@@ -264,6 +264,7 @@ def test_fixture_repo_entry_point_proves_the_library_module(tmp_path):
             "also": [],
             "unresolved": [],
             "left_out": [],
+            "config_left_out": [],
         }
     ]
     assert [(m.path, m.why) for m in missing] == [

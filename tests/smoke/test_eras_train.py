@@ -36,7 +36,7 @@ EXPECTED = {
     "experimental_1_12.py": TRAINS,
     "stack_llama_steps_0_11.py": TRAINS,  # `if epoch >= N: break` -> max_steps, reward pipeline -> reward_fn
     # No loop, so no reward: TRL104's TODO sits on the trainer call.
-    "stack_llama_lora_0_8.py": ("TRL412", 96, "reward_funcs"),
+    "stack_llama_lora_0_8.py": ("TRL412", 97, "reward_funcs"),
     # Library code: no trainer at all.
     "core_helpers_0_13.py": ("TRL413", 0, "built no Trainer"),
     "valuehead_only.py": ("TRL413", 0, "built no Trainer"),
