@@ -4,6 +4,7 @@ is handled (renamed to the target class, or a TODO saying why not)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar
 
 import libcst as cst
@@ -11,6 +12,20 @@ import libcst as cst
 from codemods import ppo, walk
 from codemods.base import RuleTransformer
 from migrate.kernel.findings import Severity
+
+
+@dataclasses.dataclass(frozen=True)
+class ReferencePlace:
+    """A class reference's place: `child` is the reference or the tuple/list holding it,
+    `holder` the node above that (an `Arg`, an `Assign`, ...), `outer` the node an `Arg`
+    belongs to (a `Call`, a `ClassDef`), `above` the node above that one, and `in_sequence`
+    whether the reference sits in a tuple or list."""
+
+    child: cst.CSTNode
+    holder: cst.CSTNode | None
+    outer: cst.CSTNode | None
+    above: cst.CSTNode | None
+    in_sequence: bool
 
 
 class PPOClassPass(RuleTransformer):
@@ -74,6 +89,29 @@ class PPOClassPass(RuleTransformer):
     def unsafe_reference(self, node: cst.CSTNode, found: tuple[str, str | None]) -> str | None:
         """Why renaming this reference (not a call) could change what the code does, or None."""
         return None
+
+    def reference_place(self, node: cst.CSTNode) -> ReferencePlace | None:
+        """Where a reference to a PPO class stands, for `unsafe_reference`: None inside an
+        annotation (where a rename changes nothing) or where the tree is not known."""
+        tree = self.walked_tree()
+        at = tree.index.get(id(node)) if tree is not None else None
+        if at is None:
+            return None
+        nodes, parents = tree.nodes, tree.parents  # type: ignore[union-attr]
+        up = parents[at]
+        while up >= 0:
+            if isinstance(nodes[up], cst.Annotation):
+                return None
+            up = parents[up]
+        # out of a tuple or list of classes, to the node that holds it
+        child, up = at, parents[at]
+        while up >= 0 and isinstance(nodes[up], (cst.Element, cst.Tuple, cst.List)):
+            child, up = up, parents[up]
+        holder = nodes[up] if up >= 0 else None
+        outer_at = parents[up] if isinstance(holder, cst.Arg) and up >= 0 else -1
+        outer = nodes[outer_at] if outer_at >= 0 else None
+        above = nodes[parents[outer_at]] if outer_at >= 0 and parents[outer_at] >= 0 else None
+        return ReferencePlace(nodes[child], holder, outer, above, child != at)
 
     def renamed_message(self, found: tuple[str, str | None]) -> tuple[str, Severity]:
         raise NotImplementedError

@@ -213,18 +213,7 @@ def _findings(
             message = f"`{key}` is not a field of the rewritten script's config: {why}" + (
                 " (JSON holds no comment: this finding is the TODO)" if json_file else ""
             )
-        fixed = (change.new or change.drop or change.value) and done
-        findings.append(
-            Finding(
-                change.code,
-                Severity.WARNING,
-                full,
-                line,
-                0,
-                message,
-                Fix.APPLIED if fixed else Fix.MANUAL,
-            )
-        )
+        findings.append(change_finding(change, full, line, message, done=done))
     if defaults:
         shown = ", ".join(f"{k}: {v!r}" for k, v in defaults.items())
         findings.append(
@@ -245,6 +234,18 @@ def _findings(
             )
         )
     return findings
+
+
+def change_finding(change: Any, path: str, line: int, message: str, *, done: bool) -> Any:
+    """The finding for one launch flag or config key (codemods.launch_flags.FlagChange) at its
+    line: applied where a new spelling, a removal or a new value was written in, else for a
+    human."""
+    from migrate.kernel.findings import Finding, Severity
+
+    fixed = bool(change.new or change.drop or change.value) and done
+    return Finding(
+        change.code, Severity.WARNING, path, line, 0, message, Fix.APPLIED if fixed else Fix.MANUAL
+    )
 
 
 def with_local_imports(script: str, text: str, root: str) -> str:

@@ -12,7 +12,13 @@ from functools import partial
 from typing import Any
 
 from codemods.base import Options
-from migrate.api.config_files import CLI_CHANGED, declares, launch_configs, with_local_imports
+from migrate.api.config_files import (
+    CLI_CHANGED,
+    change_finding,
+    declares,
+    launch_configs,
+    with_local_imports,
+)
 from migrate.api.fix import DIFF, WRITE, FixReport, fix_paths
 from migrate.kernel.findings import FileResult, Fix, Status
 
@@ -129,7 +135,6 @@ def launch_flags(
     from codemods import launch_flags as flags
     from codemods.base import todo_comment
     from migrate.kernel.files import atomic_write
-    from migrate.kernel.findings import Finding, Severity
     from migrate.smoke.entry_points import project_root
     from migrate.smoke.launchers import SHELL_SUFFIXES
 
@@ -233,19 +238,7 @@ def launch_flags(
                     for i in range(line - 1, min(end, len(physical))):
                         physical[i] = rewrite(physical[i])
                     _end_command(physical, line - 1, min(end, len(physical)))
-                findings.append(
-                    Finding(
-                        change.code,
-                        Severity.WARNING,
-                        full,
-                        line,
-                        0,
-                        message,
-                        Fix.APPLIED
-                        if (change.new or change.drop or change.value) and edit
-                        else Fix.MANUAL,
-                    )
-                )
+                findings.append(change_finding(change, full, line, message, done=edit))
         status = Status.UNCHANGED
         if edit:
             for line in sorted(todos, reverse=True):

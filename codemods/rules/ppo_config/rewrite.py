@@ -246,33 +246,20 @@ class RewritePPOConfig(ConfigReads, UsageDocstring, FlagClashes, ConfigPass):
         nothing, in a parser's classes `set_defaults` keeps PPO's defaults (usage.py); anywhere
         else (`{"ppo": PPOConfig}[name](**kwargs)`, `cls = PPOConfig`) the class would be built
         from TRL 1.13's defaults, with PPO's field names, unseen."""
-        tree = self.walked_tree()
-        at = tree.index.get(id(node)) if tree is not None else None
-        if at is None:
+        place = self.reference_place(node)
+        if place is None:
             return None
-        nodes, parents = tree.nodes, tree.parents  # type: ignore[union-attr]
-        up = parents[at]
-        while up >= 0:
-            if isinstance(nodes[up], cst.Annotation):
-                return None
-            up = parents[up]
-        # out of a tuple or list of classes, to the argument that holds it
-        child, up = at, parents[at]
-        while up >= 0 and isinstance(nodes[up], (cst.Element, cst.Tuple, cst.List)):
-            child, up = up, parents[up]
-        holder = nodes[up] if up >= 0 else None
-        call = nodes[parents[up]] if isinstance(holder, cst.Arg) and parents[up] >= 0 else None
+        call = place.outer
         if isinstance(call, cst.Call):
             callee = get_full_name_for_node(call.func)
             if callee in ("isinstance", "issubclass"):
                 return None
-            assign = nodes[parents[parents[up]]] if parents[parents[up]] >= 0 else None
             if (
                 is_parser(callee)
-                and call.args[0] is holder
-                and child != at
-                and isinstance(assign, cst.Assign)
-                and assign.value is call
+                and call.args[0] is place.holder
+                and place.in_sequence
+                and isinstance(place.above, cst.Assign)
+                and place.above.value is call
             ):
                 return None  # `p = HfArgumentParser((..., PPOConfig))`: usage.py's set_defaults
         return (

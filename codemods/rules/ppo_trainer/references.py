@@ -168,21 +168,10 @@ class TrainerReferences(TrainerPass):
         JulesGM/Marg-Li-CoT): renamed, it would hand the successor arguments it does not take,
         unseen. An annotation, an `isinstance`/`issubclass` check or a class's base (TRL107's)
         is renamed."""
-        tree = self.walked_tree()
-        at = tree.index.get(id(node)) if tree is not None else None
-        if at is None:
+        place = self.reference_place(node)
+        if place is None:
             return None
-        nodes, parents = tree.nodes, tree.parents  # type: ignore[union-attr]
-        up = parents[at]
-        while up >= 0:
-            if isinstance(nodes[up], cst.Annotation):
-                return None
-            up = parents[up]
-        child, up = at, parents[at]
-        while up >= 0 and isinstance(nodes[up], (cst.Element, cst.Tuple, cst.List)):
-            child, up = up, parents[up]
-        holder = nodes[up] if up >= 0 else None
-        outer = nodes[parents[up]] if isinstance(holder, cst.Arg) and parents[up] >= 0 else None
+        outer = place.outer
         if isinstance(outer, cst.ClassDef):
             return None
         if isinstance(outer, cst.Call) and get_full_name_for_node(outer.func) in (
@@ -191,7 +180,7 @@ class TrainerReferences(TrainerPass):
             "super",  # `super(PPOTrainer, self)` in a subclass: the base's rename (TRL107's)
         ):
             return None
-        if isinstance(holder, cst.Call) and holder.func is nodes[child]:
+        if isinstance(place.holder, cst.Call) and place.holder.func is place.child:
             return None  # the class called: call.py's
         return (
             f"`{found[0]}` is used here other than as a type, in a check or as a base class; "
