@@ -99,7 +99,7 @@ def rewrite(
             if suffix != ".json":
                 indent = first[: len(first) - len(first.lstrip())]
                 ending = first[len(first.rstrip("\r\n")) :] or "\n"
-                note = todo(change.code, f"`{key}`: {_unflagged(change.why)}")
+                note = todo(change.code, f"`{key}`: {unflagged(change.why)}")
                 if start == 0 or lines[start - 1].strip() != note:  # a rerun: there already
                     edits.append((start, start, [f"{indent}{note}{ending}"]))
             continue
@@ -157,6 +157,6 @@ def _scalar(value: str, suffix: str) -> Any:
     return config_text.yaml_module().safe_load(value)
 
 
-def _unflagged(why: str) -> str:
+def unflagged(why: str) -> str:
     """A launch-flag reason in a config file's words: `--max_steps` is the key `max_steps`."""
     return re.sub(r"`--([\w-]+)", r"`\1", why)

@@ -10,10 +10,10 @@ import dataclasses
 import os
 import re
 from collections.abc import Sequence
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
-from migrate.kernel.findings import FileResult, Fix, Status
+from migrate.kernel.findings import FileResult, Finding, Fix, Severity, Status
 
 CLI_CHANGED = "Command-line flags change too"  # TRL103: a parsed PPO config was replaced
 
@@ -55,6 +55,9 @@ def launch_configs(
             full = os.path.normpath(os.path.join(entry.cwd or root, given))
             readers.setdefault(full, []).append((entry, own, via_flag))
     left: dict[int, list[tuple[str, str]]] = {}  # id(entry) -> (config, key) left out
+    # the repo's launch lines, read once, when a file may get defaults
+    launches = cache(partial(_all_launches, root))
+
     out: list[FileResult] = []
     for full, users in sorted(readers.items()):
         if not os.path.isfile(full):
@@ -87,10 +90,10 @@ def launch_configs(
         if all(
             _replaced(rewritten[os.path.abspath(e.path)]) and not via_flag
             for e, _, via_flag in users
-        ) and not _read_by_others(root, full, {os.path.abspath(e.path) for e, _, _ in users}):
+        ) and not _read_by_others(launches(), full, {os.path.abspath(e.path) for e, _, _ in users}):
             now = config_text.load(new_text, suffix) or {}
             wanted = {k: v for k, v in _kept_defaults(result).items() if k not in now}
-            with_them = config_text.with_defaults(new_text, suffix, wanted, DEFAULTS_NOTE)
+            with_them = config_text.with_defaults(new_text, suffix, wanted, defaults_note(target))
             if with_them is not None:
                 new_text, defaults = with_them, wanted
         findings = _findings(
@@ -116,25 +119,37 @@ def launch_configs(
     return entries, out
 
 
-DEFAULTS_NOTE = (
-    "# trl-migrate (TRL103): PPO's values for the settings this file leaves out; the script "
-    "parses this file into its configs, which start from RLOOConfig's own defaults"
-)
+def defaults_note(target: str) -> str:
+    """The comment above the PPO values written into a config file."""
+    from codemods.ppo import target_config
+
+    return (
+        "# trl-migrate (TRL103): PPO's values for the settings this file leaves out; the "
+        f"script parses this file into its configs, which start from {target_config(target)}'s "
+        "own defaults"
+    )
 
 
-def _read_by_others(root: str, config: str, scripts: set[str]) -> bool:
-    """Whether a launch line of the repo hands `config` to a script outside `scripts` (an SFT
-    or evaluation stage reading the same recipe), which would meet the keys added for them."""
+def _all_launches(root: str) -> list[Any]:
+    """Every launch line of the repo's launcher files (shell scripts, Makefiles, docs)."""
     from migrate.smoke.launchers import is_launcher_file, read_launches, repo_files
 
-    for path in repo_files(root):
-        if not is_launcher_file(path):
-            continue
-        for launch in read_launches(path, root):
-            given = {os.path.normpath(os.path.join(launch.cwd, a)) for a in launch.args}
-            if config in given and os.path.abspath(launch.script) not in scripts:
-                return True
-    return False
+    return [
+        launch
+        for path in repo_files(root)
+        if is_launcher_file(path)
+        for launch in read_launches(path, root)
+    ]
+
+
+def _read_by_others(launches: Sequence[Any], config: str, scripts: set[str]) -> bool:
+    """Whether a launch line of the repo hands `config` to a script outside `scripts` (an SFT
+    or evaluation stage reading the same recipe), which would meet the keys added for them."""
+    return any(
+        config in {os.path.normpath(os.path.join(launch.cwd, a)) for a in launch.args}
+        and os.path.abspath(launch.script) not in scripts
+        for launch in launches
+    )
 
 
 def _replaced(result: FileResult) -> bool:
@@ -183,7 +198,7 @@ def _findings(
     json_file: bool,
 ) -> list[Any]:
     """One finding per changed key, at its line, and one for the values written in."""
-    from migrate.kernel.findings import Finding, Severity
+    from codemods.launch_configs import unflagged
 
     done = write and edited.text is not None
     findings = []
@@ -191,7 +206,7 @@ def _findings(
         key = change.flag[2:]
         new = change.new[2:] if change.new else ""
         line = edited.lines.get(key, 1)
-        why = change.why.replace("`--", "`")
+        why = unflagged(change.why)
         if change.drop:
             message = (
                 f"`{key}` has no {change.owner} field: {why}"
@@ -216,6 +231,11 @@ def _findings(
         findings.append(change_finding(change, full, line, message, done=done))
     if defaults:
         shown = ", ".join(f"{k}: {v!r}" for k, v in defaults.items())
+        said = (
+            "the rewritten script parses this file into its configs, which start from their "
+            "classes' own defaults: the `set_defaults(...)` that keeps PPO's values in the "
+            "script does not reach them, "
+        )
         findings.append(
             Finding(
                 "TRL103",
@@ -223,25 +243,22 @@ def _findings(
                 full,
                 1,
                 0,
-                "the rewritten script parses this file into its configs, which start from "
-                "their classes' own defaults: the `set_defaults(...)` that keeps PPO's values "
-                f"in the script does not reach them, so they were written in ({shown})"
-                if write
-                else "the rewritten script parses this file into its configs, which start "
-                "from their classes' own defaults: the `set_defaults(...)` that keeps PPO's "
-                f"values does not reach them: put them in this file ({shown})",
+                said
+                + (
+                    f"so they were written in ({shown})"
+                    if write
+                    else f"put them in this file ({shown})"
+                ),
                 Fix.APPLIED if write else Fix.MANUAL,
             )
         )
     return findings
 
 
-def change_finding(change: Any, path: str, line: int, message: str, *, done: bool) -> Any:
+def change_finding(change: Any, path: str, line: int, message: str, *, done: bool) -> Finding:
     """The finding for one launch flag or config key (codemods.launch_flags.FlagChange) at its
     line: applied where a new spelling, a removal or a new value was written in, else for a
     human."""
-    from migrate.kernel.findings import Finding, Severity
-
     fixed = bool(change.new or change.drop or change.value) and done
     return Finding(
         change.code, Severity.WARNING, path, line, 0, message, Fix.APPLIED if fixed else Fix.MANUAL

@@ -12,12 +12,13 @@ from typing import Any
 
 def load(text: str, suffix: str) -> dict[str, Any] | None:
     """The file's settings, when it is one mapping of names to values; None otherwise."""
+    yaml = yaml_module() if suffix != ".json" else None
     try:
-        data = json.loads(text) if suffix == ".json" else yaml_module().safe_load(text)
+        data = json.loads(text) if yaml is None else yaml.safe_load(text)
     except ValueError:
         return None
     except Exception as e:  # yaml.YAMLError: not a config this module can read
-        if isinstance(e, yaml_module().YAMLError):
+        if yaml is not None and isinstance(e, yaml.YAMLError):
             return None
         raise
     if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):

@@ -87,10 +87,7 @@ class ModelDtypes(RuleTransformer):
             "precision",
             severity=Severity.INFO,
         )
-        arg = edits.new_kwarg("dtype", '"float32"')
-        args = [*updated.args, arg]
-        fresh = {id(arg), id(updated.args[-1])} if updated.args else {id(arg)}
-        return updated.with_changes(args=edits.relayout(updated, args, fresh))
+        return _with_dtype(updated, "float32")
 
     def _bnb_float16(self, original: cst.Call, updated: cst.Call, era: str) -> cst.Call:
         """An 8/4-bit bitsandbytes load with no dtype: float16 for the unquantized modules on
@@ -113,10 +110,7 @@ class ModelDtypes(RuleTransformer):
         self.report(
             original, f'{said}: `dtype="float16"` keeps them as they were', severity=Severity.INFO
         )
-        arg = edits.new_kwarg("dtype", '"float16"')
-        args = [*updated.args, arg]
-        fresh = {id(arg), id(updated.args[-1])} if updated.args else {id(arg)}
-        return updated.with_changes(args=edits.relayout(updated, args, fresh))
+        return _with_dtype(updated, "float16")
 
     def _maybe_quantized(self, call: cst.Call, era: str) -> None:
         """A load quantized only on some runs (`quantization_config=bnb if args.q else None`, a
@@ -277,3 +271,11 @@ def _none_field(module: cst.Module, value: cst.BaseExpression) -> str | None:
         if isinstance(default, cst.Name) and default.value == "None":
             return f"the field `{field}` defaults to None"
     return None
+
+
+def _with_dtype(call: cst.Call, dtype: str) -> cst.Call:
+    """`call` with `dtype="<dtype>"` as its last keyword, laid out as its other arguments."""
+    arg = edits.new_kwarg("dtype", f'"{dtype}"')
+    args = [*call.args, arg]
+    fresh = {id(arg), id(call.args[-1])} if call.args else {id(arg)}
+    return call.with_changes(args=edits.relayout(call, args, fresh))

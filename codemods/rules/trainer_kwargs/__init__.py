@@ -747,10 +747,17 @@ class RewriteTrainerKwargs(RuleTransformer):
         eval dataset: SFTTrainer up to TRL 0.12 trained on it as it was, TRL 1.13's refuses any
         dataset but `datasets`' (TypeError). A TODO: what replaces it is the user's choice
         (stack_llama_2's sft_llama2.py and its copies, dadpo-'s phi-2 script)."""
-        makers = _constant_length_makers(self._module)
+        known = self.state.identifiers
+        if known is not None and not known.has_any(("ConstantLengthDataset",)):
+            return  # the usual SFT script: no module walk
+        names = _constant_length_names(self._module)
         for key in ("train_dataset", "eval_dataset"):
             arg = edits.kwarg(call, key)
-            if arg is None or not _constant_length_value(arg.value, makers):
+            value = arg.value if arg is not None else None
+            if not (
+                _is_constant_length_call(value)
+                or (isinstance(value, cst.Name) and value.value in names)
+            ):
                 continue
             self.todo(
                 call,
@@ -1097,42 +1104,31 @@ def _old_default(entry: dict[str, Any], releases: tuple[str, ...]) -> Any:
     return next(iter(found.values())) if len(found) == 1 else _UNKNOWN
 
 
-def _is_constant_length_call(node: cst.CSTNode) -> bool:
+def _is_constant_length_call(node: cst.CSTNode | None) -> bool:
     return isinstance(node, cst.Call) and (
         (get_full_name_for_node(node.func) or "").rpartition(".")[2] == "ConstantLengthDataset"
     )
 
 
-def _constant_length_makers(module: cst.Module) -> tuple[set[str], set[str]]:
-    """The names the module binds to a `ConstantLengthDataset(...)` call, and its functions
-    that build one (`create_datasets` returning a train and an eval ConstantLengthDataset)."""
-    names: set[str] = set()
-    for assign in walk.find_all(module, cst.Assign):
-        if _is_constant_length_call(assign.value):
-            names.update(n for t in assign.targets if (n := get_full_name_for_node(t.target)))
-    functions = {
+def _constant_length_names(module: cst.Module) -> set[str]:
+    """The names the module binds to a `ConstantLengthDataset(...)` call, or to the result of
+    one of its functions that builds one (`train_dataset, eval_dataset = create_datasets(...)`,
+    stack_llama_2's)."""
+    builders = {
         f.name.value
         for f in walk.find_all(module, cst.FunctionDef)
         if any(_is_constant_length_call(c) for c in walk.find_all(f, cst.Call))
     }
-    for assign in walk.find_all(module, cst.Assign):
-        value = assign.value
-        if isinstance(value, cst.Call) and get_full_name_for_node(value.func) in functions:
-            for t in assign.targets:
-                targets = (
-                    [e.value for e in t.target.elements]
-                    if isinstance(t.target, (cst.Tuple, cst.List))
-                    else [t.target]
-                )
-                names.update(n for e in targets if (n := get_full_name_for_node(e)))
-    return names, functions
-
-
-def _constant_length_value(value: cst.BaseExpression, makers: tuple[set[str], set[str]]) -> bool:
-    names, _ = makers
-    if _is_constant_length_call(value):
-        return True
-    return isinstance(value, cst.Name) and value.value in names
+    return {
+        name
+        for assign in walk.find_all(module, cst.Assign)
+        if _is_constant_length_call(assign.value)
+        or (
+            isinstance(assign.value, cst.Call)
+            and get_full_name_for_node(assign.value.func) in builders
+        )
+        for name in edits.bound_names(assign)
+    }
 
 
 def _sets_newer_fields(config: cst.Call | None, trainer: str) -> bool:
